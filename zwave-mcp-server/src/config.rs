@@ -1,0 +1,369 @@
+//! Command-line and environment configuration of the server (clap derive).
+//!
+//! Every flag can also be set through a `ZWAVE_MCP_*` environment variable, because MCP hosts
+//! start servers with an `env` block rather than a shell.
+
+use std::{fmt, path::PathBuf, str::FromStr, time::Duration};
+
+use clap::Parser;
+
+/// Configuration of `zwave-mcp-server`, parsed once in `main`.
+#[derive(Debug, Clone, Parser)]
+#[command(
+    name = "zwave-mcp-server",
+    version,
+    about = "MCP stdio server that lists, reads and controls Z-Wave devices through Z-Wave JS UI's MQTT gateway",
+    long_about = "MCP stdio server that lists, reads and controls Z-Wave devices through Z-Wave JS UI's \
+                  MQTT gateway.\n\nstdout carries only newline-delimited JSON-RPC; logs go to stderr \
+                  (and optionally to a daily log file). Run with --demo to try it against a built-in \
+                  simulated home."
+)]
+pub struct Config {
+    /// What to run (default: the MCP server).
+    #[command(subcommand)]
+    pub command: Option<Command>,
+
+    /// MQTT broker that Z-Wave JS UI publishes to: mqtt://host:port (mqtts:// for TLS).
+    #[arg(
+        long,
+        global = true,
+        env = "ZWAVE_MCP_MQTT_URL",
+        default_value = "mqtt://127.0.0.1:1883"
+    )]
+    pub mqtt_url: MqttUrl,
+
+    /// MQTT user name, when the broker requires authentication.
+    #[arg(long, global = true, env = "ZWAVE_MCP_MQTT_USERNAME")]
+    pub mqtt_username: Option<String>,
+
+    /// MQTT password. Prefer --mqtt-password-file; the value is never logged.
+    #[arg(
+        long = "mqtt-password",
+        env = "ZWAVE_MCP_MQTT_PASSWORD",
+        hide_env_values = true
+    )]
+    pub mqtt_password: Option<Secret>,
+
+    /// File whose first line is the MQTT password (read at start-up).
+    #[arg(long, env = "ZWAVE_MCP_MQTT_PASSWORD_FILE")]
+    pub mqtt_password_file: Option<PathBuf>,
+
+    /// CA certificate (PEM) that signed the broker's certificate, for mqtts:// URLs.
+    #[arg(long, env = "ZWAVE_MCP_MQTT_CA_FILE")]
+    pub mqtt_ca_file: Option<PathBuf>,
+
+    /// MQTT client id of this server; must differ from the gateway's `ZWAVE_GATEWAY-<name>`.
+    #[arg(long, env = "ZWAVE_MCP_MQTT_CLIENT_ID")]
+    pub mqtt_client_id: Option<String>,
+
+    /// Topic prefix set in Z-Wave JS UI (Settings → MQTT → Prefix).
+    #[arg(
+        long,
+        global = true,
+        env = "ZWAVE_MCP_TOPIC_PREFIX",
+        default_value = "zwave"
+    )]
+    pub topic_prefix: String,
+
+    /// Gateway name set in Z-Wave JS UI (Settings → MQTT → Name).
+    #[arg(
+        long,
+        global = true,
+        env = "ZWAVE_MCP_GATEWAY_NAME",
+        default_value = "zwave-js-ui"
+    )]
+    pub gateway_name: String,
+
+    /// How long to wait for Z-Wave JS UI to answer one API request (e.g. 5s, 1500ms).
+    #[arg(long, env = "ZWAVE_MCP_API_TIMEOUT", default_value = "5s", value_parser = parse_duration)]
+    pub api_timeout: Duration,
+
+    /// How long to wait for a switched device to report its new state (0s: do not wait).
+    #[arg(long, env = "ZWAVE_MCP_CONFIRM_TIMEOUT", default_value = "3s", value_parser = parse_duration)]
+    pub confirm_timeout: Duration,
+
+    /// Log filter for stderr and the log file (RUST_LOG syntax; RUST_LOG wins when set).
+    #[arg(
+        long,
+        global = true,
+        env = "ZWAVE_MCP_LOG_LEVEL",
+        default_value = "info"
+    )]
+    pub log_level: String,
+
+    /// Also write logs to a daily-rotating file in this directory.
+    #[arg(long, env = "ZWAVE_MCP_LOG_DIR")]
+    pub log_dir: Option<PathBuf>,
+
+    /// Run against a built-in simulated home: an embedded MQTT broker on a free loopback port
+    /// plus a simulated Z-Wave JS UI gateway (the MQTT options above are then ignored).
+    #[arg(long, env = "ZWAVE_MCP_DEMO")]
+    pub demo: bool,
+}
+
+/// Other things the binary can run.
+#[derive(Debug, Clone, clap::Subcommand)]
+pub enum Command {
+    /// Run only the simulated Z-Wave JS UI gateway (the demo home) against the broker given by
+    /// --mqtt-url, until interrupted; for trying MCP hosts or other tools against a real broker.
+    Simulate {
+        /// Value topic style: 0 ValueID topics, 1 named topics.
+        #[arg(long, default_value_t = 0, value_parser = clap::value_parser!(u8).range(0..=1))]
+        topic_type: u8,
+        /// Payload type: 0 time-value JSON, 1 entire ValueID, 2 raw value.
+        #[arg(long, default_value_t = 0, value_parser = clap::value_parser!(u8).range(0..=2))]
+        payload_type: u8,
+    },
+}
+
+impl Config {
+    /// The MQTT connection settings, with the password resolved from its file when given.
+    ///
+    /// # Errors
+    /// When the password file cannot be read, or both a password and a password file are set.
+    pub fn mqtt(&self) -> Result<crate::gateway::MqttSettings, ConfigError> {
+        let password = match (&self.mqtt_password, &self.mqtt_password_file) {
+            (Some(_), Some(_)) => return Err(ConfigError::TwoPasswords),
+            (Some(secret), None) => Some(secret.clone()),
+            (None, Some(path)) => Some(read_password_file(path)?),
+            (None, None) => None,
+        };
+        if self.mqtt_url.tls {
+            return Err(ConfigError::TlsUnsupported {
+                url: self.mqtt_url.to_string(),
+            });
+        }
+        Ok(crate::gateway::MqttSettings {
+            url: self.mqtt_url.clone(),
+            username: self.mqtt_username.clone(),
+            password,
+            client_id: self
+                .mqtt_client_id
+                .clone()
+                .unwrap_or_else(|| format!("zwave-mcp-server-{}", std::process::id())),
+            topic_prefix: self.topic_prefix.trim_end_matches('/').to_owned(),
+            gateway_name: self.gateway_name.clone(),
+            api_timeout: self.api_timeout,
+        })
+    }
+}
+
+fn read_password_file(path: &std::path::Path) -> Result<Secret, ConfigError> {
+    let text = std::fs::read_to_string(path).map_err(|source| ConfigError::PasswordFile {
+        path: path.to_owned(),
+        source,
+    })?;
+    Ok(Secret(text.lines().next().unwrap_or_default().to_owned()))
+}
+
+/// A configuration problem found after parsing.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum ConfigError {
+    /// The password file could not be read.
+    #[error("cannot read --mqtt-password-file {path:?}")]
+    PasswordFile {
+        /// The file named by the flag.
+        path: PathBuf,
+        /// Why it could not be read.
+        #[source]
+        source: std::io::Error,
+    },
+    /// mqtts:// was asked for but this build has no TLS support.
+    #[error(
+        "`{url}` asks for TLS, which this build does not support yet: use an mqtt:// URL on a trusted network or a local TLS-terminating proxy"
+    )]
+    TlsUnsupported {
+        /// The URL given.
+        url: String,
+    },
+    /// Both ways of giving a password were used.
+    #[error(
+        "give the mqtt password either in ZWAVE_MCP_MQTT_PASSWORD or in --mqtt-password-file, not both"
+    )]
+    TwoPasswords,
+}
+
+/// A broker address parsed from `mqtt://host:port` or `mqtts://host:port`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MqttUrl {
+    /// Host name or IP address.
+    pub host: String,
+    /// TCP port (1883 for mqtt://, 8883 for mqtts:// when omitted).
+    pub port: u16,
+    /// Whether the URL asked for TLS (`mqtts://`).
+    pub tls: bool,
+}
+
+impl FromStr for MqttUrl {
+    type Err = String;
+
+    fn from_str(text: &str) -> Result<Self, Self::Err> {
+        let (tls, rest) = if let Some(rest) = text.strip_prefix("mqtt://") {
+            (false, rest)
+        } else if let Some(rest) = text.strip_prefix("mqtts://") {
+            (true, rest)
+        } else if let Some(rest) = text.strip_prefix("tcp://") {
+            (false, rest)
+        } else {
+            return Err(format!(
+                "`{text}` is not an MQTT URL: use mqtt://host:port or mqtts://host:port"
+            ));
+        };
+        let rest = rest.trim_end_matches('/');
+        let default_port = if tls { 8883 } else { 1883 };
+        let (host, port) = match rest.rsplit_once(':') {
+            Some((host, port)) if !host.ends_with(']') || host.starts_with('[') => {
+                let port = port.parse::<u16>().map_err(|_| {
+                    format!("`{port}` in `{text}` is not a port number (1 to 65535)")
+                })?;
+                (host, port)
+            }
+            _ => (rest, default_port),
+        };
+        let host = host.trim_start_matches('[').trim_end_matches(']');
+        if host.is_empty() || host.contains('/') || host.contains('@') {
+            return Err(format!(
+                "`{text}` has no usable host: use mqtt://host:port (credentials go in --mqtt-username and ZWAVE_MCP_MQTT_PASSWORD)"
+            ));
+        }
+        if port == 0 {
+            return Err(format!(
+                "port 0 in `{text}` is not a port number (1 to 65535)"
+            ));
+        }
+        Ok(Self {
+            host: host.to_owned(),
+            port,
+            tls,
+        })
+    }
+}
+
+impl fmt::Display for MqttUrl {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let scheme = if self.tls { "mqtts" } else { "mqtt" };
+        if self.host.contains(':') {
+            write!(f, "{scheme}://[{}]:{}", self.host, self.port)
+        } else {
+            write!(f, "{scheme}://{}:{}", self.host, self.port)
+        }
+    }
+}
+
+/// A secret string whose `Debug` output never shows the value.
+#[derive(Clone, PartialEq, Eq)]
+pub struct Secret(pub String);
+
+impl fmt::Debug for Secret {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("Secret(***)")
+    }
+}
+
+impl FromStr for Secret {
+    type Err = std::convert::Infallible;
+
+    fn from_str(text: &str) -> Result<Self, Self::Err> {
+        Ok(Self(text.to_owned()))
+    }
+}
+
+/// Parses `250ms`, `5s`, `2m` or a bare number of seconds.
+fn parse_duration(text: &str) -> Result<Duration, String> {
+    let text = text.trim();
+    let (number, unit) = match text.find(|c: char| !(c.is_ascii_digit() || c == '.')) {
+        Some(at) => text.split_at(at),
+        None => (text, "s"),
+    };
+    let value: f64 = number
+        .parse()
+        .map_err(|_| format!("`{text}` is not a duration: use e.g. 500ms, 5s or 1m"))?;
+    let seconds = match unit.trim() {
+        "ms" => value / 1000.0,
+        "s" | "" => value,
+        "m" | "min" => value * 60.0,
+        other => {
+            return Err(format!(
+                "unknown unit `{other}` in `{text}`: use ms, s or m (e.g. 500ms, 5s, 1m)"
+            ));
+        }
+    };
+    if !seconds.is_finite() || !(0.0..=86_400.0).contains(&seconds) {
+        return Err(format!("`{text}` is out of range: use 0s to 24h"));
+    }
+    Ok(Duration::from_secs_f64(seconds))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn mqtt_url_parses_host_port_and_scheme() {
+        let url: MqttUrl = "mqtt://broker.local:1884".parse().unwrap();
+        assert_eq!(
+            url,
+            MqttUrl {
+                host: "broker.local".into(),
+                port: 1884,
+                tls: false
+            }
+        );
+        let url: MqttUrl = "mqtts://10.0.0.2".parse().unwrap();
+        assert_eq!(
+            url,
+            MqttUrl {
+                host: "10.0.0.2".into(),
+                port: 8883,
+                tls: true
+            }
+        );
+        let url: MqttUrl = "mqtt://[::1]:1883".parse().unwrap();
+        assert_eq!(url.host, "::1");
+        assert_eq!(url.to_string(), "mqtt://[::1]:1883");
+    }
+
+    #[test]
+    fn mqtt_url_rejects_other_schemes_and_bad_ports() {
+        let err = "http://x:1".parse::<MqttUrl>().unwrap_err();
+        assert_eq!(
+            err,
+            "`http://x:1` is not an MQTT URL: use mqtt://host:port or mqtts://host:port"
+        );
+        let err = "mqtt://x:99999".parse::<MqttUrl>().unwrap_err();
+        assert_eq!(
+            err,
+            "`99999` in `mqtt://x:99999` is not a port number (1 to 65535)"
+        );
+        let err = "mqtt://user:pw@x:1883".parse::<MqttUrl>().unwrap_err();
+        assert!(
+            err.starts_with("`mqtt://user:pw@x:1883` has no usable host"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn durations_accept_units_and_reject_nonsense() {
+        assert_eq!(
+            parse_duration("1500ms").unwrap(),
+            Duration::from_millis(1500)
+        );
+        assert_eq!(parse_duration("5s").unwrap(), Duration::from_secs(5));
+        assert_eq!(parse_duration("2").unwrap(), Duration::from_secs(2));
+        assert_eq!(parse_duration("1m").unwrap(), Duration::from_secs(60));
+        assert_eq!(
+            parse_duration("5h").unwrap_err(),
+            "unknown unit `h` in `5h`: use ms, s or m (e.g. 500ms, 5s, 1m)"
+        );
+        assert_eq!(
+            parse_duration("soon").unwrap_err(),
+            "`soon` is not a duration: use e.g. 500ms, 5s or 1m"
+        );
+    }
+
+    #[test]
+    fn secret_debug_hides_the_value() {
+        assert_eq!(format!("{:?}", Secret("hunter2".into())), "Secret(***)");
+    }
+}

@@ -1,0 +1,184 @@
+//! Turning "on", "off" and "dim to 40" into one value write, or a clear refusal.
+//!
+//! Binary switch: `targetValue` true/false. Dimmer: off = 0, on = 255 (the device restores its
+//! last non-zero level), dim = level 0–100 with 100 clamped to 99 (Z-Wave's full level).
+//! zwave-js does not range-check levels (100, 101 and -1 were all accepted), so we do.
+
+use std::fmt;
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use serde_json::{Value, json};
+
+use crate::gateway::{NodeInfo, ValueId};
+
+use super::{DeviceKind, cc, describe, find_value, is_online, status_word};
+
+/// What to do with a switch or dimmer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum Action {
+    /// Switch on (a dimmer returns to its last level).
+    On,
+    /// Switch off.
+    Off,
+    /// Set a dimmer's level (needs `level`).
+    Dim,
+}
+
+impl fmt::Display for Action {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Self::On => "on",
+            Self::Off => "off",
+            Self::Dim => "dim",
+        })
+    }
+}
+
+/// What the device's current value must become to confirm the write.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Expect {
+    /// A binary switch state.
+    Bool(bool),
+    /// An exact dimmer level.
+    Level(u8),
+    /// Any level above zero (a dimmer switched on to its last level).
+    NonZero,
+}
+
+impl Expect {
+    /// Whether `value` confirms the write.
+    pub fn accepts(self, value: &Value) -> bool {
+        match self {
+            Self::Bool(on) => value.as_bool() == Some(on),
+            Self::Level(level) => value
+                .as_f64()
+                .is_some_and(|v| (v - f64::from(level)).abs() < 0.5),
+            Self::NonZero => value.as_f64().is_some_and(|v| v > 0.0),
+        }
+    }
+}
+
+/// One value write that carries out an action.
+#[derive(Debug, Clone, PartialEq)]
+pub struct WritePlan {
+    /// The writeable target value.
+    pub target: ValueId,
+    /// The value to write.
+    pub value: Value,
+    /// Key of the current value that confirms the write.
+    pub current_key: String,
+    /// What the current value must become.
+    pub expect: Expect,
+}
+
+/// Why an action cannot be carried out on a device.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum ActionError {
+    /// The device cannot be switched at all.
+    #[error(
+        "{device} is a {kind} and cannot be switched: only switches and dimmers accept \"on\", \"off\" and \"dim\""
+    )]
+    NotControllable {
+        /// The device, described.
+        device: String,
+        /// Its kind.
+        kind: &'static str,
+    },
+    /// Dim on a binary switch.
+    #[error("{device} is an on/off switch and cannot be dimmed: use action \"on\" or \"off\"")]
+    NotDimmable {
+        /// The device, described.
+        device: String,
+    },
+    /// Dim without a level.
+    #[error("action \"dim\" needs a level from 0 to 100 for {device}")]
+    NeedsLevel {
+        /// The device, described.
+        device: String,
+    },
+    /// Level outside 0–100.
+    #[error(
+        "level {level} is out of range for {device}: use 0 to 100 (0 is off, 100 is full brightness)"
+    )]
+    LevelOutOfRange {
+        /// The device, described.
+        device: String,
+        /// The level asked for.
+        level: i64,
+    },
+    /// The device is dead or unavailable.
+    #[error(
+        "{device} is offline (status {status}) and cannot be controlled until it is reachable again"
+    )]
+    Offline {
+        /// The device, described.
+        device: String,
+        /// Its node status.
+        status: String,
+    },
+}
+
+/// Plans the write for `action` on `node`.
+///
+/// A level given with "on" on a dimmer dims to that level; a level with "off" is ignored.
+///
+/// # Errors
+/// [`ActionError`] when the device cannot do it, is offline, or the level is missing or invalid.
+pub fn plan(node: &NodeInfo, action: Action, level: Option<i64>) -> Result<WritePlan, ActionError> {
+    let device = describe(node);
+    let kind = DeviceKind::of(node);
+    let switch_cc = match kind {
+        DeviceKind::Dimmer => cc::MULTILEVEL_SWITCH,
+        DeviceKind::Switch => cc::BINARY_SWITCH,
+        other => {
+            return Err(ActionError::NotControllable {
+                device,
+                kind: other.as_str(),
+            });
+        }
+    };
+    if let Some(level) = level
+        && !(0..=100).contains(&level)
+    {
+        return Err(ActionError::LevelOutOfRange { device, level });
+    }
+    if !is_online(node) {
+        return Err(ActionError::Offline {
+            device,
+            status: status_word(node).to_owned(),
+        });
+    }
+    let (target, current) = match (
+        find_value(node, switch_cc, "targetValue"),
+        find_value(node, switch_cc, "currentValue"),
+    ) {
+        (Some(target), Some(current)) if target.writeable => (target, current),
+        _ => {
+            return Err(ActionError::NotControllable {
+                device,
+                kind: "device without a writeable switch value",
+            });
+        }
+    };
+    let (value, expect) = match (kind, action, level) {
+        (DeviceKind::Switch, Action::On, _) => (json!(true), Expect::Bool(true)),
+        (DeviceKind::Switch, Action::Off, _) => (json!(false), Expect::Bool(false)),
+        (DeviceKind::Switch, Action::Dim, _) => return Err(ActionError::NotDimmable { device }),
+        (_, Action::Off, _) => (json!(0), Expect::Level(0)),
+        (_, Action::On, None) => (json!(255), Expect::NonZero),
+        (_, Action::On | Action::Dim, Some(level)) => {
+            let level = u8::try_from(level.min(99)).unwrap_or(99);
+            (json!(level), Expect::Level(level))
+        }
+        (_, Action::Dim, None) => return Err(ActionError::NeedsLevel { device }),
+    };
+    Ok(WritePlan {
+        target: target.value_id(node.id),
+        value,
+        current_key: current.key(),
+        expect,
+    })
+}

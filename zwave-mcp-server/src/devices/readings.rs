@@ -1,0 +1,156 @@
+//! The readings of a device: sensor values, meter values, switch states and battery.
+
+use schemars::JsonSchema;
+use serde::Serialize;
+use serde_json::Value;
+
+use crate::gateway::{NodeInfo, ValueId, ValueInfo};
+
+use super::cc;
+
+/// One reading of a device.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct Reading {
+    /// What is measured ("Air temperature", "Motion sensor status", "Battery level").
+    pub label: String,
+    /// The value as reported.
+    pub value: Value,
+    /// Unit ("°C", "%", "W", "kWh"), when it has one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub unit: Option<String>,
+    /// Name of the value's state ("idle", "Motion detection"), when states are defined.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub state: Option<String>,
+    /// When the value was last updated (epoch milliseconds).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub updated_at_ms: Option<i64>,
+    /// Seconds since the last update.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub age_seconds: Option<u64>,
+    /// Z-Wave command class of the value.
+    pub command_class: u16,
+    #[serde(skip)]
+    pub(crate) value_id: Option<ValueId>,
+}
+
+impl Reading {
+    /// `21.5 °C`, `motion: idle`, `on`.
+    pub fn short(&self) -> String {
+        if let Some(state) = &self.state {
+            return format!("{}: {state}", self.label.to_lowercase());
+        }
+        let value = match &self.value {
+            Value::String(text) => text.clone(),
+            Value::Bool(true) => "yes".into(),
+            Value::Bool(false) => "no".into(),
+            other => other.to_string(),
+        };
+        match &self.unit {
+            Some(unit) => format!("{value} {unit}"),
+            None => format!("{} {value}", self.label.to_lowercase()),
+        }
+    }
+
+    /// `Air temperature: 21.5 °C (updated 12 s ago)`.
+    pub fn line(&self) -> String {
+        let mut text = format!("{}: {}", self.label, self.short_value());
+        if let Some(age) = self.age_seconds {
+            text.push_str(&format!(" (updated {})", ago(age)));
+        }
+        text
+    }
+
+    fn short_value(&self) -> String {
+        let value = match &self.value {
+            Value::String(text) => text.clone(),
+            other => other.to_string(),
+        };
+        let mut text = match &self.unit {
+            Some(unit) => format!("{value} {unit}"),
+            None => value,
+        };
+        if let Some(state) = &self.state {
+            text = format!("{state} ({text})");
+        }
+        text
+    }
+}
+
+/// `12 s ago`, `3 min ago`, `2 h ago`, `4 days ago`.
+pub fn ago(seconds: u64) -> String {
+    match seconds {
+        0..=119 => format!("{seconds} s ago"),
+        120..=7_199 => format!("{} min ago", seconds / 60),
+        7_200..=172_799 => format!("{} h ago", seconds / 3_600),
+        _ => format!("{} days ago", seconds / 86_400),
+    }
+}
+
+/// Every reading of a node, in a stable order. `now_ms` fills in the ages when given.
+pub fn readings(node: &NodeInfo, now_ms: Option<i64>) -> Vec<Reading> {
+    let mut found: Vec<&ValueInfo> = node.values.values().filter(|v| is_reading(v)).collect();
+    found.sort_by_key(|v| (order(v.command_class), v.endpoint, v.key()));
+    found
+        .into_iter()
+        .filter_map(|value| {
+            let reported = value.value.clone()?;
+            let age_seconds = match (now_ms, value.last_update) {
+                (Some(now), Some(at)) => {
+                    Some(u64::try_from(now.saturating_sub(at)).unwrap_or(0) / 1000)
+                }
+                _ => None,
+            };
+            Some(Reading {
+                label: value
+                    .label
+                    .clone()
+                    .or_else(|| value.property_name.clone())
+                    .unwrap_or_else(|| value.property.to_string()),
+                value: reported,
+                unit: value.unit.clone().filter(|unit| !unit.is_empty()),
+                state: value.state_name().map(str::to_owned),
+                updated_at_ms: value.last_update,
+                age_seconds,
+                command_class: value.command_class,
+                value_id: Some(value.value_id(node.id)),
+            })
+        })
+        .collect()
+}
+
+fn is_reading(value: &ValueInfo) -> bool {
+    let property = value.property.to_string();
+    match value.command_class {
+        cc::BINARY_SWITCH | cc::MULTILEVEL_SWITCH => property == "currentValue",
+        cc::BINARY_SENSOR | cc::MULTILEVEL_SENSOR | cc::THERMOSTAT_SETPOINT => true,
+        cc::METER => property == "value",
+        cc::NOTIFICATION => property != "alarmType" && property != "alarmLevel",
+        cc::BATTERY => property == "level",
+        _ => false,
+    }
+}
+
+fn order(cc: u16) -> u8 {
+    match cc {
+        cc::BINARY_SWITCH | cc::MULTILEVEL_SWITCH => 0,
+        cc::MULTILEVEL_SENSOR | cc::BINARY_SENSOR | cc::THERMOSTAT_SETPOINT => 1,
+        cc::NOTIFICATION => 2,
+        cc::METER => 3,
+        cc::BATTERY => 4,
+        _ => 5,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ages_read_naturally() {
+        assert_eq!(ago(5), "5 s ago");
+        assert_eq!(ago(600), "10 min ago");
+        assert_eq!(ago(7_200), "2 h ago");
+        assert_eq!(ago(200_000), "2 days ago");
+    }
+}

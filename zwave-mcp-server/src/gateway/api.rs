@@ -1,0 +1,190 @@
+//! Z-Wave JS UI's MQTT API envelope: requests, replies and their correlation.
+//!
+//! The API has no request id. Replies come on the request topic minus `/set` and echo the
+//! whole request object as `origin`, and they can arrive out of order (two concurrent
+//! `writeValue` replies were seen swapped), so each request carries our own `requestId` field
+//! and replies are matched on `origin.requestId`.
+
+use std::{
+    collections::HashMap,
+    fmt,
+    sync::{
+        Mutex,
+        atomic::{AtomicU64, Ordering},
+    },
+};
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use tokio::sync::oneshot;
+
+/// Correlation id of one API request, unique within this process.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct RequestId(pub String);
+
+impl fmt::Display for RequestId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+/// The payload published to `.../api/<api>/set`.
+#[derive(Debug, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ApiRequest {
+    /// Our correlation id; Z-Wave JS UI ignores it and echoes it back in `origin`.
+    pub request_id: RequestId,
+    /// Positional arguments of the API.
+    pub args: Vec<Value>,
+}
+
+/// The payload Z-Wave JS UI publishes on `.../api/<api>`.
+#[derive(Debug, Clone, Deserialize)]
+pub struct ApiReply {
+    /// Whether the call ran (a `writeValue` can succeed here and still fail: see `status`).
+    pub success: bool,
+    /// "Success zwave api call", "Unknown API", "Z-Wave client not connected", ...
+    #[serde(default)]
+    pub message: String,
+    /// The API's result, absent for some APIs.
+    #[serde(default)]
+    pub result: Option<Value>,
+    /// The request object as received.
+    #[serde(default)]
+    pub origin: Option<Value>,
+}
+
+impl ApiReply {
+    /// The correlation id echoed in `origin.requestId`, if the request carried one.
+    pub fn request_id(&self) -> Option<RequestId> {
+        let id = self.origin.as_ref()?.get("requestId")?.as_str()?;
+        Some(RequestId(id.to_owned()))
+    }
+}
+
+/// Requests awaiting a reply, keyed by correlation id.
+/// Invariant: an entry is removed on reply, on timeout (by the caller), or when the
+/// connection is lost (`fail_all`); nothing else holds its `oneshot::Sender`.
+#[derive(Debug, Default)]
+pub struct PendingRequests {
+    next: AtomicU64,
+    waiting: Mutex<HashMap<RequestId, oneshot::Sender<ApiReply>>>,
+}
+
+impl PendingRequests {
+    /// Registers a new request and returns its id and the receiver of its reply.
+    pub fn register(&self) -> (RequestId, oneshot::Receiver<ApiReply>) {
+        let id = RequestId(format!(
+            "zwave-mcp-{}",
+            self.next.fetch_add(1, Ordering::Relaxed) + 1
+        ));
+        let (sender, receiver) = oneshot::channel();
+        self.lock().insert(id.clone(), sender);
+        (id, receiver)
+    }
+
+    /// Hands a reply to its waiting request; returns false when nobody waits for it
+    /// (a reply to another client, or to a request that already timed out).
+    pub fn complete(&self, reply: ApiReply) -> bool {
+        let Some(id) = reply.request_id() else {
+            return false;
+        };
+        match self.lock().remove(&id) {
+            Some(sender) => sender.send(reply).is_ok(),
+            None => false,
+        }
+    }
+
+    /// Forgets a request (after its timeout).
+    pub fn forget(&self, id: &RequestId) {
+        self.lock().remove(id);
+    }
+
+    /// Drops every waiting request: their receivers see the connection as lost.
+    pub fn fail_all(&self) {
+        self.lock().clear();
+    }
+
+    /// Number of requests waiting.
+    pub fn len(&self) -> usize {
+        self.lock().len()
+    }
+
+    /// Whether no request is waiting.
+    pub fn is_empty(&self) -> bool {
+        self.lock().is_empty()
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<RequestId, oneshot::Sender<ApiReply>>> {
+        // A panic while holding this lock cannot leave the map inconsistent (single insert or
+        // remove), so a poisoned lock is still usable.
+        self.waiting
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+}
+
+/// Names of `writeValue` result statuses (zwave-js `SetValueStatus`).
+pub fn write_status_name(status: i64) -> &'static str {
+    match status {
+        0 => "NoDeviceSupport",
+        1 => "Working",
+        2 => "Fail",
+        3 => "EndpointNotFound",
+        4 => "NotImplemented",
+        5 => "InvalidValue",
+        254 => "SuccessUnsupervised",
+        255 => "Success",
+        _ => "Unknown",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn reply(text: &str) -> ApiReply {
+        serde_json::from_str(text).unwrap()
+    }
+
+    #[test]
+    fn replies_out_of_order_reach_their_own_requests() {
+        let pending = PendingRequests::default();
+        let (first, mut first_rx) = pending.register();
+        let (second, mut second_rx) = pending.register();
+        let second_reply = format!(
+            r#"{{"success":true,"message":"ok","result":{{"status":254}},"origin":{{"requestId":"{second}","args":[]}}}}"#
+        );
+        let first_reply = format!(
+            r#"{{"success":false,"message":"Args must be an array","origin":{{"requestId":"{first}","args":{{}}}}}}"#
+        );
+        assert!(pending.complete(reply(&second_reply)));
+        assert!(pending.complete(reply(&first_reply)));
+        assert!(second_rx.try_recv().unwrap().success);
+        assert_eq!(
+            first_rx.try_recv().unwrap().message,
+            "Args must be an array"
+        );
+        assert!(pending.is_empty());
+    }
+
+    #[test]
+    fn replies_without_our_id_are_ignored() {
+        let pending = PendingRequests::default();
+        let (_id, _rx) = pending.register();
+        assert!(!pending.complete(reply(r#"{"success":true,"origin":{"args":[]}}"#)));
+        assert!(!pending.complete(reply(
+            r#"{"success":true,"origin":{"requestId":"other","args":[]}}"#
+        )));
+        assert_eq!(pending.len(), 1);
+    }
+
+    #[test]
+    fn captured_replies_parse() {
+        let text = r#"{"success":true,"message":"Success zwave api call","result":{"status":254},"args":[{"nodeId":2,"commandClass":37,"endpoint":0,"property":"targetValue"},true],"origin":{"args":[{"nodeId":2,"commandClass":37,"endpoint":0,"property":"targetValue"},true]}}"#;
+        let parsed = reply(text);
+        assert_eq!(parsed.result.unwrap()["status"], 254);
+        assert_eq!(write_status_name(4), "NotImplemented");
+    }
+}

@@ -1,0 +1,100 @@
+//! What can go wrong between this server and Z-Wave JS UI, with the knob to turn for each.
+
+use std::time::Duration;
+
+/// An error of the gateway layer. Messages are shown to the model and the user as they are.
+#[derive(Debug, Clone, thiserror::Error)]
+#[non_exhaustive]
+pub enum GatewayError {
+    /// The MQTT broker cannot be reached (yet); the connection is retried in the background.
+    #[error(
+        "cannot reach the mqtt broker at {url}: {reason} (is the broker running? check --mqtt-url; retrying in the background)"
+    )]
+    BrokerUnreachable {
+        /// The broker URL.
+        url: String,
+        /// The last connection error.
+        reason: String,
+    },
+    /// Z-Wave JS UI's gateway status topic says it is offline (its last will was published).
+    #[error(
+        "zwave-js-ui gateway `{gateway}` is offline (its mqtt status topic says so): start Z-Wave JS UI, or check --gateway-name"
+    )]
+    GatewayOffline {
+        /// The gateway name.
+        gateway: String,
+    },
+    /// Z-Wave JS UI runs but its Z-Wave driver is not connected to the controller.
+    #[error(
+        "zwave-js-ui answered `{api}` with \"Z-Wave client not connected\": its Z-Wave driver is down; check the Z-Wave controller in Z-Wave JS UI"
+    )]
+    DriverDown {
+        /// The API that was refused.
+        api: &'static str,
+    },
+    /// No reply within the API timeout.
+    #[error(
+        "zwave-js-ui did not answer `{api}` within {timeout:?}: is gateway `{gateway}` running with its MQTT gateway enabled, and do --topic-prefix `{prefix}` and --gateway-name match its settings? (see --api-timeout)"
+    )]
+    Timeout {
+        /// The API called.
+        api: &'static str,
+        /// The gateway name.
+        gateway: String,
+        /// The topic prefix.
+        prefix: String,
+        /// The timeout that passed.
+        timeout: Duration,
+    },
+    /// The MQTT connection dropped while a request waited for its reply.
+    #[error(
+        "lost the mqtt connection while waiting for `{api}`; reconnecting in the background, try again"
+    )]
+    ConnectionLost {
+        /// The API that was waiting.
+        api: &'static str,
+    },
+    /// Z-Wave JS UI refused the call.
+    #[error("zwave-js-ui rejected `{api}`: {message}")]
+    Rejected {
+        /// The API called.
+        api: &'static str,
+        /// Z-Wave JS UI's message.
+        message: String,
+    },
+    /// `writeValue` ran but the device did not accept the value.
+    #[error("writing {value} to {value_id} failed with status {status} ({status_name}){}", detail.as_deref().map(|d| format!(": {d}")).unwrap_or_default())]
+    WriteFailed {
+        /// The value written.
+        value: String,
+        /// Where it was written (`<node>-<cc>-<endpoint>-<property>`).
+        value_id: String,
+        /// The `result.status` code.
+        status: i64,
+        /// The status' name.
+        status_name: &'static str,
+        /// Z-Wave JS UI's message, when it gave one.
+        detail: Option<String>,
+    },
+    /// The reply could not be understood.
+    #[error("zwave-js-ui answered `{api}` with something unexpected: {reason}")]
+    BadReply {
+        /// The API called.
+        api: &'static str,
+        /// What was wrong with it.
+        reason: String,
+    },
+}
+
+impl GatewayError {
+    /// Whether trying the same call again later may succeed without anyone changing anything.
+    pub fn is_retryable(&self) -> bool {
+        matches!(
+            self,
+            Self::BrokerUnreachable { .. }
+                | Self::Timeout { .. }
+                | Self::ConnectionLost { .. }
+                | Self::DriverDown { .. }
+        )
+    }
+}

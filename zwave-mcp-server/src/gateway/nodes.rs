@@ -1,0 +1,244 @@
+//! The wire shape of Z-Wave JS UI's `getNodes` result: nodes and their values.
+//!
+//! Only the fields this server reads are modelled; everything else in the (8–10 KB per node)
+//! objects is skipped by serde. Keys whose value is undefined are absent on the wire, hence the
+//! many `Option`s and defaults.
+
+use std::{collections::BTreeMap, fmt};
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+/// A Z-Wave node id (1–232 classic, up to 4000 for Long Range; 255 is the broadcast node).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct NodeId(pub u16);
+
+impl fmt::Display for NodeId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.0.fmt(f)
+    }
+}
+
+/// A node as returned by `getNodes`.
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct NodeInfo {
+    /// Node id.
+    pub id: NodeId,
+    /// User-given name; often empty.
+    #[serde(default)]
+    pub name: String,
+    /// User-given location; often empty.
+    #[serde(default)]
+    pub loc: String,
+    /// Whether the interview finished.
+    #[serde(default)]
+    pub ready: bool,
+    /// Whether the driver considers the node reachable.
+    #[serde(default = "yes")]
+    pub available: bool,
+    /// Whether the node failed (dead and marked failed by the controller).
+    #[serde(default)]
+    pub failed: bool,
+    /// "Alive", "Dead", "Asleep", "Awake" or "Unknown".
+    #[serde(default)]
+    pub status: Option<String>,
+    /// The controller itself.
+    #[serde(default)]
+    pub is_controller_node: bool,
+    /// Virtual nodes (the broadcast node 255) are not devices.
+    #[serde(default, rename = "virtual")]
+    pub is_virtual: bool,
+    /// Last time the node was heard from, epoch milliseconds.
+    #[serde(default)]
+    pub last_active: Option<i64>,
+    /// Product name from the device database.
+    #[serde(default)]
+    pub product_label: Option<String>,
+    /// Manufacturer name from the device database.
+    #[serde(default)]
+    pub manufacturer: Option<String>,
+    /// Values keyed `"<cc>-<endpoint>-<property>[-<propertyKey>]"`.
+    #[serde(default)]
+    pub values: BTreeMap<String, ValueInfo>,
+}
+
+fn yes() -> bool {
+    true
+}
+
+/// One value of a node, as in `getNodes` and in "entire ValueID" payloads.
+#[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ValueInfo {
+    /// `"<nodeId>-<cc>-<endpoint>-<property>[-<propertyKey>]"`.
+    #[serde(default)]
+    pub id: String,
+    /// Command class number (37 Binary Switch, 38 Multilevel Switch, ...).
+    pub command_class: u16,
+    /// Command class name ("Binary Switch").
+    #[serde(default)]
+    pub command_class_name: String,
+    /// Endpoint index; 0 is the root device.
+    #[serde(default)]
+    pub endpoint: u16,
+    /// Property: a name such as "currentValue", or a number for some command classes.
+    pub property: Property,
+    /// Human form of the property ("Air temperature").
+    #[serde(default)]
+    pub property_name: Option<String>,
+    /// Sub-key of the property (meter type 65537, "Motion sensor status").
+    #[serde(default)]
+    pub property_key: Option<Property>,
+    /// Human form of the property key.
+    #[serde(default)]
+    pub property_key_name: Option<String>,
+    /// Value type: "boolean", "number", "string", "duration", ...
+    #[serde(default, rename = "type")]
+    pub kind: String,
+    /// Whether it can be read.
+    #[serde(default = "yes")]
+    pub readable: bool,
+    /// Whether it can be written.
+    #[serde(default)]
+    pub writeable: bool,
+    /// Label for people ("Current value").
+    #[serde(default)]
+    pub label: Option<String>,
+    /// Unit ("°C", "%", "W").
+    #[serde(default)]
+    pub unit: Option<String>,
+    /// Lower bound, when numeric.
+    #[serde(default)]
+    pub min: Option<f64>,
+    /// Upper bound, when numeric.
+    #[serde(default)]
+    pub max: Option<f64>,
+    /// Named states of the value (0 "idle", 8 "Motion detection").
+    #[serde(default)]
+    pub states: Option<Vec<ValueState>>,
+    /// The current value; absent while undefined.
+    #[serde(default)]
+    pub value: Option<Value>,
+    /// When the value last changed, epoch milliseconds.
+    #[serde(default)]
+    pub last_update: Option<i64>,
+    /// Set on `currentValue`-like values that have a writeable target.
+    #[serde(default)]
+    pub is_current_value: bool,
+    /// Key of the value that sets this one (`"37-0-targetValue"`).
+    #[serde(default)]
+    pub target_value: Option<String>,
+}
+
+impl ValueInfo {
+    /// The address of this value for `writeValue` / `pollValue`.
+    pub fn value_id(&self, node: NodeId) -> ValueId {
+        ValueId {
+            node_id: node,
+            command_class: self.command_class,
+            endpoint: self.endpoint,
+            property: self.property.clone(),
+            property_key: self.property_key.clone(),
+        }
+    }
+
+    /// The key used in `NodeInfo::values`.
+    pub fn key(&self) -> String {
+        value_key(
+            self.command_class,
+            self.endpoint,
+            &self.property,
+            self.property_key.as_ref(),
+        )
+    }
+
+    /// The state name of the current value, when the value has named states.
+    pub fn state_name(&self) -> Option<&str> {
+        let value = self.value.as_ref()?;
+        self.states
+            .as_ref()?
+            .iter()
+            .find(|state| &state.value == value)
+            .map(|state| state.text.as_str())
+    }
+}
+
+/// The key of a value inside `NodeInfo::values`.
+pub fn value_key(cc: u16, endpoint: u16, property: &Property, key: Option<&Property>) -> String {
+    match key {
+        Some(key) => format!("{cc}-{endpoint}-{property}-{key}"),
+        None => format!("{cc}-{endpoint}-{property}"),
+    }
+}
+
+/// A named state of a value.
+#[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
+pub struct ValueState {
+    /// The state's name.
+    pub text: String,
+    /// The value that means this state.
+    pub value: Value,
+}
+
+/// A property or property key: a string for most command classes, a number for some.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Deserialize, Serialize)]
+#[serde(untagged)]
+pub enum Property {
+    /// A numeric property (meter types, configuration parameters).
+    Number(i64),
+    /// A named property.
+    Name(String),
+}
+
+impl fmt::Display for Property {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::Number(number) => number.fmt(f),
+            Self::Name(name) => f.write_str(name),
+        }
+    }
+}
+
+impl From<&str> for Property {
+    fn from(name: &str) -> Self {
+        Self::Name(name.to_owned())
+    }
+}
+
+/// The address of a value in Z-Wave JS UI's API (`writeValue`, `pollValue`).
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Deserialize, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ValueId {
+    /// Node id.
+    pub node_id: NodeId,
+    /// Command class number.
+    pub command_class: u16,
+    /// Endpoint index.
+    #[serde(default)]
+    pub endpoint: u16,
+    /// Property.
+    pub property: Property,
+    /// Property key, when the property has sub-keys.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub property_key: Option<Property>,
+}
+
+impl ValueId {
+    /// The key of this value inside `NodeInfo::values`.
+    pub fn key(&self) -> String {
+        value_key(
+            self.command_class,
+            self.endpoint,
+            &self.property,
+            self.property_key.as_ref(),
+        )
+    }
+}
+
+impl fmt::Display for ValueId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}-{}", self.node_id, self.key())
+    }
+}

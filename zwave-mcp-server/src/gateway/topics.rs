@@ -1,0 +1,352 @@
+//! Which MQTT topic carries which value: built from `getNodes`, never guessed from names.
+//!
+//! Z-Wave JS UI sanitizes names into topics (spaces become `_`, other special characters are
+//! dropped, `/` is kept so `Coffee/Plug` adds a level), so a topic cannot be parsed back into a
+//! node reliably. Instead every topic a value may be published on is computed from the node list,
+//! for both value-topic styles (0 "ValueID" and 1 "named"), with and without the location, and
+//! with the node as name, `nodeID_<id>` or bare id. That needs no knowledge of the gateway's
+//! settings, and a topic that is not in the index is simply not ours to interpret.
+
+use std::collections::{BTreeMap, HashMap};
+
+use serde_json::Value;
+
+use super::nodes::{NodeId, NodeInfo, ValueInfo};
+
+/// Where a value lives: its node and its key in `NodeInfo::values`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ValueRef {
+    /// The node.
+    pub node: NodeId,
+    /// The key in `NodeInfo::values`.
+    pub key: String,
+}
+
+/// What a topic under the prefix means to us.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Route {
+    /// A value topic.
+    Value(ValueRef),
+    /// `<node>/status`: availability and node status.
+    NodeStatus(NodeId),
+    /// `<node>/lastActive`: epoch milliseconds.
+    NodeLastActive(NodeId),
+}
+
+/// Topic → meaning, rebuilt whenever the node list is refreshed.
+#[derive(Debug, Default, Clone)]
+pub struct TopicIndex {
+    routes: HashMap<String, Route>,
+}
+
+impl TopicIndex {
+    /// Builds the index of every topic the nodes' values and statuses may be published on.
+    pub fn build<'a>(prefix: &str, nodes: impl IntoIterator<Item = &'a NodeInfo>) -> Self {
+        let mut routes = HashMap::new();
+        for node in nodes {
+            for style in TopicStyle::ALL {
+                let node_path = node_path(prefix, node, style);
+                routes.insert(format!("{node_path}/status"), Route::NodeStatus(node.id));
+                routes.insert(
+                    format!("{node_path}/lastActive"),
+                    Route::NodeLastActive(node.id),
+                );
+                for value in node.values.values() {
+                    let target = Route::Value(ValueRef {
+                        node: node.id,
+                        key: value.key(),
+                    });
+                    routes.insert(
+                        format!("{node_path}/{}", value_path(value, style.kind)),
+                        target.clone(),
+                    );
+                    // Named topics use the property name; accept the raw property too.
+                    if style.kind == TopicKind::Named {
+                        routes.insert(format!("{node_path}/{}", named_path(value, false)), target);
+                    }
+                }
+            }
+        }
+        Self { routes }
+    }
+
+    /// What `topic` carries, if it is a topic of a known node.
+    pub fn route(&self, topic: &str) -> Option<&Route> {
+        self.routes.get(topic)
+    }
+
+    /// Number of topics known.
+    pub fn len(&self) -> usize {
+        self.routes.len()
+    }
+
+    /// Whether no topic is known.
+    pub fn is_empty(&self) -> bool {
+        self.routes.is_empty()
+    }
+}
+
+/// Z-Wave JS UI's gateway "type": how value topics are built.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TopicKind {
+    /// 0 "ValueID topics": `<cc>/<endpoint>/<property>[/<propertyKey>]`.
+    ValueId,
+    /// 1 "named topics": `<class>/endpoint_<n>/<propertyName>[/<propertyKey>]`.
+    Named,
+}
+
+/// The gateway settings that shape value topics.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TopicStyle {
+    /// Gateway type.
+    pub kind: TopicKind,
+    /// `nodeNames`: the node's name (or `nodeID_<id>` when unnamed) instead of its id.
+    pub node_names: bool,
+    /// `ignoreLoc`: leave the location level out.
+    pub ignore_loc: bool,
+}
+
+impl TopicStyle {
+    /// Every combination, for indexing topics without knowing the gateway's settings.
+    pub const ALL: [Self; 8] = {
+        let mut all = [Self {
+            kind: TopicKind::ValueId,
+            node_names: true,
+            ignore_loc: false,
+        }; 8];
+        let mut i = 0;
+        while i < 8 {
+            all[i] = Self {
+                kind: if i & 1 == 0 {
+                    TopicKind::ValueId
+                } else {
+                    TopicKind::Named
+                },
+                node_names: i & 2 == 0,
+                ignore_loc: i & 4 != 0,
+            };
+            i += 1;
+        }
+        all
+    };
+}
+
+impl Default for TopicStyle {
+    /// Z-Wave JS UI's defaults: ValueID topics with node names and locations.
+    fn default() -> Self {
+        Self {
+            kind: TopicKind::ValueId,
+            node_names: true,
+            ignore_loc: false,
+        }
+    }
+}
+
+/// The node part of a topic: `<prefix>[/<loc>]/<name | nodeID_<id> | id>`.
+pub fn node_path(prefix: &str, node: &NodeInfo, style: TopicStyle) -> String {
+    let name = sanitize(&node.name);
+    let name = match (style.node_names, name.is_empty()) {
+        (true, false) => name,
+        (true, true) => format!("nodeID_{}", node.id),
+        (false, _) => node.id.to_string(),
+    };
+    let loc = sanitize(&node.loc);
+    if style.ignore_loc || loc.is_empty() {
+        format!("{prefix}/{name}")
+    } else {
+        format!("{prefix}/{loc}/{name}")
+    }
+}
+
+/// The value part of a topic.
+pub fn value_path(value: &ValueInfo, kind: TopicKind) -> String {
+    match kind {
+        TopicKind::ValueId => with_key(
+            format!(
+                "{}/{}/{}",
+                value.command_class,
+                value.endpoint,
+                sanitize(&value.property.to_string())
+            ),
+            value,
+        ),
+        TopicKind::Named => named_path(value, true),
+    }
+}
+
+fn named_path(value: &ValueInfo, use_property_name: bool) -> String {
+    let property = match (&value.property_name, use_property_name) {
+        (Some(name), true) => sanitize(name),
+        _ => sanitize(&value.property.to_string()),
+    };
+    with_key(
+        format!(
+            "{}/endpoint_{}/{property}",
+            class_topic_name(value),
+            value.endpoint
+        ),
+        value,
+    )
+}
+
+fn with_key(base: String, value: &ValueInfo) -> String {
+    match &value.property_key {
+        Some(key) => format!("{base}/{}", sanitize(&key.to_string())),
+        None => base,
+    }
+}
+
+/// The command class level of a "named" (type 1) topic.
+fn class_topic_name(value: &ValueInfo) -> String {
+    // Z-Wave JS UI names these after zwave-js' CommandClasses enum keys in snake case, which
+    // puts the noun first ("Binary Switch" → switch_binary); the common ones are listed, the
+    // rest follow the command class name.
+    let known = match value.command_class {
+        32 => "basic",
+        37 => "switch_binary",
+        38 => "switch_multilevel",
+        48 => "sensor_binary",
+        49 => "sensor_multilevel",
+        50 => "meter",
+        64 => "thermostat_mode",
+        66 => "thermostat_operating_state",
+        67 => "thermostat_setpoint",
+        98 => "door_lock",
+        112 => "configuration",
+        113 => "notification",
+        114 => "manufacturer_specific",
+        119 => "node_naming",
+        128 => "battery",
+        134 => "version",
+        _ => "",
+    };
+    if known.is_empty() {
+        sanitize(&value.command_class_name).to_lowercase()
+    } else {
+        known.to_owned()
+    }
+}
+
+/// Z-Wave JS UI's topic sanitizing: white space becomes `_`, characters other than letters,
+/// digits, `_`, `-` and `/` are dropped (`/` is kept on purpose upstream).
+pub fn sanitize(text: &str) -> String {
+    text.chars()
+        .filter_map(|c| {
+            if c.is_whitespace() {
+                Some('_')
+            } else if c.is_ascii_alphanumeric()
+                || matches!(c, '_' | '-' | '/' | 'À'..='Ö' | 'Ø'..='ö' | 'ø'..='ÿ')
+            {
+                Some(c)
+            } else {
+                None
+            }
+        })
+        .collect()
+}
+
+/// The value carried by a value-topic payload, in any of the three payload types:
+/// 0 `{"time":..,"value":..}`, 1 the entire value object, 2 the raw value.
+/// `None` means the value is undefined (an absent `value`, or an empty raw payload).
+pub fn decode_value(payload: &[u8]) -> Option<Value> {
+    if payload.is_empty() {
+        return None;
+    }
+    let Ok(parsed) = serde_json::from_slice::<Value>(payload) else {
+        // A raw string value is published as plain text.
+        return Some(Value::String(String::from_utf8_lossy(payload).into_owned()));
+    };
+    match &parsed {
+        Value::Object(map)
+            if map.contains_key("time")
+                || (map.contains_key("id") && map.contains_key("commandClass")) =>
+        {
+            map.get("value").cloned()
+        }
+        _ => Some(parsed),
+    }
+}
+
+/// Availability from a node `status` payload: `{"value":true,"status":"Alive",..}` or bare `true`.
+pub fn decode_node_status(payload: &[u8]) -> Option<(bool, Option<String>)> {
+    match serde_json::from_slice::<Value>(payload).ok()? {
+        Value::Bool(available) => Some((available, None)),
+        Value::Object(map) => {
+            let available = map.get("value")?.as_bool()?;
+            let status = map.get("status").and_then(Value::as_str).map(str::to_owned);
+            Some((available, status))
+        }
+        _ => None,
+    }
+}
+
+/// A boolean status payload: bare `true`/`false` or `{"value":bool,..}`.
+pub fn decode_flag(payload: &[u8]) -> Option<bool> {
+    match serde_json::from_slice::<Value>(payload).ok()? {
+        Value::Bool(flag) => Some(flag),
+        Value::Object(map) => map.get("value")?.as_bool(),
+        _ => None,
+    }
+}
+
+/// An epoch-milliseconds payload (`lastActive`): bare number or `{"value":number,..}`.
+pub fn decode_epoch_ms(payload: &[u8]) -> Option<i64> {
+    match serde_json::from_slice::<Value>(payload).ok()? {
+        Value::Number(number) => number.as_i64(),
+        Value::Object(map) => map.get("value")?.as_i64(),
+        _ => None,
+    }
+}
+
+/// Helper for tests and the simulator: the node list as a map.
+pub fn by_id(nodes: Vec<NodeInfo>) -> BTreeMap<NodeId, NodeInfo> {
+    nodes.into_iter().map(|node| (node.id, node)).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sanitize_matches_the_topics_seen_on_the_wire() {
+        assert_eq!(sanitize("Air temperature"), "Air_temperature");
+        assert_eq!(sanitize("Coffee/Plug"), "Coffee/Plug");
+        assert_eq!(sanitize("Kitchen Dimmer"), "Kitchen_Dimmer");
+        assert_eq!(sanitize("Bob's lamp (2)"), "Bobs_lamp_2");
+    }
+
+    #[test]
+    fn payloads_of_all_three_types_decode_to_the_value() {
+        assert_eq!(
+            decode_value(br#"{"time":1795305899722,"value":true}"#),
+            Some(Value::Bool(true))
+        );
+        assert_eq!(decode_value(br#"{"time":1795305899722}"#), None);
+        assert_eq!(
+            decode_value(
+                br#"{"id":"2-37-0-currentValue","nodeId":2,"commandClass":37,"value":false}"#
+            ),
+            Some(Value::Bool(false))
+        );
+        assert_eq!(decode_value(b"40"), Some(serde_json::json!(40)));
+        assert_eq!(
+            decode_value(br#"{"value":0,"unit":"seconds"}"#),
+            Some(serde_json::json!({"value":0,"unit":"seconds"}))
+        );
+        assert_eq!(decode_value(b""), None);
+        assert_eq!(decode_value(b"hello"), Some(Value::String("hello".into())));
+    }
+
+    #[test]
+    fn status_payloads_decode() {
+        assert_eq!(
+            decode_node_status(br#"{"time":1,"value":true,"status":"Alive","nodeId":2}"#),
+            Some((true, Some("Alive".into())))
+        );
+        assert_eq!(decode_node_status(b"false"), Some((false, None)));
+        assert_eq!(decode_flag(br#"{"value":false}"#), Some(false));
+        assert_eq!(decode_flag(b"true"), Some(true));
+        assert_eq!(decode_flag(b"garbage"), None);
+        assert_eq!(decode_epoch_ms(b"1795305814572"), Some(1_795_305_814_572));
+    }
+}

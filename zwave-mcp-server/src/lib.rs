@@ -1,0 +1,109 @@
+//! An MCP stdio server that lets AI agents list, read and control the Z-Wave devices of a home
+//! managed by Z-Wave JS UI, through Z-Wave JS UI's MQTT gateway only.
+//!
+//! ```text
+//! MCP host ──stdin/stdout (JSON-RPC)──▶ mcp (rmcp tools)
+//!                                        └─▶ devices (names, kinds, actions, readings)
+//!                                              └─▶ gateway (API over MQTT, live cache) ──▶ broker
+//!                                                                                          │
+//!                  Z-Wave JS UI (real home) or sim (--demo, tests) ◀─────────────────────┘
+//! ```
+//!
+//! # Layout
+//! - [`config`]: flags and `ZWAVE_MCP_*` environment variables (clap).
+//! - [`logging`]: tracing to stderr and an optional daily file; never stdout.
+//! - [`stdio`]: the protocol's private stdin/stdout; fd 1 pointed at stderr.
+//! - [`mcp`]: the rmcp server and its four tools.
+//! - [`devices`]: pure domain logic: device kinds, name resolution, actions, readings.
+//! - [`gateway`]: Z-Wave JS UI's MQTT API, topic ↔ value mapping, live cache, connection state.
+//! - [`sim`]: embedded MQTT broker and simulated Z-Wave JS UI gateway (demo and tests).
+
+pub mod config;
+pub mod devices;
+pub mod gateway;
+pub mod logging;
+pub mod mcp;
+pub mod sim;
+pub mod stdio;
+
+use std::time::Duration;
+
+use anyhow::Context as _;
+use rmcp::ServiceExt as _;
+
+pub use config::{Command, Config};
+pub use gateway::{Backoff, Gateway, GatewayError, MqttSettings};
+pub use mcp::ZwaveServer;
+
+/// Runs what `config` asks for: the MCP server on stdio (default), against the embedded demo
+/// home with `--demo`, or only the simulated gateway with `simulate`.
+///
+/// # Errors
+/// Start-up failures (bad configuration, the demo broker not starting, stdio unusable).
+pub async fn run(config: Config) -> anyhow::Result<()> {
+    match config.command {
+        Some(Command::Simulate {
+            topic_type,
+            payload_type,
+        }) => simulate(&config, topic_type, payload_type).await,
+        None => serve(config).await,
+    }
+}
+
+async fn serve(config: Config) -> anyhow::Result<()> {
+    // Take the protocol pipes first: from here on a stray write to fd 1 goes to stderr.
+    let io = stdio::take();
+    let settings = if config.demo {
+        let broker = sim::EmbeddedBroker::start()?;
+        let mut settings = MqttSettings::new(broker.url());
+        settings.api_timeout = config.api_timeout;
+        let simulator = sim::SimControl::start(&broker.url(), sim::SimOptions::default());
+        simulator
+            .wait_ready(Duration::from_secs(5))
+            .await
+            .context("the simulated gateway did not connect to the embedded broker within 5 s")?;
+        tracing::info!(broker = %broker.url(), "demo home ready: embedded broker and simulated gateway");
+        // Keep the simulator alive for the life of the process.
+        std::mem::forget(simulator);
+        settings
+    } else {
+        config.mqtt()?
+    };
+    tracing::info!(broker = %settings.url, prefix = %settings.topic_prefix, gateway = %settings.gateway_name, "starting");
+    let gateway = Gateway::connect(settings, Backoff::default());
+    let server = ZwaveServer::new(gateway, config.confirm_timeout);
+    let running = server
+        .serve(io)
+        .await
+        .context("the MCP session could not start")?;
+    let reason = running.waiting().await.context("the MCP session failed")?;
+    tracing::info!(?reason, "MCP session ended");
+    Ok(())
+}
+
+async fn simulate(config: &Config, topic_type: u8, payload_type: u8) -> anyhow::Result<()> {
+    let options = sim::SimOptions {
+        prefix: config.topic_prefix.clone(),
+        gateway_name: config.gateway_name.clone(),
+        style: gateway::topics::TopicStyle {
+            kind: if topic_type == 1 {
+                gateway::topics::TopicKind::Named
+            } else {
+                gateway::topics::TopicKind::ValueId
+            },
+            ..Default::default()
+        },
+        payload: match payload_type {
+            1 => sim::PayloadType::EntireValueId,
+            2 => sim::PayloadType::Raw,
+            _ => sim::PayloadType::TimeValue,
+        },
+    };
+    let simulator = sim::SimControl::start(&config.mqtt_url, options);
+    tracing::info!(broker = %config.mqtt_url, "simulated gateway running; Ctrl-C stops it");
+    tokio::signal::ctrl_c()
+        .await
+        .context("cannot wait for Ctrl-C")?;
+    drop(simulator);
+    Ok(())
+}

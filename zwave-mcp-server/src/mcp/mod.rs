@@ -1,0 +1,58 @@
+//! The MCP tool surface: four Z-Wave tools on an rmcp `ServerHandler`.
+//!
+//! Malformed arguments (wrong types, unknown action) are JSON-RPC errors produced by rmcp.
+//! Everything the home or the gateway says (no such device, offline, level out of range,
+//! broker down, write refused) is an `isError` result whose text names the device and what
+//! would be valid, so the model can correct itself. Successful results carry readable text in
+//! `content` and the same facts as `structuredContent`, described by each tool's output schema.
+
+mod tools;
+
+use std::time::Duration;
+
+use rmcp::{
+    ServerHandler,
+    handler::server::router::tool::ToolRouter,
+    model::{Implementation, ServerCapabilities, ServerConfig},
+    tool_handler,
+};
+
+use crate::gateway::Gateway;
+
+pub use tools::{ControlArgs, DeviceArgs, ListArgs, SensorArgs};
+
+/// The MCP server: tools over one gateway connection.
+#[derive(Clone)]
+pub struct ZwaveServer {
+    gateway: Gateway,
+    confirm_timeout: Duration,
+    tool_router: ToolRouter<Self>,
+}
+
+impl ZwaveServer {
+    /// A server whose tools act through `gateway`; switching waits up to `confirm_timeout`
+    /// for the device to report its new state.
+    pub fn new(gateway: Gateway, confirm_timeout: Duration) -> Self {
+        Self {
+            gateway,
+            confirm_timeout,
+            tool_router: Self::tool_router(),
+        }
+    }
+}
+
+#[tool_handler(router = self.tool_router)]
+impl ServerHandler for ZwaveServer {
+    fn get_info(&self) -> ServerConfig {
+        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
+            .with_server_info(Implementation::new("zwave-mcp-server", env!("CARGO_PKG_VERSION")))
+            .with_instructions(
+                "Controls a Z-Wave home through Z-Wave JS UI. Call list_zwave_devices first to learn \
+                 the device names; then control_zwave_device switches or dims a device, \
+                 get_device_status tells whether it is on and reachable, and \
+                 get_device_sensor_data returns its readings (temperature, humidity, motion, \
+                 power, battery). Device names are matched exactly, then by location + name, then \
+                 by a unique part of the name; an ambiguous name is refused with the candidates.",
+            )
+    }
+}

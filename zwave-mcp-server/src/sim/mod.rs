@@ -1,0 +1,8 @@
+//! The demo and test world: an embedded MQTT broker and a simulated Z-Wave JS UI gateway.
+
+mod broker;
+mod gateway;
+pub mod home;
+
+pub use broker::{BrokerError, EmbeddedBroker};
+pub use gateway::{PayloadType, SimControl, SimOptions};
