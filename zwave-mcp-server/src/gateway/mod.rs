@@ -199,30 +199,11 @@ impl Gateway {
     }
 
     /// Makes sure the node list has been loaded since the last connection, loading it now if not.
+    /// While the first connection attempt is under way, waits for it (at most the API timeout).
     ///
     /// # Errors
     /// The error of the `getNodes` call, or why the broker or gateway cannot be reached.
-    /// While the first connection attempt is still under way, waits for it (at most the API
-    /// timeout), so a tool call made right after start-up is not refused needlessly.
     pub async fn ensure_nodes(&self) -> Result<(), GatewayError> {
-        let mut changes = self.shared.changes.subscribe();
-        let deadline = tokio::time::Instant::now() + self.shared.settings.api_timeout;
-        loop {
-            let (loaded, connecting) = {
-                let state = read(&self.shared.state);
-                (state.nodes_loaded, state.broker == BrokerState::Connecting)
-            };
-            if loaded {
-                return Ok(());
-            }
-            if !connecting
-                || tokio::time::timeout_at(deadline, changes.changed())
-                    .await
-                    .is_err()
-            {
-                break;
-            }
-        }
         refresh_nodes(&self.shared, true).await
     }
 
@@ -347,6 +328,7 @@ fn now_ms() -> i64 {
 
 async fn call(shared: &Shared, api: &'static str, args: Vec<Value>) -> Result<Value, GatewayError> {
     let settings = &shared.settings;
+    wait_while_connecting(shared).await;
     {
         let state = read(&shared.state);
         match &state.broker {
@@ -418,6 +400,21 @@ async fn call(shared: &Shared, api: &'static str, args: Vec<Value>) -> Result<Va
     }
 }
 
+/// While the first connection attempt is under way, waits for its outcome (at most the API
+/// timeout), so a call made right after start-up is not refused needlessly.
+async fn wait_while_connecting(shared: &Shared) {
+    let mut changes = shared.changes.subscribe();
+    let deadline = tokio::time::Instant::now() + shared.settings.api_timeout;
+    while read(&shared.state).broker == BrokerState::Connecting {
+        if tokio::time::timeout_at(deadline, changes.changed())
+            .await
+            .is_err()
+        {
+            return;
+        }
+    }
+}
+
 /// Loads the node list; with `only_if_missing`, a list loaded meanwhile by another caller
 /// (the refresh after a reconnection) is enough.
 async fn refresh_nodes(shared: &Shared, only_if_missing: bool) -> Result<(), GatewayError> {
@@ -425,6 +422,7 @@ async fn refresh_nodes(shared: &Shared, only_if_missing: bool) -> Result<(), Gat
     if only_if_missing && read(&shared.state).nodes_loaded {
         return Ok(());
     }
+    let sent = std::time::Instant::now();
     let result = call(shared, "getNodes", Vec::new())
         .await
         .and_then(|result| {
@@ -434,7 +432,7 @@ async fn refresh_nodes(shared: &Shared, only_if_missing: bool) -> Result<(), Gat
             })
         });
     match result {
-        Ok(nodes) => {
+        Ok(mut nodes) => {
             let index = TopicIndex::build(&shared.settings.topic_prefix, nodes.values());
             info!(
                 nodes = nodes.len(),
@@ -443,6 +441,7 @@ async fn refresh_nodes(shared: &Shared, only_if_missing: bool) -> Result<(), Gat
             );
             *write(&shared.topics) = index;
             let mut state = write(&shared.state);
+            keep_newer_values(&mut nodes, &state.nodes, sent);
             state.nodes = nodes;
             state.nodes_loaded = true;
             state.refresh_error = None;
@@ -454,6 +453,27 @@ async fn refresh_nodes(shared: &Shared, only_if_missing: bool) -> Result<(), Gat
             warn!(error = %err, "loading the node list failed");
             write(&shared.state).refresh_error = Some(err.to_string());
             Err(err)
+        }
+    }
+}
+
+/// A value that arrived on its topic after `getNodes` was sent is newer than the snapshot in
+/// the reply (the reply can be overtaken by the value updates of a concurrent write).
+fn keep_newer_values(
+    fresh: &mut BTreeMap<NodeId, NodeInfo>,
+    cached: &BTreeMap<NodeId, NodeInfo>,
+    sent: std::time::Instant,
+) {
+    for (id, node) in fresh.iter_mut() {
+        let Some(old) = cached.get(id) else { continue };
+        for (key, value) in node.values.iter_mut() {
+            if let Some(live) = old.values.get(key)
+                && live.seen_at.is_some_and(|at| at > sent)
+            {
+                value.value = live.value.clone();
+                value.last_update = live.last_update;
+                value.seen_at = live.seen_at;
+            }
         }
     }
 }
@@ -501,6 +521,7 @@ fn store_value(shared: &Shared, node: NodeId, key: &str, value: Value) -> bool {
     };
     slot.value = Some(value);
     slot.last_update = Some(now_ms());
+    slot.seen_at = Some(std::time::Instant::now());
     drop(state);
     shared.changes.send_modify(|version| *version += 1);
     true
@@ -562,14 +583,14 @@ fn on_connected(shared: &Arc<Shared>) {
     write(&shared.state).broker = BrokerState::Connected;
     shared.changes.send_modify(|version| *version += 1);
     info!(%filter, "connected to the mqtt broker");
-    spawn_refresh(shared);
+    spawn_refresh(shared, true);
 }
 
-fn spawn_refresh(shared: &Arc<Shared>) {
+fn spawn_refresh(shared: &Arc<Shared>, only_if_missing: bool) {
     let shared = Arc::clone(shared);
     tokio::spawn(async move {
         // Errors are logged and kept in the state for tool calls to report.
-        let _ = refresh_nodes(&shared, false).await;
+        let _ = refresh_nodes(&shared, only_if_missing).await;
     });
 }
 
@@ -591,7 +612,7 @@ fn on_publish(shared: &Arc<Shared>, topic: &str, payload: &[u8]) {
         // The driver came back (controller reconnected, Z-Wave JS UI restarted): nodes may
         // have changed while it was down.
         if ready == Some(true) && was == Some(false) {
-            spawn_refresh(shared);
+            spawn_refresh(shared, false);
         }
         return;
     }
@@ -602,7 +623,7 @@ fn on_publish(shared: &Arc<Shared>, topic: &str, payload: &[u8]) {
             let was = std::mem::replace(&mut write(&shared.state).gateway_online, online);
             info!(online = ?online, gateway = %settings.gateway_name, "gateway status");
             if online == Some(true) && was == Some(false) {
-                spawn_refresh(shared);
+                spawn_refresh(shared, false);
             }
         } else if gateway_rest.starts_with("/api/") {
             match serde_json::from_slice::<ApiReply>(payload) {
@@ -631,6 +652,7 @@ fn on_publish(shared: &Arc<Shared>, topic: &str, payload: &[u8]) {
             {
                 slot.value = value;
                 slot.last_update = Some(now_ms());
+                slot.seen_at = Some(std::time::Instant::now());
                 drop(state);
                 shared.changes.send_modify(|version| *version += 1);
             }

@@ -130,6 +130,9 @@ pub struct ValueInfo {
     /// Key of the value that sets this one (`"37-0-targetValue"`).
     #[serde(default)]
     pub target_value: Option<String>,
+    /// When this process last received the value from a value topic or a poll (local clock).
+    #[serde(skip)]
+    pub seen_at: Option<std::time::Instant>,
 }
 
 impl ValueInfo {

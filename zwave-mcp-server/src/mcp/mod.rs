@@ -1,6 +1,8 @@
 //! The MCP tool surface: four Z-Wave tools on an rmcp `ServerHandler`.
 //!
-//! Malformed arguments (wrong types, unknown action) are JSON-RPC errors produced by rmcp.
+//! An unknown tool is a JSON-RPC error (rmcp). Arguments that do not deserialize come back as
+//! an `isError` result from rmcp naming the valid values (MCP 2025-11-25 treats input
+//! validation as a tool error the model can correct).
 //! Everything the home or the gateway says (no such device, offline, level out of range,
 //! broker down, write refused) is an `isError` result whose text names the device and what
 //! would be valid, so the model can correct itself. Successful results carry readable text in

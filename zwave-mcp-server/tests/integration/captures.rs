@@ -1,0 +1,124 @@
+//! The real system's captures: every getNodes result parses, and every value topic seen in
+//! runs 1–3 (three gateway configurations) maps to its value through the getNodes data.
+
+use std::collections::BTreeMap;
+
+use serde_json::Value;
+use zwave_mcp_server::gateway::{
+    NodeId, NodeInfo, parse_nodes,
+    topics::{Route, TopicIndex, decode_value},
+};
+
+use crate::harness::{fixture_json, fixture_text};
+
+const GET_NODES: [&str; 5] = [
+    "zwave-js-ui/captures/api-getNodes.response.raw.json",
+    "zwave-js-ui/captures/api-fresh-getNodes.response.raw.json",
+    "zwave-js-ui/captures/api-run2-getNodes.response.raw.json",
+    "zwave-js-ui/captures/api-run3-getNodes.response.raw.json",
+    "zwave-js-ui/captures/api-run3-getNodes-mockdown.response.raw.json",
+];
+
+fn nodes_of(capture: &str) -> BTreeMap<NodeId, NodeInfo> {
+    let reply = fixture_json(capture);
+    assert_eq!(reply["success"], true, "{capture}");
+    parse_nodes(reply["result"].clone()).unwrap()
+}
+
+#[test]
+fn every_get_nodes_capture_parses_with_controller_virtual_and_devices() {
+    for capture in GET_NODES {
+        let nodes = nodes_of(capture);
+        let raw = fixture_json(capture)["result"].as_array().unwrap().len();
+        assert_eq!(nodes.len(), raw, "{capture}: every node parsed");
+        assert!(nodes[&NodeId(1)].is_controller_node, "{capture}");
+        assert!(nodes[&NodeId(255)].is_virtual, "{capture}");
+        assert!(
+            nodes[&NodeId(2)].values.contains_key("37-0-currentValue"),
+            "{capture}"
+        );
+        assert!(
+            nodes[&NodeId(3)].values.contains_key("38-0-targetValue"),
+            "{capture}"
+        );
+        assert!(
+            nodes[&NodeId(4)]
+                .values
+                .contains_key("49-0-Air temperature"),
+            "{capture}"
+        );
+    }
+    let run3 = nodes_of("zwave-js-ui/captures/api-run3-getNodes.response.raw.json");
+    let meter = &run3[&NodeId(2)].values["50-0-value-66049"];
+    assert_eq!(meter.unit.as_deref(), Some("W"));
+}
+
+/// Topics that are not value topics: gateway, driver, events, requests, node status.
+fn is_value_topic(topic: &str) -> bool {
+    !(topic.contains("/_CLIENTS/")
+        || topic.contains("/_EVENTS/")
+        || topic == "zwave/driver/status"
+        || topic.ends_with("/set")
+        || topic.ends_with("/status")
+        || topic.ends_with("/lastActive")
+        || topic.ends_with("/nodeinfo"))
+}
+
+#[test]
+fn every_value_topic_of_runs_1_to_3_maps_to_its_value() {
+    // Names changed during the runs (renames in run 1), so the index spans every snapshot.
+    let snapshots: Vec<BTreeMap<NodeId, NodeInfo>> =
+        GET_NODES.iter().map(|c| nodes_of(c)).collect();
+    let index = TopicIndex::build("zwave", snapshots.iter().flat_map(|nodes| nodes.values()));
+    let mut checked = 0;
+    let mut unmapped = Vec::new();
+    for run in ["run1", "run2", "run3"] {
+        let text = fixture_text(&format!("zwave-js-ui/captures/{run}-sub-all.txt"));
+        for line in text.lines() {
+            // `<broker epoch> <retain> <qos> <topic> <payload>`
+            let mut fields = line.splitn(5, ' ');
+            let (Some(_), Some(_), Some(_), Some(topic)) =
+                (fields.next(), fields.next(), fields.next(), fields.next())
+            else {
+                continue;
+            };
+            let payload = fields.next().unwrap_or("");
+            if !is_value_topic(topic) {
+                continue;
+            }
+            let Some(Route::Value(target)) = index.route(topic) else {
+                unmapped.push(topic.to_owned());
+                continue;
+            };
+            let value = snapshots
+                .iter()
+                .find_map(|nodes| nodes.get(&target.node)?.values.get(&target.key))
+                .unwrap();
+            let decoded = decode_value(payload.as_bytes());
+            match (value.kind.as_str(), &decoded) {
+                (_, None) => {}
+                ("boolean", Some(v)) => assert!(v.is_boolean(), "{run} {topic}: {payload}"),
+                ("number", Some(v)) => assert!(v.is_number(), "{run} {topic}: {payload}"),
+                ("duration", Some(v)) => assert!(v.is_object(), "{run} {topic}: {payload}"),
+                ("string", Some(v)) => assert!(v.is_string(), "{run} {topic}: {payload}"),
+                ("string[]", Some(v)) => assert!(v.is_array(), "{run} {topic}: {payload}"),
+                (_, Some(Value::Null)) => panic!("{run} {topic}: null value"),
+                _ => {}
+            }
+            checked += 1;
+        }
+    }
+    assert!(checked > 300, "only {checked} value messages were checked");
+    // Z-Wave JS UI publishes the Node Naming and Location CC (119) but leaves it out of
+    // getNodes: those topics are no device's values, so nothing maps them.
+    unmapped.sort();
+    unmapped.dedup();
+    let not_naming: Vec<&String> = unmapped
+        .iter()
+        .filter(|topic| !topic.contains("/119/"))
+        .collect();
+    assert!(
+        not_naming.is_empty(),
+        "value topics that map to no value: {not_naming:?}"
+    );
+}

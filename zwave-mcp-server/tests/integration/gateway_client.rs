@@ -1,0 +1,254 @@
+//! The gateway client against the simulated gateway: correlation, statuses, failures,
+//! reconnection, and the live cache for every topic and payload type.
+
+use std::{net::TcpListener, time::Duration};
+
+use serde_json::json;
+use zwave_mcp_server::{
+    Gateway,
+    gateway::{
+        BrokerState, GatewayError, NodeId, ValueId,
+        topics::{TopicKind, TopicStyle},
+    },
+    sim::{EmbeddedBroker, PayloadType, SimControl, SimOptions},
+};
+
+use crate::harness::{Home, eventually, fast_backoff, settings_for};
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn replies_arriving_out_of_order_reach_the_right_callers() {
+    let home = Home::start().await;
+    home.sim.set_delay("getInfo", Duration::from_millis(400));
+    let slow = tokio::spawn({
+        let gateway = home.gateway.clone();
+        async move {
+            let info = gateway.call("getInfo", vec![]).await.unwrap();
+            (info, tokio::time::Instant::now())
+        }
+    });
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    let ping = home.gateway.call("pingNode", vec![json!(2)]).await.unwrap();
+    let ping_done = tokio::time::Instant::now();
+    let dead_ping = home.gateway.call("pingNode", vec![json!(7)]).await.unwrap();
+    let (info, info_done) = slow.await.unwrap();
+    assert_eq!(ping, json!(true));
+    assert_eq!(dead_ping, json!(false));
+    assert_eq!(info["appVersion"], "11.22.2");
+    assert!(
+        ping_done < info_done,
+        "the fast reply came first and was not mixed up"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn write_value_checks_the_status_not_success() {
+    let home = Home::start().await;
+    let readonly = ValueId {
+        node_id: NodeId(4),
+        command_class: 49,
+        endpoint: 0,
+        property: "Air temperature".into(),
+        property_key: None,
+    };
+    let err = home
+        .gateway
+        .write_value(&readonly, json!(5))
+        .await
+        .unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "writing 5 to 4-49-0-Air temperature failed with status 4 (NotImplemented): The Multilevel Sensor CC does not support setting values"
+    );
+    let dimmer = ValueId {
+        node_id: NodeId(3),
+        command_class: 38,
+        endpoint: 0,
+        property: "targetValue".into(),
+        property_key: None,
+    };
+    let err = home
+        .gateway
+        .write_value(&dimmer, json!("50"))
+        .await
+        .unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "writing \"50\" to 3-38-0-targetValue failed with status 5 (InvalidValue): Multilevel Switch: \"targetValue\" must be of type \"number\", received \"string\" (ZW0322)"
+    );
+    let missing = ValueId {
+        node_id: NodeId(99),
+        ..dimmer.clone()
+    };
+    let err = home
+        .gateway
+        .write_value(&missing, json!(10))
+        .await
+        .unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "writing 10 to 99-38-0-targetValue failed with status 2 (Fail)"
+    );
+    assert!(!err.is_retryable());
+    assert_eq!(
+        home.gateway.write_value(&dimmer, json!(10)).await.unwrap(),
+        254
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn unknown_apis_and_driver_down_are_told_apart() {
+    let home = Home::start().await;
+    let err = home.gateway.call("setValue", vec![]).await.unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "zwave-js-ui rejected `setValue`: Unknown API"
+    );
+    home.sim.set_driver_ready(false).await;
+    let err = home.gateway.refresh_nodes().await.unwrap_err();
+    assert!(
+        matches!(err, GatewayError::DriverDown { api: "getNodes" }),
+        "{err:?}"
+    );
+    assert!(err.is_retryable());
+    let gateway = home.gateway.clone();
+    assert!(
+        eventually(Duration::from_secs(3), || gateway.state().driver_ready
+            == Some(false))
+        .await
+    );
+    // The driver coming back triggers a reload of the node list.
+    home.sim.set_driver_ready(true).await;
+    let gateway = home.gateway.clone();
+    assert!(
+        eventually(Duration::from_secs(3), || gateway
+            .state()
+            .refresh_error
+            .is_none())
+        .await
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_silent_gateway_times_out_with_the_knobs_to_check() {
+    let home = Home::start_with(
+        SimOptions::default(),
+        Duration::from_millis(300),
+        Duration::from_secs(1),
+    )
+    .await;
+    home.sim.set_silent(true);
+    let err = home.gateway.call("getInfo", vec![]).await.unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "zwave-js-ui did not answer `getInfo` within 300ms: is gateway `zwave-js-ui` running with its MQTT gateway enabled, and do --topic-prefix `zwave` and --gateway-name match its settings? (see --api-timeout)"
+    );
+    assert!(err.is_retryable());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn broker_down_at_start_is_reported_and_the_client_connects_when_it_comes_back() {
+    let addr = TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap();
+    let url = zwave_mcp_server::config::MqttUrl {
+        host: "127.0.0.1".into(),
+        port: addr.port(),
+        tls: false,
+    };
+    let gateway = Gateway::connect(
+        settings_for(url.clone(), Duration::from_secs(2)),
+        fast_backoff(),
+    );
+    let client = crate::harness::serve(gateway.clone(), Duration::from_secs(1)).await;
+
+    let probe = gateway.clone();
+    assert!(
+        eventually(Duration::from_secs(3), || matches!(
+            probe.state().broker,
+            BrokerState::Down { .. }
+        ))
+        .await
+    );
+    let result = crate::harness::call(&client, "list_zwave_devices", json!({})).await;
+    assert_eq!(result.is_error, Some(true));
+    let text = crate::harness::text_of(&result);
+    assert!(
+        text.starts_with(&format!(
+            "cannot reach the mqtt broker at mqtt://127.0.0.1:{}: ",
+            addr.port()
+        )),
+        "{text}"
+    );
+    assert!(
+        text.ends_with("(is the broker running? check --mqtt-url; retrying in the background)"),
+        "{text}"
+    );
+
+    let broker = EmbeddedBroker::start_on(addr).unwrap();
+    let sim = SimControl::start(&broker.url(), SimOptions::default());
+    sim.wait_ready(Duration::from_secs(5)).await.unwrap();
+    let probe = gateway.clone();
+    assert!(
+        eventually(Duration::from_secs(5), || probe.state().nodes_loaded).await,
+        "reconnected and reloaded"
+    );
+    let result = crate::harness::call(
+        &client,
+        "control_zwave_device",
+        json!({"deviceName": "Node 6", "action": "off"}),
+    )
+    .await;
+    assert_eq!(
+        result.is_error,
+        Some(false),
+        "{}",
+        crate::harness::text_of(&result)
+    );
+    assert_eq!(sim.value(6, "37-0-currentValue"), Some(json!(false)));
+}
+
+/// Every value-topic style and payload type keeps the cache current.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_cache_follows_value_topics_of_every_type() {
+    for kind in [TopicKind::ValueId, TopicKind::Named] {
+        for payload in [
+            PayloadType::TimeValue,
+            PayloadType::EntireValueId,
+            PayloadType::Raw,
+        ] {
+            for node_names in [true, false] {
+                let options = SimOptions {
+                    style: TopicStyle {
+                        kind,
+                        node_names,
+                        ignore_loc: false,
+                    },
+                    payload,
+                    ..SimOptions::default()
+                };
+                let home =
+                    Home::start_with(options, Duration::from_secs(2), Duration::from_secs(2)).await;
+                home.gateway.ensure_nodes().await.unwrap();
+                home.sim
+                    .press(4, "49-0-Air temperature", json!(23.25))
+                    .await;
+                home.sim.press(2, "37-0-currentValue", json!(true)).await;
+                let gateway = home.gateway.clone();
+                let seen = eventually(Duration::from_secs(3), || {
+                    let state = gateway.state();
+                    state.nodes[&NodeId(4)].values["49-0-Air temperature"].value
+                        == Some(json!(23.25))
+                        && state.nodes[&NodeId(2)].values["37-0-currentValue"].value
+                            == Some(json!(true))
+                })
+                .await;
+                let topic = home.sim.value_topic(4, "49-0-Air temperature").unwrap();
+                assert!(
+                    seen,
+                    "value on {topic} ({kind:?}, {payload:?}) did not reach the cache"
+                );
+            }
+        }
+    }
+}

@@ -1,0 +1,193 @@
+//! Shared test plumbing: fixtures, a running demo home with an MCP client attached.
+
+use std::{
+    path::PathBuf,
+    sync::atomic::{AtomicU32, Ordering},
+    time::Duration,
+};
+
+use rmcp::{
+    RoleClient, ServiceExt as _,
+    model::{CallToolRequestParams, CallToolResult},
+    service::RunningService,
+};
+use serde_json::Value;
+use zwave_mcp_server::{
+    Backoff, Gateway, MqttSettings, ZwaveServer,
+    sim::{EmbeddedBroker, SimControl, SimOptions},
+};
+
+/// Path of a file under the workspace's `fixtures/`.
+pub fn fixture_path(name: &str) -> PathBuf {
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../fixtures")
+        .join(name);
+    assert!(path.exists(), "fixture {} is missing", path.display());
+    path
+}
+
+/// A fixture's text.
+pub fn fixture_text(name: &str) -> String {
+    let path = fixture_path(name);
+    std::fs::read_to_string(&path)
+        .unwrap_or_else(|err| panic!("cannot read {}: {err}", path.display()))
+}
+
+/// A fixture parsed as JSON.
+pub fn fixture_json(name: &str) -> Value {
+    let text = fixture_text(name);
+    serde_json::from_str(&text).unwrap_or_else(|err| panic!("fixture {name} is not JSON: {err}"))
+}
+
+/// Logs to stderr at the level in `TEST_LOG` (default: off), once per test binary.
+pub fn init_logging() {
+    let level = std::env::var("TEST_LOG").unwrap_or_else(|_| "off".into());
+    let _ = zwave_mcp_server::logging::init(&level, None);
+}
+
+/// Reconnection backoff short enough for tests.
+pub fn fast_backoff() -> Backoff {
+    Backoff {
+        min: Duration::from_millis(50),
+        max: Duration::from_millis(200),
+    }
+}
+
+/// Settings for a gateway client of `broker` with a unique client id.
+pub fn settings_for(url: zwave_mcp_server::config::MqttUrl, api_timeout: Duration) -> MqttSettings {
+    static NEXT: AtomicU32 = AtomicU32::new(0);
+    let mut settings = MqttSettings::new(url);
+    settings.client_id = format!(
+        "zwave-mcp-test-{}-{}",
+        std::process::id(),
+        NEXT.fetch_add(1, Ordering::Relaxed)
+    );
+    settings.api_timeout = api_timeout;
+    settings
+}
+
+/// Broker + simulated gateway + gateway client + MCP server + MCP client.
+pub struct Home {
+    #[allow(dead_code)]
+    pub broker: EmbeddedBroker,
+    pub sim: SimControl,
+    pub gateway: Gateway,
+    pub client: RunningService<RoleClient, ()>,
+}
+
+impl Home {
+    /// The demo home with default settings.
+    pub async fn start() -> Self {
+        Self::start_with(
+            SimOptions::default(),
+            Duration::from_secs(2),
+            Duration::from_secs(2),
+        )
+        .await
+    }
+
+    /// The demo home with the given simulator options and timeouts.
+    pub async fn start_with(
+        options: SimOptions,
+        api_timeout: Duration,
+        confirm_timeout: Duration,
+    ) -> Self {
+        init_logging();
+        let broker = EmbeddedBroker::start().unwrap();
+        let sim = SimControl::start(&broker.url(), options.clone());
+        sim.wait_ready(Duration::from_secs(5)).await.unwrap();
+        let mut settings = settings_for(broker.url(), api_timeout);
+        settings.topic_prefix = options.prefix.clone();
+        settings.gateway_name = options.gateway_name.clone();
+        let gateway = Gateway::connect(settings, fast_backoff());
+        let client = serve(gateway.clone(), confirm_timeout).await;
+        Self {
+            broker,
+            sim,
+            gateway,
+            client,
+        }
+    }
+
+    /// Calls a tool and returns the whole result.
+    pub async fn call(&self, tool: &str, args: Value) -> CallToolResult {
+        call(&self.client, tool, args).await
+    }
+
+    /// Calls a tool and returns `(is_error, text)`.
+    pub async fn text(&self, tool: &str, args: Value) -> (bool, String) {
+        let result = self.call(tool, args).await;
+        (result.is_error == Some(true), text_of(&result))
+    }
+
+    /// Calls a tool that must succeed and returns its structured content.
+    pub async fn ok(&self, tool: &str, args: Value) -> Value {
+        let result = self.call(tool, args.clone()).await;
+        assert_ne!(
+            result.is_error,
+            Some(true),
+            "{tool} {args} failed: {}",
+            text_of(&result)
+        );
+        result
+            .structured_content
+            .unwrap_or_else(|| panic!("{tool} returned no structuredContent"))
+    }
+
+    /// Calls a tool that must fail and returns its text.
+    pub async fn err(&self, tool: &str, args: Value) -> String {
+        let (is_error, text) = self.text(tool, args.clone()).await;
+        assert!(is_error, "{tool} {args} should fail but said: {text}");
+        text
+    }
+}
+
+/// Serves an MCP server over an in-memory pipe and connects an rmcp client to it.
+pub async fn serve(gateway: Gateway, confirm_timeout: Duration) -> RunningService<RoleClient, ()> {
+    let server = ZwaveServer::new(gateway, confirm_timeout);
+    let (server_io, client_io) = tokio::io::duplex(1 << 20);
+    tokio::spawn(async move {
+        if let Ok(running) = server.serve(server_io).await {
+            let _ = running.waiting().await;
+        }
+    });
+    ().serve(client_io).await.unwrap()
+}
+
+/// Calls a tool through an MCP client.
+pub async fn call(
+    client: &RunningService<RoleClient, ()>,
+    tool: &str,
+    args: Value,
+) -> CallToolResult {
+    let Value::Object(arguments) = args else {
+        panic!("tool arguments must be an object")
+    };
+    let params = CallToolRequestParams::new(tool.to_owned()).with_arguments(arguments);
+    tokio::time::timeout(Duration::from_secs(20), client.call_tool(params))
+        .await
+        .unwrap_or_else(|_| panic!("{tool} did not answer within 20 s"))
+        .unwrap_or_else(|err| panic!("{tool} failed at the protocol level: {err}"))
+}
+
+/// The text content of a result, joined.
+pub fn text_of(result: &CallToolResult) -> String {
+    result
+        .content
+        .iter()
+        .filter_map(|block| block.as_text().map(|text| text.text.clone()))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// Polls `check` every 20 ms until it holds, for at most `within`.
+pub async fn eventually(within: Duration, mut check: impl FnMut() -> bool) -> bool {
+    let deadline = tokio::time::Instant::now() + within;
+    while tokio::time::Instant::now() < deadline {
+        if check() {
+            return true;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    check()
+}
