@@ -48,7 +48,8 @@ pub struct Config {
     #[arg(long, env = "ZWAVE_MCP_MQTT_PASSWORD_FILE")]
     pub mqtt_password_file: Option<PathBuf>,
 
-    /// CA certificate (PEM) that signed the broker's certificate, for mqtts:// URLs.
+    /// CA certificate (PEM) that signed the broker's certificate, for mqtts:// URLs
+    /// (default: the system's trusted roots).
     #[arg(long, env = "ZWAVE_MCP_MQTT_CA_FILE")]
     pub mqtt_ca_file: Option<PathBuf>,
 
@@ -128,11 +129,16 @@ impl Config {
             (None, Some(path)) => Some(read_password_file(path)?),
             (None, None) => None,
         };
-        if self.mqtt_url.tls {
-            return Err(ConfigError::TlsUnsupported {
-                url: self.mqtt_url.to_string(),
-            });
-        }
+        let ca_pem = match (&self.mqtt_ca_file, self.mqtt_url.tls) {
+            (Some(path), true) => Some(read_ca_file(path)?),
+            (Some(path), false) => {
+                return Err(ConfigError::CaWithoutTls {
+                    path: path.clone(),
+                    url: self.mqtt_url.to_string(),
+                });
+            }
+            (None, _) => None,
+        };
         Ok(crate::gateway::MqttSettings {
             url: self.mqtt_url.clone(),
             username: self.mqtt_username.clone(),
@@ -144,8 +150,22 @@ impl Config {
             topic_prefix: self.topic_prefix.trim_end_matches('/').to_owned(),
             gateway_name: self.gateway_name.clone(),
             api_timeout: self.api_timeout,
+            ca_pem,
         })
     }
+}
+
+fn read_ca_file(path: &std::path::Path) -> Result<Vec<u8>, ConfigError> {
+    let pem = std::fs::read(path).map_err(|source| ConfigError::CaFile {
+        path: path.to_owned(),
+        source,
+    })?;
+    if !String::from_utf8_lossy(&pem).contains("-----BEGIN CERTIFICATE-----") {
+        return Err(ConfigError::CaNotPem {
+            path: path.to_owned(),
+        });
+    }
+    Ok(pem)
 }
 
 fn read_password_file(path: &std::path::Path) -> Result<Secret, ConfigError> {
@@ -169,12 +189,29 @@ pub enum ConfigError {
         #[source]
         source: std::io::Error,
     },
-    /// mqtts:// was asked for but this build has no TLS support.
+    /// The CA file could not be read.
+    #[error("cannot read --mqtt-ca-file {path:?}")]
+    CaFile {
+        /// The file named by the flag.
+        path: PathBuf,
+        /// Why it could not be read.
+        #[source]
+        source: std::io::Error,
+    },
+    /// The CA file holds no PEM certificate.
     #[error(
-        "`{url}` asks for TLS, which this build does not support yet: use an mqtt:// URL on a trusted network or a local TLS-terminating proxy"
+        "--mqtt-ca-file {path:?} holds no PEM certificate (expected -----BEGIN CERTIFICATE-----)"
     )]
-    TlsUnsupported {
-        /// The URL given.
+    CaNotPem {
+        /// The file named by the flag.
+        path: PathBuf,
+    },
+    /// A CA file was given for a plain-text URL.
+    #[error("--mqtt-ca-file {path:?} needs an mqtts:// broker URL, but --mqtt-url is {url}")]
+    CaWithoutTls {
+        /// The file named by the flag.
+        path: PathBuf,
+        /// The plain-text URL.
         url: String,
     },
     /// Both ways of giving a password were used.

@@ -16,7 +16,7 @@ use std::{
     time::{Duration, SystemTime, UNIX_EPOCH},
 };
 
-use rumqttc::{AsyncClient, Event, EventLoop, MqttOptions, Packet, QoS};
+use rumqttc::{AsyncClient, Event, EventLoop, MqttOptions, Packet, QoS, Transport};
 use serde_json::Value;
 use tokio::sync::watch;
 use tracing::{Instrument, debug, info, info_span, warn};
@@ -45,6 +45,8 @@ pub struct MqttSettings {
     pub gateway_name: String,
     /// How long one API request may take.
     pub api_timeout: Duration,
+    /// CA certificates (PEM) trusted for `mqtts://`; `None` trusts the system's roots.
+    pub ca_pem: Option<Vec<u8>>,
 }
 
 impl MqttSettings {
@@ -59,6 +61,7 @@ impl MqttSettings {
             topic_prefix: "zwave".into(),
             gateway_name: "zwave-js-ui".into(),
             api_timeout: Duration::from_secs(5),
+            ca_pem: None,
         }
     }
 
@@ -159,6 +162,14 @@ impl Gateway {
                 .map(|s| s.0.clone())
                 .unwrap_or_default();
             options.set_credentials(username.clone(), password);
+        }
+        if settings.url.tls {
+            // One rustls provider for the process (ring: no C toolchain surprises, small build).
+            let _ = rustls::crypto::ring::default_provider().install_default();
+            options.set_transport(match &settings.ca_pem {
+                Some(ca) => Transport::tls(ca.clone(), None, None),
+                None => Transport::tls_with_default_config(),
+            });
         }
         let (client, mut event_loop) = AsyncClient::new(options, 64);
         let mut network = event_loop.network_options();
@@ -586,11 +597,25 @@ fn on_connected(shared: &Arc<Shared>) {
     spawn_refresh(shared, true);
 }
 
+/// Reloads the node list in the background. A retryable failure (the gateway not answering
+/// yet, its driver still starting) is retried after 1 s, 2 s, 4 s … up to 30 s for as long as
+/// the broker connection lasts; errors are logged and kept in the state for tool calls.
 fn spawn_refresh(shared: &Arc<Shared>, only_if_missing: bool) {
-    let shared = Arc::clone(shared);
+    let weak = Arc::downgrade(shared);
     tokio::spawn(async move {
-        // Errors are logged and kept in the state for tool calls to report.
-        let _ = refresh_nodes(&shared, only_if_missing).await;
+        let mut delay = Duration::from_secs(1);
+        loop {
+            let Some(shared) = weak.upgrade() else { return };
+            match refresh_nodes(&shared, only_if_missing).await {
+                Err(err)
+                    if err.is_retryable()
+                        && read(&shared.state).broker == BrokerState::Connected => {}
+                _ => return,
+            }
+            drop(shared);
+            tokio::time::sleep(delay).await;
+            delay = (delay * 2).min(Duration::from_secs(30));
+        }
     });
 }
 
@@ -622,8 +647,9 @@ fn on_publish(shared: &Arc<Shared>, topic: &str, payload: &[u8]) {
             let online = topics::decode_flag(payload);
             let was = std::mem::replace(&mut write(&shared.state).gateway_online, online);
             info!(online = ?online, gateway = %settings.gateway_name, "gateway status");
-            if online == Some(true) && was == Some(false) {
-                spawn_refresh(shared, false);
+            // Back after a crash: nodes may have changed. First seen: load them if missing.
+            if online == Some(true) && was != Some(true) {
+                spawn_refresh(shared, was != Some(false));
             }
         } else if gateway_rest.starts_with("/api/") {
             match serde_json::from_slice::<ApiReply>(payload) {
