@@ -7,6 +7,9 @@ use std::{fmt, path::PathBuf, str::FromStr, time::Duration};
 
 use clap::Parser;
 
+/// Environment variable holding the MQTT password.
+pub const PASSWORD_ENV: &str = "ZWAVE_MCP_MQTT_PASSWORD";
+
 /// Configuration of `zwave-mcp-server`, parsed once in `main`.
 #[derive(Debug, Clone, Parser)]
 #[command(
@@ -36,15 +39,8 @@ pub struct Config {
     #[arg(long, global = true, env = "ZWAVE_MCP_MQTT_USERNAME")]
     pub mqtt_username: Option<String>,
 
-    /// MQTT password. Prefer --mqtt-password-file; the value is never logged.
-    #[arg(
-        long = "mqtt-password",
-        env = "ZWAVE_MCP_MQTT_PASSWORD",
-        hide_env_values = true
-    )]
-    pub mqtt_password: Option<Secret>,
-
-    /// File whose first line is the MQTT password (read at start-up).
+    /// File whose first line is the MQTT password (read at start-up). The password can also come
+    /// from ZWAVE_MCP_MQTT_PASSWORD; it is never a flag (flags show in `ps`) and never logged.
     #[arg(long, env = "ZWAVE_MCP_MQTT_PASSWORD_FILE")]
     pub mqtt_password_file: Option<PathBuf>,
 
@@ -123,7 +119,11 @@ impl Config {
     /// # Errors
     /// When the password file cannot be read, or both a password and a password file are set.
     pub fn mqtt(&self) -> Result<crate::gateway::MqttSettings, ConfigError> {
-        let password = match (&self.mqtt_password, &self.mqtt_password_file) {
+        let from_env = std::env::var(PASSWORD_ENV)
+            .ok()
+            .filter(|p| !p.is_empty())
+            .map(Secret);
+        let password = match (&from_env, &self.mqtt_password_file) {
             (Some(_), Some(_)) => return Err(ConfigError::TwoPasswords),
             (Some(secret), None) => Some(secret.clone()),
             (None, Some(path)) => Some(read_password_file(path)?),

@@ -99,7 +99,9 @@ async fn simulate(config: &Config, topic_type: u8, payload_type: u8) -> anyhow::
             _ => sim::PayloadType::TimeValue,
         },
     };
-    let simulator = sim::SimControl::start(&config.mqtt_url, options);
+    let broker = config.mqtt()?;
+    let simulator =
+        sim::SimControl::start_with(&broker, options, sim::home::demo_home(gateway::now_ms()));
     tracing::info!(broker = %config.mqtt_url, "simulated gateway running; Ctrl-C stops it");
     tokio::signal::ctrl_c()
         .await

@@ -65,6 +65,30 @@ impl MqttSettings {
         }
     }
 
+    /// rumqttc options for a client `client_id` of this broker: address, credentials, TLS.
+    pub fn mqtt_options(&self, client_id: &str) -> MqttOptions {
+        let mut options = MqttOptions::new(client_id, self.url.host.clone(), self.url.port);
+        options.set_keep_alive(Duration::from_secs(30));
+        options.set_max_packet_size(16 * 1024 * 1024, 1024 * 1024);
+        if let Some(username) = &self.username {
+            let password = self
+                .password
+                .as_ref()
+                .map(|s| s.0.clone())
+                .unwrap_or_default();
+            options.set_credentials(username.clone(), password);
+        }
+        if self.url.tls {
+            // One rustls provider for the process (ring: a small build, no cmake).
+            let _ = rustls::crypto::ring::default_provider().install_default();
+            options.set_transport(match &self.ca_pem {
+                Some(ca) => Transport::tls(ca.clone(), None, None),
+                None => Transport::tls_with_default_config(),
+            });
+        }
+        options
+    }
+
     /// `<prefix>/_CLIENTS/ZWAVE_GATEWAY-<name>`: where the gateway's own topics live.
     pub fn gateway_topic(&self) -> String {
         format!(
@@ -147,30 +171,8 @@ impl Gateway {
     /// The connection is retried forever with `backoff`; after every connection the client
     /// subscribes to `<prefix>/#` and refreshes the node list.
     pub fn connect(settings: MqttSettings, backoff: Backoff) -> Self {
-        let mut options = MqttOptions::new(
-            settings.client_id.clone(),
-            settings.url.host.clone(),
-            settings.url.port,
-        );
-        options.set_keep_alive(Duration::from_secs(30));
+        let mut options = settings.mqtt_options(&settings.client_id);
         options.set_clean_session(true);
-        options.set_max_packet_size(16 * 1024 * 1024, 1024 * 1024);
-        if let Some(username) = &settings.username {
-            let password = settings
-                .password
-                .as_ref()
-                .map(|s| s.0.clone())
-                .unwrap_or_default();
-            options.set_credentials(username.clone(), password);
-        }
-        if settings.url.tls {
-            // One rustls provider for the process (ring: no C toolchain surprises, small build).
-            let _ = rustls::crypto::ring::default_provider().install_default();
-            options.set_transport(match &settings.ca_pem {
-                Some(ca) => Transport::tls(ca.clone(), None, None),
-                None => Transport::tls_with_default_config(),
-            });
-        }
         let (client, mut event_loop) = AsyncClient::new(options, 64);
         let mut network = event_loop.network_options();
         // ~40 ms of every round trip is a delayed-ACK floor without it (API.md).
@@ -330,7 +332,8 @@ fn write<T>(lock: &RwLock<T>) -> std::sync::RwLockWriteGuard<'_, T> {
         .unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
-fn now_ms() -> i64 {
+/// Wall-clock time in epoch milliseconds, the unit Z-Wave JS UI uses.
+pub fn now_ms() -> i64 {
     SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .map(|d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))

@@ -1,7 +1,5 @@
 //! The four tools, their arguments and their structured results.
 
-use std::time::{SystemTime, UNIX_EPOCH};
-
 use rmcp::{
     handler::server::{tool::schema_for_output, wrapper::Parameters},
     model::{CallToolResult, ContentBlock},
@@ -14,7 +12,7 @@ use tracing::{info, warn};
 
 use crate::{
     devices::{self, Action, DeviceKind, DeviceSummary, Expect, Reading, ResolveError},
-    gateway::NodeInfo,
+    gateway::{NodeInfo, now_ms},
 };
 
 use super::ZwaveServer;
@@ -467,11 +465,4 @@ fn structured(text: String, value: &impl Serialize) -> CallToolResult {
         }
         Err(err) => failure(format!("internal error while encoding the result: {err}")),
     }
-}
-
-fn now_ms() -> i64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map(|d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
-        .unwrap_or_default()
 }

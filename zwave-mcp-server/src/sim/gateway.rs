@@ -9,10 +9,10 @@
 use std::{
     collections::HashMap,
     sync::{Arc, Mutex, MutexGuard, PoisonError},
-    time::{Duration, SystemTime, UNIX_EPOCH},
+    time::Duration,
 };
 
-use rumqttc::{AsyncClient, Event, LastWill, MqttOptions, Packet, QoS};
+use rumqttc::{AsyncClient, Event, LastWill, Packet, QoS};
 use serde_json::{Value, json};
 use tracing::{debug, info, warn};
 
@@ -20,7 +20,7 @@ use super::home::{demo_home, value_key_of};
 use crate::{
     config::MqttUrl,
     gateway::{
-        NodeInfo,
+        MqttSettings, NodeInfo, now_ms,
         topics::{self, TopicStyle},
     },
 };
@@ -91,25 +91,22 @@ fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
     mutex.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
-fn now_ms() -> i64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map(|d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
-        .unwrap_or_default()
-}
-
 impl SimControl {
     /// Connects to the broker at `url` as `ZWAVE_GATEWAY-<name>` and serves the demo home.
     /// Returns at once; the connection is retried in the background.
     pub fn start(url: &MqttUrl, options: SimOptions) -> Self {
-        Self::start_with_nodes(url, options, demo_home(now_ms()))
+        Self::start_with(
+            &MqttSettings::new(url.clone()),
+            options,
+            demo_home(now_ms()),
+        )
     }
 
-    /// Like [`SimControl::start`] with another home (`getNodes` objects).
-    pub fn start_with_nodes(url: &MqttUrl, options: SimOptions, nodes: Vec<Value>) -> Self {
+    /// Like [`SimControl::start`], with the broker's credentials and TLS settings and a home
+    /// of one's own (`getNodes` objects).
+    pub fn start_with(broker: &MqttSettings, options: SimOptions, nodes: Vec<Value>) -> Self {
         let client_id = format!("ZWAVE_GATEWAY-{}", options.gateway_name);
-        let mut mqtt = MqttOptions::new(client_id, url.host.clone(), url.port);
-        mqtt.set_keep_alive(Duration::from_secs(30));
+        let mut mqtt = broker.mqtt_options(&client_id);
         mqtt.set_max_packet_size(16 * 1024 * 1024, 16 * 1024 * 1024);
         mqtt.set_last_will(LastWill::new(
             status_topic(&options),
@@ -224,6 +221,29 @@ impl SimControl {
             .to_string()
             .into_bytes();
         publish(&self.sim, status_topic(&self.sim.options), payload, true).await;
+    }
+
+    /// Publishes a node's status as Z-Wave JS UI does when a node dies or comes back
+    /// (`{"value":<available>,"status":"Dead"|"Alive",...}`), and serves it from then on.
+    pub async fn set_node_status(&self, node: u16, status: &str) {
+        let available = status != "Dead";
+        let info = {
+            let mut nodes = lock(&self.sim.nodes);
+            let Some(node_json) = nodes.iter_mut().find(|n| n["id"] == json!(node)) else {
+                return;
+            };
+            node_json["status"] = json!(status);
+            node_json["available"] = json!(available);
+            serde_json::from_value::<NodeInfo>(node_json.clone()).ok()
+        };
+        let Some(info) = info else { return };
+        let topic = format!(
+            "{}/status",
+            topics::node_path(&self.sim.options.prefix, &info, self.sim.options.style)
+        );
+        let payload =
+            json!({"time": now_ms(), "value": available, "status": status, "nodeId": node});
+        publish(&self.sim, topic, payload.to_string().into_bytes(), true).await;
     }
 
     /// Changes a value as a local button press would: the current value changes and is

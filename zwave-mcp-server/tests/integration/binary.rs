@@ -13,9 +13,15 @@ const BIN: &str = env!("CARGO_BIN_EXE_zwave-mcp-server");
 
 /// Runs the binary with `args`, feeds `input` lines, closes stdin, and waits (at most 20 s).
 fn run(args: &[&str], input: &[Value]) -> Output {
+    run_with_env(args, &[], input)
+}
+
+/// [`run`] with extra environment variables.
+fn run_with_env(args: &[&str], env: &[(&str, &str)], input: &[Value]) -> Output {
     let mut child = Command::new(BIN)
         .args(args)
         .env_remove("RUST_LOG")
+        .envs(env.iter().copied())
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -195,7 +201,10 @@ fn bad_flags_exit_2_with_the_message_on_stderr_and_nothing_on_stdout() {
             String::from_utf8_lossy(&output.stdout)
         );
         let stderr = String::from_utf8_lossy(&output.stderr);
-        assert!(stderr.contains("error:"), "{args:?}: {stderr}");
+        assert!(
+            stderr.contains("error:") || stderr.contains("invalid log filter"),
+            "{args:?}: {stderr}"
+        );
     }
     let output = run(&["--mqtt-url", "http://example:1883"], &[]);
     assert!(String::from_utf8_lossy(&output.stderr).contains(
@@ -219,5 +228,157 @@ fn start_up_errors_exit_nonzero_with_nothing_on_stdout() {
     assert!(
         stderr.contains("cannot read --mqtt-password-file \"/nonexistent/password\""),
         "{stderr}"
+    );
+}
+
+fn closed_port_url() -> String {
+    let port = TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    format!("mqtt://127.0.0.1:{port}")
+}
+
+/// Kills the child when dropped, so a failing test leaves no process behind.
+struct Reaper(std::process::Child);
+
+impl Drop for Reaper {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+#[test]
+fn fd_1_points_at_stderr_while_the_protocol_keeps_its_own_pipe() {
+    use std::io::BufRead as _;
+    let url = closed_port_url();
+    let mut child = Reaper(
+        Command::new(BIN)
+            .args(["--mqtt-url", &url])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap(),
+    );
+    let mut stdin = child.0.stdin.take().unwrap();
+    writeln!(stdin, "{}", session(&[])[0]).unwrap();
+    let stdout = child.0.stdout.take().unwrap();
+    let (sender, receiver) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let mut line = String::new();
+        let _ = std::io::BufReader::new(stdout).read_line(&mut line);
+        let _ = sender.send(line);
+    });
+    let reply = receiver
+        .recv_timeout(Duration::from_secs(10))
+        .expect("initialize answered");
+    let reply: Value = serde_json::from_str(&reply).unwrap();
+    assert_eq!(reply["id"], 0);
+    let pid = child.0.id();
+    let fd = |n: u32| std::fs::read_link(format!("/proc/{pid}/fd/{n}")).unwrap();
+    assert_eq!(
+        fd(1),
+        fd(2),
+        "fd 1 must point at stderr once the protocol pipes are taken"
+    );
+    assert!(fd(2).to_string_lossy().starts_with("pipe:"), "{:?}", fd(2));
+    drop(stdin);
+}
+
+#[test]
+fn simulate_mode_serves_the_demo_home_on_any_broker() {
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    runtime.block_on(async {
+        let broker = zwave_mcp_server::sim::EmbeddedBroker::start().unwrap();
+        let _simulator = Reaper(
+            Command::new(BIN)
+                .args([
+                    "simulate",
+                    "--mqtt-url",
+                    &broker.url().to_string(),
+                    "--gateway-name",
+                    "house",
+                ])
+                .stdin(Stdio::null())
+                .stdout(Stdio::null())
+                .stderr(Stdio::null())
+                .spawn()
+                .unwrap(),
+        );
+        let mut settings = crate::harness::settings_for(broker.url(), Duration::from_secs(2));
+        settings.gateway_name = "house".into();
+        let gateway = zwave_mcp_server::Gateway::connect(settings, crate::harness::fast_backoff());
+        let deadline = std::time::Instant::now() + Duration::from_secs(15);
+        while gateway.ensure_nodes().await.is_err() {
+            assert!(
+                std::time::Instant::now() < deadline,
+                "the simulator never answered getNodes"
+            );
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+        let names: Vec<String> = gateway
+            .state()
+            .nodes
+            .values()
+            .map(|n| n.name.clone())
+            .collect();
+        assert!(names.contains(&"Switch One".to_owned()), "{names:?}");
+    });
+}
+
+#[test]
+fn log_dir_gets_a_daily_file_with_the_same_logs() {
+    let dir = crate::mosquitto::ScratchDir::new();
+    let logs = dir.path().join("logs");
+    let output = run(
+        &["--demo", "--log-dir", logs.to_str().unwrap()],
+        &session(&[("list_zwave_devices", json!({}))]),
+    );
+    assert!(output.status.success());
+    assert_eq!(protocol_messages(&output).len(), 3);
+    let files: Vec<_> = std::fs::read_dir(&logs)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    assert_eq!(files.len(), 1, "{files:?}");
+    assert!(
+        files[0]
+            .file_name()
+            .unwrap()
+            .to_string_lossy()
+            .starts_with("zwave-mcp-server.log.")
+    );
+    let text = std::fs::read_to_string(&files[0]).unwrap();
+    assert!(text.contains("demo home ready"), "{text}");
+}
+
+#[test]
+fn the_mqtt_password_is_never_logged_even_at_trace() {
+    let url = closed_port_url();
+    let output = run_with_env(
+        &[
+            "--mqtt-url",
+            &url,
+            "--log-level",
+            "trace",
+            "--api-timeout",
+            "500ms",
+        ],
+        &[
+            ("ZWAVE_MCP_MQTT_USERNAME", "agent"),
+            ("ZWAVE_MCP_MQTT_PASSWORD", "hunter2-secret"),
+        ],
+        &session(&[("list_zwave_devices", json!({}))]),
+    );
+    assert!(output.status.success());
+    let everything = [output.stdout.as_slice(), output.stderr.as_slice()].concat();
+    let text = String::from_utf8_lossy(&everything);
+    assert!(!text.contains("hunter2-secret"), "the password leaked");
+    assert!(
+        text.contains("cannot connect to the mqtt broker"),
+        "trace logs were produced"
     );
 }

@@ -507,3 +507,44 @@ async fn tools_report_a_silent_or_offline_gateway() {
     )
     .await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn node_status_topics_are_tracked() {
+    let home = Home::start().await;
+    home.ok("list_zwave_devices", json!({})).await;
+    home.sim.set_node_status(6, "Dead").await;
+    let gateway = home.gateway.clone();
+    assert!(
+        eventually(Duration::from_secs(3), || {
+            gateway.state().nodes[&zwave_mcp_server::gateway::NodeId(6)]
+                .status
+                .as_deref()
+                == Some("Dead")
+        })
+        .await
+    );
+    assert_eq!(
+        home.err(
+            "control_zwave_device",
+            json!({"deviceName": "Node 6", "action": "off"})
+        )
+        .await,
+        "\"Node 6\" (node 6) is offline (status Dead) and cannot be controlled until it is reachable again"
+    );
+    home.sim.set_node_status(6, "Alive").await;
+    let gateway = home.gateway.clone();
+    assert!(
+        eventually(Duration::from_secs(3), || {
+            gateway.state().nodes[&zwave_mcp_server::gateway::NodeId(6)]
+                .status
+                .as_deref()
+                == Some("Alive")
+        })
+        .await
+    );
+    home.ok(
+        "control_zwave_device",
+        json!({"deviceName": "Node 6", "action": "off"}),
+    )
+    .await;
+}
