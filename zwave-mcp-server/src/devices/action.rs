@@ -15,7 +15,7 @@ use crate::gateway::{NodeInfo, ValueId};
 use super::{DeviceKind, cc, describe, find_value, is_online, status_word};
 
 /// What to do with a switch or dimmer.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Action {
     /// Switch on (a dimmer returns to its last level).
@@ -24,6 +24,25 @@ pub enum Action {
     Off,
     /// Set a dimmer's level (needs `level`).
     Dim,
+}
+
+// A flat string enum, inlined: LLM providers and small models handle `enum` far better than
+// schemars' default `$ref` to a `oneOf` of documented constants.
+impl JsonSchema for Action {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "Action".into()
+    }
+
+    fn inline_schema() -> bool {
+        true
+    }
+
+    fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        schemars::json_schema!({
+            "type": "string",
+            "enum": ["on", "off", "dim"],
+        })
+    }
 }
 
 impl fmt::Display for Action {

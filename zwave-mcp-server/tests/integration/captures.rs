@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 
 use serde_json::Value;
 use zwave_mcp_server::gateway::{
-    NodeId, NodeInfo, parse_nodes,
+    ApiReply, NodeId, NodeInfo, PendingRequests, parse_nodes,
     topics::{Route, TopicIndex, decode_value},
 };
 
@@ -120,5 +120,53 @@ fn every_value_topic_of_runs_1_to_3_maps_to_its_value() {
     assert!(
         not_naming.is_empty(),
         "value topics that map to no value: {not_naming:?}"
+    );
+}
+
+#[test]
+fn the_driver_closed_reply_is_a_failure_with_its_message() {
+    let reply: ApiReply = serde_json::from_value(fixture_json(
+        "zwave-js-ui/captures/api-run3-getNodes-driverclosed.response.raw.json",
+    ))
+    .unwrap();
+    assert!(!reply.success);
+    assert_eq!(reply.message, "Z-Wave client not connected");
+}
+
+#[test]
+fn captured_out_of_order_replies_are_matched_by_request_id() {
+    let pending = PendingRequests::default();
+    // Our ids are generated; the captured replies carry "req-A".."req-C". Map them in order.
+    let mut receivers = Vec::new();
+    for _ in 0..3 {
+        receivers.push(pending.register());
+    }
+    let text =
+        fixture_text("zwave-js-ui/captures/api-concurrent-writeValue-with-requestId.responses.txt");
+    let mut answered = Vec::new();
+    for line in text.lines() {
+        let mut reply: Value = serde_json::from_str(line).unwrap();
+        let captured = reply["origin"]["requestId"].as_str().unwrap().to_owned();
+        let index = usize::from(captured.as_bytes()[4] - b'A');
+        reply["origin"]["requestId"] = Value::String(receivers[index].0.to_string());
+        assert!(pending.complete(serde_json::from_value(reply).unwrap()));
+        answered.push(captured);
+    }
+    assert_eq!(
+        answered,
+        ["req-C", "req-A", "req-B"],
+        "the capture really is out of order"
+    );
+    let messages: Vec<String> = receivers
+        .iter_mut()
+        .map(|(_, rx)| rx.try_recv().unwrap().message)
+        .collect();
+    assert_eq!(
+        messages,
+        [
+            "Success zwave api call",
+            "Success zwave api call",
+            "Args must be an array"
+        ]
     );
 }

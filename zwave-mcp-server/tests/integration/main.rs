@@ -8,4 +8,5 @@ mod gateway_client;
 mod harness;
 mod mosquitto;
 mod real_broker;
+mod schemas;
 mod tools;

@@ -1,0 +1,506 @@
+//! Our own stdio transport to an MCP server we spawn: rmcp's `Transport<RoleClient>` over a
+//! child process, made to survive whatever the server writes.
+//!
+//! | part | what it does |
+//! |---|---|
+//! | [`spawn`] | starts `command args` with `env` and `cwd` in its own process group |
+//! | [`ChildTransport`] | sends JSON-RPC lines to stdin; reads stdout with [`lines::LineReader`], drops (and reports) what is not JSON-RPC, never answers it |
+//! | [`stderr::StderrTail`] | stderr drained all the time into the last N lines |
+//! | [`ServerProcess`] | exit status, stderr tail, dropped-line counters, and shutdown: close stdin, wait, SIGTERM to the group, SIGKILL |
+//!
+//! Why not rmcp's child-process transport: it logs bad lines only at debug without content,
+//! answers JSON that is not JSON-RPC with -32600 into the server's stdin, drops a response
+//! containing one invalid UTF-8 byte, and reports a crash as a bare "Transport closed".
+
+pub mod lines;
+pub mod stderr;
+
+use std::{
+    borrow::Cow,
+    collections::BTreeMap,
+    path::PathBuf,
+    process::{ExitStatus, Stdio},
+    sync::{
+        Arc,
+        atomic::{AtomicU64, Ordering},
+    },
+    time::Duration,
+};
+
+use rmcp::{
+    RoleClient,
+    service::{RxJsonRpcMessage, TxJsonRpcMessage},
+};
+use serde_json::Value;
+use tokio::{
+    io::AsyncWriteExt as _,
+    process::{ChildStdin, ChildStdout, Command},
+    sync::{Mutex, watch},
+};
+use tracing::{error, warn};
+
+use lines::{Line, LineReader};
+pub use stderr::StderrTail;
+
+/// Default limit of one stdout line (one JSON-RPC message).
+pub const DEFAULT_MAX_LINE: usize = 16 * 1024 * 1024;
+/// Stderr lines kept for error messages.
+pub const STDERR_TAIL_LINES: usize = 40;
+/// Longest stderr line kept.
+pub const STDERR_LINE_CAP: usize = 1024;
+/// How long shutdown waits after closing stdin, and again after SIGTERM.
+pub const SHUTDOWN_GRACE: Duration = Duration::from_secs(2);
+
+/// How to start one server.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ServerCommand {
+    /// The server's name in logs and errors.
+    pub name: String,
+    /// Program to run (looked up on `PATH` when it has no `/`).
+    pub command: String,
+    /// Its arguments.
+    pub args: Vec<String>,
+    /// Extra environment variables (the host's environment is inherited).
+    pub env: BTreeMap<String, String>,
+    /// Working directory.
+    pub cwd: Option<PathBuf>,
+    /// Longest stdout line accepted.
+    pub max_line: usize,
+}
+
+impl ServerCommand {
+    /// `command args` named `name`, with the defaults.
+    pub fn new(
+        name: impl Into<String>,
+        command: impl Into<String>,
+        args: impl IntoIterator<Item = impl Into<String>>,
+    ) -> Self {
+        Self {
+            name: name.into(),
+            command: command.into(),
+            args: args.into_iter().map(Into::into).collect(),
+            env: BTreeMap::new(),
+            cwd: None,
+            max_line: DEFAULT_MAX_LINE,
+        }
+    }
+
+    /// The command line as a person would type it.
+    pub fn display(&self) -> String {
+        std::iter::once(self.command.as_str())
+            .chain(self.args.iter().map(String::as_str))
+            .collect::<Vec<_>>()
+            .join(" ")
+    }
+}
+
+/// Why a server could not be started.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum SpawnError {
+    /// The program is not on `PATH`.
+    #[error("command `{command}` not found (searched PATH={path})")]
+    NotFound {
+        /// The program.
+        command: String,
+        /// The `PATH` searched.
+        path: String,
+    },
+    /// Any other failure to start it.
+    #[error("cannot start `{command}`: {source}")]
+    Io {
+        /// The command line.
+        command: String,
+        /// Why.
+        source: std::io::Error,
+    },
+}
+
+/// Counters of stdout lines that were not delivered as messages.
+#[derive(Debug, Default)]
+pub struct ReadStats {
+    messages: AtomicU64,
+    not_json: AtomicU64,
+    not_jsonrpc: AtomicU64,
+    invalid_message: AtomicU64,
+    oversized: AtomicU64,
+    invalid_utf8: AtomicU64,
+}
+
+/// A snapshot of [`ReadStats`].
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize)]
+pub struct ReadCounts {
+    /// Messages delivered.
+    pub messages: u64,
+    /// Lines that were not JSON at all.
+    pub not_json: u64,
+    /// JSON lines that were not JSON-RPC 2.0.
+    pub not_jsonrpc: u64,
+    /// JSON-RPC lines that did not fit any MCP message.
+    pub invalid_message: u64,
+    /// Lines over the size limit.
+    pub oversized: u64,
+    /// Messages with invalid UTF-8, delivered decoded lossily.
+    pub invalid_utf8: u64,
+}
+
+impl ReadCounts {
+    /// Lines dropped, all kinds together.
+    pub fn dropped(&self) -> u64 {
+        self.not_json + self.not_jsonrpc + self.invalid_message + self.oversized
+    }
+}
+
+impl ReadStats {
+    /// The current counts.
+    pub fn counts(&self) -> ReadCounts {
+        let get = |c: &AtomicU64| c.load(Ordering::Relaxed);
+        ReadCounts {
+            messages: get(&self.messages),
+            not_json: get(&self.not_json),
+            not_jsonrpc: get(&self.not_jsonrpc),
+            invalid_message: get(&self.invalid_message),
+            oversized: get(&self.oversized),
+            invalid_utf8: get(&self.invalid_utf8),
+        }
+    }
+}
+
+/// How a server process ended.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Exit {
+    /// Its status, e.g. "exit status: 1" or "signal: 9 (SIGKILL)".
+    pub status: String,
+    /// Whether it exited with code 0.
+    pub success: bool,
+}
+
+impl From<ExitStatus> for Exit {
+    fn from(status: ExitStatus) -> Self {
+        Self {
+            status: status.to_string(),
+            success: status.success(),
+        }
+    }
+}
+
+/// A running (or ended) server process: its identity, stderr, counters and exit.
+#[derive(Debug)]
+pub struct ServerProcess {
+    name: Arc<str>,
+    command: String,
+    pid: Option<u32>,
+    stdin: Arc<Mutex<Option<ChildStdin>>>,
+    stderr: Arc<StderrTail>,
+    stats: Arc<ReadStats>,
+    exit: watch::Receiver<Option<Exit>>,
+}
+
+impl ServerProcess {
+    /// The server's name.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// The command line it was started with.
+    pub fn command(&self) -> &str {
+        &self.command
+    }
+
+    /// Its process id (also its process group id).
+    pub fn pid(&self) -> Option<u32> {
+        self.pid
+    }
+
+    /// Its stderr tail.
+    pub fn stderr(&self) -> &StderrTail {
+        &self.stderr
+    }
+
+    /// Its stdout counters.
+    pub fn counts(&self) -> ReadCounts {
+        self.stats.counts()
+    }
+
+    /// How it ended, if it has.
+    pub fn exit(&self) -> Option<Exit> {
+        self.exit.borrow().clone()
+    }
+
+    /// Waits at most `timeout` for the process to end; returns how it ended.
+    pub async fn wait_exit(&self, timeout: Duration) -> Option<Exit> {
+        let mut exit = self.exit.clone();
+        match tokio::time::timeout(timeout, exit.wait_for(Option::is_some)).await {
+            Ok(Ok(exit)) => exit.clone(),
+            _ => self.exit(),
+        }
+    }
+
+    /// Stops the server as the MCP spec says: close stdin, wait, SIGTERM to its process group,
+    /// wait, SIGKILL. Returns how it ended.
+    pub async fn shutdown(&self) -> Option<Exit> {
+        self.stdin.lock().await.take();
+        if let Some(exit) = self.wait_exit(SHUTDOWN_GRACE).await {
+            self.kill_group(rustix::process::Signal::KILL);
+            return Some(exit);
+        }
+        self.kill_group(rustix::process::Signal::TERM);
+        if let Some(exit) = self.wait_exit(SHUTDOWN_GRACE).await {
+            self.kill_group(rustix::process::Signal::KILL);
+            return Some(exit);
+        }
+        self.kill_group(rustix::process::Signal::KILL);
+        self.wait_exit(SHUTDOWN_GRACE).await
+    }
+
+    /// Sends `signal` to the server's process group (children included). After the leader
+    /// exited the group may still hold its children, so this is done even then.
+    fn kill_group(&self, signal: rustix::process::Signal) {
+        let Some(pid) = self
+            .pid
+            .and_then(|pid| i32::try_from(pid).ok())
+            .and_then(rustix::process::Pid::from_raw)
+        else {
+            return;
+        };
+        let _ = rustix::process::kill_process_group(pid, signal);
+    }
+}
+
+impl Drop for ServerProcess {
+    fn drop(&mut self) {
+        // No orphans: whatever the server started goes with it.
+        self.kill_group(rustix::process::Signal::KILL);
+    }
+}
+
+/// rmcp transport over a spawned server's stdin/stdout.
+#[derive(Debug)]
+pub struct ChildTransport {
+    name: Arc<str>,
+    stdin: Arc<Mutex<Option<ChildStdin>>>,
+    reader: LineReader<ChildStdout>,
+    stats: Arc<ReadStats>,
+}
+
+/// Starts the server described by `command`.
+///
+/// # Errors
+/// [`SpawnError`] when the program cannot be started.
+pub fn spawn(command: &ServerCommand) -> Result<(ChildTransport, ServerProcess), SpawnError> {
+    let mut process = Command::new(&command.command);
+    process
+        .args(&command.args)
+        .envs(&command.env)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .process_group(0)
+        .kill_on_drop(true);
+    if let Some(cwd) = &command.cwd {
+        process.current_dir(cwd);
+    }
+    let mut child = process.spawn().map_err(|source| {
+        if source.kind() == std::io::ErrorKind::NotFound && !command.command.contains('/') {
+            let path = command
+                .env
+                .get("PATH")
+                .cloned()
+                .or_else(|| std::env::var("PATH").ok())
+                .unwrap_or_default();
+            SpawnError::NotFound {
+                command: command.command.clone(),
+                path,
+            }
+        } else {
+            SpawnError::Io {
+                command: command.display(),
+                source,
+            }
+        }
+    })?;
+    let name: Arc<str> = Arc::from(command.name.as_str());
+    let pid = child.id();
+    let stdin = Arc::new(Mutex::new(child.stdin.take()));
+    let stdout = child.stdout.take().ok_or_else(|| SpawnError::Io {
+        command: command.display(),
+        source: std::io::Error::other("stdout was not captured"),
+    })?;
+    let tail = Arc::new(StderrTail::new(STDERR_TAIL_LINES, STDERR_LINE_CAP));
+    if let Some(stderr) = child.stderr.take() {
+        tokio::spawn(stderr::drain(Arc::clone(&name), stderr, Arc::clone(&tail)));
+    }
+    let (exit_tx, exit_rx) = watch::channel(None);
+    tokio::spawn(async move {
+        // The reaper owns the child: no zombie stays behind, and the exit is known at once.
+        let exit = match child.wait().await {
+            Ok(status) => Exit::from(status),
+            Err(err) => Exit {
+                status: format!("unknown ({err})"),
+                success: false,
+            },
+        };
+        let _ = exit_tx.send(Some(exit));
+    });
+    let stats = Arc::new(ReadStats::default());
+    let transport = ChildTransport {
+        name: Arc::clone(&name),
+        stdin: Arc::clone(&stdin),
+        reader: LineReader::new(stdout, command.max_line),
+        stats: Arc::clone(&stats),
+    };
+    let process = ServerProcess {
+        name,
+        command: command.display(),
+        pid,
+        stdin,
+        stderr: tail,
+        stats,
+        exit: exit_rx,
+    };
+    Ok((transport, process))
+}
+
+impl ChildTransport {
+    /// Turns one stdout line into a message, or reports and drops it.
+    fn decode(&self, mut bytes: Vec<u8>) -> Option<RxJsonRpcMessage<RoleClient>> {
+        if bytes.last() == Some(&b'\r') {
+            bytes.pop();
+        }
+        let bytes = bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(&bytes);
+        if bytes.iter().all(u8::is_ascii_whitespace) {
+            return None;
+        }
+        let text = match std::str::from_utf8(bytes) {
+            Ok(text) => Cow::Borrowed(text),
+            Err(_) => {
+                self.stats.invalid_utf8.fetch_add(1, Ordering::Relaxed);
+                warn!(server = %self.name, "stdout line has invalid UTF-8; decoding it lossily");
+                String::from_utf8_lossy(bytes)
+            }
+        };
+        let value: Value = match serde_json::from_str(&text) {
+            Ok(value) => value,
+            Err(_) => return self.drop_line(&self.stats.not_json, "not JSON", &text, None),
+        };
+        if value.get("jsonrpc").and_then(Value::as_str) != Some("2.0") {
+            return self.drop_line(
+                &self.stats.not_jsonrpc,
+                "JSON but not JSON-RPC 2.0",
+                &text,
+                None,
+            );
+        }
+        match serde_json::from_value::<RxJsonRpcMessage<RoleClient>>(value) {
+            Ok(message) => {
+                self.stats.messages.fetch_add(1, Ordering::Relaxed);
+                Some(message)
+            }
+            Err(err) => self.drop_line(
+                &self.stats.invalid_message,
+                "not a valid MCP message",
+                &text,
+                Some(&err.to_string()),
+            ),
+        }
+    }
+
+    fn drop_line(
+        &self,
+        counter: &AtomicU64,
+        kind: &'static str,
+        text: &str,
+        reason: Option<&str>,
+    ) -> Option<RxJsonRpcMessage<RoleClient>> {
+        counter.fetch_add(1, Ordering::Relaxed);
+        error!(
+            server = %self.name,
+            kind,
+            reason = reason.unwrap_or(""),
+            line = %preview(text.as_bytes(), 200),
+            "dropped a stdout line that is not an MCP message (the server must log to stderr, not stdout)"
+        );
+        None
+    }
+}
+
+/// An escaped, truncated preview of a line for logs: `"{\"a\":1}…" (17 bytes)`.
+pub fn preview(bytes: &[u8], max_chars: usize) -> String {
+    let text = String::from_utf8_lossy(bytes);
+    let mut shown: String = text
+        .chars()
+        .take(max_chars)
+        .collect::<String>()
+        .escape_debug()
+        .to_string();
+    if text.chars().count() > max_chars {
+        shown.push('…');
+    }
+    format!("\"{shown}\" ({} bytes)", bytes.len())
+}
+
+impl rmcp::transport::Transport<RoleClient> for ChildTransport {
+    type Error = std::io::Error;
+
+    fn name() -> Cow<'static, str> {
+        "mcp-client stdio".into()
+    }
+
+    fn send(
+        &mut self,
+        item: TxJsonRpcMessage<RoleClient>,
+    ) -> impl Future<Output = Result<(), Self::Error>> + Send + 'static {
+        let stdin = Arc::clone(&self.stdin);
+        let name = Arc::clone(&self.name);
+        async move {
+            let mut line = serde_json::to_vec(&item).map_err(std::io::Error::other)?;
+            line.push(b'\n');
+            let mut stdin = stdin.lock().await;
+            let Some(pipe) = stdin.as_mut() else {
+                return Err(std::io::Error::new(
+                    std::io::ErrorKind::BrokenPipe,
+                    format!("stdin of `{name}` is closed"),
+                ));
+            };
+            pipe.write_all(&line).await?;
+            pipe.flush().await
+        }
+    }
+
+    fn receive(&mut self) -> impl Future<Output = Option<RxJsonRpcMessage<RoleClient>>> + Send {
+        async move {
+            loop {
+                match self.reader.next_line().await {
+                    Ok(Some(Line::Complete(bytes))) => {
+                        if let Some(message) = self.decode(bytes) {
+                            return Some(message);
+                        }
+                    }
+                    Ok(Some(Line::Oversized { len, head })) => {
+                        self.stats.oversized.fetch_add(1, Ordering::Relaxed);
+                        error!(
+                            server = %self.name,
+                            kind = "line over the size limit",
+                            len,
+                            line = %preview(&head, 200),
+                            "dropped a stdout line longer than the limit (see max_line)"
+                        );
+                    }
+                    Ok(None) => return None,
+                    Err(err) => {
+                        warn!(server = %self.name, error = %err, "reading stdout failed");
+                        return None;
+                    }
+                }
+            }
+        }
+    }
+
+    fn close(&mut self) -> impl Future<Output = Result<(), Self::Error>> + Send {
+        let stdin = Arc::clone(&self.stdin);
+        async move {
+            stdin.lock().await.take();
+            Ok(())
+        }
+    }
+}
