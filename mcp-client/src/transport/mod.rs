@@ -467,30 +467,28 @@ impl rmcp::transport::Transport<RoleClient> for ChildTransport {
         }
     }
 
-    fn receive(&mut self) -> impl Future<Output = Option<RxJsonRpcMessage<RoleClient>>> + Send {
-        async move {
-            loop {
-                match self.reader.next_line().await {
-                    Ok(Some(Line::Complete(bytes))) => {
-                        if let Some(message) = self.decode(bytes) {
-                            return Some(message);
-                        }
+    async fn receive(&mut self) -> Option<RxJsonRpcMessage<RoleClient>> {
+        loop {
+            match self.reader.next_line().await {
+                Ok(Some(Line::Complete(bytes))) => {
+                    if let Some(message) = self.decode(bytes) {
+                        return Some(message);
                     }
-                    Ok(Some(Line::Oversized { len, head })) => {
-                        self.stats.oversized.fetch_add(1, Ordering::Relaxed);
-                        error!(
-                            server = %self.name,
-                            kind = "line over the size limit",
-                            len,
-                            line = %preview(&head, 200),
-                            "dropped a stdout line longer than the limit (see max_line)"
-                        );
-                    }
-                    Ok(None) => return None,
-                    Err(err) => {
-                        warn!(server = %self.name, error = %err, "reading stdout failed");
-                        return None;
-                    }
+                }
+                Ok(Some(Line::Oversized { len, head })) => {
+                    self.stats.oversized.fetch_add(1, Ordering::Relaxed);
+                    error!(
+                        server = %self.name,
+                        kind = "line over the size limit",
+                        len,
+                        line = %preview(&head, 200),
+                        "dropped a stdout line longer than the limit (see max_line)"
+                    );
+                }
+                Ok(None) => return None,
+                Err(err) => {
+                    warn!(server = %self.name, error = %err, "reading stdout failed");
+                    return None;
                 }
             }
         }
