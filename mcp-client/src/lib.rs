@@ -2,11 +2,17 @@
 //! whatever they do.
 //!
 //! ```text
-//! host ──▶ connection (config, retry, restart) ──▶ transport (spawn, line reader, stderr) ──▶ server
+//! host ──▶ connection (config, retry, restart, timeouts) ──▶ transport (spawn, line reader,
+//!          stderr tail, shutdown) ──stdin/stdout──▶ MCP server
 //! ```
 //!
 //! # Layout
+//! - [`connection`]: `mcpServers` configuration, connect with retry, crash restart, requests
+//!   with timeouts, clean shutdown.
 //! - [`transport`]: our rmcp `Transport<RoleClient>` over a spawned child process.
-#![allow(clippy::module_name_repetitions)]
 
+pub mod connection;
 pub mod transport;
+
+pub use connection::{ClientError, ServerConfig, ServerConnection};
+pub use transport::ServerCommand;

@@ -1,0 +1,537 @@
+//! Connections to MCP servers: connect with retry, restart after a crash, time out requests,
+//! and shut down cleanly. Every failure says which server, what happened, its exit status and
+//! the last lines of its stderr.
+//!
+//! Locks are never held across an MCP request (one held lock would serialise parallel calls):
+//! a call clones the live session's handles out of the lock and then awaits.
+
+pub mod config;
+mod handler;
+pub mod retry;
+
+use std::{
+    fmt,
+    sync::Arc,
+    time::{Duration, Instant},
+};
+
+use rmcp::{
+    ServiceExt as _,
+    model::{CallToolRequestParams, CallToolResult, JsonObject, RequestMetaObject, Tool},
+    service::{Peer, RoleClient, RunningService, ServiceError},
+};
+use tokio::sync::Mutex;
+use tracing::{info, warn};
+
+pub use config::{ConfigError, ServerConfig};
+pub use handler::{HostHandler, PINNED_PROTOCOL_VERSION, Progress, ProgressFn};
+pub use retry::RetryPolicy;
+
+use crate::transport::{self, ServerProcess, SpawnError};
+
+/// Shortest wait before restarting a crashed server; doubled per failure up to the longest.
+const RESTART_BACKOFF_MIN: Duration = Duration::from_secs(1);
+const RESTART_BACKOFF_MAX: Duration = Duration::from_secs(30);
+/// How long to wait for a dying server's exit status before reporting without it.
+const EXIT_GRACE: Duration = Duration::from_millis(500);
+
+/// What went wrong talking to a server, with what is known about the server's end.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Failure {
+    /// The server's name.
+    pub server: String,
+    /// What failed.
+    pub reason: String,
+    /// How the process ended, if it did.
+    pub exit: Option<String>,
+    /// The last lines of its stderr.
+    pub stderr: Vec<String>,
+    /// What to check.
+    pub hint: Option<String>,
+}
+
+impl fmt::Display for Failure {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "server `{}`: {}", self.server, self.reason)?;
+        if let Some(exit) = &self.exit {
+            write!(f, "\n  process: {exit}")?;
+        }
+        if !self.stderr.is_empty() {
+            write!(f, "\n  stderr (last {} lines):", self.stderr.len())?;
+            for line in &self.stderr {
+                write!(f, "\n    {line}")?;
+            }
+        }
+        if let Some(hint) = &self.hint {
+            write!(f, "\n  check: {hint}")?;
+        }
+        Ok(())
+    }
+}
+
+/// An error of the connection layer.
+#[derive(Debug, Clone, thiserror::Error)]
+#[non_exhaustive]
+pub enum ClientError {
+    /// Every connection attempt failed (spec 003: "MCP connection failed after 3 attempts").
+    #[error("MCP connection failed after {attempts} attempt{}: {failure}", if *.attempts == 1 { "" } else { "s" })]
+    ConnectFailed {
+        /// Attempts made.
+        attempts: u32,
+        /// The last attempt's failure.
+        failure: Failure,
+    },
+    /// The server died while a request was in flight (or before it could be sent).
+    #[error("MCP server died during `{method}`: {failure}")]
+    ServerDied {
+        /// The request.
+        method: String,
+        /// What is known about the death.
+        failure: Failure,
+    },
+    /// No answer in time; the request was cancelled with `notifications/cancelled`.
+    #[error(
+        "MCP server `{server}` did not answer `{method}` within {timeout:?}; the request was cancelled (see timeouts.call)"
+    )]
+    Timeout {
+        /// The server.
+        server: String,
+        /// The request.
+        method: String,
+        /// The timeout.
+        timeout: Duration,
+    },
+    /// The server crashed and is waiting to be restarted.
+    #[error("MCP server `{server}` is down ({last}); restarting it in {retry_in:?}")]
+    BackingOff {
+        /// The server.
+        server: String,
+        /// Time until the next restart attempt.
+        retry_in: Duration,
+        /// Why it is down.
+        last: String,
+    },
+    /// The server answered with a JSON-RPC error.
+    #[error("MCP server `{server}` refused `{method}`: {message}")]
+    Refused {
+        /// The server.
+        server: String,
+        /// The request.
+        method: String,
+        /// The server's error.
+        message: String,
+    },
+}
+
+impl ClientError {
+    /// Whether the same request may succeed later without anyone changing anything.
+    pub fn is_retryable(&self) -> bool {
+        matches!(
+            self,
+            Self::ServerDied { .. } | Self::Timeout { .. } | Self::BackingOff { .. }
+        )
+    }
+}
+
+/// A live session with a server.
+struct Live {
+    peer: Peer<RoleClient>,
+    service: Mutex<Option<RunningService<RoleClient, HostHandler>>>,
+    handler: HostHandler,
+    process: Arc<ServerProcess>,
+    info: SessionInfo,
+    tools: std::sync::RwLock<Vec<Tool>>,
+}
+
+/// What the handshake told us.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SessionInfo {
+    /// Protocol version agreed.
+    pub protocol_version: String,
+    /// The server's name and version.
+    pub server: String,
+    /// Time from spawn to an answered `initialize`.
+    pub init_time: Duration,
+    /// Process id.
+    pub pid: Option<u32>,
+}
+
+enum State {
+    Idle,
+    Live(Arc<Live>),
+    Down {
+        since: Instant,
+        failures: u32,
+        reason: String,
+    },
+}
+
+/// A connection to one configured server, restarted on demand after a crash.
+pub struct ServerConnection {
+    config: ServerConfig,
+    state: Mutex<State>,
+}
+
+impl ServerConnection {
+    /// A connection (not yet started) to the server `config` describes.
+    pub fn new(config: ServerConfig) -> Self {
+        Self {
+            config,
+            state: Mutex::new(State::Idle),
+        }
+    }
+
+    /// The server's configuration.
+    pub fn config(&self) -> &ServerConfig {
+        &self.config
+    }
+
+    /// The server's name.
+    pub fn name(&self) -> &str {
+        self.config.name()
+    }
+
+    /// Connects with the retry policy (3 attempts, 0/2/4 s by default).
+    ///
+    /// # Errors
+    /// [`ClientError::ConnectFailed`] with the last attempt's failure.
+    pub async fn connect(&self) -> Result<SessionInfo, ClientError> {
+        let mut state = self.state.lock().await;
+        if let State::Live(live) = &*state
+            && live.process.exit().is_none()
+        {
+            return Ok(live.info.clone());
+        }
+        let result = self
+            .config
+            .retry
+            .run(self.name(), |_| connect_once(&self.config))
+            .await;
+        match result {
+            Ok(live) => {
+                let info = live.info.clone();
+                *state = State::Live(Arc::new(live));
+                Ok(info)
+            }
+            Err((failure, attempts)) => {
+                *state = State::Down {
+                    since: Instant::now(),
+                    failures: 1,
+                    reason: failure.reason.clone(),
+                };
+                Err(ClientError::ConnectFailed { attempts, failure })
+            }
+        }
+    }
+
+    /// The session info, when connected.
+    pub async fn session(&self) -> Option<SessionInfo> {
+        match &*self.state.lock().await {
+            State::Live(live) => Some(live.info.clone()),
+            _ => None,
+        }
+    }
+
+    /// The live server process, when connected (stderr tail, counters, exit).
+    pub async fn process(&self) -> Option<Arc<ServerProcess>> {
+        match &*self.state.lock().await {
+            State::Live(live) => Some(Arc::clone(&live.process)),
+            _ => None,
+        }
+    }
+
+    /// The server's tools, listed again when it announced a change.
+    ///
+    /// # Errors
+    /// As [`ServerConnection::call_tool`].
+    pub async fn tools(&self) -> Result<Vec<Tool>, ClientError> {
+        let live = self.live().await?;
+        if live.handler.take_tools_changed() {
+            let tools = request(
+                &live,
+                self.config.call_timeout,
+                "tools/list",
+                live.peer.list_all_tools(),
+            )
+            .await?;
+            *live
+                .tools
+                .write()
+                .unwrap_or_else(std::sync::PoisonError::into_inner) = tools;
+        }
+        Ok(live
+            .tools
+            .read()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .clone())
+    }
+
+    /// Calls a tool, restarting the server first if it had crashed (with backoff).
+    ///
+    /// # Errors
+    /// Timeouts (the request is cancelled), a server that died (with its exit status and
+    /// stderr), a server backing off after crashes, or a JSON-RPC error from the server.
+    pub async fn call_tool(
+        &self,
+        name: &str,
+        arguments: JsonObject,
+    ) -> Result<CallToolResult, ClientError> {
+        self.call_tool_with_progress(name, arguments, None).await
+    }
+
+    /// [`ServerConnection::call_tool`], with progress notifications sent to `progress`.
+    ///
+    /// # Errors
+    /// As [`ServerConnection::call_tool`].
+    pub async fn call_tool_with_progress(
+        &self,
+        name: &str,
+        arguments: JsonObject,
+        progress: Option<ProgressFn>,
+    ) -> Result<CallToolResult, ClientError> {
+        let live = self.live().await?;
+        let mut params = CallToolRequestParams::new(name.to_owned()).with_arguments(arguments);
+        let _registration = progress.map(|callback| {
+            let (token, guard) = live.handler.track_progress(callback);
+            params.meta = Some(RequestMetaObject::with_progress_token(token));
+            guard
+        });
+        let method = format!("tools/call {name}");
+        let result = request(
+            &live,
+            self.config.call_timeout,
+            &method,
+            live.peer.call_tool(params),
+        )
+        .await;
+        if let Err(ClientError::ServerDied { failure, .. }) = &result {
+            self.mark_down(&live, failure.reason.clone()).await;
+        }
+        result
+    }
+
+    /// Stops the server (close stdin, wait, SIGTERM, SIGKILL) and forgets the session.
+    pub async fn shutdown(&self) {
+        let previous = std::mem::replace(&mut *self.state.lock().await, State::Idle);
+        if let State::Live(live) = previous {
+            if let Some(service) = live.service.lock().await.take() {
+                let _ = service.cancel().await;
+            }
+            let exit = live.process.shutdown().await;
+            info!(server = self.name(), exit = ?exit, "MCP server stopped");
+        }
+    }
+
+    /// The live session, restarting the server if it died and its backoff has passed.
+    async fn live(&self) -> Result<Arc<Live>, ClientError> {
+        let mut state = self.state.lock().await;
+        let failures = match &*state {
+            State::Live(live) => match live.process.exit() {
+                None if !live.peer.is_transport_closed() => return Ok(Arc::clone(live)),
+                exit => {
+                    let reason = exit.map_or_else(
+                        || "its stdout closed".to_owned(),
+                        |exit| format!("it exited ({})", exit.status),
+                    );
+                    warn!(server = self.name(), %reason, "MCP server is gone; restarting it");
+                    0
+                }
+            },
+            State::Down {
+                since,
+                failures,
+                reason,
+            } => {
+                let wait = restart_delay(*failures);
+                let elapsed = since.elapsed();
+                if elapsed < wait {
+                    return Err(ClientError::BackingOff {
+                        server: self.name().to_owned(),
+                        retry_in: wait - elapsed,
+                        last: reason.clone(),
+                    });
+                }
+                *failures
+            }
+            State::Idle => 0,
+        };
+        match connect_once(&self.config).await {
+            Ok(live) => {
+                let live = Arc::new(live);
+                *state = State::Live(Arc::clone(&live));
+                info!(server = self.name(), "MCP server (re)started");
+                Ok(live)
+            }
+            Err(failure) => {
+                *state = State::Down {
+                    since: Instant::now(),
+                    failures: failures + 1,
+                    reason: failure.reason.clone(),
+                };
+                Err(ClientError::ConnectFailed {
+                    attempts: 1,
+                    failure,
+                })
+            }
+        }
+    }
+
+    async fn mark_down(&self, dead: &Arc<Live>, reason: String) {
+        let mut state = self.state.lock().await;
+        if let State::Live(live) = &*state
+            && Arc::ptr_eq(live, dead)
+        {
+            // Restart on the next use without waiting: the first restart after a crash is free.
+            *state = State::Down {
+                since: Instant::now() - RESTART_BACKOFF_MAX,
+                failures: 0,
+                reason,
+            };
+        }
+    }
+}
+
+/// The wait before restart number `failures + 1`.
+fn restart_delay(failures: u32) -> Duration {
+    if failures == 0 {
+        Duration::ZERO
+    } else {
+        RESTART_BACKOFF_MIN
+            .saturating_mul(1 << (failures - 1).min(8))
+            .min(RESTART_BACKOFF_MAX)
+    }
+}
+
+/// Runs one request with a timeout and turns rmcp's errors into ours.
+async fn request<T>(
+    live: &Live,
+    timeout: Duration,
+    method: &str,
+    call: impl Future<Output = Result<T, ServiceError>>,
+) -> Result<T, ClientError> {
+    let server = live.process.name().to_owned();
+    match tokio::time::timeout(timeout, call).await {
+        // Dropping rmcp's request future sends notifications/cancelled.
+        Err(_) => Err(ClientError::Timeout {
+            server,
+            method: method.to_owned(),
+            timeout,
+        }),
+        Ok(Ok(value)) => Ok(value),
+        Ok(Err(ServiceError::McpError(error))) => Err(ClientError::Refused {
+            server,
+            method: method.to_owned(),
+            message: error.message.to_string(),
+        }),
+        Ok(Err(other)) => {
+            let exit = live.process.wait_exit(EXIT_GRACE).await;
+            Err(ClientError::ServerDied {
+                method: method.to_owned(),
+                failure: Failure {
+                    server,
+                    reason: other.to_string(),
+                    exit: exit.map(|e| e.status),
+                    stderr: live.process.stderr().lines(),
+                    hint: None,
+                },
+            })
+        }
+    }
+}
+
+/// One attempt: spawn, `initialize` (bounded by the init timeout), `tools/list`.
+async fn connect_once(config: &ServerConfig) -> Result<Live, Failure> {
+    let name = config.name().to_owned();
+    let started = Instant::now();
+    let (transport, process) = transport::spawn(&config.command).map_err(|err| Failure {
+        server: name.clone(),
+        hint: Some(match &err {
+            SpawnError::NotFound { command, .. } => format!(
+                "is `{command}` installed and on PATH? (or give its full path in `command`)"
+            ),
+            _ => "is `command` an executable file? is `cwd` a directory?".to_owned(),
+        }),
+        reason: err.to_string(),
+        exit: None,
+        stderr: Vec::new(),
+    })?;
+    let process = Arc::new(process);
+    let handler = HostHandler::new(&name);
+    let failure = |reason: String,
+                   exit: Option<String>,
+                   hint: Option<String>,
+                   process: &ServerProcess| Failure {
+        server: name.clone(),
+        reason,
+        exit,
+        stderr: process.stderr().lines(),
+        hint,
+    };
+    let service = match tokio::time::timeout(config.init_timeout, handler.clone().serve(transport))
+        .await
+    {
+        Ok(Ok(service)) => service,
+        Ok(Err(err)) => {
+            let exit = process.wait_exit(EXIT_GRACE).await;
+            let hint = if exit.is_some() {
+                "the server exited right after starting: its stderr above says why".to_owned()
+            } else {
+                "does the command start an MCP server speaking stdio?".to_owned()
+            };
+            process.shutdown().await;
+            return Err(failure(
+                format!("initialize failed: {err}"),
+                exit.map(|e| e.status),
+                Some(hint),
+                &process,
+            ));
+        }
+        Err(_) => {
+            let exit = process.shutdown().await;
+            return Err(failure(
+                format!("no answer to initialize within {:?}", config.init_timeout),
+                exit.map(|e| e.status),
+                Some("the server may just be slow to start (first npx/uvx runs download packages): raise timeouts.initialize".into()),
+                &process,
+            ));
+        }
+    };
+    let init_time = started.elapsed();
+    let peer = service.peer().clone();
+    let info = SessionInfo {
+        protocol_version: peer
+            .peer_info()
+            .map(|i| i.protocol_version.to_string())
+            .unwrap_or_default(),
+        server: peer
+            .peer_info()
+            .and_then(|i| {
+                i.server_info
+                    .as_ref()
+                    .map(|s| format!("{} {}", s.name, s.version))
+            })
+            .unwrap_or_default(),
+        init_time,
+        pid: process.pid(),
+    };
+    let tools = match tokio::time::timeout(config.call_timeout, peer.list_all_tools()).await {
+        Ok(Ok(tools)) => tools,
+        Ok(Err(err)) => {
+            warn!(server = %name, error = %err, "tools/list failed; the server offers no tools for now");
+            Vec::new()
+        }
+        Err(_) => {
+            warn!(server = %name, timeout = ?config.call_timeout, "tools/list timed out; the server offers no tools for now");
+            Vec::new()
+        }
+    };
+    info!(server = %name, protocol = %info.protocol_version, tools = tools.len(), init = ?init_time, "MCP server connected");
+    Ok(Live {
+        peer,
+        service: Mutex::new(Some(service)),
+        handler,
+        process,
+        info,
+        tools: std::sync::RwLock::new(tools),
+    })
+}

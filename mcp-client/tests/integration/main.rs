@@ -1,0 +1,5 @@
+//! mcp-client against misbehaving fake servers (fixtures/fake-servers) and real servers.
+#![allow(clippy::unwrap_used, missing_docs)]
+
+mod harness;
+mod misbehaving;

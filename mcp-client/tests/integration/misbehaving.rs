@@ -1,0 +1,316 @@
+//! Each misbehaviour of a server, with the exact outcome and log or error text.
+
+use std::time::{Duration, Instant};
+
+use mcp_client::{ClientError, ServerConnection};
+use serde_json::json;
+
+use crate::harness::{args, capture_logs, fake, is_running, logs_of, scratch_file};
+
+fn text(result: &rmcp::model::CallToolResult) -> String {
+    result
+        .content
+        .iter()
+        .filter_map(|c| c.as_text().map(|t| t.text.clone()))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+#[tokio::test]
+async fn garbage_lines_between_responses_are_dropped_and_reported() {
+    capture_logs();
+    let server = ServerConnection::new(fake("garbage-srv", &["garbage"]));
+    server.connect().await.unwrap();
+    let result = server
+        .call_tool("echo", args(json!({"message": "hi"})))
+        .await
+        .unwrap();
+    assert_eq!(text(&result), "Echo: hi");
+    let counts = server.process().await.unwrap().counts();
+    // initialize, tools/list and tools/call each came after two garbage lines.
+    assert_eq!(counts.not_json, 6);
+    assert_eq!(counts.dropped(), 6);
+    let logs = logs_of("garbage-srv");
+    let dropped: Vec<&String> = logs
+        .iter()
+        .filter(|l| l.contains("dropped a stdout line"))
+        .collect();
+    assert_eq!(dropped.len(), 6, "{logs:#?}");
+    assert!(
+        dropped[0].contains(r#"kind="not JSON""#)
+            && dropped[0].contains(
+                r#"line="hello from a print() that should have gone to stderr" (52 bytes)"#
+            ),
+        "{}",
+        dropped[0]
+    );
+    server.shutdown().await;
+}
+
+#[tokio::test]
+async fn json_that_is_not_json_rpc_is_dropped_and_never_answered() {
+    capture_logs();
+    let record = scratch_file("stdin.jsonl");
+    let mut config = fake("notrpc-srv", &["notjsonrpc"]);
+    config
+        .command
+        .env
+        .insert("FAKE_RECORD".into(), record.to_string_lossy().into_owned());
+    let server = ServerConnection::new(config);
+    server.connect().await.unwrap();
+    let result = server
+        .call_tool("echo", args(json!({"message": "x"})))
+        .await
+        .unwrap();
+    assert_eq!(text(&result), "Echo: x");
+    assert_eq!(server.process().await.unwrap().counts().not_jsonrpc, 3);
+    server.shutdown().await;
+    let sent = std::fs::read_to_string(&record).unwrap();
+    let methods: Vec<String> = sent
+        .lines()
+        .map(|line| {
+            serde_json::from_str::<serde_json::Value>(line).unwrap()["method"]
+                .as_str()
+                .unwrap_or("<response>")
+                .to_owned()
+        })
+        .collect();
+    assert_eq!(
+        methods,
+        [
+            "initialize",
+            "notifications/initialized",
+            "tools/list",
+            "tools/call"
+        ],
+        "nothing written back about the garbage"
+    );
+    assert!(
+        logs_of("notrpc-srv")
+            .iter()
+            .any(|l| l.contains(r#"kind="JSON but not JSON-RPC 2.0""#))
+    );
+    let _ = std::fs::remove_file(record);
+}
+
+#[tokio::test]
+async fn a_17_mib_line_is_skipped_and_the_session_continues() {
+    capture_logs();
+    let server = ServerConnection::new(fake("huge-srv", &["huge"]));
+    server.connect().await.unwrap();
+    let result = server
+        .call_tool("echo", args(json!({"message": "after"})))
+        .await
+        .unwrap();
+    assert_eq!(text(&result), "Echo: after");
+    assert_eq!(
+        server.tools().await.unwrap().len(),
+        6,
+        "tools/list answered after the huge line"
+    );
+    assert_eq!(server.process().await.unwrap().counts().oversized, 1);
+    let logs = logs_of("huge-srv");
+    let line = logs
+        .iter()
+        .find(|l| l.contains("longer than the limit"))
+        .unwrap();
+    assert!(line.contains("len=17825792"), "{line}");
+    server.shutdown().await;
+}
+
+#[tokio::test]
+async fn invalid_utf8_inside_a_response_is_decoded_lossily_not_lost() {
+    capture_logs();
+    let server = ServerConnection::new(fake("utf8-srv", &["clean"]));
+    server.connect().await.unwrap();
+    let result = server.call_tool("badutf8", args(json!({}))).await.unwrap();
+    assert_eq!(text(&result), "café \u{FFFD}");
+    assert_eq!(server.process().await.unwrap().counts().invalid_utf8, 1);
+    assert!(
+        logs_of("utf8-srv")
+            .iter()
+            .any(|l| l.contains("invalid UTF-8; decoding it lossily"))
+    );
+    server.shutdown().await;
+}
+
+#[tokio::test]
+async fn a_slow_start_beyond_the_init_timeout_fails_with_a_hint_and_within_it_succeeds() {
+    capture_logs();
+    let mut config = fake("slow-srv", &["slowstart", "2"]);
+    config.init_timeout = Duration::from_millis(500);
+    let err = ServerConnection::new(config.clone())
+        .connect()
+        .await
+        .unwrap_err();
+    let text = err.to_string();
+    assert!(text.starts_with("MCP connection failed after 1 attempt: server `slow-srv`: no answer to initialize within 500ms"), "{text}");
+    assert!(text.ends_with("check: the server may just be slow to start (first npx/uvx runs download packages): raise timeouts.initialize"), "{text}");
+    config.init_timeout = Duration::from_secs(10);
+    let server = ServerConnection::new(config);
+    let info = server.connect().await.unwrap();
+    assert!(info.init_time >= Duration::from_secs(2));
+    server.shutdown().await;
+}
+
+#[tokio::test]
+async fn a_server_that_exits_at_once_is_reported_with_status_and_stderr() {
+    capture_logs();
+    let err = ServerConnection::new(fake("exit-srv", &["exit"]))
+        .connect()
+        .await
+        .unwrap_err();
+    let ClientError::ConnectFailed { attempts, failure } = &err else {
+        panic!("{err:?}")
+    };
+    assert_eq!(*attempts, 1);
+    assert_eq!(failure.exit.as_deref(), Some("exit status: 2"));
+    assert_eq!(failure.stderr, ["config error: missing TOKEN"]);
+    let text = err.to_string();
+    assert!(
+        text.starts_with(
+            "MCP connection failed after 1 attempt: server `exit-srv`: initialize failed: "
+        ),
+        "{text}"
+    );
+    assert!(
+        text.ends_with(
+            "\n  process: exit status: 2\n  stderr (last 1 lines):\n    config error: missing TOKEN\n  check: the server exited right after starting: its stderr above says why"
+        ),
+        "{text}"
+    );
+}
+
+#[tokio::test]
+async fn a_missing_command_names_the_path_searched() {
+    let mut config = fake("nocmd-srv", &[]);
+    config.command.command = "no-such-mcp-server-xyz".into();
+    config
+        .command
+        .env
+        .insert("PATH".into(), "/nowhere:/also/nowhere".into());
+    let err = ServerConnection::new(config).connect().await.unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "MCP connection failed after 1 attempt: server `nocmd-srv`: command `no-such-mcp-server-xyz` not found (searched PATH=/nowhere:/also/nowhere)\n  check: is `no-such-mcp-server-xyz` installed and on PATH? (or give its full path in `command`)"
+    );
+}
+
+#[tokio::test]
+async fn a_crash_mid_call_fails_at_once_with_exit_status_and_the_next_call_restarts() {
+    capture_logs();
+    let server = ServerConnection::new(fake("crash-srv", &["clean"]));
+    let first = server.connect().await.unwrap();
+    let started = Instant::now();
+    let err = server
+        .call_tool("crash", args(json!({})))
+        .await
+        .unwrap_err();
+    assert!(
+        started.elapsed() < Duration::from_secs(3),
+        "failed at once, not after a timeout"
+    );
+    let ClientError::ServerDied { method, failure } = &err else {
+        panic!("{err:?}")
+    };
+    assert_eq!(method, "tools/call crash");
+    assert_eq!(failure.exit.as_deref(), Some("exit status: 3"));
+    assert_eq!(
+        failure.stderr,
+        ["fatal: simulated crash in the middle of a call"]
+    );
+    assert!(err.is_retryable());
+    assert!(!is_running(first.pid.unwrap()));
+
+    let result = server
+        .call_tool("echo", args(json!({"message": "back"})))
+        .await
+        .unwrap();
+    assert_eq!(text(&result), "Echo: back");
+    let second = server.session().await.unwrap();
+    assert_ne!(first.pid, second.pid, "a new process");
+    server.shutdown().await;
+    assert!(!is_running(second.pid.unwrap()));
+}
+
+#[tokio::test]
+async fn a_call_that_never_answers_times_out_and_is_cancelled() {
+    capture_logs();
+    let record = scratch_file("hang.jsonl");
+    let mut config = fake("hang-srv", &["clean"]);
+    config.call_timeout = Duration::from_millis(400);
+    config
+        .command
+        .env
+        .insert("FAKE_RECORD".into(), record.to_string_lossy().into_owned());
+    let server = ServerConnection::new(config);
+    server.connect().await.unwrap();
+    let err = server.call_tool("hang", args(json!({}))).await.unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "MCP server `hang-srv` did not answer `tools/call hang` within 400ms; the request was cancelled (see timeouts.call)"
+    );
+    // The session goes on.
+    let result = server
+        .call_tool("echo", args(json!({"message": "still here"})))
+        .await
+        .unwrap();
+    assert_eq!(text(&result), "Echo: still here");
+    server.shutdown().await;
+    let sent = std::fs::read_to_string(&record).unwrap();
+    assert!(sent.contains("\"notifications/cancelled\""), "{sent}");
+    let _ = std::fs::remove_file(record);
+}
+
+#[tokio::test]
+async fn a_stderr_flood_larger_than_the_pipe_does_not_block_the_server() {
+    capture_logs();
+    let server = ServerConnection::new(fake("flood-srv", &["stderrflood"]));
+    server.connect().await.unwrap();
+    let result = server
+        .call_tool("echo", args(json!({"message": "ok"})))
+        .await
+        .unwrap();
+    assert_eq!(text(&result), "Echo: ok");
+    let process = server.process().await.unwrap();
+    assert_eq!(process.stderr().total(), 4096);
+    let tail = process.stderr().lines();
+    assert_eq!(tail.len(), 40);
+    assert!(tail[39].starts_with("flood line 4095 "), "{}", tail[39]);
+    server.shutdown().await;
+}
+
+#[tokio::test]
+async fn tools_list_changed_triggers_rediscovery() {
+    let server = ServerConnection::new(fake("notify-srv", &["clean"]));
+    server.connect().await.unwrap();
+    assert_eq!(server.tools().await.unwrap().len(), 6);
+    server.call_tool("notify", args(json!({}))).await.unwrap();
+    let names: Vec<String> = server
+        .tools()
+        .await
+        .unwrap()
+        .iter()
+        .map(|t| t.name.to_string())
+        .collect();
+    assert!(names.contains(&"added".to_owned()), "{names:?}");
+    server.shutdown().await;
+}
+
+#[tokio::test]
+async fn shutdown_and_drop_leave_no_process_behind() {
+    let server = ServerConnection::new(fake("reap-srv", &["clean"]));
+    let pid = server.connect().await.unwrap().pid.unwrap();
+    assert!(is_running(pid));
+    server.shutdown().await;
+    assert!(!is_running(pid));
+
+    let server = ServerConnection::new(fake("drop-srv", &["clean"]));
+    let pid = server.connect().await.unwrap().pid.unwrap();
+    drop(server);
+    let deadline = Instant::now() + Duration::from_secs(3);
+    while is_running(pid) && Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    assert!(!is_running(pid), "dropping the connection kills the server");
+}
