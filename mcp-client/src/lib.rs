@@ -7,12 +7,18 @@
 //! ```
 //!
 //! # Layout
+//! - [`tools`]: the servers' tools for models: safe unique names, argument normalization.
 //! - [`connection`]: `mcpServers` configuration, connect with retry, crash restart, requests
 //!   with timeouts, clean shutdown.
 //! - [`transport`]: our rmcp `Transport<RoleClient>` over a spawned child process.
 
 pub mod connection;
+pub mod tools;
 pub mod transport;
 
-pub use connection::{ClientError, ServerConfig, ServerConnection};
+pub use connection::{
+    ClientError, ServerConfig, ServerConnection,
+    pool::{ConnectReport, ServerPool},
+};
+pub use tools::{McpTools, Normalizer};
 pub use transport::ServerCommand;

@@ -7,6 +7,7 @@
 
 pub mod config;
 mod handler;
+pub mod pool;
 pub mod retry;
 
 use std::{

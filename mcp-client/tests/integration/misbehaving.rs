@@ -105,7 +105,7 @@ async fn a_17_mib_line_is_skipped_and_the_session_continues() {
     assert_eq!(text(&result), "Echo: after");
     assert_eq!(
         server.tools().await.unwrap().len(),
-        6,
+        8,
         "tools/list answered after the huge line"
     );
     assert_eq!(server.process().await.unwrap().counts().oversized, 1);
@@ -284,7 +284,7 @@ async fn a_stderr_flood_larger_than_the_pipe_does_not_block_the_server() {
 async fn tools_list_changed_triggers_rediscovery() {
     let server = ServerConnection::new(fake("notify-srv", &["clean"]));
     server.connect().await.unwrap();
-    assert_eq!(server.tools().await.unwrap().len(), 6);
+    assert_eq!(server.tools().await.unwrap().len(), 8);
     server.call_tool("notify", args(json!({}))).await.unwrap();
     let names: Vec<String> = server
         .tools()
@@ -313,4 +313,125 @@ async fn shutdown_and_drop_leave_no_process_behind() {
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
     assert!(!is_running(pid), "dropping the connection kills the server");
+}
+
+#[tokio::test]
+async fn shutdown_escalates_to_sigkill_for_the_whole_process_group() {
+    capture_logs();
+    let server = ServerConnection::new(fake("stubborn-srv", &["stubborn"]));
+    let pid = server.connect().await.unwrap().pid.unwrap();
+    let process = server.process().await.unwrap();
+    let grandchild: u32 = process
+        .stderr()
+        .lines()
+        .iter()
+        .find_map(|l| {
+            l.strip_prefix("grandchild pid ")
+                .map(|p| p.parse().unwrap())
+        })
+        .unwrap();
+    assert!(is_running(grandchild));
+    let started = Instant::now();
+    let exit = process.shutdown().await.unwrap();
+    assert_eq!(exit.status, "signal: 9 (SIGKILL)");
+    assert!(
+        started.elapsed() >= Duration::from_secs(4),
+        "waited after closing stdin and after SIGTERM"
+    );
+    assert!(!is_running(pid));
+    let deadline = Instant::now() + Duration::from_secs(2);
+    while is_running(grandchild) && Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    assert!(
+        !is_running(grandchild),
+        "the grandchild went with its group"
+    );
+    server.shutdown().await;
+}
+
+#[tokio::test]
+async fn a_server_that_keeps_failing_is_not_restarted_in_a_tight_loop() {
+    capture_logs();
+    let server = ServerConnection::new(fake("flaky-srv", &["exit"]));
+    assert!(matches!(
+        server.connect().await,
+        Err(ClientError::ConnectFailed { .. })
+    ));
+    let err = server
+        .call_tool("echo", args(json!({"message": "x"})))
+        .await
+        .unwrap_err();
+    let ClientError::BackingOff { retry_in, last, .. } = &err else {
+        panic!("{err:?}")
+    };
+    assert!(*retry_in <= Duration::from_secs(1));
+    assert!(last.starts_with("initialize failed"), "{last}");
+    assert!(
+        err.to_string()
+            .starts_with("MCP server `flaky-srv` is down (initialize failed"),
+        "{err}"
+    );
+    tokio::time::sleep(*retry_in).await;
+    let err = server
+        .call_tool("echo", args(json!({"message": "x"})))
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(err, ClientError::ConnectFailed { attempts: 1, .. }),
+        "{err:?}"
+    );
+    let err = server
+        .call_tool("echo", args(json!({"message": "x"})))
+        .await
+        .unwrap_err();
+    let ClientError::BackingOff { retry_in, .. } = &err else {
+        panic!("{err:?}")
+    };
+    assert!(
+        *retry_in > Duration::from_secs(1),
+        "the wait doubled: {retry_in:?}"
+    );
+}
+
+#[tokio::test]
+async fn servers_that_only_speak_an_older_protocol_work() {
+    let server = ServerConnection::new(fake("old-srv", &["oldversion"]));
+    let info = server.connect().await.unwrap();
+    assert_eq!(info.protocol_version, "2024-11-05");
+    let result = server
+        .call_tool("echo", args(json!({"message": "old"})))
+        .await
+        .unwrap();
+    assert_eq!(text(&result), "Echo: old");
+    server.shutdown().await;
+}
+
+#[tokio::test]
+async fn progress_notifications_reach_the_callers_callback() {
+    let server = ServerConnection::new(fake("progress-srv", &["clean"]));
+    server.connect().await.unwrap();
+    let seen = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    let sink = std::sync::Arc::clone(&seen);
+    let callback: mcp_client::connection::ProgressFn =
+        std::sync::Arc::new(move |p| sink.lock().unwrap().push(p));
+    let result = server
+        .call_tool_with_progress("progress", args(json!({})), Some(callback))
+        .await
+        .unwrap();
+    assert_eq!(text(&result), "progressed");
+    let seen = seen.lock().unwrap().clone();
+    let steps: Vec<(f64, Option<f64>, Option<String>)> = seen
+        .iter()
+        .map(|p| (p.progress, p.total, p.message.clone()))
+        .collect();
+    assert_eq!(
+        steps,
+        [
+            (1.0, Some(3.0), Some("step 1".into())),
+            (2.0, Some(3.0), Some("step 2".into())),
+            (3.0, Some(3.0), Some("step 3".into()))
+        ]
+    );
+    server.shutdown().await;
 }

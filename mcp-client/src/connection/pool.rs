@@ -1,0 +1,139 @@
+//! Many servers at once: connected concurrently in the background, so start-up work that does
+//! not need tools never waits, and a report of which servers are down and why (spec 003 "Retry
+//! doesn't block startup", "Clear user-facing error messages").
+
+use std::{collections::BTreeMap, sync::Arc};
+
+use tokio::task::JoinSet;
+use tracing::{error, info, warn};
+
+use super::{ClientError, ServerConfig, ServerConnection, SessionInfo};
+
+/// What connecting all servers gave.
+#[derive(Debug, Clone, Default)]
+pub struct ConnectReport {
+    /// Servers that connected, by name.
+    pub connected: BTreeMap<String, SessionInfo>,
+    /// Servers that did not, with why.
+    pub failed: BTreeMap<String, ClientError>,
+    /// Servers skipped because `disabled` is set.
+    pub disabled: Vec<String>,
+}
+
+impl ConnectReport {
+    /// A summary for people: every failure with its details, then what the host continues with.
+    pub fn summary(&self) -> String {
+        let mut lines = Vec::new();
+        for (name, info) in &self.connected {
+            lines.push(format!(
+                "connected `{name}` ({}, protocol {}, {} ms)",
+                info.server,
+                info.protocol_version,
+                info.init_time.as_millis()
+            ));
+        }
+        for error in self.failed.values() {
+            lines.push(error.to_string());
+        }
+        for name in &self.disabled {
+            lines.push(format!("skipped `{name}` (disabled)"));
+        }
+        if self.connected.is_empty() && !self.failed.is_empty() {
+            lines.push("continuing with local tools only".to_owned());
+        } else if !self.failed.is_empty() {
+            let down: Vec<&str> = self.failed.keys().map(String::as_str).collect();
+            lines.push(format!(
+                "continuing without the tools of {}",
+                down.join(", ")
+            ));
+        }
+        lines.join("\n")
+    }
+}
+
+/// The configured servers.
+#[derive(Clone)]
+pub struct ServerPool {
+    servers: Arc<BTreeMap<String, Arc<ServerConnection>>>,
+}
+
+impl ServerPool {
+    /// A pool of the enabled servers among `configs` (nothing is started yet).
+    pub fn new(configs: Vec<ServerConfig>) -> Self {
+        let servers = configs
+            .into_iter()
+            .map(|config| {
+                (
+                    config.name().to_owned(),
+                    Arc::new(ServerConnection::new(config)),
+                )
+            })
+            .collect();
+        Self {
+            servers: Arc::new(servers),
+        }
+    }
+
+    /// One server's connection.
+    pub fn get(&self, name: &str) -> Option<&Arc<ServerConnection>> {
+        self.servers.get(name)
+    }
+
+    /// Every server's connection, by name.
+    pub fn servers(&self) -> impl Iterator<Item = &Arc<ServerConnection>> {
+        self.servers.values()
+    }
+
+    /// Starts connecting every enabled server concurrently and returns at once; await the
+    /// handle where the tools are needed.
+    pub fn start(&self) -> tokio::task::JoinHandle<ConnectReport> {
+        let pool = self.clone();
+        tokio::spawn(async move { pool.connect_all().await })
+    }
+
+    /// Connects every enabled server concurrently (each with its retry policy).
+    pub async fn connect_all(&self) -> ConnectReport {
+        let mut report = ConnectReport::default();
+        let mut attempts = JoinSet::new();
+        for server in self.servers.values() {
+            if server.config().disabled {
+                report.disabled.push(server.name().to_owned());
+                continue;
+            }
+            let server = Arc::clone(server);
+            attempts.spawn(async move { (server.name().to_owned(), server.connect().await) });
+        }
+        while let Some(joined) = attempts.join_next().await {
+            match joined {
+                Ok((name, Ok(info))) => {
+                    report.connected.insert(name, info);
+                }
+                Ok((name, Err(err))) => {
+                    error!(server = %name, "{err}");
+                    report.failed.insert(name, err);
+                }
+                Err(err) => warn!(error = %err, "a connection task failed"),
+            }
+        }
+        if report.connected.is_empty() && !report.failed.is_empty() {
+            warn!("no MCP server connected: continuing with local tools only");
+        } else {
+            info!(
+                connected = report.connected.len(),
+                failed = report.failed.len(),
+                "MCP servers started"
+            );
+        }
+        report
+    }
+
+    /// Stops every server concurrently.
+    pub async fn shutdown(&self) {
+        let mut stops = JoinSet::new();
+        for server in self.servers.values() {
+            let server = Arc::clone(server);
+            stops.spawn(async move { server.shutdown().await });
+        }
+        while stops.join_next().await.is_some() {}
+    }
+}
