@@ -1,1 +1,7 @@
-//! MCP conformance checker and interop tests. Not implemented yet: see the README.
+//! MCP conformance and interop testing.
+//!
+//! # Layout
+//! - [`peers`]: locating our binaries and installing the third-party peers the tests run
+//!   against (npm and PyPI packages, pinned, into `target/peers/`).
+
+pub mod peers;

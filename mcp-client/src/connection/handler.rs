@@ -2,18 +2,18 @@
 //! version), progress routing, and `tools/list_changed`.
 
 use std::{
-    collections::HashMap,
+    collections::{HashMap, VecDeque},
     sync::{
         Arc, Mutex, PoisonError,
-        atomic::{AtomicBool, AtomicI64, Ordering},
+        atomic::{AtomicBool, Ordering},
     },
 };
 
 use rmcp::{
     ClientHandler,
     model::{
-        ClientCapabilities, ClientConfig, Implementation, NumberOrString,
-        ProgressNotificationParam, ProgressToken, ProtocolVersion,
+        ClientCapabilities, ClientConfig, Implementation, ProgressNotificationParam, ProgressToken,
+        ProtocolVersion,
     },
     service::{NotificationContext, RoleClient},
 };
@@ -22,6 +22,9 @@ use tracing::{debug, info};
 /// The protocol version we ask for. rmcp's default asks for 2026-07-28; servers that only
 /// speak older versions answer with theirs, which rmcp accepts.
 pub const PINNED_PROTOCOL_VERSION: ProtocolVersion = ProtocolVersion::V_2025_11_25;
+
+/// Progress notifications kept for a token nobody has registered yet.
+const EARLY_PROGRESS_KEPT: usize = 256;
 
 /// A progress update of one call.
 #[derive(Debug, Clone, PartialEq)]
@@ -37,12 +40,20 @@ pub struct Progress {
 /// Receives the progress of one call.
 pub type ProgressFn = Arc<dyn Fn(Progress) + Send + Sync>;
 
+/// Progress callbacks by token. rmcp picks the token when it sends the request, so a fast
+/// server can report progress before the caller has registered: such early notifications
+/// are kept (bounded) and replayed on registration.
+#[derive(Default)]
+struct ProgressRoutes {
+    callbacks: HashMap<ProgressToken, ProgressFn>,
+    early: VecDeque<(ProgressToken, Progress)>,
+}
+
 /// The rmcp client handler of one connection.
 #[derive(Clone)]
 pub struct HostHandler {
     server: Arc<str>,
-    next_token: Arc<AtomicI64>,
-    progress: Arc<Mutex<HashMap<ProgressToken, ProgressFn>>>,
+    progress: Arc<Mutex<ProgressRoutes>>,
     tools_changed: Arc<AtomicBool>,
 }
 
@@ -51,29 +62,31 @@ impl HostHandler {
     pub fn new(server: &str) -> Self {
         Self {
             server: Arc::from(server),
-            next_token: Arc::new(AtomicI64::new(1)),
             progress: Arc::default(),
             tools_changed: Arc::new(AtomicBool::new(false)),
         }
     }
 
-    /// Registers a progress callback and returns the token to send with the request.
-    /// The registration ends when the returned guard is dropped.
-    pub fn track_progress(&self, callback: ProgressFn) -> (ProgressToken, ProgressGuard) {
-        let token = ProgressToken(NumberOrString::Number(
-            self.next_token.fetch_add(1, Ordering::Relaxed),
-        ));
-        self.progress
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .insert(token.clone(), callback);
-        (
-            token.clone(),
-            ProgressGuard {
-                token,
-                progress: Arc::clone(&self.progress),
-            },
-        )
+    /// Sends the progress of the request with `token` to `callback` (including any that
+    /// arrived already), until the returned guard is dropped.
+    pub fn track_progress(&self, token: ProgressToken, callback: ProgressFn) -> ProgressGuard {
+        let early: Vec<Progress> = {
+            let mut routes = self.progress.lock().unwrap_or_else(PoisonError::into_inner);
+            routes
+                .callbacks
+                .insert(token.clone(), Arc::clone(&callback));
+            let (mine, others): (Vec<_>, Vec<_>) =
+                routes.early.drain(..).partition(|(t, _)| *t == token);
+            routes.early = others.into();
+            mine.into_iter().map(|(_, progress)| progress).collect()
+        };
+        for progress in early {
+            callback(progress);
+        }
+        ProgressGuard {
+            token,
+            progress: Arc::clone(&self.progress),
+        }
     }
 
     /// Whether the server said its tools changed since the last call; clears the flag.
@@ -85,7 +98,7 @@ impl HostHandler {
 /// Unregisters a progress callback when dropped.
 pub struct ProgressGuard {
     token: ProgressToken,
-    progress: Arc<Mutex<HashMap<ProgressToken, ProgressFn>>>,
+    progress: Arc<Mutex<ProgressRoutes>>,
 }
 
 impl Drop for ProgressGuard {
@@ -93,6 +106,7 @@ impl Drop for ProgressGuard {
         self.progress
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
+            .callbacks
             .remove(&self.token);
     }
 }
@@ -111,21 +125,27 @@ impl ClientHandler for HostHandler {
         params: ProgressNotificationParam,
         _context: NotificationContext<RoleClient>,
     ) {
-        let callback = self
-            .progress
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .get(&params.progress_token)
-            .cloned();
-        match callback {
-            Some(callback) => callback(Progress {
-                progress: params.progress,
-                total: params.total,
-                message: params.message,
-            }),
-            None => {
-                debug!(server = %self.server, token = ?params.progress_token, "progress for no waiting call")
+        let progress = Progress {
+            progress: params.progress,
+            total: params.total,
+            message: params.message,
+        };
+        let callback = {
+            let mut routes = self.progress.lock().unwrap_or_else(PoisonError::into_inner);
+            let callback = routes.callbacks.get(&params.progress_token).cloned();
+            if callback.is_none() {
+                debug!(server = %self.server, token = ?params.progress_token, "progress for no registered call (yet)");
+                if routes.early.len() == EARLY_PROGRESS_KEPT {
+                    routes.early.pop_front();
+                }
+                routes
+                    .early
+                    .push_back((params.progress_token, progress.clone()));
             }
+            callback
+        };
+        if let Some(callback) = callback {
+            callback(progress);
         }
     }
 

@@ -18,8 +18,11 @@ use std::{
 
 use rmcp::{
     ServiceExt as _,
-    model::{CallToolRequestParams, CallToolResult, JsonObject, RequestMetaObject, Tool},
-    service::{Peer, RoleClient, RunningService, ServiceError},
+    model::{
+        CallToolRequest, CallToolRequestParams, CallToolResult, ClientRequest, JsonObject,
+        ServerResult, Tool,
+    },
+    service::{Peer, PeerRequestOptions, RoleClient, RunningService, ServiceError},
 };
 use tokio::sync::Mutex;
 use tracing::{info, warn};
@@ -33,6 +36,8 @@ use crate::transport::{self, ServerProcess, SpawnError};
 /// Shortest wait before restarting a crashed server; doubled per failure up to the longest.
 const RESTART_BACKOFF_MIN: Duration = Duration::from_secs(1);
 const RESTART_BACKOFF_MAX: Duration = Duration::from_secs(30);
+/// With progress, a call may run this many times its timeout in total.
+const MAX_TOTAL_FACTOR: u32 = 4;
 /// How long to wait for a dying server's exit status before reporting without it.
 const EXIT_GRACE: Duration = Duration::from_millis(500);
 
@@ -291,20 +296,36 @@ impl ServerConnection {
         progress: Option<ProgressFn>,
     ) -> Result<CallToolResult, ClientError> {
         let live = self.live().await?;
-        let mut params = CallToolRequestParams::new(name.to_owned()).with_arguments(arguments);
-        let _registration = progress.map(|callback| {
-            let (token, guard) = live.handler.track_progress(callback);
-            params.meta = Some(RequestMetaObject::with_progress_token(token));
-            guard
-        });
         let method = format!("tools/call {name}");
-        let result = request(
-            &live,
-            self.config.call_timeout,
-            &method,
-            live.peer.call_tool(params),
-        )
-        .await;
+        let timeout = self.config.call_timeout;
+        let mut options = PeerRequestOptions::no_options();
+        // rmcp times the request out and sends notifications/cancelled for it. Progress resets
+        // the timeout, but never beyond a total of MAX_TOTAL_FACTOR × the timeout.
+        options.timeout = Some(timeout);
+        if progress.is_some() {
+            options.reset_timeout_on_progress = true;
+            options.max_total_timeout = Some(timeout.saturating_mul(MAX_TOTAL_FACTOR));
+        }
+        let params = CallToolRequestParams::new(name.to_owned()).with_arguments(arguments);
+        let request = ClientRequest::CallToolRequest(CallToolRequest::new(params));
+        let result = match live.peer.send_request_with_option(request, options).await {
+            Ok(handle) => {
+                let _registration = progress.map(|callback| {
+                    live.handler
+                        .track_progress(handle.progress_token.clone(), callback)
+                });
+                match handle.await_response().await {
+                    Ok(ServerResult::CallToolResult(result)) => Ok(result),
+                    Ok(other) => Err(ClientError::Refused {
+                        server: self.name().to_owned(),
+                        method: method.clone(),
+                        message: format!("unexpected answer {other:?}"),
+                    }),
+                    Err(err) => Err(service_error(&live, &method, timeout, err).await),
+                }
+            }
+            Err(err) => Err(service_error(&live, &method, timeout, err).await),
+        };
         if let Err(ClientError::ServerDied { failure, .. }) = &result {
             self.mark_down(&live, failure.reason.clone()).await;
         }
@@ -410,23 +431,41 @@ async fn request<T>(
     method: &str,
     call: impl Future<Output = Result<T, ServiceError>>,
 ) -> Result<T, ClientError> {
-    let server = live.process.name().to_owned();
     match tokio::time::timeout(timeout, call).await {
         // Dropping rmcp's request future sends notifications/cancelled.
         Err(_) => Err(ClientError::Timeout {
-            server,
+            server: live.process.name().to_owned(),
             method: method.to_owned(),
             timeout,
         }),
         Ok(Ok(value)) => Ok(value),
-        Ok(Err(ServiceError::McpError(error))) => Err(ClientError::Refused {
+        Ok(Err(err)) => Err(service_error(live, method, timeout, err).await),
+    }
+}
+
+/// Turns an rmcp error into ours; a closed transport becomes the server's death, with its
+/// exit status and stderr once known.
+async fn service_error(
+    live: &Live,
+    method: &str,
+    timeout: Duration,
+    err: ServiceError,
+) -> ClientError {
+    let server = live.process.name().to_owned();
+    match err {
+        ServiceError::Timeout { .. } => ClientError::Timeout {
+            server,
+            method: method.to_owned(),
+            timeout,
+        },
+        ServiceError::McpError(error) => ClientError::Refused {
             server,
             method: method.to_owned(),
             message: error.message.to_string(),
-        }),
-        Ok(Err(other)) => {
+        },
+        other => {
             let exit = live.process.wait_exit(EXIT_GRACE).await;
-            Err(ClientError::ServerDied {
+            ClientError::ServerDied {
                 method: method.to_owned(),
                 failure: Failure {
                     server,
@@ -435,7 +474,7 @@ async fn request<T>(
                     stderr: live.process.stderr().lines(),
                     hint: None,
                 },
-            })
+            }
         }
     }
 }

@@ -1,0 +1,75 @@
+//! mcp-client → the real `zwave-mcp-server --demo` binary.
+
+use std::time::Duration;
+
+use mcp_client::{McpTools, ServerCommand, ServerConfig, ServerPool};
+use protocol_tests::peers::workspace_bin;
+use serde_json::json;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_client_lists_and_calls_the_zwave_tools_with_normalized_arguments() {
+    let binary = workspace_bin("zwave-mcp-server")
+        .to_string_lossy()
+        .into_owned();
+    let mut config = ServerConfig::new(ServerCommand::new("zwave", binary, ["--demo"]));
+    config.init_timeout = Duration::from_secs(20);
+    let pool = ServerPool::new(vec![config]);
+    let report = pool.connect_all().await;
+    assert!(report.failed.is_empty(), "{}", report.summary());
+    assert_eq!(report.connected["zwave"].protocol_version, "2025-11-25");
+    assert_eq!(report.connected["zwave"].server, "zwave-mcp-server 0.1.0");
+
+    let catalog = McpTools::discover(&pool).await;
+    let mut names: Vec<&str> = catalog.all().iter().map(|t| t.name.as_str()).collect();
+    names.sort_unstable();
+    assert_eq!(
+        names,
+        [
+            "control_zwave_device",
+            "get_device_sensor_data",
+            "get_device_status",
+            "list_zwave_devices"
+        ]
+    );
+
+    // spec 003: the model's snake_case arguments reach the server as camelCase.
+    let normalizer = McpTools::normalizer(&pool);
+    let arguments = json!({"device_name": "Switch One", "command": "on"})
+        .as_object()
+        .unwrap()
+        .clone();
+    let result = catalog
+        .call(&pool, &normalizer, "control_zwave_device", arguments)
+        .await
+        .unwrap();
+    assert_eq!(result.is_error, Some(false), "{result:?}");
+    assert_eq!(result.structured_content.unwrap()["confirmed"], true);
+
+    // A server-side refusal comes back unchanged.
+    let arguments = json!({"device_name": "Switch One", "command": "dim", "brightness": 50})
+        .as_object()
+        .unwrap()
+        .clone();
+    let result = catalog
+        .call(&pool, &normalizer, "control_zwave_device", arguments)
+        .await
+        .unwrap();
+    assert_eq!(result.is_error, Some(true));
+    assert_eq!(
+        result.content[0].as_text().unwrap().text,
+        "\"Switch One\" (node 2, Kitchen) is an on/off switch and cannot be dimmed: use action \"on\" or \"off\""
+    );
+    let pid = pool
+        .get("zwave")
+        .unwrap()
+        .session()
+        .await
+        .unwrap()
+        .pid
+        .unwrap();
+    pool.shutdown().await;
+    assert!(
+        !std::path::Path::new(&format!("/proc/{pid}")).exists(),
+        "the server exited"
+    );
+}

@@ -1,0 +1,5 @@
+//! Interop: our client against our server and against third-party servers.
+#![allow(clippy::unwrap_used, missing_docs)]
+
+mod client_vs_everything;
+mod client_vs_zwave;
