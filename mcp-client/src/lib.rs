@@ -7,11 +7,13 @@
 //! ```
 //!
 //! # Layout
+//! - [`cli`]: the `mcp-client` command line (`servers`, `doctor`).
 //! - [`tools`]: the servers' tools for models: safe unique names, argument normalization.
 //! - [`connection`]: `mcpServers` configuration, connect with retry, crash restart, requests
 //!   with timeouts, clean shutdown.
 //! - [`transport`]: our rmcp `Transport<RoleClient>` over a spawned child process.
 
+pub mod cli;
 pub mod connection;
 pub mod tools;
 pub mod transport;

@@ -20,7 +20,7 @@ use rmcp::{
     ServiceExt as _,
     model::{
         CallToolRequest, CallToolRequestParams, CallToolResult, ClientRequest, JsonObject,
-        ServerResult, Tool,
+        PingRequest, ServerResult, Tool,
     },
     service::{Peer, PeerRequestOptions, RoleClient, RunningService, ServiceError},
 };
@@ -160,6 +160,8 @@ pub struct SessionInfo {
     pub init_time: Duration,
     /// Process id.
     pub pid: Option<u32>,
+    /// Whether the server announced the tools capability.
+    pub has_tools: bool,
 }
 
 enum State {
@@ -330,6 +332,27 @@ impl ServerConnection {
             self.mark_down(&live, failure.reason.clone()).await;
         }
         result
+    }
+
+    /// Sends `ping` and returns the round-trip time.
+    ///
+    /// # Errors
+    /// As [`ServerConnection::call_tool`].
+    pub async fn ping(&self) -> Result<Duration, ClientError> {
+        let live = self.live().await?;
+        let started = Instant::now();
+        let ping = ClientRequest::PingRequest(PingRequest {
+            method: Default::default(),
+            extensions: Default::default(),
+        });
+        request(
+            &live,
+            self.config.call_timeout,
+            "ping",
+            live.peer.send_request(ping),
+        )
+        .await?;
+        Ok(started.elapsed())
     }
 
     /// Stops the server (close stdin, wait, SIGTERM, SIGKILL) and forgets the session.
@@ -553,6 +576,9 @@ async fn connect_once(config: &ServerConfig) -> Result<Live, Failure> {
             .unwrap_or_default(),
         init_time,
         pid: process.pid(),
+        has_tools: peer
+            .peer_info()
+            .is_some_and(|i| i.capabilities.tools.is_some()),
     };
     let tools = match tokio::time::timeout(config.call_timeout, peer.list_all_tools()).await {
         Ok(Ok(tools)) => tools,

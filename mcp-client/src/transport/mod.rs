@@ -125,7 +125,12 @@ pub struct ReadStats {
     invalid_message: AtomicU64,
     oversized: AtomicU64,
     invalid_utf8: AtomicU64,
+    /// The last dropped lines, as `<kind>: <preview>`.
+    recent: std::sync::Mutex<std::collections::VecDeque<String>>,
 }
+
+/// Dropped lines remembered for diagnostics.
+const RECENT_DROPPED: usize = 20;
 
 /// A snapshot of [`ReadStats`].
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize)]
@@ -152,6 +157,27 @@ impl ReadCounts {
 }
 
 impl ReadStats {
+    fn remember(&self, kind: &str, preview: &str) {
+        let mut recent = self
+            .recent
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        if recent.len() == RECENT_DROPPED {
+            recent.pop_front();
+        }
+        recent.push_back(format!("{kind}: {preview}"));
+    }
+
+    /// The last dropped lines (at most 20), oldest first, as `<kind>: <preview>`.
+    pub fn recent(&self) -> Vec<String> {
+        self.recent
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .iter()
+            .cloned()
+            .collect()
+    }
+
     /// The current counts.
     pub fn counts(&self) -> ReadCounts {
         let get = |c: &AtomicU64| c.load(Ordering::Relaxed);
@@ -220,6 +246,11 @@ impl ServerProcess {
     /// Its stdout counters.
     pub fn counts(&self) -> ReadCounts {
         self.stats.counts()
+    }
+
+    /// The last stdout lines dropped, as `<kind>: <preview>`.
+    pub fn dropped_lines(&self) -> Vec<String> {
+        self.stats.recent()
     }
 
     /// How it ended, if it has.
@@ -413,11 +444,13 @@ impl ChildTransport {
         reason: Option<&str>,
     ) -> Option<RxJsonRpcMessage<RoleClient>> {
         counter.fetch_add(1, Ordering::Relaxed);
+        let line = preview(text.as_bytes(), 200);
+        self.stats.remember(kind, &line);
         error!(
             server = %self.name,
             kind,
             reason = reason.unwrap_or(""),
-            line = %preview(text.as_bytes(), 200),
+            line = %line,
             "dropped a stdout line that is not an MCP message (the server must log to stderr, not stdout)"
         );
         None
@@ -477,11 +510,14 @@ impl rmcp::transport::Transport<RoleClient> for ChildTransport {
                 }
                 Ok(Some(Line::Oversized { len, head })) => {
                     self.stats.oversized.fetch_add(1, Ordering::Relaxed);
+                    let line = preview(&head, 200);
+                    self.stats
+                        .remember(&format!("line over the size limit ({len} bytes)"), &line);
                     error!(
                         server = %self.name,
                         kind = "line over the size limit",
                         len,
-                        line = %preview(&head, 200),
+                        line = %line,
                         "dropped a stdout line longer than the limit (see max_line)"
                     );
                 }

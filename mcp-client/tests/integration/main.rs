@@ -1,6 +1,7 @@
 //! mcp-client against misbehaving fake servers (fixtures/fake-servers) and real servers.
 #![allow(clippy::unwrap_used, missing_docs)]
 
+mod cli;
 mod harness;
 mod misbehaving;
 mod pool;

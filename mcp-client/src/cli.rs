@@ -1,0 +1,331 @@
+//! The `mcp-client` command line: `servers` (status of every configured server) and `doctor`
+//! (everything wrong with one server).
+
+use std::{path::PathBuf, process::ExitCode, time::Duration};
+
+use clap::{Parser, Subcommand};
+use serde_json::Value;
+
+use crate::{
+    ServerCommand, ServerConfig, ServerConnection, ServerPool,
+    connection::{RetryPolicy, config},
+    tools::names,
+};
+
+/// Command line of `mcp-client`.
+#[derive(Debug, Parser)]
+#[command(
+    name = "mcp-client",
+    version,
+    about = "Connect to MCP stdio servers and check them"
+)]
+pub struct Cli {
+    /// What to do.
+    #[command(subcommand)]
+    pub command: CliCommand,
+    /// Log filter for stderr (RUST_LOG syntax).
+    #[arg(long, global = true, env = "MCP_CLIENT_LOG", default_value = "warn")]
+    pub log_level: String,
+}
+
+/// The subcommands.
+#[derive(Debug, Subcommand)]
+pub enum CliCommand {
+    /// Connect every configured server and show its status: protocol version, start time,
+    /// tools, dropped stdout lines, and why a server is down.
+    Servers {
+        /// `mcpServers` JSON file.
+        #[arg(long, env = "MCP_CLIENT_CONFIG", default_value = "mcp-servers.json")]
+        config: PathBuf,
+    },
+    /// Start one server and report everything wrong with it: stdout pollution (with the
+    /// offending lines), slow start, missing capabilities, tool names and schemas, shutdown.
+    Doctor {
+        /// Longest wait for `initialize`, in seconds.
+        #[arg(long, default_value_t = 60)]
+        init_timeout: u64,
+        /// The server's command line, after `--`.
+        #[arg(required = true, last = true)]
+        command: Vec<String>,
+    },
+}
+
+/// Runs the command; the exit code is 0 when everything is fine, 1 when something is wrong.
+///
+/// # Errors
+/// A configuration that cannot be read.
+pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
+    match cli.command {
+        CliCommand::Servers { config } => servers(&config).await,
+        CliCommand::Doctor {
+            init_timeout,
+            command,
+        } => Ok(doctor(init_timeout, command).await),
+    }
+}
+
+/// Writes the command's answer to stdout: the one place this CLI prints.
+#[allow(
+    clippy::print_stdout,
+    reason = "the CLI's answer goes to stdout; logs go to stderr"
+)]
+fn emit(text: &str) {
+    println!("{text}");
+}
+
+async fn servers(path: &std::path::Path) -> anyhow::Result<ExitCode> {
+    let configs = config::load(path)?;
+    let pool = ServerPool::new(configs);
+    let report = pool.connect_all().await;
+    let mut all_up = true;
+    for server in pool.servers() {
+        let name = server.name();
+        if let Some(info) = report.connected.get(name) {
+            let tools = server.tools().await.map(|t| t.len()).unwrap_or(0);
+            let process = server.process().await;
+            let counts = process.as_ref().map(|p| p.counts()).unwrap_or_default();
+            emit(&format!(
+                "{name}: connected — {} (protocol {}), started in {} ms, {tools} tools, stdout: {} messages, {} lines dropped",
+                info.server,
+                info.protocol_version,
+                info.init_time.as_millis(),
+                counts.messages,
+                counts.dropped()
+            ));
+            for line in process.map(|p| p.dropped_lines()).unwrap_or_default() {
+                emit(&format!("    dropped {line}"));
+            }
+        } else if let Some(error) = report.failed.get(name) {
+            all_up = false;
+            emit(&format!("{name}: down — {error}"));
+        } else {
+            emit(&format!("{name}: disabled"));
+        }
+    }
+    pool.shutdown().await;
+    Ok(if all_up {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
+    })
+}
+
+/// One finding of `doctor`.
+struct Finding {
+    level: &'static str,
+    check: &'static str,
+    detail: String,
+}
+
+async fn doctor(init_timeout: u64, command: Vec<String>) -> ExitCode {
+    let mut parts = command.into_iter();
+    let program = parts.next().unwrap_or_default();
+    let mut config = ServerConfig::new(ServerCommand::new("server", program, parts));
+    config.init_timeout = Duration::from_secs(init_timeout);
+    config.retry = RetryPolicy {
+        attempts: 1,
+        base_delay: Duration::ZERO,
+    };
+    let findings = examine(ServerConnection::new(config)).await;
+    let (mut problems, mut warnings) = (0, 0);
+    for finding in &findings {
+        emit(&format!(
+            "{:<4} {}: {}",
+            finding.level, finding.check, finding.detail
+        ));
+        match finding.level {
+            "FAIL" => problems += 1,
+            "WARN" => warnings += 1,
+            _ => {}
+        }
+    }
+    emit(&format!(
+        "{problems} problem{}, {warnings} warning{}",
+        plural(problems),
+        plural(warnings)
+    ));
+    if problems == 0 {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
+    }
+}
+
+fn plural(n: usize) -> &'static str {
+    if n == 1 { "" } else { "s" }
+}
+
+async fn examine(server: ServerConnection) -> Vec<Finding> {
+    let mut findings = Vec::new();
+    let mut add = |level, check, detail: String| {
+        findings.push(Finding {
+            level,
+            check,
+            detail,
+        })
+    };
+    let info = match server.connect().await {
+        Ok(info) => info,
+        Err(err) => {
+            add("FAIL", "start", err.to_string());
+            return findings;
+        }
+    };
+    let start = format!(
+        "initialize answered in {} ms ({}, protocol {})",
+        info.init_time.as_millis(),
+        info.server,
+        info.protocol_version
+    );
+    if info.init_time > Duration::from_secs(2) {
+        add(
+            "WARN",
+            "start",
+            format!("slow: {start}; hosts often give up after 10–60 s"),
+        );
+    } else {
+        add("ok", "start", start);
+    }
+    if info.has_tools {
+        add("ok", "capabilities", "tools announced".into());
+    } else {
+        add(
+            "FAIL",
+            "capabilities",
+            "the server does not announce the `tools` capability".into(),
+        );
+    }
+    match server.ping().await {
+        Ok(rtt) => add("ok", "ping", format!("answered in {} µs", rtt.as_micros())),
+        Err(err) => add("WARN", "ping", err.to_string()),
+    }
+    match server.tools().await {
+        Ok(tools) => {
+            let mut clean = true;
+            for tool in &tools {
+                for (level, detail) in tool_problems(tool) {
+                    clean = false;
+                    add(level, "tools", format!("`{}`: {detail}", tool.name));
+                }
+            }
+            if clean {
+                add(
+                    "ok",
+                    "tools",
+                    format!(
+                        "{} tools, names valid for LLM providers, object schemas, descriptions",
+                        tools.len()
+                    ),
+                );
+            }
+        }
+        Err(err) => add("FAIL", "tools", err.to_string()),
+    }
+    if let Some(process) = server.process().await {
+        let counts = process.counts();
+        if counts.dropped() == 0 && counts.invalid_utf8 == 0 {
+            add(
+                "ok",
+                "stdout",
+                format!("clean: {} messages, nothing else", counts.messages),
+            );
+        } else {
+            add(
+                "FAIL",
+                "stdout",
+                format!(
+                    "{} lines were not MCP messages (they belong on stderr), {} had invalid UTF-8:",
+                    counts.dropped(),
+                    counts.invalid_utf8
+                ),
+            );
+            for line in process.dropped_lines() {
+                add("", "  stdout", line);
+            }
+        }
+        let stderr = process.stderr().lines();
+        if let Some(last) = stderr.last() {
+            add(
+                "note",
+                "stderr",
+                format!("{} lines, last: {last}", process.stderr().total()),
+            );
+        }
+        let started = std::time::Instant::now();
+        let exit = process.shutdown().await;
+        let took = started.elapsed();
+        match exit {
+            Some(exit) if took < Duration::from_secs(2) => {
+                add(
+                    "ok",
+                    "shutdown",
+                    format!(
+                        "exited within {} ms of stdin closing ({})",
+                        took.as_millis(),
+                        exit.status
+                    ),
+                );
+            }
+            Some(exit) if !exit.status.contains("SIGKILL") => {
+                add(
+                    "WARN",
+                    "shutdown",
+                    format!(
+                        "ignored stdin closing; stopped by SIGTERM ({})",
+                        exit.status
+                    ),
+                );
+            }
+            Some(exit) => add(
+                "FAIL",
+                "shutdown",
+                format!(
+                    "ignored stdin closing and SIGTERM; killed ({})",
+                    exit.status
+                ),
+            ),
+            None => add("FAIL", "shutdown", "did not exit even after SIGKILL".into()),
+        }
+    }
+    server.shutdown().await;
+    findings
+}
+
+/// What is wrong with one tool definition, as (level, detail).
+fn tool_problems(tool: &rmcp::model::Tool) -> Vec<(&'static str, String)> {
+    let mut problems = Vec::new();
+    if !names::is_provider_safe(&tool.name) {
+        problems.push((
+            "FAIL",
+            format!(
+                "name is not valid for LLM providers (^[a-zA-Z0-9_-]{{1,64}}$); hosts must rename it (e.g. `{}`)",
+                names::provider_safe(&tool.name)
+            ),
+        ));
+    }
+    if tool
+        .description
+        .as_deref()
+        .is_none_or(|d| d.trim().is_empty())
+    {
+        problems.push((
+            "WARN",
+            "no description: models choose tools by their descriptions".to_owned(),
+        ));
+    }
+    let schema = Value::Object((*tool.input_schema).clone());
+    match schema.get("type").and_then(Value::as_str) {
+        Some("object") => {}
+        other => problems.push((
+            "FAIL",
+            format!("inputSchema type is {other:?}; providers need \"object\" at the top"),
+        )),
+    }
+    if let Err(err) = jsonschema::validator_for(&schema) {
+        problems.push((
+            "FAIL",
+            format!("inputSchema is not valid JSON Schema: {err}"),
+        ));
+    }
+    problems
+}

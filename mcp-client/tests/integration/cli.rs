@@ -1,0 +1,144 @@
+//! The `mcp-client` binary: `servers` and `doctor`, their output and exit codes.
+
+use std::process::{Command, Output};
+
+use crate::harness::fixture_path;
+
+const BIN: &str = env!("CARGO_BIN_EXE_mcp-client");
+
+fn run(args: &[&str]) -> (Output, String) {
+    let root = fixture_path("").parent().unwrap().to_path_buf();
+    let output = Command::new(BIN)
+        .args(args)
+        .current_dir(root)
+        .env("MCP_CLIENT_LOG", "off")
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8(output.stdout.clone()).unwrap();
+    (output, stdout)
+}
+
+#[test]
+fn doctor_passes_a_clean_server() {
+    let (output, stdout) = run(&[
+        "doctor",
+        "--",
+        "python3",
+        "fixtures/fake-servers/fake_mcp_server.py",
+        "clean",
+    ]);
+    assert_eq!(output.status.code(), Some(0), "{stdout}");
+    let lines: Vec<&str> = stdout.lines().collect();
+    assert!(
+        lines[0].starts_with("ok   start: initialize answered in "),
+        "{stdout}"
+    );
+    assert!(
+        lines[0].ends_with(" ms (fake 1.0, protocol 2025-11-25)"),
+        "{stdout}"
+    );
+    assert_eq!(lines[1], "ok   capabilities: tools announced");
+    assert!(
+        lines.contains(
+            &"ok   tools: 8 tools, names valid for LLM providers, object schemas, descriptions"
+        ),
+        "{stdout}"
+    );
+    assert!(
+        lines.contains(&"ok   stdout: clean: 3 messages, nothing else"),
+        "{stdout}"
+    );
+    assert_eq!(*lines.last().unwrap(), "0 problems, 0 warnings");
+}
+
+#[test]
+fn doctor_shows_stdout_pollution_with_the_offending_lines() {
+    let (output, stdout) = run(&[
+        "doctor",
+        "--",
+        "python3",
+        "fixtures/fake-servers/fake_mcp_server.py",
+        "garbage",
+    ]);
+    assert_eq!(output.status.code(), Some(1), "{stdout}");
+    assert!(stdout.contains("FAIL stdout: 6 lines were not MCP messages (they belong on stderr), 0 had invalid UTF-8:\n"), "{stdout}");
+    assert!(stdout.contains("stdout: not JSON: \"hello from a print() that should have gone to stderr\" (52 bytes)\n"), "{stdout}");
+    assert!(stdout.ends_with("1 problem, 0 warnings\n"), "{stdout}");
+}
+
+#[test]
+fn doctor_reports_bad_tool_definitions() {
+    let (output, stdout) = run(&[
+        "doctor",
+        "--",
+        "python3",
+        "fixtures/fake-servers/fake_mcp_server.py",
+        "badtools",
+    ]);
+    assert_eq!(output.status.code(), Some(1), "{stdout}");
+    for expected in [
+        "FAIL tools: `files.read`: name is not valid for LLM providers (^[a-zA-Z0-9_-]{1,64}$); hosts must rename it (e.g. `files_read`)",
+        "WARN tools: `list`: no description: models choose tools by their descriptions",
+        "FAIL tools: `list`: inputSchema type is Some(\"array\"); providers need \"object\" at the top",
+    ] {
+        assert!(
+            stdout.contains(expected),
+            "missing {expected:?} in\n{stdout}"
+        );
+    }
+    assert!(stdout.ends_with("2 problems, 1 warning\n"), "{stdout}");
+}
+
+#[test]
+fn doctor_explains_a_server_that_cannot_start() {
+    let (output, stdout) = run(&[
+        "doctor",
+        "--",
+        "python3",
+        "fixtures/fake-servers/fake_mcp_server.py",
+        "exit",
+    ]);
+    assert_eq!(output.status.code(), Some(1));
+    assert!(stdout.starts_with("FAIL start: MCP connection failed after 1 attempt: server `server`: initialize failed: "), "{stdout}");
+    assert!(
+        stdout.contains("\n    config error: missing TOKEN\n"),
+        "{stdout}"
+    );
+}
+
+#[test]
+fn servers_lists_every_configured_server_with_its_state() {
+    let (output, stdout) = run(&["servers", "--config", "fixtures/mcp-servers/fakes.json"]);
+    assert_eq!(output.status.code(), Some(1), "a server is down: {stdout}");
+    let lines: Vec<&str> = stdout.lines().collect();
+    assert!(lines[0].starts_with("broken: down — MCP connection failed after 2 attempts: server `broken`: initialize failed: "), "{stdout}");
+    assert!(
+        stdout.contains("    config error: missing TOKEN\n"),
+        "{stdout}"
+    );
+    let good = lines.iter().find(|l| l.starts_with("good: ")).unwrap();
+    assert!(
+        good.starts_with("good: connected — fake 1.0 (protocol 2025-11-25), started in "),
+        "{good}"
+    );
+    assert!(
+        good.ends_with(" ms, 8 tools, stdout: 2 messages, 4 lines dropped"),
+        "{good}"
+    );
+    assert!(
+        stdout.contains("    dropped not JSON: \"[INFO] still starting up...\" (27 bytes)\n"),
+        "{stdout}"
+    );
+    assert!(stdout.ends_with("off: disabled\n"), "{stdout}");
+}
+
+#[test]
+fn a_bad_config_file_is_named_in_the_error_with_exit_code_2() {
+    let (output, _) = run(&["servers", "--config", "fixtures/mcp-servers/missing.json"]);
+    assert_eq!(output.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        stderr.starts_with("mcp-client: cannot read \"fixtures/mcp-servers/missing.json\": "),
+        "{stderr}"
+    );
+}
