@@ -435,3 +435,49 @@ async fn progress_notifications_reach_the_callers_callback() {
     );
     server.shutdown().await;
 }
+
+// spec 003: Connection fails after all retries / Exponential backoff delays
+#[tokio::test(start_paused = true)]
+async fn the_default_policy_tries_three_times_over_six_seconds_and_says_so() {
+    capture_logs();
+    let mut config = fake("retry-srv", &[]);
+    config.retry = mcp_client::connection::RetryPolicy::default();
+    config.command.command = "no-such-mcp-server-retry".into();
+    config.command.env.insert("PATH".into(), "/nowhere".into());
+    let started = tokio::time::Instant::now();
+    let err = ServerConnection::new(config).connect().await.unwrap_err();
+    assert_eq!(started.elapsed(), Duration::from_secs(6), "0 s + 2 s + 4 s");
+    assert_eq!(
+        err.to_string(),
+        "MCP connection failed after 3 attempts: server `retry-srv`: command `no-such-mcp-server-retry` not found (searched PATH=/nowhere)\n  check: is `no-such-mcp-server-retry` installed and on PATH? (or give its full path in `command`)"
+    );
+    let attempts: Vec<String> = logs_of("retry-srv")
+        .into_iter()
+        .filter(|l| l.contains("connecting to MCP server"))
+        .collect();
+    assert_eq!(attempts.len(), 3, "{attempts:#?}");
+    assert!(
+        attempts[1].contains("attempt=2") && attempts[1].contains("delay=2s"),
+        "{}",
+        attempts[1]
+    );
+    assert!(
+        attempts[2].contains("attempt=3") && attempts[2].contains("delay=4s"),
+        "{}",
+        attempts[2]
+    );
+}
+
+// spec 003: Successful connection on first attempt
+#[tokio::test]
+async fn success_is_logged_with_the_attempt_number() {
+    capture_logs();
+    let server = ServerConnection::new(fake("first-srv", &["clean"]));
+    server.connect().await.unwrap();
+    assert!(
+        logs_of("first-srv")
+            .iter()
+            .any(|l| l.contains("MCP connection succeeded on attempt 1"))
+    );
+    server.shutdown().await;
+}
