@@ -488,11 +488,20 @@ async fn service_error(
         },
         other => {
             let exit = live.process.wait_exit(EXIT_GRACE).await;
+            let reason = match (&other, &exit) {
+                (ServiceError::TransportClosed, Some(_)) => {
+                    "the server exited before answering".to_owned()
+                }
+                (ServiceError::TransportClosed, None) => {
+                    "the server closed its stdout before answering".to_owned()
+                }
+                _ => other.to_string(),
+            };
             ClientError::ServerDied {
                 method: method.to_owned(),
                 failure: Failure {
                     server,
-                    reason: other.to_string(),
+                    reason,
                     exit: exit.map(|e| e.status),
                     stderr: live.process.stderr().lines(),
                     hint: None,

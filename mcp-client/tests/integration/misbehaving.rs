@@ -220,6 +220,10 @@ async fn a_crash_mid_call_fails_at_once_with_exit_status_and_the_next_call_resta
         ["fatal: simulated crash in the middle of a call"]
     );
     assert!(err.is_retryable());
+    assert_eq!(
+        err.to_string(),
+        "MCP server died during `tools/call crash`: server `crash-srv`: the server exited before answering\n  process: exit status: 3\n  stderr (last 1 lines):\n    fatal: simulated crash in the middle of a call"
+    );
     assert!(!is_running(first.pid.unwrap()));
 
     let result = server
