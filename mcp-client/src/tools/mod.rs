@@ -2,8 +2,13 @@
 //! every provider, collisions between servers resolved by prefixing, an exact way back to the
 //! server and the tool's own name, and argument normalization on the way in.
 
+pub mod builtins;
+pub mod definition;
+pub mod executor;
+pub mod manager;
 pub mod names;
 pub mod normalize;
+pub mod results;
 
 use std::collections::{BTreeMap, HashMap};
 

@@ -2,6 +2,7 @@
 #![allow(clippy::unwrap_used, missing_docs)]
 
 mod cli;
+mod executor;
 mod harness;
 mod misbehaving;
 mod pool;

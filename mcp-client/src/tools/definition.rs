@@ -1,0 +1,268 @@
+//! Tool definitions: what every tool has (unique name, description, parameter schema) and
+//! how it runs. Local tools come from JSON definition files; one file can hold many:
+//!
+//! ```json
+//! {"tools": [
+//!   {"name": "weather", "description": "...", "parameters": {"type": "object", ...},
+//!    "implementation": {"type": "mock", "mock_response": {"temp": 21}}},
+//!   {"name": "calc", "description": "...", "parameters": {...},
+//!    "implementation": {"type": "builtin", "handler": "math_eval"}, "timeout": "5s"},
+//!   {"name": "volume", "description": "...", "parameters": {...},
+//!    "implementation": {"type": "internal", "handler": "set_volume"}}
+//! ]}
+//! ```
+//! A file may also be a bare array of tools or a single tool object.
+
+use std::{path::Path, time::Duration};
+
+use rmcp::model::JsonObject;
+use serde::Deserialize;
+use serde_json::Value;
+
+/// How a tool runs.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Implementation {
+    /// Returns a fixed response (parameters are logged, not used).
+    Mock {
+        /// The response.
+        response: Value,
+    },
+    /// A named Rust handler of this crate (`echo`, `math_eval`, `get_current_datetime`).
+    Builtin {
+        /// Handler name.
+        handler: String,
+    },
+    /// A handler the host application registers at run time.
+    Internal {
+        /// Handler name.
+        handler: String,
+    },
+    /// A tool of an MCP server.
+    Mcp {
+        /// The server.
+        server: String,
+        /// The tool's name on the server.
+        original_name: String,
+    },
+}
+
+/// One tool.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ToolDefinition {
+    /// Unique name offered to models.
+    pub name: String,
+    /// What it does, for models.
+    pub description: String,
+    /// JSON Schema of its parameters (an object schema).
+    pub parameters: JsonObject,
+    /// How it runs.
+    pub implementation: Implementation,
+    /// Its own timeout, overriding the executor's default.
+    pub timeout: Option<Duration>,
+}
+
+impl ToolDefinition {
+    /// Where it comes from, for listings: `mock`, `builtin:echo`, `mcp:zwave`, ...
+    pub fn source(&self) -> String {
+        match &self.implementation {
+            Implementation::Mock { .. } => "mock".into(),
+            Implementation::Builtin { handler } => format!("builtin:{handler}"),
+            Implementation::Internal { handler } => format!("internal:{handler}"),
+            Implementation::Mcp { server, .. } => format!("mcp:{server}"),
+        }
+    }
+
+    /// The tool's name at its source (an MCP tool's own name; otherwise its name).
+    pub fn original_name(&self) -> &str {
+        match &self.implementation {
+            Implementation::Mcp { original_name, .. } => original_name,
+            _ => &self.name,
+        }
+    }
+}
+
+/// A definition file problem, naming the file and the tool.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum DefinitionError {
+    /// The file could not be read.
+    #[error("cannot read tool definitions {path:?}: {source}")]
+    Read {
+        /// The file.
+        path: std::path::PathBuf,
+        /// Why.
+        source: std::io::Error,
+    },
+    /// The file or a tool in it does not parse.
+    #[error("tool definitions {path:?}: {problem}")]
+    Invalid {
+        /// The file.
+        path: std::path::PathBuf,
+        /// What is wrong, naming the tool.
+        problem: String,
+    },
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct FileTool {
+    name: String,
+    description: String,
+    #[serde(default = "empty_object_schema")]
+    parameters: JsonObject,
+    implementation: FileImplementation,
+    #[serde(default)]
+    timeout: Option<Value>,
+}
+
+fn empty_object_schema() -> JsonObject {
+    let mut schema = JsonObject::new();
+    schema.insert("type".into(), Value::String("object".into()));
+    schema
+}
+
+#[derive(Deserialize)]
+#[serde(tag = "type", rename_all = "lowercase", deny_unknown_fields)]
+enum FileImplementation {
+    Mock { mock_response: Value },
+    Builtin { handler: String },
+    Internal { handler: String },
+}
+
+/// Reads the tools of one definition file.
+///
+/// # Errors
+/// [`DefinitionError`] naming the file and the tool at fault.
+pub fn load_file(path: &Path) -> Result<Vec<ToolDefinition>, DefinitionError> {
+    let text = std::fs::read_to_string(path).map_err(|source| DefinitionError::Read {
+        path: path.to_owned(),
+        source,
+    })?;
+    parse(&text).map_err(|problem| DefinitionError::Invalid {
+        path: path.to_owned(),
+        problem,
+    })
+}
+
+/// Parses definition-file JSON.
+///
+/// # Errors
+/// What is wrong, naming the tool (by name or position).
+pub fn parse(text: &str) -> Result<Vec<ToolDefinition>, String> {
+    let root: Value = serde_json::from_str(text).map_err(|err| format!("not valid JSON: {err}"))?;
+    let items = match root {
+        Value::Array(items) => items,
+        Value::Object(mut map) if map.contains_key("tools") => match map.remove("tools") {
+            Some(Value::Array(items)) => items,
+            _ => return Err("`tools` must be an array of tool definitions".into()),
+        },
+        object @ Value::Object(_) => vec![object],
+        _ => return Err("expected a tool object, an array of tools, or {\"tools\": [...]}".into()),
+    };
+    items
+        .into_iter()
+        .enumerate()
+        .map(|(index, item)| {
+            let label = item
+                .get("name")
+                .and_then(Value::as_str)
+                .map_or_else(|| format!("tool #{}", index + 1), |n| format!("tool `{n}`"));
+            let tool: FileTool =
+                serde_json::from_value(item).map_err(|err| format!("{label}: {err}"))?;
+            let timeout = match &tool.timeout {
+                None => None,
+                Some(value) => Some(
+                    duration(value).map_err(|problem| format!("{label}: `timeout` {problem}"))?,
+                ),
+            };
+            Ok(ToolDefinition {
+                name: tool.name,
+                description: tool.description,
+                parameters: tool.parameters,
+                implementation: match tool.implementation {
+                    FileImplementation::Mock { mock_response } => Implementation::Mock {
+                        response: mock_response,
+                    },
+                    FileImplementation::Builtin { handler } => Implementation::Builtin { handler },
+                    FileImplementation::Internal { handler } => {
+                        Implementation::Internal { handler }
+                    }
+                },
+                timeout,
+            })
+        })
+        .collect()
+}
+
+fn duration(value: &Value) -> Result<Duration, String> {
+    let seconds = match value {
+        Value::Number(n) => n.as_f64(),
+        Value::String(text) => {
+            let text = text.trim();
+            if let Some(ms) = text.strip_suffix("ms") {
+                ms.trim().parse::<f64>().ok().map(|ms| ms / 1000.0)
+            } else {
+                text.strip_suffix('s')
+                    .unwrap_or(text)
+                    .trim()
+                    .parse::<f64>()
+                    .ok()
+            }
+        }
+        _ => None,
+    };
+    match seconds {
+        Some(s) if s > 0.0 && s <= 3600.0 => Ok(Duration::from_secs_f64(s)),
+        _ => Err(format!(
+            "is {value}: use seconds (30) or a string such as \"500ms\" or \"30s\", at most an hour"
+        )),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_file_shape_parses() {
+        let many = parse(
+            r#"{"tools": [
+                {"name": "weather", "description": "d", "implementation": {"type": "mock", "mock_response": {"t": 1}}},
+                {"name": "calc", "description": "d", "parameters": {"type": "object"}, "implementation": {"type": "builtin", "handler": "math_eval"}, "timeout": "500ms"}
+            ]}"#,
+        )
+        .unwrap();
+        assert_eq!(many.len(), 2);
+        assert_eq!(
+            many[0].implementation,
+            Implementation::Mock {
+                response: serde_json::json!({"t": 1})
+            }
+        );
+        assert_eq!(many[1].timeout, Some(Duration::from_millis(500)));
+        assert_eq!(many[1].source(), "builtin:math_eval");
+        let one = parse(r#"{"name": "v", "description": "d", "implementation": {"type": "internal", "handler": "set_volume"}}"#).unwrap();
+        assert_eq!(one[0].source(), "internal:set_volume");
+    }
+
+    #[test]
+    fn problems_name_the_tool() {
+        assert_eq!(
+            parse(r#"[{"name": "x", "description": "d", "implementation": {"type": "magic"}}]"#)
+                .unwrap_err(),
+            "tool `x`: unknown variant `magic`, expected one of `mock`, `builtin`, `internal`"
+        );
+        assert_eq!(
+            parse(
+                r#"[{"description": "d", "implementation": {"type": "mock", "mock_response": 1}}]"#
+            )
+            .unwrap_err(),
+            "tool #1: missing field `name`"
+        );
+        assert_eq!(
+            parse(r#"[{"name": "t", "description": "d", "implementation": {"type": "builtin", "handler": "echo"}, "timeout": -1}]"#)
+                .unwrap_err(),
+            "tool `t`: `timeout` is -1: use seconds (30) or a string such as \"500ms\" or \"30s\", at most an hour"
+        );
+    }
+}

@@ -1,0 +1,485 @@
+//! ToolExecutor: every tool call goes through here (spec 001, spec 003 "Centralized Tool
+//! Execution"): does the tool exist → validate the parameters against its schema → (MCP:
+//! normalize names) → run it with a timeout → a uniform outcome with the time taken.
+//!
+//! Nothing a tool does can take the host down: a panicking handler becomes an error outcome,
+//! a slow one is cut off at its timeout, and a batch always returns one outcome per call.
+
+use std::{
+    collections::HashMap,
+    future::Future,
+    pin::Pin,
+    sync::Arc,
+    time::{Duration, Instant},
+};
+
+use rmcp::model::{CallToolResult, JsonObject};
+use serde::Serialize;
+use serde_json::Value;
+use tokio::{sync::Semaphore, task::JoinSet};
+use tracing::{info, warn};
+
+use super::{
+    Normalizer, builtins,
+    definition::Implementation,
+    manager::{ManagedTool, ToolManager},
+};
+use crate::connection::pool::ServerPool;
+
+/// Default time a tool may take (spec 003: 30 seconds).
+pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(30);
+/// Calls slower than this are logged as a warning (spec 003 "Log slow tools").
+pub const SLOW_CALL: Duration = Duration::from_millis(1000);
+/// Calls of one batch running at once.
+pub const DEFAULT_PARALLEL: usize = 8;
+
+/// A tool call as models make them (spec 000: `{id, name, args}` with parsed args).
+#[derive(Debug, Clone, PartialEq)]
+pub struct ToolCall {
+    /// The call's id, to pair it with its result.
+    pub id: String,
+    /// The tool's name.
+    pub name: String,
+    /// The arguments (normally an object).
+    pub args: Value,
+}
+
+/// The outcome of one call, shaped exactly as spec 001 says:
+/// `{success: true, result, tool_name, execution_time_ms}` or
+/// `{success: false, error, tool_name, execution_time_ms}`.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ToolOutcome {
+    /// Whether the tool ran and succeeded.
+    pub success: bool,
+    /// The tool's result, on success.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub result: Option<Value>,
+    /// What went wrong, on failure.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+    /// The tool called.
+    pub tool_name: String,
+    /// Validation plus execution time, in milliseconds.
+    pub execution_time_ms: u64,
+    /// Whether the failure was an unknown tool (models are told `Unknown tool "<name>"`).
+    #[serde(skip)]
+    pub unknown_tool: bool,
+}
+
+impl ToolOutcome {
+    fn ok(tool: &str, result: Value, started: Instant) -> Self {
+        Self {
+            success: true,
+            result: Some(result),
+            error: None,
+            tool_name: tool.to_owned(),
+            execution_time_ms: ms(started),
+            unknown_tool: false,
+        }
+    }
+
+    fn failed(tool: &str, error: String, started: Instant) -> Self {
+        Self {
+            success: false,
+            result: None,
+            error: Some(error),
+            tool_name: tool.to_owned(),
+            execution_time_ms: ms(started),
+            unknown_tool: false,
+        }
+    }
+
+    /// A stand-in for a call that produced no outcome, so results stay one per call.
+    pub fn placeholder(tool: &str, reason: &str) -> Self {
+        Self::failed(
+            tool,
+            format!("no result was produced for this call ({reason})"),
+            Instant::now(),
+        )
+    }
+}
+
+fn ms(started: Instant) -> u64 {
+    u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX)
+}
+
+/// A handler the host registers for `internal` tools.
+pub type InternalHandler = Arc<
+    dyn Fn(JsonObject) -> Pin<Box<dyn Future<Output = Result<Value, String>> + Send>> + Send + Sync,
+>;
+
+/// Runs tool calls.
+#[derive(Clone)]
+pub struct ToolExecutor {
+    manager: Arc<ToolManager>,
+    mcp: Option<(ServerPool, Arc<Normalizer>)>,
+    internal: Arc<HashMap<String, InternalHandler>>,
+    default_timeout: Duration,
+    parallel: usize,
+}
+
+impl ToolExecutor {
+    /// An executor of `manager`'s tools with the default timeout (30 s).
+    pub fn new(manager: ToolManager) -> Self {
+        Self {
+            manager: Arc::new(manager),
+            mcp: None,
+            internal: Arc::default(),
+            default_timeout: DEFAULT_TIMEOUT,
+            parallel: DEFAULT_PARALLEL,
+        }
+    }
+
+    /// Runs MCP tools through `pool`, normalizing their arguments with `normalizer`.
+    pub fn with_mcp(mut self, pool: ServerPool, normalizer: Normalizer) -> Self {
+        self.mcp = Some((pool, Arc::new(normalizer)));
+        self
+    }
+
+    /// Registers the handler of `internal` tools named `name`.
+    pub fn with_internal(mut self, name: &str, handler: InternalHandler) -> Self {
+        Arc::make_mut(&mut self.internal).insert(name.to_owned(), handler);
+        self
+    }
+
+    /// Sets the timeout of tools that have none of their own.
+    pub fn with_default_timeout(mut self, timeout: Duration) -> Self {
+        self.default_timeout = timeout;
+        self
+    }
+
+    /// The tools.
+    pub fn manager(&self) -> &ToolManager {
+        &self.manager
+    }
+
+    /// Runs one call. Never fails: every problem is an outcome with `success: false`.
+    pub async fn execute(&self, name: &str, args: Value) -> ToolOutcome {
+        let started = Instant::now();
+        let Some(tool) = self.manager.find(name).cloned() else {
+            warn!(tool = name, "unknown tool requested");
+            let mut outcome =
+                ToolOutcome::failed(name, format!("Tool '{name}' not found"), started);
+            outcome.unknown_tool = true;
+            return outcome;
+        };
+        let shown = args.as_object().map_or_else(|| args.to_string(), redact);
+        let outcome = match validate(&tool, args) {
+            Err(problem) => ToolOutcome::failed(name, problem, started),
+            Ok(parameters) => self.run(&tool, parameters, started).await,
+        };
+        self.log(&tool, &shown, &outcome);
+        outcome
+    }
+
+    /// Runs one turn's calls concurrently (at most 8 at once) and returns one outcome per call,
+    /// in call order; a call that produced nothing gets a placeholder error (spec 000).
+    pub async fn execute_all(&self, calls: &[ToolCall]) -> Vec<ToolOutcome> {
+        let permits = Arc::new(Semaphore::new(self.parallel.max(1)));
+        let mut running = JoinSet::new();
+        for (index, call) in calls.iter().enumerate() {
+            let executor = self.clone();
+            let call = call.clone();
+            let permits = Arc::clone(&permits);
+            running.spawn(async move {
+                let _permit = permits
+                    .acquire_owned()
+                    .await
+                    .expect("the semaphore is never closed");
+                (index, executor.execute(&call.name, call.args).await)
+            });
+        }
+        let mut outcomes: Vec<Option<ToolOutcome>> = vec![None; calls.len()];
+        while let Some(joined) = running.join_next().await {
+            match joined {
+                Ok((index, outcome)) => outcomes[index] = Some(outcome),
+                Err(err) => warn!(error = %err, "a tool call task ended without an outcome"),
+            }
+        }
+        super::results::one_per_call(calls, outcomes)
+    }
+
+    /// Runs a validated call with its timeout, isolating panics.
+    async fn run(
+        &self,
+        tool: &ManagedTool,
+        parameters: JsonObject,
+        started: Instant,
+    ) -> ToolOutcome {
+        let name = tool.definition.name.clone();
+        let timeout = tool.definition.timeout.unwrap_or(self.default_timeout);
+        let work = self.work(tool, parameters);
+        let mut task = tokio::spawn(work);
+        match tokio::time::timeout(timeout, &mut task).await {
+            Ok(Ok(Ok(result))) => ToolOutcome::ok(&name, result, started),
+            Ok(Ok(Err(message))) => ToolOutcome::failed(&name, message, started),
+            Ok(Err(join)) if join.is_panic() => {
+                let payload = join.into_panic();
+                let message = payload
+                    .downcast_ref::<&str>()
+                    .map(|s| (*s).to_owned())
+                    .or_else(|| payload.downcast_ref::<String>().cloned())
+                    .unwrap_or_else(|| "no message".into());
+                warn!(tool = %name, panic = %message, "tool handler panicked");
+                ToolOutcome::failed(
+                    &name,
+                    format!("Tool '{name}' failed: its handler panicked ({message})"),
+                    started,
+                )
+            }
+            Ok(Err(join)) => ToolOutcome::failed(
+                &name,
+                format!("Tool '{name}' was cancelled: {join}"),
+                started,
+            ),
+            Err(_) => {
+                task.abort();
+                ToolOutcome::failed(
+                    &name,
+                    format!(
+                        "Tool '{name}' timed out after {timeout:?} and was cancelled; try again, or ask for less"
+                    ),
+                    started,
+                )
+            }
+        }
+    }
+
+    /// The call's work as a task future.
+    fn work(
+        &self,
+        tool: &ManagedTool,
+        parameters: JsonObject,
+    ) -> Pin<Box<dyn Future<Output = Result<Value, String>> + Send>> {
+        match &tool.definition.implementation {
+            Implementation::Mock { response } => {
+                info!(tool = %tool.definition.name, parameters = %redact(&parameters), "mock tool: parameters are not used");
+                let response = response.clone();
+                Box::pin(async move { Ok(response) })
+            }
+            Implementation::Builtin { handler } => match builtins::builtin(handler) {
+                Some(run) => Box::pin(async move { run(&parameters) }),
+                None => {
+                    let message = format!("Builtin handler '{handler}' not found");
+                    Box::pin(async move { Err(message) })
+                }
+            },
+            Implementation::Internal { handler } => match self.internal.get(handler) {
+                Some(run) => run(parameters),
+                None => {
+                    let message = format!("Internal handler '{handler}' not found");
+                    Box::pin(async move { Err(message) })
+                }
+            },
+            Implementation::Mcp {
+                server,
+                original_name,
+            } => {
+                let Some((pool, normalizer)) = self.mcp.clone() else {
+                    let message =
+                        format!("MCP server `{server}` is not connected to this executor");
+                    return Box::pin(async move { Err(message) });
+                };
+                let (server, original) = (server.clone(), original_name.clone());
+                let schema = tool.definition.parameters.clone();
+                Box::pin(async move {
+                    let Some(connection) = pool.get(&server) else {
+                        return Err(format!("MCP server `{server}` is not configured"));
+                    };
+                    let parameters = normalizer.normalize(&server, &original, &schema, parameters);
+                    let result = connection
+                        .call_tool(&original, parameters)
+                        .await
+                        .map_err(|err| err.to_string())?;
+                    mcp_outcome(result)
+                })
+            }
+        }
+    }
+
+    fn log(&self, tool: &ManagedTool, arguments: &str, outcome: &ToolOutcome) {
+        let name = &tool.definition.name;
+        let took = Duration::from_millis(outcome.execution_time_ms);
+        if took > SLOW_CALL {
+            warn!(tool = %name, duration_ms = outcome.execution_time_ms, "slow tool call");
+        }
+        match &outcome.error {
+            None => info!(
+                tool = %name,
+                source = %tool.definition.source(),
+                arguments,
+                duration_ms = outcome.execution_time_ms,
+                "tool call succeeded"
+            ),
+            Some(error) => warn!(
+                tool = %name,
+                source = %tool.definition.source(),
+                arguments,
+                duration_ms = outcome.execution_time_ms,
+                %error,
+                "tool call failed"
+            ),
+        }
+    }
+}
+
+/// An MCP result: `isError` results are failures with their text; others are the result.
+fn mcp_outcome(result: CallToolResult) -> Result<Value, String> {
+    if result.is_error == Some(true) {
+        let text: Vec<String> = result
+            .content
+            .iter()
+            .filter_map(|c| c.as_text().map(|t| t.text.clone()))
+            .collect();
+        return Err(if text.is_empty() {
+            "the tool reported an error without a message".into()
+        } else {
+            text.join("\n")
+        });
+    }
+    serde_json::to_value(&result).map_err(|err| format!("cannot encode the tool's result: {err}"))
+}
+
+/// Checks `args` against the tool's schema; extra parameters are allowed (spec 001).
+fn validate(tool: &ManagedTool, args: Value) -> Result<JsonObject, String> {
+    let parameters = match args {
+        Value::Object(map) => map,
+        Value::Null => JsonObject::new(),
+        other => {
+            return Err(format!(
+                "Invalid parameters: expected an object of named parameters, got {}",
+                kind(&other)
+            ));
+        }
+    };
+    let instance = Value::Object(parameters);
+    if let Some(error) = tool.validator.iter_errors(&instance).next() {
+        return Err(describe(&error));
+    }
+    let Value::Object(parameters) = instance else {
+        unreachable_object()
+    };
+    Ok(parameters)
+}
+
+#[allow(
+    clippy::panic,
+    reason = "the value was built as an object two lines above"
+)]
+fn unreachable_object() -> ! {
+    panic!("validated parameters are an object")
+}
+
+/// Spec 001's texts for validation errors.
+fn describe(error: &jsonschema::ValidationError<'_>) -> String {
+    use jsonschema::error::{TypeKind, ValidationErrorKind};
+    let path = error.instance_path().to_string();
+    let parameter = path.trim_start_matches('/').replace('/', ".");
+    let at = if parameter.is_empty() {
+        "parameters".to_owned()
+    } else {
+        format!("'{parameter}'")
+    };
+    let got = error.instance();
+    match error.kind() {
+        ValidationErrorKind::Required { property } => {
+            let property = property
+                .as_str()
+                .map_or_else(|| property.to_string(), str::to_owned);
+            let property = if parameter.is_empty() {
+                property
+            } else {
+                format!("{parameter}.{property}")
+            };
+            format!("Invalid parameters: missing '{property}'")
+        }
+        ValidationErrorKind::Type {
+            kind: TypeKind::Single(expected),
+        } => {
+            let expected = expected.to_string();
+            let wanted = if expected == "integer" {
+                "an integer (a whole number)".to_owned()
+            } else {
+                article(&expected)
+            };
+            format!(
+                "Invalid parameters: {at} must be {wanted}, got {}",
+                show(got)
+            )
+        }
+        ValidationErrorKind::Type {
+            kind: TypeKind::Multiple(set),
+        } => {
+            let types: Vec<String> = set.iter().map(|t| t.to_string()).collect();
+            format!(
+                "Invalid parameters: {at} must be one of the types {}, got {}",
+                types.join(", "),
+                show(got)
+            )
+        }
+        ValidationErrorKind::Enum { options } => {
+            let options: Vec<String> = options
+                .as_array()
+                .map(|o| o.iter().map(Value::to_string).collect())
+                .unwrap_or_default();
+            format!(
+                "Invalid parameters: {at} must be one of {}, got {}",
+                options.join(", "),
+                show(got)
+            )
+        }
+        _ => format!("Invalid parameters: {at}: {error}"),
+    }
+}
+
+fn article(word: &str) -> String {
+    if word.starts_with(['a', 'e', 'i', 'o', 'u']) {
+        format!("an {word}")
+    } else {
+        format!("a {word}")
+    }
+}
+
+fn show(value: &Value) -> String {
+    let text = value.to_string();
+    if text.len() > 80 {
+        format!("{}…", &text[..text.floor_char_boundary(80)])
+    } else {
+        text
+    }
+}
+
+fn kind(value: &Value) -> &'static str {
+    match value {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
+}
+
+/// Parameters for logs, with secrets replaced by `***`.
+pub fn redact(parameters: &JsonObject) -> String {
+    const SECRET: [&str; 7] = [
+        "password",
+        "secret",
+        "token",
+        "api_key",
+        "apikey",
+        "authorization",
+        "credential",
+    ];
+    let mut shown = JsonObject::new();
+    for (key, value) in parameters {
+        let lower = key.to_lowercase();
+        let value = if SECRET.iter().any(|s| lower.contains(s)) {
+            Value::String("***".into())
+        } else {
+            value.clone()
+        };
+        shown.insert(key.clone(), value);
+    }
+    Value::Object(shown).to_string()
+}

@@ -1,0 +1,267 @@
+//! ToolManager: one simple collection of every tool, from MCP servers and local sources
+//! (spec 003 "Tool Registry": an array, found by name or by the tool's original name;
+//! a name added twice warns and overwrites).
+
+use std::sync::Arc;
+
+use serde_json::Value;
+use tracing::warn;
+
+use super::{
+    McpTools,
+    definition::{Implementation, ToolDefinition},
+    names,
+};
+
+/// A tool with its compiled parameter validator.
+#[derive(Debug, Clone)]
+pub struct ManagedTool {
+    /// The definition.
+    pub definition: ToolDefinition,
+    /// Validator of its parameter schema, compiled once when the tool is added.
+    pub validator: Arc<jsonschema::Validator>,
+}
+
+/// Why a tool was not added.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum ToolDefinitionError {
+    /// The name is empty or not valid for LLM providers.
+    #[error("tool name `{0}` is not valid: use 1 to 64 characters of a-z, A-Z, 0-9, _ and -")]
+    BadName(String),
+    /// No description.
+    #[error("tool `{0}` has no description: models choose tools by their descriptions")]
+    NoDescription(String),
+    /// The schema is not an object schema or not valid JSON Schema.
+    #[error("tool `{name}` has an invalid parameter schema: {problem}")]
+    BadSchema {
+        /// The tool.
+        name: String,
+        /// What is wrong.
+        problem: String,
+    },
+}
+
+/// Every tool the host offers.
+#[derive(Debug, Clone, Default)]
+pub struct ToolManager {
+    tools: Vec<ManagedTool>,
+}
+
+impl ToolManager {
+    /// An empty manager.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Adds a tool after checking its name, description and schema; a tool of the same name is
+    /// replaced, with a warning.
+    ///
+    /// # Errors
+    /// [`ToolDefinitionError`] when the definition is not usable.
+    pub fn add(&mut self, definition: ToolDefinition) -> Result<(), ToolDefinitionError> {
+        if !names::is_provider_safe(&definition.name) {
+            return Err(ToolDefinitionError::BadName(definition.name));
+        }
+        if definition.description.trim().is_empty() {
+            return Err(ToolDefinitionError::NoDescription(definition.name));
+        }
+        let schema = Value::Object(definition.parameters.clone());
+        if schema.get("type").and_then(Value::as_str) != Some("object") {
+            return Err(ToolDefinitionError::BadSchema {
+                name: definition.name,
+                problem: format!(
+                    "the top level must be {{\"type\": \"object\"}}, got type {}",
+                    schema.get("type").unwrap_or(&Value::Null)
+                ),
+            });
+        }
+        let validator =
+            jsonschema::validator_for(&schema).map_err(|err| ToolDefinitionError::BadSchema {
+                name: definition.name.clone(),
+                problem: err.to_string(),
+            })?;
+        let tool = ManagedTool {
+            definition,
+            validator: Arc::new(validator),
+        };
+        match self
+            .tools
+            .iter_mut()
+            .find(|t| t.definition.name == tool.definition.name)
+        {
+            Some(existing) => {
+                warn!(
+                    tool = %tool.definition.name,
+                    old = %existing.definition.source(),
+                    new = %tool.definition.source(),
+                    "a tool with this name exists already; the new one replaces it"
+                );
+                *existing = tool;
+            }
+            None => self.tools.push(tool),
+        }
+        Ok(())
+    }
+
+    /// Adds every tool of the connected MCP servers; tools that cannot be used are skipped
+    /// with a warning (one server's bad schema must not hide the others).
+    pub fn add_mcp(&mut self, catalog: &McpTools) {
+        for tool in catalog.all() {
+            let definition = ToolDefinition {
+                name: tool.name.clone(),
+                description: tool
+                    .tool
+                    .description
+                    .as_deref()
+                    .unwrap_or_default()
+                    .to_owned(),
+                parameters: (*tool.tool.input_schema).clone(),
+                implementation: Implementation::Mcp {
+                    server: tool.server.clone(),
+                    original_name: tool.original_name.clone(),
+                },
+                timeout: None,
+            };
+            let definition = if definition.description.trim().is_empty() {
+                ToolDefinition {
+                    description: format!(
+                        "{} (from MCP server {})",
+                        tool.original_name, tool.server
+                    ),
+                    ..definition
+                }
+            } else {
+                definition
+            };
+            if let Err(err) = self.add(definition) {
+                warn!(server = %tool.server, error = %err, "skipping an MCP tool");
+            }
+        }
+    }
+
+    /// Every tool, in the order added.
+    pub fn all(&self) -> &[ManagedTool] {
+        &self.tools
+    }
+
+    /// A tool by its name, or else by its original (pre-prefix) name when that is unique.
+    pub fn find(&self, name: &str) -> Option<&ManagedTool> {
+        self.tools
+            .iter()
+            .find(|t| t.definition.name == name)
+            .or_else(|| {
+                let mut by_original = self
+                    .tools
+                    .iter()
+                    .filter(|t| t.definition.original_name() == name);
+                match (by_original.next(), by_original.next()) {
+                    (Some(tool), None) => Some(tool),
+                    _ => None,
+                }
+            })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    fn tool(name: &str, implementation: Implementation) -> ToolDefinition {
+        ToolDefinition {
+            name: name.into(),
+            description: "does things".into(),
+            parameters: json!({"type": "object"}).as_object().unwrap().clone(),
+            implementation,
+            timeout: None,
+        }
+    }
+
+    #[test]
+    fn a_second_tool_of_the_same_name_replaces_the_first() {
+        let mut manager = ToolManager::new();
+        manager
+            .add(tool(
+                "echo",
+                Implementation::Builtin {
+                    handler: "echo".into(),
+                },
+            ))
+            .unwrap();
+        manager
+            .add(tool(
+                "echo",
+                Implementation::Mock {
+                    response: json!("mocked"),
+                },
+            ))
+            .unwrap();
+        assert_eq!(manager.all().len(), 1);
+        assert_eq!(manager.find("echo").unwrap().definition.source(), "mock");
+    }
+
+    #[test]
+    fn tools_are_found_by_name_or_unique_original_name() {
+        let mut manager = ToolManager::new();
+        let mcp = |server: &str| Implementation::Mcp {
+            server: server.into(),
+            original_name: "list_devices".into(),
+        };
+        manager
+            .add(tool("home__list_devices", mcp("home")))
+            .unwrap();
+        assert_eq!(
+            manager.find("list_devices").unwrap().definition.name,
+            "home__list_devices"
+        );
+        manager
+            .add(tool("cabin__list_devices", mcp("cabin")))
+            .unwrap();
+        assert!(
+            manager.find("list_devices").is_none(),
+            "ambiguous original names find nothing"
+        );
+        assert!(manager.find("home__list_devices").is_some());
+    }
+
+    #[test]
+    fn unusable_definitions_are_refused() {
+        let mut manager = ToolManager::new();
+        let err = manager
+            .add(tool(
+                "bad name",
+                Implementation::Mock { response: json!(1) },
+            ))
+            .unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "tool name `bad name` is not valid: use 1 to 64 characters of a-z, A-Z, 0-9, _ and -"
+        );
+        let mut no_description = tool("t", Implementation::Mock { response: json!(1) });
+        no_description.description = " ".into();
+        assert_eq!(
+            manager.add(no_description).unwrap_err().to_string(),
+            "tool `t` has no description: models choose tools by their descriptions"
+        );
+        let mut array_schema = tool("t", Implementation::Mock { response: json!(1) });
+        array_schema.parameters = json!({"type": "array"}).as_object().unwrap().clone();
+        assert_eq!(
+            manager.add(array_schema).unwrap_err().to_string(),
+            "tool `t` has an invalid parameter schema: the top level must be {\"type\": \"object\"}, got type \"array\""
+        );
+        let mut broken = tool("t", Implementation::Mock { response: json!(1) });
+        broken.parameters = json!({"type": "object", "properties": {"a": {"type": "nonsense"}}})
+            .as_object()
+            .unwrap()
+            .clone();
+        assert!(
+            manager
+                .add(broken)
+                .unwrap_err()
+                .to_string()
+                .starts_with("tool `t` has an invalid parameter schema: ")
+        );
+    }
+}

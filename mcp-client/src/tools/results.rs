@@ -1,0 +1,197 @@
+//! Tool outcomes as models read them (spec 000 "result normalization"): text only.
+//!
+//! MCP results: text content joined; `structuredContent` as JSON when there is no text;
+//! images and resources kept aside as artifacts (not sent to the model). Other results:
+//! strings as they are, anything else as JSON. Failures: `Error: <message>`, and an unknown
+//! tool `Error: Unknown tool "<name>"`. Huge texts can be cut with a visible marker.
+
+use serde_json::Value;
+
+use super::executor::{ToolCall, ToolOutcome};
+
+/// A result ready for a model.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ModelResult {
+    /// The text the model reads.
+    pub text: String,
+    /// Whether it reports a failure.
+    pub is_error: bool,
+    /// Content kept from the model (images, embedded resources), as the server sent it.
+    pub artifacts: Vec<Value>,
+}
+
+/// Normalizes an outcome for a model; `max_chars` cuts long texts with a marker.
+pub fn for_model(outcome: &ToolOutcome, max_chars: Option<usize>) -> ModelResult {
+    let (text, is_error, artifacts) = if outcome.success {
+        let (text, artifacts) = outcome
+            .result
+            .as_ref()
+            .map_or_else(|| (String::new(), Vec::new()), result_text);
+        (text, false, artifacts)
+    } else if outcome.unknown_tool {
+        (
+            format!("Error: Unknown tool \"{}\"", outcome.tool_name),
+            true,
+            Vec::new(),
+        )
+    } else {
+        (
+            format!(
+                "Error: {}",
+                outcome
+                    .error
+                    .as_deref()
+                    .unwrap_or("the tool failed without a message")
+            ),
+            true,
+            Vec::new(),
+        )
+    };
+    ModelResult {
+        text: truncate(text, max_chars),
+        is_error,
+        artifacts,
+    }
+}
+
+/// One result per call, in call order: a call without an outcome gets a placeholder error, so
+/// every call id gets exactly one result (spec 000 "Tool call/result mismatch prevention").
+pub fn one_per_call(
+    calls: &[ToolCall],
+    mut outcomes: Vec<Option<ToolOutcome>>,
+) -> Vec<ToolOutcome> {
+    outcomes.resize(calls.len(), None);
+    calls
+        .iter()
+        .zip(outcomes)
+        .map(|(call, outcome)| {
+            outcome.unwrap_or_else(|| {
+                ToolOutcome::placeholder(&call.name, "the call was not executed")
+            })
+        })
+        .collect()
+}
+
+fn result_text(result: &Value) -> (String, Vec<Value>) {
+    if let Some(content) = result.get("content").and_then(Value::as_array) {
+        let mut texts = Vec::new();
+        let mut artifacts = Vec::new();
+        for block in content {
+            match (
+                block.get("type").and_then(Value::as_str),
+                block.get("text").and_then(Value::as_str),
+            ) {
+                (Some("text"), Some(text)) => texts.push(text.to_owned()),
+                _ => artifacts.push(block.clone()),
+            }
+        }
+        if texts.is_empty()
+            && let Some(structured) = result.get("structuredContent")
+        {
+            return (structured.to_string(), artifacts);
+        }
+        return (texts.join("\n"), artifacts);
+    }
+    match result {
+        Value::String(text) => (text.clone(), Vec::new()),
+        other => (other.to_string(), Vec::new()),
+    }
+}
+
+fn truncate(text: String, max_chars: Option<usize>) -> String {
+    let Some(max) = max_chars else { return text };
+    let total = text.chars().count();
+    if total <= max {
+        return text;
+    }
+    let kept: String = text.chars().take(max).collect();
+    format!("{kept}\n[… truncated: {} more characters]", total - max)
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    fn success(result: Value) -> ToolOutcome {
+        ToolOutcome {
+            success: true,
+            result: Some(result),
+            error: None,
+            tool_name: "t".into(),
+            execution_time_ms: 1,
+            unknown_tool: false,
+        }
+    }
+
+    #[test]
+    fn mcp_text_is_joined_and_artifacts_kept_aside() {
+        let outcome = success(json!({"content": [
+            {"type": "text", "text": "first"},
+            {"type": "image", "data": "AAAA", "mimeType": "image/png"},
+            {"type": "text", "text": "second"}
+        ]}));
+        let result = for_model(&outcome, None);
+        assert_eq!(result.text, "first\nsecond");
+        assert_eq!(
+            result.artifacts,
+            [json!({"type": "image", "data": "AAAA", "mimeType": "image/png"})]
+        );
+        assert!(!result.is_error);
+    }
+
+    #[test]
+    fn structured_content_objects_and_strings() {
+        let only_structured = success(json!({"content": [], "structuredContent": {"a": 1}}));
+        assert_eq!(for_model(&only_structured, None).text, r#"{"a":1}"#);
+        assert_eq!(
+            for_model(&success(json!({"result": 4})), None).text,
+            r#"{"result":4}"#
+        );
+        assert_eq!(for_model(&success(json!("plain")), None).text, "plain");
+    }
+
+    #[test]
+    fn errors_and_unknown_tools_read_as_errors() {
+        let mut failed = success(json!(null));
+        failed.success = false;
+        failed.result = None;
+        failed.error = Some("boom".into());
+        assert_eq!(for_model(&failed, None).text, "Error: boom");
+        failed.unknown_tool = true;
+        failed.tool_name = "fly".into();
+        assert_eq!(for_model(&failed, None).text, "Error: Unknown tool \"fly\"");
+        assert!(for_model(&failed, None).is_error);
+    }
+
+    #[test]
+    fn long_results_are_cut_with_a_visible_marker() {
+        let result = for_model(&success(json!("abcdefghij")), Some(4));
+        assert_eq!(result.text, "abcd\n[… truncated: 6 more characters]");
+    }
+
+    #[test]
+    fn every_call_gets_exactly_one_result() {
+        let calls: Vec<ToolCall> = ["a", "b", "c"]
+            .iter()
+            .map(|n| ToolCall {
+                id: format!("id-{n}"),
+                name: (*n).into(),
+                args: json!({}),
+            })
+            .collect();
+        let results = one_per_call(&calls, vec![Some(success(json!(1))), None]);
+        assert_eq!(results.len(), 3);
+        assert!(results[0].success);
+        assert_eq!(
+            results[1].error.as_deref(),
+            Some("no result was produced for this call (the call was not executed)")
+        );
+        assert_eq!(results[2].tool_name, "c");
+        assert_eq!(
+            for_model(&results[2], None).text,
+            "Error: no result was produced for this call (the call was not executed)"
+        );
+    }
+}

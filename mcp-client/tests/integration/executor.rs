@@ -1,0 +1,308 @@
+//! ToolExecutor: every scenario of spec 001 with its exact text, timeouts, panics, batches.
+
+use std::{
+    sync::Arc,
+    time::{Duration, Instant},
+};
+
+use mcp_client::tools::{
+    definition::{self, Implementation, ToolDefinition},
+    executor::{InternalHandler, ToolCall, ToolExecutor, ToolOutcome},
+    manager::ToolManager,
+};
+use serde_json::{Value, json};
+
+use crate::harness::fixture_path;
+
+fn local_tools() -> ToolManager {
+    let mut manager = ToolManager::new();
+    for tool in definition::load_file(&fixture_path("tools/local-tools.json")).unwrap() {
+        manager.add(tool).unwrap();
+    }
+    manager
+}
+
+fn internal(
+    f: impl Fn(rmcp::model::JsonObject) -> Result<Value, String> + Send + Sync + 'static,
+) -> InternalHandler {
+    let f = Arc::new(f);
+    Arc::new(move |params| {
+        let f = Arc::clone(&f);
+        Box::pin(async move { f(params) })
+    })
+}
+
+fn executor() -> ToolExecutor {
+    ToolExecutor::new(local_tools()).with_internal(
+        "set_volume",
+        internal(|params| Ok(json!({"volume": params["level"]}))),
+    )
+}
+
+fn error_of(outcome: &ToolOutcome) -> &str {
+    assert!(!outcome.success, "expected a failure: {outcome:?}");
+    outcome.error.as_deref().unwrap()
+}
+
+// spec 001: Successful tool execution / Success result structure
+#[tokio::test]
+async fn a_successful_call_has_the_spec_shape() {
+    let outcome = executor().execute("echo", json!({"message": "hi"})).await;
+    let json = serde_json::to_value(&outcome).unwrap();
+    assert_eq!(json["success"], true);
+    assert_eq!(json["result"], json!({"echo": {"message": "hi"}}));
+    assert_eq!(json["tool_name"], "echo");
+    assert!(json["execution_time_ms"].is_u64());
+    assert!(json.get("error").is_none());
+}
+
+// spec 001: Tool not found / Error result structure
+#[tokio::test]
+async fn an_unknown_tool_is_an_error_outcome_not_an_exception() {
+    let outcome = executor().execute("teleport", json!({})).await;
+    let json = serde_json::to_value(&outcome).unwrap();
+    assert_eq!(
+        json,
+        json!({"success": false, "error": "Tool 'teleport' not found", "tool_name": "teleport", "execution_time_ms": json["execution_time_ms"]})
+    );
+    assert!(outcome.unknown_tool);
+}
+
+// spec 001: Parameter validation failure, Type checking, Enum validation, Allow extra parameters
+#[tokio::test]
+async fn parameters_are_validated_against_the_schema() {
+    let executor = executor();
+    let cases = [
+        (
+            "math_eval",
+            json!({}),
+            "Invalid parameters: missing 'expression'",
+        ),
+        (
+            "get_weather",
+            json!({"city": "Oslo", "days": 2.5}),
+            "Invalid parameters: 'days' must be an integer (a whole number), got 2.5",
+        ),
+        (
+            "get_weather",
+            json!({"city": 5}),
+            "Invalid parameters: 'city' must be a string, got 5",
+        ),
+        (
+            "get_weather",
+            json!({"city": "Oslo", "unit": "kelvin"}),
+            "Invalid parameters: 'unit' must be one of \"celsius\", \"fahrenheit\", got \"kelvin\"",
+        ),
+        (
+            "echo",
+            json!([1, 2]),
+            "Invalid parameters: expected an object of named parameters, got an array",
+        ),
+    ];
+    for (tool, args, expected) in cases {
+        let outcome = executor.execute(tool, args).await;
+        assert_eq!(error_of(&outcome), expected);
+    }
+    let extra = executor
+        .execute(
+            "get_weather",
+            json!({"city": "Oslo", "days": 3, "mood": "happy"}),
+        )
+        .await;
+    assert!(extra.success, "extra parameters are ignored: {extra:?}");
+}
+
+// spec 001: Execute mock tool
+#[tokio::test]
+async fn mock_tools_answer_their_mock_response_fast() {
+    let started = Instant::now();
+    let outcome = executor()
+        .execute("get_weather", json!({"city": "Anywhere"}))
+        .await;
+    assert!(
+        started.elapsed() < Duration::from_millis(10),
+        "mock answered in {:?}",
+        started.elapsed()
+    );
+    assert_eq!(
+        outcome.result.unwrap(),
+        json!({"city": "Berlin", "temperature": 21, "condition": "sunny"})
+    );
+}
+
+// spec 001: Builtin handler not found, Internal handler not found, Execute internal tool
+#[tokio::test]
+async fn handlers_are_looked_up_by_name() {
+    let executor = executor();
+    assert_eq!(
+        error_of(&executor.execute("broken_builtin", json!({})).await),
+        "Builtin handler 'no_such_handler' not found"
+    );
+    assert_eq!(
+        error_of(&executor.execute("broken_internal", json!({})).await),
+        "Internal handler 'never_registered' not found"
+    );
+    let volume = executor.execute("set_volume", json!({"level": 30})).await;
+    assert_eq!(volume.result.unwrap(), json!({"volume": 30}));
+}
+
+// spec 001: Math evaluation handler, Include time in error results
+#[tokio::test]
+async fn math_eval_answers_and_refuses_with_descriptions() {
+    let executor = executor();
+    assert_eq!(
+        executor
+            .execute("math_eval", json!({"expression": "2+2"}))
+            .await
+            .result
+            .unwrap(),
+        json!({"result": 4})
+    );
+    let failed = executor
+        .execute("math_eval", json!({"expression": "1/0"}))
+        .await;
+    assert_eq!(error_of(&failed), "division by zero at position 1");
+    assert!(serde_json::to_value(&failed).unwrap()["execution_time_ms"].is_u64());
+}
+
+/// A 1 MB expression, 100,000 nested parentheses, `print(1)`, division by zero and unknown
+/// names, on a 256 KiB stack: refused cleanly, no crash.
+#[test]
+fn math_eval_survives_hostile_input_on_a_small_stack() {
+    let handle = std::thread::Builder::new()
+        .stack_size(256 * 1024)
+        .spawn(|| {
+            let runtime = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+                .unwrap();
+            runtime.block_on(async {
+                let executor = executor();
+                let megabyte = "1+".repeat(512 * 1024) + "1";
+                let nested = format!("{}1{}", "(".repeat(100_000), ")".repeat(100_000));
+                let mut errors = Vec::new();
+                for expression in [
+                    megabyte,
+                    nested,
+                    "print(1)".into(),
+                    "5/0".into(),
+                    "foo * 2".into(),
+                ] {
+                    let outcome = executor
+                        .execute("math_eval", json!({"expression": expression}))
+                        .await;
+                    errors.push(outcome.error.unwrap());
+                }
+                errors
+            })
+        })
+        .unwrap();
+    let errors = handle.join().expect("no stack overflow, no panic");
+    assert_eq!(
+        errors[0],
+        "expression is 1048577 characters long; the limit is 10000"
+    );
+    assert_eq!(
+        errors[1],
+        "expression is 200001 characters long; the limit is 10000"
+    );
+    assert!(
+        errors[2].starts_with("unknown function 'print' at position 0: available functions are "),
+        "{}",
+        errors[2]
+    );
+    assert_eq!(errors[3], "division by zero at position 1");
+    assert_eq!(
+        errors[4],
+        "unknown name 'foo' at position 0: only the constants pi and e can be used"
+    );
+}
+
+fn slow_tool(name: &str, timeout: Option<Duration>) -> ToolDefinition {
+    ToolDefinition {
+        name: name.into(),
+        description: "sleeps".into(),
+        parameters: json!({"type": "object"}).as_object().unwrap().clone(),
+        implementation: Implementation::Internal {
+            handler: "sleep".into(),
+        },
+        timeout,
+    }
+}
+
+fn sleeping() -> InternalHandler {
+    Arc::new(|params| {
+        Box::pin(async move {
+            let ms = params.get("ms").and_then(Value::as_u64).unwrap_or(0);
+            tokio::time::sleep(Duration::from_millis(ms)).await;
+            Ok(json!({"slept_ms": ms}))
+        })
+    })
+}
+
+// spec 003: Tool execution timeout
+#[tokio::test]
+async fn a_slow_tool_is_cut_off_at_its_timeout() {
+    let mut manager = ToolManager::new();
+    manager
+        .add(slow_tool("nap", Some(Duration::from_millis(100))))
+        .unwrap();
+    let executor = ToolExecutor::new(manager).with_internal("sleep", sleeping());
+    let started = Instant::now();
+    let outcome = executor.execute("nap", json!({"ms": 5000})).await;
+    assert!(started.elapsed() < Duration::from_secs(1));
+    assert_eq!(
+        error_of(&outcome),
+        "Tool 'nap' timed out after 100ms and was cancelled; try again, or ask for less"
+    );
+}
+
+#[tokio::test]
+async fn a_panicking_handler_becomes_an_error_and_the_host_goes_on() {
+    let mut manager = ToolManager::new();
+    manager.add(slow_tool("boom", None)).unwrap();
+    let executor =
+        ToolExecutor::new(manager).with_internal("sleep", internal(|_| panic!("kaboom")));
+    let outcome = executor.execute("boom", json!({})).await;
+    assert_eq!(
+        error_of(&outcome),
+        "Tool 'boom' failed: its handler panicked (kaboom)"
+    );
+    let again = executor.execute("boom", json!({})).await;
+    assert!(!again.success, "still answering after a panic");
+}
+
+#[tokio::test]
+async fn a_batch_runs_concurrently_and_answers_in_call_order() {
+    let mut manager = ToolManager::new();
+    manager.add(slow_tool("nap", None)).unwrap();
+    let executor = ToolExecutor::new(manager).with_internal("sleep", sleeping());
+    let calls: Vec<ToolCall> = [300, 200, 100]
+        .iter()
+        .enumerate()
+        .map(|(i, ms)| ToolCall {
+            id: format!("call-{i}"),
+            name: "nap".into(),
+            args: json!({"ms": ms}),
+        })
+        .chain(std::iter::once(ToolCall {
+            id: "call-3".into(),
+            name: "missing".into(),
+            args: json!({}),
+        }))
+        .collect();
+    let started = Instant::now();
+    let outcomes = executor.execute_all(&calls).await;
+    let took = started.elapsed();
+    assert!(
+        took < Duration::from_millis(550),
+        "three 100–300 ms calls took {took:?}: not concurrent"
+    );
+    assert_eq!(outcomes.len(), 4, "one outcome per call");
+    let slept: Vec<Value> = outcomes[..3]
+        .iter()
+        .map(|o| o.result.clone().unwrap()["slept_ms"].clone())
+        .collect();
+    assert_eq!(slept, [json!(300), json!(200), json!(100)]);
+    assert_eq!(error_of(&outcomes[3]), "Tool 'missing' not found");
+}
