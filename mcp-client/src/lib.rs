@@ -8,6 +8,7 @@
 //!
 //! # Layout
 //! - [`cli`]: the `mcp-client` command line (`servers`, `doctor`).
+//! - [`llm`]: provider wire formats for tool definitions and tool results.
 //! - [`tools`]: the servers' tools for models: safe unique names, argument normalization.
 //! - [`connection`]: `mcpServers` configuration, connect with retry, crash restart, requests
 //!   with timeouts, clean shutdown.
@@ -15,6 +16,7 @@
 
 pub mod cli;
 pub mod connection;
+pub mod llm;
 pub mod tools;
 pub mod transport;
 

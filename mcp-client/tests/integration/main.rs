@@ -3,6 +3,7 @@
 
 mod cli;
 mod executor;
+mod formats;
 mod harness;
 mod misbehaving;
 mod pool;

@@ -3,3 +3,4 @@
 
 mod client_vs_everything;
 mod client_vs_zwave;
+mod fixtures_current;

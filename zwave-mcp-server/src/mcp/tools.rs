@@ -151,6 +151,7 @@ impl ZwaveServer {
     /// and a one-line state summary.
     #[tool(
         name = "list_zwave_devices",
+        description = "Lists the Z-Wave devices of the home with name, node id, location, online state, kind and a one-line state summary.",
         output_schema = schema_for_output::<DeviceList>(),
         annotations(read_only_hint = true, open_world_hint = false)
     )]
@@ -225,6 +226,7 @@ impl ZwaveServer {
     /// reports whether the device confirmed its new state.
     #[tool(
         name = "control_zwave_device",
+        description = "Switches a Z-Wave switch or dimmer on or off, or dims it to a level (0-100), and reports whether the device confirmed its new state.",
         output_schema = schema_for_output::<ControlOutcome>(),
         annotations(read_only_hint = false, destructive_hint = false, idempotent_hint = true, open_world_hint = true)
     )]
@@ -297,6 +299,7 @@ impl ZwaveServer {
     /// other notification states, meter readings, battery) with unit and age.
     #[tool(
         name = "get_device_sensor_data",
+        description = "Returns every reading of a Z-Wave device (temperature, humidity, illuminance, motion and other notification states, meter readings, battery) with unit and age.",
         output_schema = schema_for_output::<SensorData>(),
         annotations(read_only_hint = true, open_world_hint = true)
     )]
@@ -379,6 +382,7 @@ impl ZwaveServer {
     /// status, when it was last heard from, and its battery level when it has one.
     #[tool(
         name = "get_device_status",
+        description = "Returns a Z-Wave device's status: on/off or level, whether it is reachable, its node status, when it was last heard from, and its battery level when it has one.",
         output_schema = schema_for_output::<DeviceStatus>(),
         annotations(read_only_hint = true, open_world_hint = false)
     )]

@@ -1,0 +1,238 @@
+//! Tool definitions and tool results in each provider's wire format (see
+//! `shared/reference/MCP_AND_LLM.md`). Pure functions: the stored tools never change; each
+//! provider's shape is made at the last moment (spec 003 "Tool conversion is isolated").
+
+use rmcp::model::JsonObject;
+use serde_json::{Map, Value, json};
+use tracing::debug;
+
+use crate::tools::{definition::ToolDefinition, executor::ToolCall, results::ModelResult};
+
+/// An LLM provider's dialect.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Provider {
+    /// Ollama `/api/chat` (Qwen and others).
+    Ollama,
+    /// OpenAI Chat Completions and compatible servers.
+    OpenAi,
+    /// Anthropic Messages.
+    Anthropic,
+}
+
+/// `{type: "function", function: {name, description, parameters}}` for each tool; no tools →
+/// an empty list (spec 003 "Convert LangChain tool to Qwen format", "Handle empty tools").
+pub fn ollama_tools(tools: &[ToolDefinition]) -> Vec<Value> {
+    let converted: Vec<Value> = tools
+        .iter()
+        .map(|tool| function_tool(tool, Provider::Ollama))
+        .collect();
+    debug!("Converted {} tools to Qwen format", converted.len());
+    converted
+}
+
+/// OpenAI's function tools (same envelope as Ollama's).
+pub fn openai_tools(tools: &[ToolDefinition]) -> Vec<Value> {
+    tools
+        .iter()
+        .map(|tool| function_tool(tool, Provider::OpenAi))
+        .collect()
+}
+
+/// Anthropic's `{name, description, input_schema}`.
+pub fn anthropic_tools(tools: &[ToolDefinition]) -> Vec<Value> {
+    tools
+        .iter()
+        .map(|tool| {
+            json!({
+                "name": tool.name,
+                "description": tool.description,
+                "input_schema": sanitize_schema(&tool.parameters, Provider::Anthropic),
+            })
+        })
+        .collect()
+}
+
+fn function_tool(tool: &ToolDefinition, provider: Provider) -> Value {
+    json!({
+        "type": "function",
+        "function": {
+            "name": tool.name,
+            "description": tool.description,
+            "parameters": sanitize_schema(&tool.parameters, provider),
+        }
+    })
+}
+
+/// Deepest `$ref` chain inlined; deeper (recursive) references become an open schema.
+const MAX_REF_DEPTH: usize = 16;
+
+/// A schema every provider accepts: `$ref`s into `$defs`/`definitions` inlined, `$schema`
+/// and the definitions dropped, `type: "object"` (with `properties`) kept at the top. For
+/// Ollama also `["x", "null"]` types become `x` and `default: null` goes: small models read
+/// a plain type better, and an omitted optional parameter means the same.
+pub fn sanitize_schema(schema: &JsonObject, provider: Provider) -> Value {
+    let definitions = schema
+        .get("$defs")
+        .or_else(|| schema.get("definitions"))
+        .and_then(Value::as_object)
+        .cloned()
+        .unwrap_or_default();
+    let mut top = clean(&Value::Object(schema.clone()), &definitions, provider, 0);
+    if let Value::Object(map) = &mut top {
+        map.insert("type".into(), json!("object"));
+        map.entry("properties").or_insert_with(|| json!({}));
+    }
+    top
+}
+
+fn clean(
+    value: &Value,
+    definitions: &Map<String, Value>,
+    provider: Provider,
+    depth: usize,
+) -> Value {
+    match value {
+        Value::Object(map) => {
+            if let Some(reference) = map.get("$ref").and_then(Value::as_str) {
+                let name = reference.rsplit('/').next().unwrap_or_default();
+                let target = definitions.get(name).filter(|_| depth < MAX_REF_DEPTH);
+                let mut inlined = match target {
+                    Some(target) => clean(target, definitions, provider, depth + 1),
+                    None => json!({}),
+                };
+                // Keywords beside the $ref (a description, say) are kept and win.
+                if let Value::Object(inlined) = &mut inlined {
+                    for (key, sibling) in map.iter().filter(|(k, _)| k.as_str() != "$ref") {
+                        inlined.insert(key.clone(), clean(sibling, definitions, provider, depth));
+                    }
+                }
+                return inlined;
+            }
+            let mut out = Map::new();
+            for (key, child) in map {
+                if matches!(key.as_str(), "$schema" | "$defs" | "definitions") {
+                    continue;
+                }
+                if provider == Provider::Ollama && key == "default" && child.is_null() {
+                    continue;
+                }
+                let child = if provider == Provider::Ollama && key == "type" {
+                    plain_type(child)
+                } else {
+                    clean(child, definitions, provider, depth)
+                };
+                out.insert(key.clone(), child);
+            }
+            Value::Object(out)
+        }
+        Value::Array(items) => Value::Array(
+            items
+                .iter()
+                .map(|v| clean(v, definitions, provider, depth))
+                .collect(),
+        ),
+        other => other.clone(),
+    }
+}
+
+fn plain_type(value: &Value) -> Value {
+    match value.as_array().map(|types| {
+        types
+            .iter()
+            .filter(|t| t.as_str() != Some("null"))
+            .collect::<Vec<_>>()
+    }) {
+        Some(types) if types.len() == 1 => types[0].clone(),
+        _ => value.clone(),
+    }
+}
+
+/// Anthropic: ONE user message holding every `tool_result` block, in call order, right after
+/// the assistant's `tool_use` turn.
+pub fn anthropic_tool_results(results: &[(ToolCall, ModelResult)]) -> Value {
+    let blocks: Vec<Value> = results
+        .iter()
+        .map(|(call, result)| {
+            let mut block =
+                json!({"type": "tool_result", "tool_use_id": call.id, "content": result.text});
+            if result.is_error {
+                block["is_error"] = json!(true);
+            }
+            block
+        })
+        .collect();
+    json!({"role": "user", "content": blocks})
+}
+
+/// OpenAI: one `role: "tool"` message per call id.
+pub fn openai_tool_results(results: &[(ToolCall, ModelResult)]) -> Vec<Value> {
+    results
+        .iter()
+        .map(|(call, result)| json!({"role": "tool", "tool_call_id": call.id, "content": result.text}))
+        .collect()
+}
+
+/// Ollama: one `role: "tool"` message per call, in call order (Qwen's template pairs results
+/// with calls by position), naming the tool and the call id.
+pub fn ollama_tool_results(results: &[(ToolCall, ModelResult)]) -> Vec<Value> {
+    results
+        .iter()
+        .map(|(call, result)| {
+            json!({"role": "tool", "tool_name": call.name, "tool_call_id": call.id, "content": result.text})
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn object(value: Value) -> JsonObject {
+        value.as_object().unwrap().clone()
+    }
+
+    #[test]
+    fn refs_are_inlined_and_definitions_dropped() {
+        let schema = object(json!({
+            "$schema": "https://json-schema.org/draft/2020-12/schema",
+            "$defs": {"Action": {"type": "string", "enum": ["on", "off"]}},
+            "properties": {"action": {"$ref": "#/$defs/Action", "description": "what to do"}},
+            "required": ["action"]
+        }));
+        assert_eq!(
+            sanitize_schema(&schema, Provider::OpenAi),
+            json!({
+                "type": "object",
+                "properties": {"action": {"type": "string", "enum": ["on", "off"], "description": "what to do"}},
+                "required": ["action"]
+            })
+        );
+    }
+
+    #[test]
+    fn recursive_refs_stop_at_an_open_schema() {
+        let schema = object(json!({
+            "type": "object",
+            "definitions": {"Node": {"type": "object", "properties": {"next": {"$ref": "#/definitions/Node"}}}},
+            "properties": {"root": {"$ref": "#/definitions/Node"}}
+        }));
+        let text = sanitize_schema(&schema, Provider::Anthropic).to_string();
+        assert!(!text.contains("$ref"), "{text}");
+    }
+
+    #[test]
+    fn ollama_gets_plain_types_without_null_defaults() {
+        let schema = object(
+            json!({"type": "object", "properties": {"level": {"type": ["integer", "null"], "default": null}}}),
+        );
+        assert_eq!(
+            sanitize_schema(&schema, Provider::Ollama),
+            json!({"type": "object", "properties": {"level": {"type": "integer"}}})
+        );
+    }
+
+    #[test]
+    fn no_tools_convert_to_an_empty_list() {
+        assert_eq!(ollama_tools(&[]), Vec::<Value>::new());
+    }
+}
