@@ -1,5 +1,6 @@
-//! The `mcp-client` command line: `servers` (status of every configured server) and `doctor`
-//! (everything wrong with one server).
+//! The `mcp-client` command line: `servers` (status of every configured server), `doctor`
+//! (everything wrong with one server), `tools` (every tool a host would offer) and `call`
+//! (one call through the executor).
 
 use std::{path::PathBuf, process::ExitCode, time::Duration};
 
@@ -7,9 +8,9 @@ use clap::{Parser, Subcommand};
 use serde_json::Value;
 
 use crate::{
-    ServerCommand, ServerConfig, ServerConnection, ServerPool,
+    McpTools, ServerCommand, ServerConfig, ServerConnection, ServerPool,
     connection::{RetryPolicy, config},
-    tools::names,
+    tools::{definition, executor::ToolExecutor, manager::ToolManager, names},
 };
 
 /// Command line of `mcp-client`.
@@ -38,6 +39,34 @@ pub enum CliCommand {
         #[arg(long, env = "MCP_CLIENT_CONFIG", default_value = "mcp-servers.json")]
         config: PathBuf,
     },
+    /// List every tool: those of the configured servers and of local definition files, with
+    /// where each comes from.
+    Tools {
+        /// `mcpServers` JSON file (none: local tools only).
+        #[arg(long, env = "MCP_CLIENT_CONFIG")]
+        config: Option<PathBuf>,
+        /// Local tool definition files (JSON).
+        #[arg(long = "tools", value_name = "FILE")]
+        tool_files: Vec<PathBuf>,
+        /// Print JSON instead of text.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Call one tool through the executor and print its outcome as JSON
+    /// (exit code 0 on success, 1 when the tool failed, 2 on usage errors).
+    Call {
+        /// The tool's name.
+        tool: String,
+        /// Its arguments as a JSON object.
+        #[arg(long, default_value = "{}")]
+        args: String,
+        /// `mcpServers` JSON file (none: local tools only).
+        #[arg(long, env = "MCP_CLIENT_CONFIG")]
+        config: Option<PathBuf>,
+        /// Local tool definition files (JSON).
+        #[arg(long = "tools", value_name = "FILE")]
+        tool_files: Vec<PathBuf>,
+    },
     /// Start one server and report everything wrong with it: stdout pollution (with the
     /// offending lines), slow start, missing capabilities, tool names and schemas, shutdown.
     Doctor {
@@ -61,7 +90,118 @@ pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             init_timeout,
             command,
         } => Ok(doctor(init_timeout, command).await),
+        CliCommand::Tools {
+            config,
+            tool_files,
+            json,
+        } => tools(config.as_deref(), &tool_files, json).await,
+        CliCommand::Call {
+            tool,
+            args,
+            config,
+            tool_files,
+        } => call(&tool, &args, config.as_deref(), &tool_files).await,
     }
+}
+
+/// A usage error: the message goes to stderr and the exit code is 2.
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+pub struct UsageError(pub String);
+
+/// The executor of a host: local tools from `tool_files`, plus the tools of the servers of
+/// `config` (connected concurrently; servers that fail are reported on stderr, not fatal).
+async fn host(
+    config: Option<&std::path::Path>,
+    tool_files: &[PathBuf],
+) -> anyhow::Result<(ToolExecutor, ServerPool)> {
+    let mut manager = ToolManager::new();
+    for file in tool_files {
+        for tool in definition::load_file(file)? {
+            manager.add(tool)?;
+        }
+    }
+    let pool = ServerPool::new(match config {
+        Some(path) => config::load(path)?,
+        None => Vec::new(),
+    });
+    let report = pool.connect_all().await;
+    for error in report.failed.values() {
+        tracing::error!("{error}");
+    }
+    manager.add_mcp(&McpTools::discover(&pool).await);
+    let normalizer = McpTools::normalizer(&pool);
+    Ok((
+        ToolExecutor::new(manager).with_mcp(pool.clone(), normalizer),
+        pool,
+    ))
+}
+
+async fn tools(
+    config: Option<&std::path::Path>,
+    tool_files: &[PathBuf],
+    json: bool,
+) -> anyhow::Result<ExitCode> {
+    let (executor, pool) = host(config, tool_files).await?;
+    let listed = executor.manager().all();
+    if json {
+        let tools: Vec<Value> = listed
+            .iter()
+            .map(|t| {
+                serde_json::json!({
+                    "name": t.definition.name,
+                    "source": t.definition.source(),
+                    "description": t.definition.description,
+                    "parameters": t.definition.parameters,
+                })
+            })
+            .collect();
+        emit(&serde_json::to_string_pretty(&tools)?);
+    } else {
+        for tool in listed {
+            let description = tool
+                .definition
+                .description
+                .lines()
+                .next()
+                .unwrap_or_default();
+            emit(&format!(
+                "{}  [{}]  {description}",
+                tool.definition.name,
+                tool.definition.source()
+            ));
+        }
+    }
+    pool.shutdown().await;
+    Ok(ExitCode::SUCCESS)
+}
+
+async fn call(
+    tool: &str,
+    args: &str,
+    config: Option<&std::path::Path>,
+    tool_files: &[PathBuf],
+) -> anyhow::Result<ExitCode> {
+    let arguments: Value = serde_json::from_str(args).map_err(|err| {
+        UsageError(format!(
+            "--args is not JSON ({err}): give an object such as '{{\"expression\": \"2+2\"}}'"
+        ))
+    })?;
+    if !arguments.is_object() {
+        return Err(UsageError(format!(
+            "--args must be a JSON object of named arguments, got {arguments}"
+        ))
+        .into());
+    }
+    let (executor, pool) = host(config, tool_files).await?;
+    let outcome = executor.execute(tool, arguments).await;
+    emit(&serde_json::to_string_pretty(&outcome)?);
+    pool.shutdown().await;
+    Ok(if outcome.success {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
+    })
 }
 
 /// Writes the command's answer to stdout: the one place this CLI prints.

@@ -26,6 +26,7 @@ fn main() -> ExitCode {
     };
     match runtime.block_on(run(cli)) {
         Ok(code) => code,
+        // Usage errors and unreadable configuration both exit 2: nothing was attempted.
         Err(err) => {
             eprintln!("mcp-client: {err:#}");
             ExitCode::from(2)

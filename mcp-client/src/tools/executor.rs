@@ -1,6 +1,8 @@
 //! ToolExecutor: every tool call goes through here (spec 001, spec 003 "Centralized Tool
-//! Execution"): does the tool exist → validate the parameters against its schema → (MCP:
-//! normalize names) → run it with a timeout → a uniform outcome with the time taken.
+//! Execution"): does the tool exist → (MCP tools: normalize argument names) → validate the
+//! parameters against its schema → run it with a timeout → a uniform outcome with the time
+//! taken. Normalizing before validating is deliberate: validating first would refuse exactly
+//! the calls normalization exists for (`device_name` where `deviceName` is required).
 //!
 //! Nothing a tool does can take the host down: a panicking handler becomes an error outcome,
 //! a slow one is cut off at its timeout, and a batch always returns one outcome per call.
@@ -163,6 +165,24 @@ impl ToolExecutor {
             outcome.unknown_tool = true;
             return outcome;
         };
+        // MCP tools: names are normalized before validation, or the very calls normalization
+        // exists for (`device_name` for a required `deviceName`) would be refused.
+        let args = match (&tool.definition.implementation, &self.mcp, args) {
+            (
+                Implementation::Mcp {
+                    server,
+                    original_name,
+                },
+                Some((_, normalizer)),
+                Value::Object(map),
+            ) => Value::Object(normalizer.normalize(
+                server,
+                original_name,
+                &tool.definition.parameters,
+                map,
+            )),
+            (_, _, args) => args,
+        };
         let shown = args.as_object().map_or_else(|| args.to_string(), redact);
         let outcome = match validate(&tool, args) {
             Err(problem) => ToolOutcome::failed(name, problem, started),
@@ -275,18 +295,16 @@ impl ToolExecutor {
                 server,
                 original_name,
             } => {
-                let Some((pool, normalizer)) = self.mcp.clone() else {
+                let Some((pool, _)) = self.mcp.clone() else {
                     let message =
                         format!("MCP server `{server}` is not connected to this executor");
                     return Box::pin(async move { Err(message) });
                 };
                 let (server, original) = (server.clone(), original_name.clone());
-                let schema = tool.definition.parameters.clone();
                 Box::pin(async move {
                     let Some(connection) = pool.get(&server) else {
                         return Err(format!("MCP server `{server}` is not configured"));
                     };
-                    let parameters = normalizer.normalize(&server, &original, &schema, parameters);
                     let result = connection
                         .call_tool(&original, parameters)
                         .await

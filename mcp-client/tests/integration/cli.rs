@@ -142,3 +142,99 @@ fn a_bad_config_file_is_named_in_the_error_with_exit_code_2() {
         "{stderr}"
     );
 }
+
+#[test]
+fn tools_lists_local_and_mcp_tools_with_their_source() {
+    let (output, stdout) = run(&[
+        "tools",
+        "--tools",
+        "fixtures/tools/local-tools.json",
+        "--config",
+        "fixtures/mcp-servers/fakes.json",
+    ]);
+    assert_eq!(output.status.code(), Some(0), "{stdout}");
+    let lines: Vec<&str> = stdout.lines().collect();
+    assert!(
+        lines.contains(&"get_weather  [mock]  Weather for a city (mock data for tests)."),
+        "{stdout}"
+    );
+    // The fake server's `echo` replaces the local one in place (same name: warned, overwritten).
+    assert_eq!(lines[0], "echo  [mcp:good]  Echoes the message");
+    assert!(
+        lines.contains(&"echo  [mcp:good]  Echoes the message"),
+        "{stdout}"
+    );
+    assert!(
+        lines.contains(&"greet  [mcp:good]  Greets a user"),
+        "{stdout}"
+    );
+    let (_, json) = run(&[
+        "tools",
+        "--tools",
+        "fixtures/tools/local-tools.json",
+        "--json",
+    ]);
+    let tools: serde_json::Value = serde_json::from_str(&json).unwrap();
+    assert_eq!(tools[1]["name"], "math_eval");
+    assert_eq!(tools[1]["parameters"]["required"][0], "expression");
+}
+
+#[test]
+fn call_prints_the_outcome_and_sets_the_exit_code() {
+    let (output, stdout) = run(&[
+        "call",
+        "math_eval",
+        "--args",
+        r#"{"expression": "2+2"}"#,
+        "--tools",
+        "fixtures/tools/local-tools.json",
+    ]);
+    assert_eq!(output.status.code(), Some(0));
+    let outcome: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+    assert_eq!(outcome["success"], true);
+    assert_eq!(outcome["result"], serde_json::json!({"result": 4}));
+    assert_eq!(outcome["tool_name"], "math_eval");
+
+    let (output, stdout) = run(&[
+        "call",
+        "math_eval",
+        "--args",
+        r#"{"expression": "1/0"}"#,
+        "--tools",
+        "fixtures/tools/local-tools.json",
+    ]);
+    assert_eq!(output.status.code(), Some(1), "a tool failure exits 1");
+    let outcome: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+    assert_eq!(outcome["error"], "division by zero at position 1");
+
+    let (output, stdout) = run(&[
+        "call",
+        "math_eval",
+        "--args",
+        "{oops",
+        "--tools",
+        "fixtures/tools/local-tools.json",
+    ]);
+    assert_eq!(output.status.code(), Some(2), "a usage error exits 2");
+    assert!(stdout.is_empty());
+    assert!(
+        String::from_utf8_lossy(&output.stderr).starts_with(
+            "mcp-client: --args is not JSON (key must be a string at line 1 column 2)"
+        )
+    );
+}
+
+#[test]
+fn call_normalizes_mcp_arguments_before_validating_them() {
+    let (output, stdout) = run(&[
+        "call",
+        "greet",
+        "--args",
+        r#"{"user_name": "Ann"}"#,
+        "--config",
+        "fixtures/mcp-servers/fakes.json",
+    ]);
+    assert_eq!(output.status.code(), Some(0), "{stdout}");
+    let outcome: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+    assert_eq!(outcome["result"]["content"][0]["text"], "Hello, Ann");
+}
