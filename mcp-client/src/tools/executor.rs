@@ -501,3 +501,19 @@ pub fn redact(parameters: &JsonObject) -> String {
     }
     Value::Object(shown).to_string()
 }
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    #[test]
+    fn secrets_are_redacted_in_logged_arguments() {
+        let parameters = json!({"city": "Oslo", "password": "p", "API_KEY": "k", "authToken": "t"});
+        assert_eq!(
+            redact(parameters.as_object().unwrap()),
+            r#"{"API_KEY":"***","authToken":"***","city":"Oslo","password":"***"}"#
+        );
+    }
+}

@@ -306,3 +306,59 @@ async fn a_batch_runs_concurrently_and_answers_in_call_order() {
     assert_eq!(slept, [json!(300), json!(200), json!(100)]);
     assert_eq!(error_of(&outcomes[3]), "Tool 'missing' not found");
 }
+
+// spec 003: Log slow tools / Log tool execution (arguments with secrets redacted)
+#[tokio::test]
+async fn slow_calls_warn_and_every_call_logs_redacted_arguments() {
+    crate::harness::capture_logs();
+    let mut manager = ToolManager::new();
+    manager.add(slow_tool("sluggish_tool", None)).unwrap();
+    let executor = ToolExecutor::new(manager).with_internal("sleep", sleeping());
+    let outcome = executor
+        .execute(
+            "sluggish_tool",
+            json!({"ms": 1100, "api_key": "sk-live-123"}),
+        )
+        .await;
+    assert!(outcome.success);
+    let logs = crate::harness::all_logs();
+    let slow = logs
+        .iter()
+        .find(|l| l.contains("slow tool call") && l.contains("tool=sluggish_tool"))
+        .expect("a slow-call warning");
+    assert!(
+        slow.contains("WARN") && slow.contains("duration_ms=11"),
+        "{slow}"
+    );
+    let done = logs
+        .iter()
+        .find(|l| l.contains("tool call succeeded") && l.contains("tool=sluggish_tool"))
+        .unwrap();
+    assert!(
+        done.contains(r#"\"api_key\":\"***\""#) && !done.contains("sk-live-123"),
+        "{done}"
+    );
+}
+
+// spec 003: Network error / a dead server, through the executor
+#[tokio::test]
+async fn a_dead_mcp_server_is_an_error_outcome_with_its_exit_and_stderr() {
+    let pool = mcp_client::ServerPool::new(vec![crate::harness::fake("exec-crash", &["clean"])]);
+    pool.connect_all().await;
+    let mut manager = ToolManager::new();
+    manager.add_mcp(&mcp_client::McpTools::discover(&pool).await);
+    let executor =
+        ToolExecutor::new(manager).with_mcp(pool.clone(), mcp_client::Normalizer::with_builtins());
+    let outcome = executor.execute("crash", json!({})).await;
+    assert_eq!(
+        error_of(&outcome),
+        "MCP server died during `tools/call crash`: server `exec-crash`: the server exited before answering\n  process: exit status: 3\n  stderr (last 1 lines):\n    fatal: simulated crash in the middle of a call"
+    );
+    let echo = executor.execute("echo", json!({"message": "after"})).await;
+    assert_eq!(
+        echo.result.unwrap()["content"][0]["text"],
+        "Echo: after",
+        "restarted on the next call"
+    );
+    pool.shutdown().await;
+}

@@ -54,7 +54,13 @@ fn tools() -> Vec<ToolDefinition> {
 
 #[test]
 fn ollama_tool_definitions() {
+    crate::harness::capture_logs();
     let converted = ollama_tools(&tools());
+    assert!(
+        crate::harness::all_logs()
+            .iter()
+            .any(|l| l.contains("Converted 7 tools to Qwen format"))
+    );
     for tool in &converted {
         let object = tool.as_object().unwrap();
         assert_eq!(

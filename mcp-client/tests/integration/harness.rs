@@ -71,6 +71,15 @@ pub fn capture_logs() {
     });
 }
 
+/// Every captured log line.
+pub fn all_logs() -> Vec<String> {
+    let buffer = LOGS.get().expect("capture_logs() first").lock().unwrap();
+    String::from_utf8_lossy(&buffer)
+        .lines()
+        .map(str::to_owned)
+        .collect()
+}
+
 /// Captured log lines that mention `server`.
 pub fn logs_of(server: &str) -> Vec<String> {
     let buffer = LOGS.get().expect("capture_logs() first").lock().unwrap();

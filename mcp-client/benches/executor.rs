@@ -1,0 +1,52 @@
+//! How long a call through the ToolExecutor takes (validation + execution + outcome), for a
+//! mock tool, the echo builtin and math_eval. Run: `cargo bench -p mcp-client --bench executor`.
+#![allow(clippy::unwrap_used, clippy::print_stdout, missing_docs)]
+
+use std::time::{Duration, Instant};
+
+use mcp_client::tools::{definition, executor::ToolExecutor, manager::ToolManager};
+use serde_json::{Value, json};
+
+const CALLS: usize = 20_000;
+
+fn percentile(sorted: &[Duration], p: f64) -> Duration {
+    sorted[((sorted.len() as f64 - 1.0) * p) as usize]
+}
+
+fn main() {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../fixtures/tools/local-tools.json");
+    let mut manager = ToolManager::new();
+    for tool in definition::load_file(&path).unwrap() {
+        manager.add(tool).unwrap();
+    }
+    let executor = ToolExecutor::new(manager);
+    let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+    println!("{:<24} {:>10} {:>10} {:>10} {:>12}", "call (20,000 each)", "p50", "p99", "max", "calls/s");
+    let cases: [(&str, &str, Value); 3] = [
+        ("mock get_weather", "get_weather", json!({"city": "Oslo", "days": 3})),
+        ("builtin echo", "echo", json!({"message": "hello"})),
+        ("builtin math_eval", "math_eval", json!({"expression": "2 * (3 + 4) ^ 2 / sqrt(16)"})),
+    ];
+    for (label, tool, args) in cases {
+        let mut samples = Vec::with_capacity(CALLS);
+        let started = Instant::now();
+        runtime.block_on(async {
+            for _ in 0..CALLS {
+                let call = Instant::now();
+                let outcome = executor.execute(tool, args.clone()).await;
+                samples.push(call.elapsed());
+                assert!(outcome.success, "{outcome:?}");
+            }
+        });
+        let total = started.elapsed();
+        samples.sort();
+        println!(
+            "{label:<24} {:>10.1?} {:>10.1?} {:>10.1?} {:>12.0}",
+            percentile(&samples, 0.5),
+            percentile(&samples, 0.99),
+            samples[samples.len() - 1],
+            CALLS as f64 / total.as_secs_f64()
+        );
+    }
+    println!("spec 001 asks mock tools to answer in < 10 ms");
+}
