@@ -14,18 +14,33 @@ fn percentile(sorted: &[Duration], p: f64) -> Duration {
 }
 
 fn main() {
-    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../fixtures/tools/local-tools.json");
+    let path =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../fixtures/tools/local-tools.json");
     let mut manager = ToolManager::new();
     for tool in definition::load_file(&path).unwrap() {
         manager.add(tool).unwrap();
     }
     let executor = ToolExecutor::new(manager);
-    let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
-    println!("{:<24} {:>10} {:>10} {:>10} {:>12}", "call (20,000 each)", "p50", "p99", "max", "calls/s");
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    println!(
+        "{:<24} {:>10} {:>10} {:>10} {:>12}",
+        "call (20,000 each)", "p50", "p99", "max", "calls/s"
+    );
     let cases: [(&str, &str, Value); 3] = [
-        ("mock get_weather", "get_weather", json!({"city": "Oslo", "days": 3})),
+        (
+            "mock get_weather",
+            "get_weather",
+            json!({"city": "Oslo", "days": 3}),
+        ),
         ("builtin echo", "echo", json!({"message": "hello"})),
-        ("builtin math_eval", "math_eval", json!({"expression": "2 * (3 + 4) ^ 2 / sqrt(16)"})),
+        (
+            "builtin math_eval",
+            "math_eval",
+            json!({"expression": "2 * (3 + 4) ^ 2 / sqrt(16)"}),
+        ),
     ];
     for (label, tool, args) in cases {
         let mut samples = Vec::with_capacity(CALLS);

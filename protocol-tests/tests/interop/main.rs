@@ -3,4 +3,5 @@
 
 mod client_vs_everything;
 mod client_vs_zwave;
+mod conformance;
 mod fixtures_current;

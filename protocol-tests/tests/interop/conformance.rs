@@ -1,0 +1,213 @@
+//! The conformance checker: our server passes it, and its verdicts on a third-party server
+//! and on deliberately broken servers are asserted, so a check that cannot fail is caught.
+
+use std::{collections::BTreeMap, net::TcpListener, process::Command};
+
+use protocol_tests::{
+    Verdict,
+    checks::Report,
+    peers::{server_everything, workspace_bin, workspace_root},
+};
+
+fn verdicts(report: &Report) -> BTreeMap<String, Verdict> {
+    report
+        .checks
+        .iter()
+        .map(|c| (c.name.clone(), c.verdict))
+        .collect()
+}
+
+const ALL_CHECKS: [&str; 20] = [
+    "initialize 2024-11-05",
+    "initialize 2025-03-26",
+    "initialize 2025-06-18",
+    "initialize 2025-11-25",
+    "initialize unknown version",
+    "server/discover",
+    "requests before initialize",
+    "ping",
+    "tools/list",
+    "unknown tool",
+    "invalid arguments",
+    "unknown method",
+    "malformed JSON",
+    "non-object line",
+    "32 concurrent requests",
+    "1 MiB argument",
+    "notifications ignored",
+    "notifications/cancelled",
+    "exit on stdin EOF",
+    "stdout is only JSON-RPC",
+];
+
+fn assert_all_pass(report: &Report) {
+    let names: Vec<&str> = report.checks.iter().map(|c| c.name.as_str()).collect();
+    assert_eq!(names, ALL_CHECKS, "every check ran, in order");
+    let not_passed: Vec<&protocol_tests::checks::CheckResult> = report
+        .checks
+        .iter()
+        .filter(|c| c.verdict != Verdict::Pass)
+        .collect();
+    assert!(not_passed.is_empty(), "{}", report.text());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn our_server_passes_every_check_in_demo_mode() {
+    let server = workspace_bin("zwave-mcp-server")
+        .to_string_lossy()
+        .into_owned();
+    let report = protocol_tests::run(&[server, "--demo".into()]).await;
+    assert_all_pass(&report);
+    assert!(
+        report
+            .get("server/discover")
+            .unwrap()
+            .evidence
+            .contains("2026-07-28")
+    );
+    assert_eq!(
+        report.get("invalid arguments").unwrap().evidence,
+        "`control_zwave_device` without its required parameters: isError result \"failed to deserialize parameters: missing field `deviceName`\""
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn our_server_passes_every_check_with_the_broker_unreachable() {
+    let port = TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let server = workspace_bin("zwave-mcp-server")
+        .to_string_lossy()
+        .into_owned();
+    let report = protocol_tests::run(&[
+        server,
+        "--mqtt-url".into(),
+        format!("mqtt://127.0.0.1:{port}"),
+        "--api-timeout".into(),
+        "1s".into(),
+    ])
+    .await;
+    assert_all_pass(&report);
+}
+
+/// Calibration: the TypeScript reference server, pinned, gets these verdicts.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn server_everything_gets_the_expected_verdicts() {
+    let (node, args) = server_everything();
+    let command: Vec<String> = std::iter::once(node).chain(args).collect();
+    let report = protocol_tests::run(&command).await;
+    let mut expected: BTreeMap<String, Verdict> = ALL_CHECKS
+        .iter()
+        .map(|c| ((*c).to_owned(), Verdict::Pass))
+        .collect();
+    // Legacy-only server (MCP_AND_LLM.md): no server/discover.
+    expected.insert("server/discover".into(), Verdict::Warn);
+    // It serves tools/list before initialize.
+    expected.insert("requests before initialize".into(), Verdict::Warn);
+    // It answers an unknown tool with an isError result, not a JSON-RPC error.
+    expected.insert("unknown tool".into(), Verdict::Warn);
+    // Its cancelled long-running operation keeps node alive after stdin closes.
+    expected.insert("exit on stdin EOF".into(), Verdict::Fail);
+    assert_eq!(verdicts(&report), expected, "{}", report.text());
+    assert_eq!(
+        report.get("unknown tool").unwrap().evidence,
+        "answered with an isError result; the spec asks for a JSON-RPC error for unknown tools"
+    );
+}
+
+fn fake(mode: &str) -> Vec<String> {
+    let script = workspace_root().join("fixtures/fake-servers/fake_mcp_server.py");
+    vec![
+        "python3".into(),
+        script.to_string_lossy().into_owned(),
+        mode.into(),
+    ]
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn broken_servers_fail_the_checks_that_concern_them() {
+    let garbage = protocol_tests::run(&fake("garbage")).await;
+    let stdout = garbage.get("stdout is only JSON-RPC").unwrap();
+    assert_eq!(stdout.verdict, Verdict::Fail);
+    assert!(
+        stdout.evidence.contains("[initialize 2024-11-05] not JSON: \"hello from a print() that should have gone to stderr\" (52 bytes)"),
+        "{}",
+        stdout.evidence
+    );
+    // The fake crashes on a JSON line that is not an object: the session does not continue.
+    assert_eq!(
+        garbage.get("non-object line").unwrap().verdict,
+        Verdict::Fail
+    );
+    assert_eq!(
+        garbage.get("initialize unknown version").unwrap().verdict,
+        Verdict::Fail
+    );
+    assert_eq!(
+        garbage.get("invalid arguments").unwrap().verdict,
+        Verdict::Fail
+    );
+
+    let bad_tools = protocol_tests::run(&fake("badtools")).await;
+    let tools = bad_tools.get("tools/list").unwrap();
+    assert_eq!(tools.verdict, Verdict::Fail);
+    assert_eq!(
+        tools.evidence,
+        "2 tools in 1 page: `files.read` is not a valid tool name for LLM providers (^[a-zA-Z0-9_-]{1,64}$); `list` inputSchema must have type \"object\", got {\"type\":\"array\"}"
+    );
+    assert_eq!(
+        bad_tools.get("invalid arguments").unwrap().verdict,
+        Verdict::Skip
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_server_that_ignores_stdin_eof_fails_the_exit_check() {
+    // `stubborn` answers normally but neither exits at EOF nor on SIGTERM; garbage lines
+    // aside, the lifecycle checks before it pass.
+    let report = protocol_tests::run(&fake("stubborn")).await;
+    assert_eq!(report.get("ping").unwrap().verdict, Verdict::Pass);
+    let exit = report.get("exit on stdin EOF");
+    // The stubborn fake crashes on the non-object line like every fake, so the exit check
+    // runs on a dead session: it fails either way, with the reason.
+    assert_eq!(exit.unwrap().verdict, Verdict::Fail, "{}", report.text());
+}
+
+#[test]
+fn the_binary_prints_one_line_per_check_and_exits_1_on_failure() {
+    let output = Command::new(workspace_bin("mcp-conformance"))
+        .arg("--")
+        .args(fake("badtools"))
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(1));
+    let stdout = String::from_utf8(output.stdout).unwrap();
+    let lines: Vec<&str> = stdout.lines().collect();
+    assert_eq!(lines.len(), 21, "{stdout}");
+    assert!(
+        lines[8].starts_with(
+            "FAIL tools/list: 2 tools in 1 page: `files.read` is not a valid tool name"
+        ),
+        "{stdout}"
+    );
+    assert!(
+        lines[20].ends_with(" failed, 2 warnings, 1 skipped"),
+        "{stdout}"
+    );
+
+    let output = Command::new(workspace_bin("mcp-conformance"))
+        .args(["--json", "--"])
+        .arg(workspace_bin("zwave-mcp-server"))
+        .arg("--demo")
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(0));
+    let report: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
+    assert_eq!(report["checks"].as_array().unwrap().len(), 20);
+    assert_eq!(
+        report["checks"][0],
+        serde_json::json!({"name": "initialize 2024-11-05", "verdict": "pass", "evidence": "agreed on 2024-11-05 (zwave-mcp-server 0.1.0)"})
+    );
+}
