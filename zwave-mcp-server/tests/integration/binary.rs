@@ -331,7 +331,7 @@ fn simulate_mode_serves_the_demo_home_on_any_broker() {
 
 #[test]
 fn log_dir_gets_a_daily_file_with_the_same_logs() {
-    let dir = crate::mosquitto::ScratchDir::new();
+    let dir = protocol_tests::mosquitto::ScratchDir::new();
     let logs = dir.path().join("logs");
     let output = run(
         &["--demo", "--log-dir", logs.to_str().unwrap()],

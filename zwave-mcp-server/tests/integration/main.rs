@@ -6,7 +6,6 @@ mod binary;
 mod captures;
 mod gateway_client;
 mod harness;
-mod mosquitto;
 mod real_broker;
 mod schemas;
 mod tools;

@@ -10,10 +10,13 @@ use zwave_mcp_server::{
     sim::{SimControl, SimOptions},
 };
 
-use crate::{
-    harness::{call, eventually, fast_backoff, serve, settings_for, text_of},
-    mosquitto::{Mosquitto, ScratchDir, TlsFiles},
-};
+use protocol_tests::mosquitto::{Mosquitto, ScratchDir, TlsFiles};
+
+use crate::harness::{call, eventually, fast_backoff, serve, settings_for, text_of};
+
+fn plain_url(broker: &Mosquitto) -> MqttUrl {
+    broker.url().parse().unwrap()
+}
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn mqtts_with_the_right_ca_works_and_with_another_ca_is_refused() {
@@ -21,7 +24,7 @@ async fn mqtts_with_the_right_ca_works_and_with_another_ca_is_refused() {
     let files = TlsFiles::generate(dir.path(), "good");
     let other = TlsFiles::generate(dir.path(), "other");
     let broker = Mosquitto::start(Some(&files));
-    let sim = SimControl::start(&broker.url(), SimOptions::default());
+    let sim = SimControl::start(&plain_url(&broker), SimOptions::default());
     sim.wait_ready(Duration::from_secs(5)).await.unwrap();
     let tls_url = MqttUrl {
         host: "127.0.0.1".into(),
@@ -69,10 +72,10 @@ async fn mqtts_with_the_right_ca_works_and_with_another_ca_is_refused() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_client_reconnects_resubscribes_and_reloads_after_a_broker_restart() {
     let mut broker = Mosquitto::start(None);
-    let sim = SimControl::start(&broker.url(), SimOptions::default());
+    let sim = SimControl::start(&plain_url(&broker), SimOptions::default());
     sim.wait_ready(Duration::from_secs(5)).await.unwrap();
     let gateway = Gateway::connect(
-        settings_for(broker.url(), Duration::from_secs(2)),
+        settings_for(plain_url(&broker), Duration::from_secs(2)),
         fast_backoff(),
     );
     let client = serve(gateway.clone(), Duration::from_secs(2)).await;
@@ -104,7 +107,7 @@ async fn the_client_reconnects_resubscribes_and_reloads_after_a_broker_restart()
     assert!(
         text.starts_with(&format!(
             "cannot reach the mqtt broker at {}: ",
-            broker.url()
+            plain_url(&broker)
         )),
         "{text}"
     );

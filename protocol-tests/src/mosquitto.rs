@@ -1,8 +1,12 @@
-//! A real Mosquitto broker on a free loopback port, started and stopped by the tests.
+//! A real Mosquitto broker on a free loopback port, started and stopped by tests.
 //!
 //! When `mosquitto` is missing and the tests run as root, it is installed from Debian's
 //! packages once (this is how a fresh CI machine gets it); otherwise the test fails with the
 //! command to run. Never skipped.
+#![allow(
+    clippy::unwrap_used,
+    reason = "test support: a failure to set up must stop the test loudly"
+)]
 
 use std::{
     net::{SocketAddr, TcpListener, TcpStream},
@@ -16,6 +20,9 @@ use std::{
 };
 
 /// Locates `mosquitto`, installing it with apt-get when missing and running as root.
+///
+/// # Panics
+/// When it is missing and cannot be installed.
 pub fn mosquitto_binary() -> PathBuf {
     static INSTALL: Mutex<()> = Mutex::new(());
     let _one_installer = INSTALL
@@ -75,7 +82,17 @@ fn user_name() -> String {
 /// A scratch directory removed on drop.
 pub struct ScratchDir(PathBuf);
 
+impl Default for ScratchDir {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
 impl ScratchDir {
+    /// A new empty directory under the system's temporary directory.
+    ///
+    /// # Panics
+    /// When it cannot be created.
     pub fn new() -> Self {
         static NEXT: AtomicU32 = AtomicU32::new(0);
         let dir = std::env::temp_dir().join(format!(
@@ -87,6 +104,7 @@ impl ScratchDir {
         Self(dir)
     }
 
+    /// Its path.
     pub fn path(&self) -> &Path {
         &self.0
     }
@@ -100,12 +118,19 @@ impl Drop for ScratchDir {
 
 /// A CA and a server certificate for 127.0.0.1/localhost signed by it (openssl CLI).
 pub struct TlsFiles {
+    /// The CA certificate (PEM).
     pub ca: PathBuf,
+    /// The server certificate (PEM).
     pub cert: PathBuf,
+    /// The server key (PEM).
     pub key: PathBuf,
 }
 
 impl TlsFiles {
+    /// Generates the files into `dir`, their names starting with `name`.
+    ///
+    /// # Panics
+    /// When openssl fails.
     pub fn generate(dir: &Path, name: &str) -> Self {
         let file = |suffix: &str| dir.join(format!("{name}-{suffix}"));
         let openssl = |args: &[&str]| {
@@ -182,7 +207,9 @@ impl TlsFiles {
 pub struct Mosquitto {
     child: Option<Child>,
     config: PathBuf,
+    /// The plain-text listener.
     pub plain: SocketAddr,
+    /// The TLS listener, when started with TLS files.
     pub tls: Option<SocketAddr>,
     _dir: ScratchDir,
 }
@@ -195,6 +222,10 @@ fn free_port() -> SocketAddr {
 }
 
 impl Mosquitto {
+    /// Starts Mosquitto on free loopback ports (installing it first if needed).
+    ///
+    /// # Panics
+    /// When it cannot be installed or does not listen within 10 s.
     pub fn start(tls: Option<&TlsFiles>) -> Self {
         let binary = mosquitto_binary();
         let dir = ScratchDir::new();
@@ -239,18 +270,18 @@ impl Mosquitto {
     }
 
     /// Starts it again on the same ports.
+    ///
+    /// # Panics
+    /// When it does not listen again within 10 s.
     pub fn restart(&mut self) {
         self.stop();
         self.child = Some(spawn(&mosquitto_binary(), &self.config));
         self.wait_listening();
     }
 
-    pub fn url(&self) -> zwave_mcp_server::config::MqttUrl {
-        zwave_mcp_server::config::MqttUrl {
-            host: "127.0.0.1".into(),
-            port: self.plain.port(),
-            tls: false,
-        }
+    /// `mqtt://127.0.0.1:<plain port>`.
+    pub fn url(&self) -> String {
+        format!("mqtt://127.0.0.1:{}", self.plain.port())
     }
 
     fn wait_listening(&self) {
