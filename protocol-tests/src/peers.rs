@@ -48,13 +48,38 @@ pub fn workspace_bin(name: &str) -> PathBuf {
     path
 }
 
+/// The MCP Inspector, pinned (its CLI mode drives a server from the command line).
+pub const INSPECTOR: &str = "@modelcontextprotocol/inspector@2.12.0";
+/// The official Python SDK, as a client.
+pub const PYTHON_SDK: &str = "mcp==2.3.0";
+/// The Python SDK's 1.x line, for its FastMCP server.
+pub const PYTHON_FASTMCP: &str = "mcp==1.30.0";
+
 /// The command line that starts server-everything on stdio, installing it when missing.
 pub fn server_everything() -> (String, Vec<String>) {
+    let entry = npm_package(
+        SERVER_EVERYTHING,
+        "node_modules/@modelcontextprotocol/server-everything/dist/index.js",
+    );
+    (
+        "node".to_owned(),
+        vec![entry.to_string_lossy().into_owned(), "stdio".to_owned()],
+    )
+}
+
+/// The MCP Inspector's launcher, installing it when missing.
+pub fn inspector() -> PathBuf {
+    npm_package(INSPECTOR, "node_modules/.bin/mcp-inspector")
+}
+
+/// Installs an npm package (pinned `spec`) into `target/peers/npm` unless `entry` (relative to
+/// that folder) exists already; returns the entry's path.
+fn npm_package(spec: &str, entry: &str) -> PathBuf {
     let dir = target_dir().join("peers").join("npm");
-    let entry = dir.join("node_modules/@modelcontextprotocol/server-everything/dist/index.js");
+    let entry = dir.join(entry);
     with_install_lock(&dir, || {
-        if !entry.is_file() {
-            eprintln!("installing {SERVER_EVERYTHING} into {}", dir.display());
+        if !entry.exists() {
+            eprintln!("installing {spec} into {}", dir.display());
             let status = Command::new("npm")
                 .args([
                     "install",
@@ -64,19 +89,59 @@ pub fn server_everything() -> (String, Vec<String>) {
                     "--prefix",
                 ])
                 .arg(&dir)
-                .arg(SERVER_EVERYTHING)
+                .arg(spec)
                 .status();
             assert!(
-                status.is_ok_and(|s| s.success()) && entry.is_file(),
-                "cannot install {SERVER_EVERYTHING}: run `npm install --prefix {} {SERVER_EVERYTHING}` (needs node and npm)",
+                status.is_ok_and(|s| s.success()) && entry.exists(),
+                "cannot install {spec}: run `npm install --prefix {} {spec}` (needs node and npm)",
                 dir.display()
             );
         }
     });
-    (
-        "node".to_owned(),
-        vec![entry.to_string_lossy().into_owned(), "stdio".to_owned()],
-    )
+    entry
+}
+
+/// A Python virtual environment `target/peers/venv-<name>` with `requirement` installed;
+/// returns its `python`.
+pub fn python_venv(name: &str, requirement: &str) -> PathBuf {
+    let dir = target_dir().join("peers").join(format!("venv-{name}"));
+    let python = dir.join("bin").join("python");
+    let stamp = dir.join("installed.txt");
+    with_install_lock(&dir, || {
+        if std::fs::read_to_string(&stamp).ok().as_deref() == Some(requirement) {
+            return;
+        }
+        eprintln!(
+            "creating a Python venv with {requirement} in {}",
+            dir.display()
+        );
+        let venv = Command::new("python3")
+            .args(["-m", "venv", "--clear"])
+            .arg(&dir)
+            .status();
+        assert!(
+            venv.is_ok_and(|s| s.success()),
+            "cannot create a venv: is python3 (with the venv module) installed?"
+        );
+        let pip = Command::new(&python)
+            .args([
+                "-m",
+                "pip",
+                "install",
+                "--quiet",
+                "--disable-pip-version-check",
+                requirement,
+            ])
+            .status();
+        assert!(
+            pip.is_ok_and(|s| s.success()),
+            "cannot install {requirement}: run `{} -m pip install {requirement}`",
+            python.display()
+        );
+        std::fs::write(&stamp, requirement)
+            .unwrap_or_else(|err| panic!("cannot write {}: {err}", stamp.display()));
+    });
+    python
 }
 
 /// Runs `install` holding an exclusive lock on `<dir>.lock`, so concurrent test processes

@@ -2,6 +2,9 @@
 #![allow(clippy::unwrap_used, missing_docs)]
 
 mod client_vs_everything;
+mod client_vs_fastmcp;
 mod client_vs_zwave;
 mod conformance;
+mod end_to_end;
 mod fixtures_current;
+mod third_party_clients;

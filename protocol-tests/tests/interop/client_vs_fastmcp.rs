@@ -1,0 +1,65 @@
+//! mcp-client → a FastMCP server (the Python SDK 1.x line).
+
+use std::time::Duration;
+
+use mcp_client::{McpTools, ServerCommand, ServerConfig, ServerPool};
+use protocol_tests::peers::{PYTHON_FASTMCP, python_venv, workspace_root};
+use serde_json::json;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_client_calls_a_fastmcp_server_and_leaves_its_snake_case_alone() {
+    let python = python_venv("mcp1", PYTHON_FASTMCP)
+        .to_string_lossy()
+        .into_owned();
+    let script = workspace_root()
+        .join("fixtures/peers/fastmcp_server.py")
+        .to_string_lossy()
+        .into_owned();
+    let mut config = ServerConfig::new(ServerCommand::new("fastmcp", python, [script]));
+    config.init_timeout = Duration::from_secs(60);
+    let pool = ServerPool::new(vec![config]);
+    let report = pool.connect_all().await;
+    assert!(report.failed.is_empty(), "{}", report.summary());
+    let info = &report.connected["fastmcp"];
+    assert!(info.server.starts_with("fastmcp-peer "), "{}", info.server);
+
+    let catalog = McpTools::discover(&pool).await;
+    let mut names: Vec<&str> = catalog.all().iter().map(|t| t.name.as_str()).collect();
+    names.sort_unstable();
+    assert_eq!(names, ["add", "shout"]);
+    let normalizer = McpTools::normalizer(&pool);
+    let sum = catalog
+        .call(
+            &pool,
+            &normalizer,
+            "add",
+            json!({"a": 2, "b": 40}).as_object().unwrap().clone(),
+        )
+        .await
+        .unwrap();
+    assert_eq!(sum.content[0].as_text().unwrap().text, "42");
+    // The server's own parameter is `user_name`: the heuristic must not turn it into `userName`.
+    let shout = catalog
+        .call(
+            &pool,
+            &normalizer,
+            "shout",
+            json!({"user_name": "ann"}).as_object().unwrap().clone(),
+        )
+        .await
+        .unwrap();
+    assert_eq!(shout.content[0].as_text().unwrap().text, "HELLO, ANN!");
+    let pid = pool
+        .get("fastmcp")
+        .unwrap()
+        .session()
+        .await
+        .unwrap()
+        .pid
+        .unwrap();
+    pool.shutdown().await;
+    assert!(
+        !std::path::Path::new(&format!("/proc/{pid}")).exists(),
+        "the server exited"
+    );
+}

@@ -1,0 +1,104 @@
+//! Third-party clients drive our server: the official Python SDK and the MCP Inspector CLI.
+
+use std::process::Command;
+
+use protocol_tests::peers::{PYTHON_SDK, inspector, python_venv, workspace_bin, workspace_root};
+use serde_json::Value;
+
+#[test]
+fn the_python_sdk_lists_and_calls_every_zwave_tool() {
+    let python = python_venv("mcp2", PYTHON_SDK);
+    let script = workspace_root().join("fixtures/peers/python_sdk_client.py");
+    let output = Command::new(python)
+        .arg(script)
+        .arg(workspace_bin("zwave-mcp-server"))
+        .arg("--demo")
+        .output()
+        .unwrap();
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let seen: Value = serde_json::from_slice(&output.stdout).unwrap();
+    assert_eq!(seen["server"], "zwave-mcp-server");
+    assert_eq!(seen["protocol"], "2025-11-25");
+    assert_eq!(
+        seen["tools"],
+        serde_json::json!([
+            "control_zwave_device",
+            "get_device_sensor_data",
+            "get_device_status",
+            "list_zwave_devices"
+        ])
+    );
+    let calls = seen["calls"].as_array().unwrap();
+    assert_eq!(
+        calls[0]["structured"]["devices"].as_array().unwrap().len(),
+        6
+    );
+    assert_eq!(
+        calls[1]["text"],
+        "Living Room Light dimmed to 40%; the device confirmed it (now on at 40%)."
+    );
+    assert_eq!(
+        calls[2]["structured"]["readings"][0]["label"],
+        "Air temperature"
+    );
+    assert_eq!(calls[3]["structured"]["level"], 40);
+    assert_eq!(calls[4]["isError"], true);
+    assert_eq!(
+        calls[4]["text"],
+        "\"Garage Light\" (node 7, Garage) is offline (status Dead) and cannot be controlled until it is reachable again"
+    );
+}
+
+fn inspect(args: &[&str]) -> (Option<i32>, String) {
+    let output = Command::new(inspector())
+        .arg("--cli")
+        .arg(workspace_bin("zwave-mcp-server"))
+        .arg("--demo")
+        .args(args)
+        .output()
+        .unwrap();
+    (
+        output.status.code(),
+        String::from_utf8_lossy(&output.stdout).into_owned(),
+    )
+}
+
+#[test]
+fn the_inspector_cli_lists_and_calls_tools_with_the_right_exit_codes() {
+    let (code, stdout) = inspect(&["--method", "tools/list"]);
+    assert_eq!(code, Some(0), "{stdout}");
+    let listed: Value = serde_json::from_str(&stdout).unwrap();
+    assert_eq!(listed["tools"].as_array().unwrap().len(), 4);
+
+    let (code, stdout) = inspect(&[
+        "--method",
+        "tools/call",
+        "--tool-name",
+        "control_zwave_device",
+        "--tool-arg",
+        "deviceName=Switch One",
+        "--tool-arg",
+        "action=on",
+    ]);
+    assert_eq!(code, Some(0), "{stdout}");
+    assert!(
+        stdout.contains("Switch One switched on; the device confirmed it"),
+        "{stdout}"
+    );
+
+    // An isError result is exit code 5.
+    let (code, stdout) = inspect(&[
+        "--method",
+        "tools/call",
+        "--tool-name",
+        "get_device_status",
+        "--tool-arg",
+        "deviceName=Garage Door",
+    ]);
+    assert_eq!(code, Some(5), "{stdout}");
+    assert!(stdout.contains("no Z-Wave device matches"), "{stdout}");
+}
