@@ -110,22 +110,13 @@ async fn unknown_apis_and_driver_down_are_told_apart() {
         "{err:?}"
     );
     assert!(err.is_retryable());
-    let gateway = home.gateway.clone();
     assert!(
-        eventually(Duration::from_secs(3), || gateway.state().driver_ready
-            == Some(false))
-        .await
+        home.wait_until(|state| state.driver_ready == Some(false))
+            .await
     );
     // The driver coming back triggers a reload of the node list.
     home.sim.set_driver_ready(true).await;
-    let gateway = home.gateway.clone();
-    assert!(
-        eventually(Duration::from_secs(3), || gateway
-            .state()
-            .refresh_error
-            .is_none())
-        .await
-    );
+    assert!(home.wait_until(|state| state.refresh_error.is_none()).await);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -109,6 +109,15 @@ impl Home {
         }
     }
 
+    /// Whether the gateway's state satisfies `check` within 3 s.
+    pub async fn wait_until(
+        &self,
+        check: impl Fn(&zwave_mcp_server::gateway::HomeState) -> bool,
+    ) -> bool {
+        let gateway = self.gateway.clone();
+        eventually(Duration::from_secs(3), move || check(&gateway.state())).await
+    }
+
     /// Calls a tool and returns the whole result.
     pub async fn call(&self, tool: &str, args: Value) -> CallToolResult {
         call(&self.client, tool, args).await

@@ -5,7 +5,7 @@ use std::time::Duration;
 use serde_json::json;
 use zwave_mcp_server::sim::SimOptions;
 
-use crate::harness::{Home, eventually};
+use crate::harness::Home;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn list_shows_devices_but_not_the_controller_or_virtual_nodes() {
@@ -315,10 +315,9 @@ async fn sensor_data_lists_every_reading_with_unit_and_state() {
     home.sim
         .press(5, "113-0-Home Security-Motion sensor status", json!(8))
         .await;
-    let gateway = home.gateway.clone();
     assert!(
-        eventually(Duration::from_secs(3), || {
-            gateway.state().nodes[&zwave_mcp_server::gateway::NodeId(5)].values["113-0-Home Security-Motion sensor status"].value
+        home.wait_until(|state| {
+            state.nodes[&zwave_mcp_server::gateway::NodeId(5)].values["113-0-Home Security-Motion sensor status"].value
                 == Some(json!(8))
         })
         .await
@@ -480,11 +479,9 @@ async fn tools_report_a_silent_or_offline_gateway() {
     );
     home.sim.set_silent(false);
     home.sim.announce_offline().await;
-    let gateway = home.gateway.clone();
     assert!(
-        eventually(Duration::from_secs(3), || gateway.state().gateway_online
-            == Some(false))
-        .await
+        home.wait_until(|state| state.gateway_online == Some(false))
+            .await
     );
     assert_eq!(
         home.err(
@@ -495,11 +492,9 @@ async fn tools_report_a_silent_or_offline_gateway() {
         "could not switch \"Switch One\": zwave-js-ui gateway `zwave-js-ui` is offline (its mqtt status topic says so): start Z-Wave JS UI, or check --gateway-name"
     );
     home.sim.announce_online().await;
-    let gateway = home.gateway.clone();
     assert!(
-        eventually(Duration::from_secs(3), || gateway.state().gateway_online
-            == Some(true))
-        .await
+        home.wait_until(|state| state.gateway_online == Some(true))
+            .await
     );
     home.ok(
         "control_zwave_device",
@@ -513,10 +508,9 @@ async fn node_status_topics_are_tracked() {
     let home = Home::start().await;
     home.ok("list_zwave_devices", json!({})).await;
     home.sim.set_node_status(6, "Dead").await;
-    let gateway = home.gateway.clone();
     assert!(
-        eventually(Duration::from_secs(3), || {
-            gateway.state().nodes[&zwave_mcp_server::gateway::NodeId(6)]
+        home.wait_until(|state| {
+            state.nodes[&zwave_mcp_server::gateway::NodeId(6)]
                 .status
                 .as_deref()
                 == Some("Dead")
@@ -532,10 +526,9 @@ async fn node_status_topics_are_tracked() {
         "\"Node 6\" (node 6) is offline (status Dead) and cannot be controlled until it is reachable again"
     );
     home.sim.set_node_status(6, "Alive").await;
-    let gateway = home.gateway.clone();
     assert!(
-        eventually(Duration::from_secs(3), || {
-            gateway.state().nodes[&zwave_mcp_server::gateway::NodeId(6)]
+        home.wait_until(|state| {
+            state.nodes[&zwave_mcp_server::gateway::NodeId(6)]
                 .status
                 .as_deref()
                 == Some("Alive")
