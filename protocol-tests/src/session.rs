@@ -196,6 +196,11 @@ impl Session {
         Some(response)
     }
 
+    /// The server's process id.
+    pub fn pid(&self) -> Option<u32> {
+        self.child.id()
+    }
+
     /// Whether the process is still running.
     pub fn is_alive(&mut self) -> bool {
         matches!(self.child.try_wait(), Ok(None))

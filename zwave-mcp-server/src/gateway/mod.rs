@@ -206,9 +206,20 @@ impl Gateway {
         &self.shared.settings
     }
 
-    /// A copy of the current state (nodes and connection).
+    /// A copy of the current state (nodes and connection). Copies every node: tool calls use
+    /// [`Gateway::with_nodes`] or [`Gateway::node`] instead.
     pub fn state(&self) -> HomeState {
         read(&self.shared.state).clone()
+    }
+
+    /// Runs `f` on the current nodes under the read lock (keep it short: no awaits inside).
+    pub fn with_nodes<R>(&self, f: impl FnOnce(&BTreeMap<NodeId, NodeInfo>) -> R) -> R {
+        f(&read(&self.shared.state).nodes)
+    }
+
+    /// A copy of one node.
+    pub fn node(&self, id: NodeId) -> Option<NodeInfo> {
+        read(&self.shared.state).nodes.get(&id).cloned()
     }
 
     /// Makes sure the node list has been loaded since the last connection, loading it now if not.
@@ -217,6 +228,10 @@ impl Gateway {
     /// # Errors
     /// The error of the `getNodes` call, or why the broker or gateway cannot be reached.
     pub async fn ensure_nodes(&self) -> Result<(), GatewayError> {
+        // The common case, without touching the refresh lock.
+        if read(&self.shared.state).nodes_loaded {
+            return Ok(());
+        }
         refresh_nodes(&self.shared, true).await
     }
 

@@ -159,7 +159,6 @@ impl ZwaveServer {
         if let Err(err) = self.gateway.ensure_nodes().await {
             return failure(err);
         }
-        let state = self.gateway.state();
         let filter = args
             .filter
             .as_deref()
@@ -167,24 +166,25 @@ impl ZwaveServer {
             .filter(|f| !f.is_empty())
             .map(str::to_lowercase);
         let mut hidden_inactive = 0;
-        let devices: Vec<DeviceSummary> = state
-            .nodes
-            .values()
-            .filter(|node| devices::is_device(node))
-            .filter(|node| match &filter {
-                Some(filter) => {
-                    devices::display_name(node).to_lowercase().contains(filter)
-                        || node.loc.to_lowercase().contains(filter)
-                }
-                None => true,
-            })
-            .filter(|node| {
-                let keep = args.include_inactive || devices::is_online(node);
-                hidden_inactive += usize::from(!keep);
-                keep
-            })
-            .map(DeviceSummary::of)
-            .collect();
+        let devices: Vec<DeviceSummary> = self.gateway.with_nodes(|nodes| {
+            nodes
+                .values()
+                .filter(|node| devices::is_device(node))
+                .filter(|node| match &filter {
+                    Some(filter) => {
+                        devices::display_name(node).to_lowercase().contains(filter)
+                            || node.loc.to_lowercase().contains(filter)
+                    }
+                    None => true,
+                })
+                .filter(|node| {
+                    let keep = args.include_inactive || devices::is_online(node);
+                    hidden_inactive += usize::from(!keep);
+                    keep
+                })
+                .map(DeviceSummary::of)
+                .collect()
+        });
         let mut text = match (&filter, devices.len()) {
             (Some(filter), 0) => format!("No Z-Wave device matches \"{filter}\"."),
             (None, 0) => "No Z-Wave devices found.".to_owned(),
@@ -261,10 +261,7 @@ impl ZwaveServer {
             .is_some();
         let state = self
             .gateway
-            .state()
-            .nodes
-            .get(&node.id)
-            .map(devices::summary)
+            .with_nodes(|nodes| nodes.get(&node.id).map(devices::summary))
             .unwrap_or_else(|| "unknown".into());
         let verb = match plan.expect {
             Expect::Bool(true) | Expect::NonZero => "switched on".to_owned(),
@@ -341,13 +338,7 @@ impl ZwaveServer {
             }
             refresh_errors.sort();
         }
-        let node = self
-            .gateway
-            .state()
-            .nodes
-            .get(&node.id)
-            .cloned()
-            .unwrap_or(node);
+        let node = self.gateway.node(node.id).unwrap_or(node);
         let readings = devices::readings(&node, Some(now_ms()));
         let mut text = format!("Readings of {}:", devices::describe(&node));
         if readings.is_empty() {
@@ -434,14 +425,16 @@ impl ZwaveServer {
             .ensure_nodes()
             .await
             .map_err(|err| err.to_string())?;
-        match resolve_in(&self.gateway.state().nodes, query) {
+        match self.gateway.with_nodes(|nodes| resolve_in(nodes, query)) {
             Err(ResolveError::NotFound { .. }) => {}
             other => return other.map_err(|err| err.to_string()),
         }
         if let Err(err) = self.gateway.refresh_nodes().await {
             warn!(error = %err, "reloading the node list failed");
         }
-        resolve_in(&self.gateway.state().nodes, query).map_err(|err| err.to_string())
+        self.gateway
+            .with_nodes(|nodes| resolve_in(nodes, query))
+            .map_err(|err| err.to_string())
     }
 }
 
