@@ -7,6 +7,15 @@ use serde_json::json;
 
 use crate::harness::{args, capture_logs, fake, is_running, logs_of, scratch_file};
 
+/// Calls the fake's `echo` tool and returns its text.
+async fn echo(server: &ServerConnection, message: &str) -> String {
+    let result = server
+        .call_tool("echo", args(json!({"message": message})))
+        .await
+        .unwrap();
+    text(&result)
+}
+
 fn text(result: &rmcp::model::CallToolResult) -> String {
     result
         .content
@@ -21,11 +30,7 @@ async fn garbage_lines_between_responses_are_dropped_and_reported() {
     capture_logs();
     let server = ServerConnection::new(fake("garbage-srv", &["garbage"]));
     server.connect().await.unwrap();
-    let result = server
-        .call_tool("echo", args(json!({"message": "hi"})))
-        .await
-        .unwrap();
-    assert_eq!(text(&result), "Echo: hi");
+    assert_eq!(echo(&server, "hi").await, "Echo: hi");
     let counts = server.process().await.unwrap().counts();
     // initialize, tools/list and tools/call each came after two garbage lines.
     assert_eq!(counts.not_json, 6);
@@ -58,11 +63,7 @@ async fn json_that_is_not_json_rpc_is_dropped_and_never_answered() {
         .insert("FAKE_RECORD".into(), record.to_string_lossy().into_owned());
     let server = ServerConnection::new(config);
     server.connect().await.unwrap();
-    let result = server
-        .call_tool("echo", args(json!({"message": "x"})))
-        .await
-        .unwrap();
-    assert_eq!(text(&result), "Echo: x");
+    assert_eq!(echo(&server, "x").await, "Echo: x");
     assert_eq!(server.process().await.unwrap().counts().not_jsonrpc, 3);
     server.shutdown().await;
     let sent = std::fs::read_to_string(&record).unwrap();
@@ -98,11 +99,7 @@ async fn a_17_mib_line_is_skipped_and_the_session_continues() {
     capture_logs();
     let server = ServerConnection::new(fake("huge-srv", &["huge"]));
     server.connect().await.unwrap();
-    let result = server
-        .call_tool("echo", args(json!({"message": "after"})))
-        .await
-        .unwrap();
-    assert_eq!(text(&result), "Echo: after");
+    assert_eq!(echo(&server, "after").await, "Echo: after");
     assert_eq!(
         server.tools().await.unwrap().len(),
         8,
@@ -226,11 +223,7 @@ async fn a_crash_mid_call_fails_at_once_with_exit_status_and_the_next_call_resta
     );
     assert!(!is_running(first.pid.unwrap()));
 
-    let result = server
-        .call_tool("echo", args(json!({"message": "back"})))
-        .await
-        .unwrap();
-    assert_eq!(text(&result), "Echo: back");
+    assert_eq!(echo(&server, "back").await, "Echo: back");
     let second = server.session().await.unwrap();
     assert_ne!(first.pid, second.pid, "a new process");
     server.shutdown().await;
@@ -255,11 +248,7 @@ async fn a_call_that_never_answers_times_out_and_is_cancelled() {
         "MCP server `hang-srv` did not answer `tools/call hang` within 400ms; the request was cancelled (see timeouts.call)"
     );
     // The session goes on.
-    let result = server
-        .call_tool("echo", args(json!({"message": "still here"})))
-        .await
-        .unwrap();
-    assert_eq!(text(&result), "Echo: still here");
+    assert_eq!(echo(&server, "still here").await, "Echo: still here");
     server.shutdown().await;
     let sent = std::fs::read_to_string(&record).unwrap();
     assert!(sent.contains("\"notifications/cancelled\""), "{sent}");
@@ -271,11 +260,7 @@ async fn a_stderr_flood_larger_than_the_pipe_does_not_block_the_server() {
     capture_logs();
     let server = ServerConnection::new(fake("flood-srv", &["stderrflood"]));
     server.connect().await.unwrap();
-    let result = server
-        .call_tool("echo", args(json!({"message": "ok"})))
-        .await
-        .unwrap();
-    assert_eq!(text(&result), "Echo: ok");
+    assert_eq!(echo(&server, "ok").await, "Echo: ok");
     let process = server.process().await.unwrap();
     assert_eq!(process.stderr().total(), 4096);
     let tail = process.stderr().lines();
@@ -403,11 +388,7 @@ async fn servers_that_only_speak_an_older_protocol_work() {
     let server = ServerConnection::new(fake("old-srv", &["oldversion"]));
     let info = server.connect().await.unwrap();
     assert_eq!(info.protocol_version, "2024-11-05");
-    let result = server
-        .call_tool("echo", args(json!({"message": "old"})))
-        .await
-        .unwrap();
-    assert_eq!(text(&result), "Echo: old");
+    assert_eq!(echo(&server, "old").await, "Echo: old");
     server.shutdown().await;
 }
 
