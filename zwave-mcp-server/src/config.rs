@@ -404,3 +404,64 @@ mod tests {
         assert_eq!(format!("{:?}", Secret("hunter2".into())), "Secret(***)");
     }
 }
+
+#[cfg(test)]
+mod settings_tests {
+    use clap::Parser as _;
+
+    use super::*;
+
+    fn config(args: &[&str]) -> Config {
+        Config::try_parse_from(std::iter::once("zwave-mcp-server").chain(args.iter().copied()))
+            .unwrap()
+    }
+
+    #[test]
+    fn settings_problems_name_the_flag_and_the_fix() {
+        let dir = std::env::temp_dir().join(format!("zwave-config-test-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let not_pem = dir.join("ca.txt");
+        std::fs::write(&not_pem, "hello").unwrap();
+        let path = not_pem.to_str().unwrap();
+
+        let err = config(&["--mqtt-url", "mqtt://h:1883", "--mqtt-ca-file", path])
+            .mqtt()
+            .unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            format!(
+                "--mqtt-ca-file {not_pem:?} needs an mqtts:// broker URL, but --mqtt-url is mqtt://h:1883"
+            )
+        );
+        let err = config(&["--mqtt-url", "mqtts://h", "--mqtt-ca-file", path])
+            .mqtt()
+            .unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            format!(
+                "--mqtt-ca-file {not_pem:?} holds no PEM certificate (expected -----BEGIN CERTIFICATE-----)"
+            )
+        );
+        let missing = dir.join("missing.pem");
+        let err = config(&[
+            "--mqtt-url",
+            "mqtts://h",
+            "--mqtt-ca-file",
+            missing.to_str().unwrap(),
+        ])
+        .mqtt()
+        .unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            format!("cannot read --mqtt-ca-file {missing:?}")
+        );
+
+        let password = dir.join("password");
+        std::fs::write(&password, "s3cret\nignored second line\n").unwrap();
+        let settings = config(&["--mqtt-password-file", password.to_str().unwrap()])
+            .mqtt()
+            .unwrap();
+        assert_eq!(settings.password, Some(Secret("s3cret".into())));
+        let _ = std::fs::remove_dir_all(dir);
+    }
+}

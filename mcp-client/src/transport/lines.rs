@@ -179,6 +179,49 @@ mod tests {
         assert_eq!(lines, [Line::Complete(b"0123456789".to_vec())]);
     }
 
+    proptest::proptest! {
+        /// Whatever the lines, the limit and the size of the reads, every line comes out once,
+        /// whole when it fits and reported with its length and head when it does not.
+        #[test]
+        fn every_line_comes_out_once_whatever_the_reads(
+            lines in proptest::collection::vec(proptest::collection::vec(0_u8..=255, 0..300), 0..20),
+            max_line in 1_usize..200,
+            pipe in 1_usize..64,
+        ) {
+            let lines: Vec<Vec<u8>> = lines
+                .into_iter()
+                .map(|line| line.into_iter().map(|b| if b == b'\n' { b'x' } else { b }).collect())
+                .collect();
+            let mut input = Vec::new();
+            for line in &lines {
+                input.extend_from_slice(line);
+                input.push(b'\n');
+            }
+            let runtime = tokio::runtime::Builder::new_current_thread().build().unwrap();
+            let got = runtime.block_on(async {
+                let (mut writer, reader) = tokio::io::duplex(pipe);
+                tokio::spawn(async move { writer.write_all(&input).await.unwrap() });
+                let mut reader = LineReader::new(reader, max_line);
+                let mut got = Vec::new();
+                while let Some(line) = reader.next_line().await.unwrap() {
+                    got.push(line);
+                }
+                got
+            });
+            let expected: Vec<Line> = lines
+                .iter()
+                .map(|line| {
+                    if line.len() <= max_line {
+                        Line::Complete(line.clone())
+                    } else {
+                        Line::Oversized { len: line.len(), head: line[..line.len().min(HEAD)].to_vec() }
+                    }
+                })
+                .collect();
+            proptest::prop_assert_eq!(got, expected);
+        }
+    }
+
     #[tokio::test]
     async fn reading_survives_being_cancelled_mid_line() {
         let (mut writer, reader) = tokio::io::duplex(64);

@@ -308,6 +308,20 @@ mod tests {
     use super::*;
 
     #[test]
+    fn a_get_nodes_result_that_is_not_an_array_is_refused() {
+        assert_eq!(
+            crate::gateway::parse_nodes(serde_json::json!({"nodes": []})).unwrap_err(),
+            "expected an array of nodes, got an object"
+        );
+        // One node that does not parse is skipped; the others stay.
+        let nodes = crate::gateway::parse_nodes(
+            serde_json::json!([{"id": "two"}, {"id": 3, "name": "ok"}]),
+        )
+        .unwrap();
+        assert_eq!(nodes.len(), 1);
+    }
+
+    #[test]
     fn sanitize_matches_the_topics_seen_on_the_wire() {
         assert_eq!(sanitize("Air temperature"), "Air_temperature");
         assert_eq!(sanitize("Coffee/Plug"), "Coffee/Plug");

@@ -145,3 +145,33 @@ async fn the_client_reconnects_resubscribes_and_reloads_after_a_broker_restart()
         .await
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_request_waiting_when_the_broker_dies_fails_at_once() {
+    let mut broker = Mosquitto::start(None);
+    let sim = SimControl::start(&plain_url(&broker), SimOptions::default());
+    sim.wait_ready(Duration::from_secs(5)).await.unwrap();
+    let gateway = Gateway::connect(
+        settings_for(plain_url(&broker), Duration::from_secs(20)),
+        fast_backoff(),
+    );
+    gateway.ensure_nodes().await.unwrap();
+    sim.set_silent(true);
+    let waiting = tokio::spawn({
+        let gateway = gateway.clone();
+        async move { gateway.call("getInfo", vec![]).await }
+    });
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let stopped = std::time::Instant::now();
+    broker.stop();
+    let err = waiting.await.unwrap().unwrap_err();
+    assert!(
+        stopped.elapsed() < Duration::from_secs(5),
+        "failed when the connection dropped, not at the 20 s timeout"
+    );
+    assert_eq!(
+        err.to_string(),
+        "lost the mqtt connection while waiting for `getInfo`; reconnecting in the background, try again"
+    );
+    assert!(err.is_retryable());
+}
