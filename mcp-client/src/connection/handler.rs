@@ -89,6 +89,29 @@ impl HostHandler {
         }
     }
 
+    /// The transport tap that routes `notifications/progress` to the registered callbacks in
+    /// stream order (see [`crate::transport::ChildTransport::set_notification_tap`]).
+    pub fn progress_tap(&self) -> crate::transport::NotificationTap {
+        let routes = Arc::clone(&self.progress);
+        let server = Arc::clone(&self.server);
+        Arc::new(move |message: &serde_json::Value| {
+            if message.get("method").and_then(serde_json::Value::as_str)
+                != Some("notifications/progress")
+            {
+                return;
+            }
+            let Some(params) = message.get("params") else {
+                return;
+            };
+            let Ok(params) = serde_json::from_value::<ProgressNotificationParam>(params.clone())
+            else {
+                debug!(server = %server, "a progress notification that does not parse");
+                return;
+            };
+            route(&routes, &server, params);
+        })
+    }
+
     /// Whether the server said its tools changed since the last call; clears the flag.
     pub fn take_tools_changed(&self) -> bool {
         self.tools_changed.swap(false, Ordering::AcqRel)
@@ -122,35 +145,40 @@ impl ClientHandler for HostHandler {
 
     async fn on_progress(
         &self,
-        params: ProgressNotificationParam,
+        _params: ProgressNotificationParam,
         _context: NotificationContext<RoleClient>,
     ) {
-        let progress = Progress {
-            progress: params.progress,
-            total: params.total,
-            message: params.message,
-        };
-        let callback = {
-            let mut routes = self.progress.lock().unwrap_or_else(PoisonError::into_inner);
-            let callback = routes.callbacks.get(&params.progress_token).cloned();
-            if callback.is_none() {
-                debug!(server = %self.server, token = ?params.progress_token, "progress for no registered call (yet)");
-                if routes.early.len() == EARLY_PROGRESS_KEPT {
-                    routes.early.pop_front();
-                }
-                routes
-                    .early
-                    .push_back((params.progress_token, progress.clone()));
-            }
-            callback
-        };
-        if let Some(callback) = callback {
-            callback(progress);
-        }
+        // Already routed, in stream order, by the transport tap (`progress_tap`).
     }
 
     async fn on_tool_list_changed(&self, _context: NotificationContext<RoleClient>) {
         info!(server = %self.server, "server says its tools changed; they will be listed again");
         self.tools_changed.store(true, Ordering::Release);
+    }
+}
+
+/// Hands one progress notification to its callback, or keeps it until one registers.
+fn route(routes: &Mutex<ProgressRoutes>, server: &str, params: ProgressNotificationParam) {
+    let progress = Progress {
+        progress: params.progress,
+        total: params.total,
+        message: params.message,
+    };
+    let callback = {
+        let mut routes = routes.lock().unwrap_or_else(PoisonError::into_inner);
+        let callback = routes.callbacks.get(&params.progress_token).cloned();
+        if callback.is_none() {
+            debug!(server, token = ?params.progress_token, "progress for no registered call (yet)");
+            if routes.early.len() == EARLY_PROGRESS_KEPT {
+                routes.early.pop_front();
+            }
+            routes
+                .early
+                .push_back((params.progress_token, progress.clone()));
+        }
+        callback
+    };
+    if let Some(callback) = callback {
+        callback(progress);
     }
 }

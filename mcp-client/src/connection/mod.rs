@@ -515,7 +515,7 @@ async fn service_error(
 async fn connect_once(config: &ServerConfig) -> Result<Live, Failure> {
     let name = config.name().to_owned();
     let started = Instant::now();
-    let (transport, process) = transport::spawn(&config.command).map_err(|err| Failure {
+    let (mut transport, process) = transport::spawn(&config.command).map_err(|err| Failure {
         server: name.clone(),
         hint: Some(match &err {
             SpawnError::NotFound { command, .. } => format!(
@@ -529,6 +529,7 @@ async fn connect_once(config: &ServerConfig) -> Result<Live, Failure> {
     })?;
     let process = Arc::new(process);
     let handler = HostHandler::new(&name);
+    transport.set_notification_tap(handler.progress_tap());
     let failure = |reason: String,
                    exit: Option<String>,
                    hint: Option<String>,

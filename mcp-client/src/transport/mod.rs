@@ -305,13 +305,24 @@ impl Drop for ServerProcess {
     }
 }
 
+/// Sees every notification the server sends, in stream order, before rmcp does.
+pub type NotificationTap = Arc<dyn Fn(&Value) + Send + Sync>;
+
 /// rmcp transport over a spawned server's stdin/stdout.
-#[derive(Debug)]
 pub struct ChildTransport {
     name: Arc<str>,
     stdin: Arc<Mutex<Option<ChildStdin>>>,
     reader: LineReader<ChildStdout>,
     stats: Arc<ReadStats>,
+    tap: Option<NotificationTap>,
+}
+
+impl std::fmt::Debug for ChildTransport {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ChildTransport")
+            .field("name", &self.name)
+            .finish_non_exhaustive()
+    }
 }
 
 /// Starts the server described by `command`.
@@ -379,6 +390,7 @@ pub fn spawn(command: &ServerCommand) -> Result<(ChildTransport, ServerProcess),
         stdin: Arc::clone(&stdin),
         reader: LineReader::new(stdout, command.max_line),
         stats: Arc::clone(&stats),
+        tap: None,
     };
     let process = ServerProcess {
         name,
@@ -393,6 +405,13 @@ pub fn spawn(command: &ServerCommand) -> Result<(ChildTransport, ServerProcess),
 }
 
 impl ChildTransport {
+    /// Lets `tap` see every notification in stream order. rmcp hands notifications to the
+    /// client handler on tasks of their own, so a progress notification could otherwise be
+    /// seen after the response that followed it on the wire.
+    pub fn set_notification_tap(&mut self, tap: NotificationTap) {
+        self.tap = Some(tap);
+    }
+
     /// Turns one stdout line into a message, or reports and drops it.
     fn decode(&self, mut bytes: Vec<u8>) -> Option<RxJsonRpcMessage<RoleClient>> {
         if bytes.last() == Some(&b'\r') {
@@ -421,6 +440,12 @@ impl ChildTransport {
                 &text,
                 None,
             );
+        }
+        if let Some(tap) = &self.tap
+            && value.get("method").is_some()
+            && value.get("id").is_none()
+        {
+            tap(&value);
         }
         match serde_json::from_value::<RxJsonRpcMessage<RoleClient>>(value) {
             Ok(message) => {
