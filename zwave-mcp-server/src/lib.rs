@@ -53,7 +53,8 @@ pub async fn run(config: Config) -> anyhow::Result<()> {
 async fn serve(config: Config) -> anyhow::Result<()> {
     // Take the protocol pipes first: from here on a stray write to fd 1 goes to stderr.
     let io = stdio::take();
-    let settings = if config.demo {
+    // The simulator lives as long as this function: until the MCP session ends.
+    let (settings, _simulator) = if config.demo {
         let broker = sim::EmbeddedBroker::start()?;
         let mut settings = MqttSettings::new(broker.url());
         settings.api_timeout = config.api_timeout;
@@ -63,11 +64,9 @@ async fn serve(config: Config) -> anyhow::Result<()> {
             .await
             .context("the simulated gateway did not connect to the embedded broker within 5 s")?;
         tracing::info!(broker = %broker.url(), "demo home ready: embedded broker and simulated gateway");
-        // Keep the simulator alive for the life of the process.
-        std::mem::forget(simulator);
-        settings
+        (settings, Some(simulator))
     } else {
-        config.mqtt()?
+        (config.mqtt()?, None)
     };
     tracing::info!(broker = %settings.url, prefix = %settings.topic_prefix, gateway = %settings.gateway_name, "starting");
     let gateway = Gateway::connect(settings, Backoff::default());
