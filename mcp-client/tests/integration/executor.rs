@@ -362,3 +362,29 @@ async fn a_dead_mcp_server_is_an_error_outcome_with_its_exit_and_stderr() {
     );
     pool.shutdown().await;
 }
+
+// spec 003: Built-in tools are not affected (local tools are never normalized)
+#[tokio::test]
+async fn local_tools_are_never_normalized() {
+    let mut manager = ToolManager::new();
+    manager
+        .add(ToolDefinition {
+            name: "greet_local".into(),
+            description: "greets".into(),
+            parameters: json!({"type": "object", "properties": {"userName": {"type": "string"}}, "required": ["userName"]})
+                .as_object()
+                .unwrap()
+                .clone(),
+            implementation: Implementation::Builtin { handler: "echo".into() },
+            timeout: None,
+        })
+        .unwrap();
+    let executor = ToolExecutor::new(manager).with_mcp(
+        mcp_client::ServerPool::new(vec![]),
+        mcp_client::Normalizer::with_builtins(),
+    );
+    let outcome = executor
+        .execute("greet_local", json!({"user_name": "Ann"}))
+        .await;
+    assert_eq!(error_of(&outcome), "Invalid parameters: missing 'userName'");
+}
