@@ -150,6 +150,8 @@ pub struct HomeState {
 struct Shared {
     client: AsyncClient,
     settings: MqttSettings,
+    /// `settings.gateway_topic()`, computed once: it is compared with every message.
+    gateway_topic: String,
     pending: PendingRequests,
     state: RwLock<HomeState>,
     topics: RwLock<TopicIndex>,
@@ -182,6 +184,7 @@ impl Gateway {
 
         let shared = Arc::new(Shared {
             client,
+            gateway_topic: settings.gateway_topic(),
             settings,
             pending: PendingRequests::default(),
             state: RwLock::new(HomeState {
@@ -382,7 +385,7 @@ async fn call(shared: &Shared, api: &'static str, args: Vec<Value>) -> Result<Va
         }
     }
     let (request_id, reply) = shared.pending.register();
-    let topic = format!("{}/api/{api}/set", settings.gateway_topic());
+    let topic = format!("{}/api/{api}/set", shared.gateway_topic);
     let payload = serde_json::to_vec(&api::ApiRequest {
         request_id: request_id.clone(),
         args,
@@ -659,8 +662,7 @@ fn on_publish(shared: &Arc<Shared>, topic: &str, payload: &[u8]) {
         }
         return;
     }
-    let gateway_topic = settings.gateway_topic();
-    if let Some(gateway_rest) = topic.strip_prefix(gateway_topic.as_str()) {
+    if let Some(gateway_rest) = topic.strip_prefix(shared.gateway_topic.as_str()) {
         if gateway_rest == "/status" {
             let online = topics::decode_flag(payload);
             let was = std::mem::replace(&mut write(&shared.state).gateway_online, online);
