@@ -9,10 +9,6 @@ use mcp_client::{ServerCommand, ServerConfig, ServerConnection, connection::Prog
 use protocol_tests::peers::server_everything;
 use serde_json::json;
 
-fn object(value: serde_json::Value) -> rmcp::model::JsonObject {
-    value.as_object().unwrap().clone()
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_client_calls_echo_get_sum_and_receives_progress_from_server_everything() {
     let (command, args) = server_everything();
@@ -36,12 +32,12 @@ async fn the_client_calls_echo_get_sum_and_receives_progress_from_server_everyth
         );
     }
     let echo = server
-        .call_tool("echo", object(json!({"message": "hello"})))
+        .call_tool("echo", crate::support::args(json!({"message": "hello"})))
         .await
         .unwrap();
     assert_eq!(echo.content[0].as_text().unwrap().text, "Echo: hello");
     let sum = server
-        .call_tool("get-sum", object(json!({"a": 2, "b": 40})))
+        .call_tool("get-sum", crate::support::args(json!({"a": 2, "b": 40})))
         .await
         .unwrap();
     assert!(
@@ -55,7 +51,7 @@ async fn the_client_calls_echo_get_sum_and_receives_progress_from_server_everyth
     let result = server
         .call_tool_with_progress(
             "trigger-long-running-operation",
-            object(json!({"duration": 1, "steps": 3})),
+            crate::support::args(json!({"duration": 1, "steps": 3})),
             Some(callback),
         )
         .await
@@ -69,10 +65,6 @@ async fn the_client_calls_echo_get_sum_and_receives_progress_from_server_everyth
     );
     assert!(seen.windows(2).all(|w| w[0] < w[1]), "{seen:?}");
 
-    let pid = info.pid.unwrap();
     server.shutdown().await;
-    assert!(
-        !std::path::Path::new(&format!("/proc/{pid}")).exists(),
-        "the server exited"
-    );
+    crate::support::assert_exited(info.pid.unwrap());
 }

@@ -33,7 +33,7 @@ async fn the_client_calls_a_fastmcp_server_and_leaves_its_snake_case_alone() {
             &pool,
             &normalizer,
             "add",
-            json!({"a": 2, "b": 40}).as_object().unwrap().clone(),
+            crate::support::args(json!({"a": 2, "b": 40})),
         )
         .await
         .unwrap();
@@ -44,22 +44,10 @@ async fn the_client_calls_a_fastmcp_server_and_leaves_its_snake_case_alone() {
             &pool,
             &normalizer,
             "shout",
-            json!({"user_name": "ann"}).as_object().unwrap().clone(),
+            crate::support::args(json!({"user_name": "ann"})),
         )
         .await
         .unwrap();
     assert_eq!(shout.content[0].as_text().unwrap().text, "HELLO, ANN!");
-    let pid = pool
-        .get("fastmcp")
-        .unwrap()
-        .session()
-        .await
-        .unwrap()
-        .pid
-        .unwrap();
-    pool.shutdown().await;
-    assert!(
-        !std::path::Path::new(&format!("/proc/{pid}")).exists(),
-        "the server exited"
-    );
+    crate::support::shut_down_and_check(&pool, "fastmcp").await;
 }

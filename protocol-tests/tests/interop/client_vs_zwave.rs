@@ -34,10 +34,7 @@ async fn the_client_lists_and_calls_the_zwave_tools_with_normalized_arguments() 
 
     // spec 003: the model's snake_case arguments reach the server as camelCase.
     let normalizer = McpTools::normalizer(&pool);
-    let arguments = json!({"device_name": "Switch One", "command": "on"})
-        .as_object()
-        .unwrap()
-        .clone();
+    let arguments = crate::support::args(json!({"device_name": "Switch One", "command": "on"}));
     let result = catalog
         .call(&pool, &normalizer, "control_zwave_device", arguments)
         .await
@@ -46,10 +43,9 @@ async fn the_client_lists_and_calls_the_zwave_tools_with_normalized_arguments() 
     assert_eq!(result.structured_content.unwrap()["confirmed"], true);
 
     // A server-side refusal comes back unchanged.
-    let arguments = json!({"device_name": "Switch One", "command": "dim", "brightness": 50})
-        .as_object()
-        .unwrap()
-        .clone();
+    let arguments = crate::support::args(
+        json!({"device_name": "Switch One", "command": "dim", "brightness": 50}),
+    );
     let result = catalog
         .call(&pool, &normalizer, "control_zwave_device", arguments)
         .await
@@ -59,17 +55,5 @@ async fn the_client_lists_and_calls_the_zwave_tools_with_normalized_arguments() 
         result.content[0].as_text().unwrap().text,
         "\"Switch One\" (node 2, Kitchen) is an on/off switch and cannot be dimmed: use action \"on\" or \"off\""
     );
-    let pid = pool
-        .get("zwave")
-        .unwrap()
-        .session()
-        .await
-        .unwrap()
-        .pid
-        .unwrap();
-    pool.shutdown().await;
-    assert!(
-        !std::path::Path::new(&format!("/proc/{pid}")).exists(),
-        "the server exited"
-    );
+    crate::support::shut_down_and_check(&pool, "zwave").await;
 }

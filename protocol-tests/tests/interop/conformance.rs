@@ -136,11 +136,6 @@ async fn broken_servers_fail_the_checks_that_concern_them() {
         "{}",
         stdout.evidence
     );
-    // The fake crashes on a JSON line that is not an object: the session does not continue.
-    assert_eq!(
-        garbage.get("non-object line").unwrap().verdict,
-        Verdict::Fail
-    );
     assert_eq!(
         garbage.get("initialize unknown version").unwrap().verdict,
         Verdict::Fail
@@ -164,15 +159,31 @@ async fn broken_servers_fail_the_checks_that_concern_them() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_server_that_crashes_on_a_non_object_line_fails_that_check() {
+    let report = protocol_tests::run(&fake("fragile")).await;
+    assert_eq!(report.get("malformed JSON").unwrap().verdict, Verdict::Pass);
+    let line = report.get("non-object line").unwrap();
+    assert_eq!(line.verdict, Verdict::Fail);
+    assert_eq!(
+        line.evidence,
+        "the session did not continue: ping got no answer within 10 s"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_server_that_ignores_stdin_eof_fails_the_exit_check() {
-    // `stubborn` answers normally but neither exits at EOF nor on SIGTERM; garbage lines
-    // aside, the lifecycle checks before it pass.
+    // `stubborn` answers every check normally but neither exits at EOF nor on SIGTERM.
     let report = protocol_tests::run(&fake("stubborn")).await;
-    assert_eq!(report.get("ping").unwrap().verdict, Verdict::Pass);
-    let exit = report.get("exit on stdin EOF");
-    // The stubborn fake crashes on the non-object line like every fake, so the exit check
-    // runs on a dead session: it fails either way, with the reason.
-    assert_eq!(exit.unwrap().verdict, Verdict::Fail, "{}", report.text());
+    assert_eq!(
+        report.get("32 concurrent requests").unwrap().verdict,
+        Verdict::Pass
+    );
+    let exit = report.get("exit on stdin EOF").unwrap();
+    assert_eq!(exit.verdict, Verdict::Fail, "{}", report.text());
+    assert_eq!(
+        exit.evidence,
+        "still running 2 s after stdin closed (killed)"
+    );
 }
 
 #[test]

@@ -7,4 +7,5 @@ mod client_vs_zwave;
 mod conformance;
 mod end_to_end;
 mod fixtures_current;
+mod support;
 mod third_party_clients;

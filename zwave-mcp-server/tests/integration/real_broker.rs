@@ -18,14 +18,31 @@ fn plain_url(broker: &Mosquitto) -> MqttUrl {
     broker.url().parse().unwrap()
 }
 
+/// A simulated gateway on `broker`'s plain listener, ready to answer.
+async fn simulated_gateway(broker: &Mosquitto) -> SimControl {
+    let sim = SimControl::start(&plain_url(broker), SimOptions::default());
+    sim.wait_ready(Duration::from_secs(5)).await.unwrap();
+    sim
+}
+
+/// A Mosquitto with the simulated gateway on it, and our gateway client connecting to it.
+async fn home_on_mosquitto(api_timeout: Duration) -> (Mosquitto, SimControl, Gateway) {
+    let broker = Mosquitto::start(None);
+    let sim = simulated_gateway(&broker).await;
+    let gateway = Gateway::connect(
+        settings_for(plain_url(&broker), api_timeout),
+        fast_backoff(),
+    );
+    (broker, sim, gateway)
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn mqtts_with_the_right_ca_works_and_with_another_ca_is_refused() {
     let dir = ScratchDir::new();
     let files = TlsFiles::generate(dir.path(), "good");
     let other = TlsFiles::generate(dir.path(), "other");
     let broker = Mosquitto::start(Some(&files));
-    let sim = SimControl::start(&plain_url(&broker), SimOptions::default());
-    sim.wait_ready(Duration::from_secs(5)).await.unwrap();
+    let sim = simulated_gateway(&broker).await;
     let tls_url = MqttUrl {
         host: "127.0.0.1".into(),
         port: broker.tls.unwrap().port(),
@@ -71,13 +88,7 @@ async fn mqtts_with_the_right_ca_works_and_with_another_ca_is_refused() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_client_reconnects_resubscribes_and_reloads_after_a_broker_restart() {
-    let mut broker = Mosquitto::start(None);
-    let sim = SimControl::start(&plain_url(&broker), SimOptions::default());
-    sim.wait_ready(Duration::from_secs(5)).await.unwrap();
-    let gateway = Gateway::connect(
-        settings_for(plain_url(&broker), Duration::from_secs(2)),
-        fast_backoff(),
-    );
+    let (mut broker, sim, gateway) = home_on_mosquitto(Duration::from_secs(2)).await;
     let client = serve(gateway.clone(), Duration::from_secs(2)).await;
     let result = call(
         &client,
@@ -148,13 +159,7 @@ async fn the_client_reconnects_resubscribes_and_reloads_after_a_broker_restart()
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_request_waiting_when_the_broker_dies_fails_at_once() {
-    let mut broker = Mosquitto::start(None);
-    let sim = SimControl::start(&plain_url(&broker), SimOptions::default());
-    sim.wait_ready(Duration::from_secs(5)).await.unwrap();
-    let gateway = Gateway::connect(
-        settings_for(plain_url(&broker), Duration::from_secs(20)),
-        fast_backoff(),
-    );
+    let (mut broker, sim, gateway) = home_on_mosquitto(Duration::from_secs(20)).await;
     gateway.ensure_nodes().await.unwrap();
     sim.set_silent(true);
     let waiting = tokio::spawn({
