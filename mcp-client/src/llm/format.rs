@@ -6,11 +6,12 @@ use rmcp::model::JsonObject;
 use serde_json::{Map, Value, json};
 use tracing::debug;
 
-use crate::tools::{definition::ToolDefinition, executor::ToolCall, results::ModelResult};
+use super::message::ToolResult;
+use crate::tools::definition::ToolDefinition;
 
-/// An LLM provider's dialect.
+/// An LLM provider's API dialect.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Provider {
+pub enum Dialect {
     /// Ollama `/api/chat` (Qwen and others).
     Ollama,
     /// OpenAI Chat Completions and compatible servers.
@@ -24,7 +25,7 @@ pub enum Provider {
 pub fn ollama_tools(tools: &[ToolDefinition]) -> Vec<Value> {
     let converted: Vec<Value> = tools
         .iter()
-        .map(|tool| function_tool(tool, Provider::Ollama))
+        .map(|tool| function_tool(tool, Dialect::Ollama))
         .collect();
     debug!("Converted {} tools to Qwen format", converted.len());
     converted
@@ -34,7 +35,7 @@ pub fn ollama_tools(tools: &[ToolDefinition]) -> Vec<Value> {
 pub fn openai_tools(tools: &[ToolDefinition]) -> Vec<Value> {
     tools
         .iter()
-        .map(|tool| function_tool(tool, Provider::OpenAi))
+        .map(|tool| function_tool(tool, Dialect::OpenAi))
         .collect()
 }
 
@@ -46,13 +47,13 @@ pub fn anthropic_tools(tools: &[ToolDefinition]) -> Vec<Value> {
             json!({
                 "name": tool.name,
                 "description": tool.description,
-                "input_schema": sanitize_schema(&tool.parameters, Provider::Anthropic),
+                "input_schema": sanitize_schema(&tool.parameters, Dialect::Anthropic),
             })
         })
         .collect()
 }
 
-fn function_tool(tool: &ToolDefinition, provider: Provider) -> Value {
+fn function_tool(tool: &ToolDefinition, provider: Dialect) -> Value {
     json!({
         "type": "function",
         "function": {
@@ -70,7 +71,7 @@ const MAX_REF_DEPTH: usize = 16;
 /// and the definitions dropped, `type: "object"` (with `properties`) kept at the top. For
 /// Ollama also `["x", "null"]` types become `x` and `default: null` goes: small models read
 /// a plain type better, and an omitted optional parameter means the same.
-pub fn sanitize_schema(schema: &JsonObject, provider: Provider) -> Value {
+pub fn sanitize_schema(schema: &JsonObject, provider: Dialect) -> Value {
     let definitions = schema
         .get("$defs")
         .or_else(|| schema.get("definitions"))
@@ -88,7 +89,7 @@ pub fn sanitize_schema(schema: &JsonObject, provider: Provider) -> Value {
 fn clean(
     value: &Value,
     definitions: &Map<String, Value>,
-    provider: Provider,
+    provider: Dialect,
     depth: usize,
 ) -> Value {
     match value {
@@ -113,10 +114,10 @@ fn clean(
                 if matches!(key.as_str(), "$schema" | "$defs" | "definitions") {
                     continue;
                 }
-                if provider == Provider::Ollama && key == "default" && child.is_null() {
+                if provider == Dialect::Ollama && key == "default" && child.is_null() {
                     continue;
                 }
-                let child = if provider == Provider::Ollama && key == "type" {
+                let child = if provider == Dialect::Ollama && key == "type" {
                     plain_type(child)
                 } else {
                     clean(child, definitions, provider, depth)
@@ -149,13 +150,12 @@ fn plain_type(value: &Value) -> Value {
 
 /// Anthropic: ONE user message holding every `tool_result` block, in call order, right after
 /// the assistant's `tool_use` turn.
-pub fn anthropic_tool_results(results: &[(ToolCall, ModelResult)]) -> Value {
+pub fn anthropic_tool_results(results: &[ToolResult]) -> Value {
     let blocks: Vec<Value> = results
         .iter()
-        .map(|(call, result)| {
-            let mut block =
-                json!({"type": "tool_result", "tool_use_id": call.id, "content": result.text});
-            if result.is_error {
+        .map(|result| {
+            let mut block = json!({"type": "tool_result", "tool_use_id": result.call_id, "content": result.result.text});
+            if result.result.is_error {
                 block["is_error"] = json!(true);
             }
             block
@@ -165,20 +165,20 @@ pub fn anthropic_tool_results(results: &[(ToolCall, ModelResult)]) -> Value {
 }
 
 /// OpenAI: one `role: "tool"` message per call id.
-pub fn openai_tool_results(results: &[(ToolCall, ModelResult)]) -> Vec<Value> {
+pub fn openai_tool_results(results: &[ToolResult]) -> Vec<Value> {
     results
         .iter()
-        .map(|(call, result)| json!({"role": "tool", "tool_call_id": call.id, "content": result.text}))
+        .map(|result| json!({"role": "tool", "tool_call_id": result.call_id, "content": result.result.text}))
         .collect()
 }
 
 /// Ollama: one `role: "tool"` message per call, in call order (Qwen's template pairs results
 /// with calls by position), naming the tool and the call id.
-pub fn ollama_tool_results(results: &[(ToolCall, ModelResult)]) -> Vec<Value> {
+pub fn ollama_tool_results(results: &[ToolResult]) -> Vec<Value> {
     results
         .iter()
-        .map(|(call, result)| {
-            json!({"role": "tool", "tool_name": call.name, "tool_call_id": call.id, "content": result.text})
+        .map(|result| {
+            json!({"role": "tool", "tool_name": result.tool_name, "tool_call_id": result.call_id, "content": result.result.text})
         })
         .collect()
 }
@@ -200,7 +200,7 @@ mod tests {
             "required": ["action"]
         }));
         assert_eq!(
-            sanitize_schema(&schema, Provider::OpenAi),
+            sanitize_schema(&schema, Dialect::OpenAi),
             json!({
                 "type": "object",
                 "properties": {"action": {"type": "string", "enum": ["on", "off"], "description": "what to do"}},
@@ -216,7 +216,7 @@ mod tests {
             "definitions": {"Node": {"type": "object", "properties": {"next": {"$ref": "#/definitions/Node"}}}},
             "properties": {"root": {"$ref": "#/definitions/Node"}}
         }));
-        let text = sanitize_schema(&schema, Provider::Anthropic).to_string();
+        let text = sanitize_schema(&schema, Dialect::Anthropic).to_string();
         assert!(!text.contains("$ref"), "{text}");
     }
 
@@ -226,7 +226,7 @@ mod tests {
             json!({"type": "object", "properties": {"level": {"type": ["integer", "null"], "default": null}}}),
         );
         assert_eq!(
-            sanitize_schema(&schema, Provider::Ollama),
+            sanitize_schema(&schema, Dialect::Ollama),
             json!({"type": "object", "properties": {"level": {"type": "integer"}}})
         );
     }

@@ -1,4 +1,32 @@
-//! LLM provider wire formats (Ollama/Qwen, OpenAI-compatible, Anthropic): tool definitions and
-//! tool results, as pure functions.
+//! Talking to models: a provider-neutral message model, one [`Provider`] interface that turns
+//! a request into a stream of [`StreamEvent`]s, and its HTTP implementation for Ollama/Qwen,
+//! OpenAI-compatible servers and Anthropic (specs 000, 002).
+//!
+//! | module | owns |
+//! |---|---|
+//! | `message` | the conversation: system, user, assistant (text + calls), tool results |
+//! | `event` | what a response becomes: text deltas, tool calls, usage, finish reason |
+//! | `provider` | the [`Provider`] trait, [`ProviderConfig`], [`HttpProvider`] |
+//! | `http` | reqwest, retries for 429/5xx, status errors, NDJSON/SSE framing, idle timeouts |
+//! | `ollama`, `openai`, `anthropic` | each dialect's request body and response decoder |
+//! | `format` | tool definitions and tool results in each dialect (shared with the CLI) |
+//! | `error` | [`ProviderError`], with its retry policy |
+//!
+//! Nothing here knows about the agent loop; the agent never sees a wire format.
 
+mod anthropic;
+pub mod error;
+pub mod event;
 pub mod format;
+mod http;
+pub mod message;
+mod ollama;
+mod openai;
+pub mod provider;
+
+pub use error::ProviderError;
+pub use event::{FinishReason, StreamEvent, ToolCallRequest};
+pub use format::Dialect;
+pub use http::HttpSettings;
+pub use message::{ChatRequest, Message, ToolChoice, ToolResult, Usage};
+pub use provider::{EventStream, HttpProvider, Provider, ProviderConfig};

@@ -36,7 +36,7 @@ pub const SLOW_CALL: Duration = Duration::from_millis(1000);
 pub const DEFAULT_PARALLEL: usize = 8;
 
 /// A tool call as models make them (spec 000: `{id, name, args}` with parsed args).
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Serialize, serde::Deserialize)]
 pub struct ToolCall {
     /// The call's id, to pair it with its result.
     pub id: String,

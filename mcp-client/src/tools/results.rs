@@ -10,13 +10,14 @@ use serde_json::Value;
 use super::executor::{ToolCall, ToolOutcome};
 
 /// A result ready for a model.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct ModelResult {
     /// The text the model reads.
     pub text: String,
     /// Whether it reports a failure.
     pub is_error: bool,
     /// Content kept from the model (images, embedded resources), as the server sent it.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub artifacts: Vec<Value>,
 }
 

@@ -1,0 +1,149 @@
+//! What can go wrong talking to a model, with what the user can do about it. Retry policy asks
+//! the error ([`ProviderError::is_retryable`], [`ProviderError::retry_after`]), never its text.
+
+use std::time::Duration;
+
+/// A failed model request.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum ProviderError {
+    /// Nothing answered at the address.
+    #[error("cannot reach {provider} at {url} ({reason}): {hint}")]
+    Unreachable {
+        /// The provider's name.
+        provider: &'static str,
+        /// The address tried.
+        url: String,
+        /// What the connection said.
+        reason: String,
+        /// What to check.
+        hint: String,
+    },
+    /// The provider needs a key and none is set.
+    #[error("{provider} needs an API key: set {env_var}")]
+    MissingKey {
+        /// The provider's name.
+        provider: &'static str,
+        /// Where the key is read from.
+        env_var: &'static str,
+    },
+    /// The key was refused (401/403). The key itself is never shown.
+    #[error("{provider} refused the request with status {status} ({message}): check the key in {env_var}")]
+    Unauthorized {
+        /// The provider's name.
+        provider: &'static str,
+        /// The HTTP status.
+        status: u16,
+        /// The provider's message.
+        message: String,
+        /// Where the key is read from.
+        env_var: &'static str,
+    },
+    /// The model does not exist there (404).
+    #[error("{provider} has no model `{model}` ({message}){hint}")]
+    ModelNotFound {
+        /// The provider's name.
+        provider: &'static str,
+        /// The model asked for.
+        model: String,
+        /// The provider's message.
+        message: String,
+        /// What to do (e.g. `ollama pull`).
+        hint: String,
+    },
+    /// Too many requests (429); retried with backoff, this is the last one.
+    #[error("{provider} is rate limiting (status 429: {message}); gave up after {attempts} attempts")]
+    RateLimited {
+        /// The provider's name.
+        provider: &'static str,
+        /// The provider's message.
+        message: String,
+        /// The wait the provider asked for, if it said.
+        retry_after: Option<Duration>,
+        /// Attempts made.
+        attempts: u32,
+    },
+    /// The provider failed (5xx, Anthropic's 529 "overloaded" included); retried with backoff.
+    #[error("{provider} failed with status {status} ({message}); gave up after {attempts} attempts")]
+    ServerError {
+        /// The provider's name.
+        provider: &'static str,
+        /// The HTTP status.
+        status: u16,
+        /// The provider's message.
+        message: String,
+        /// The wait the provider asked for, if it said.
+        retry_after: Option<Duration>,
+        /// Attempts made.
+        attempts: u32,
+    },
+    /// The request was refused as malformed or unsupported (other 4xx).
+    #[error("{provider} rejected the request with status {status}: {message}")]
+    Rejected {
+        /// The provider's name.
+        provider: &'static str,
+        /// The HTTP status.
+        status: u16,
+        /// The provider's message.
+        message: String,
+    },
+    /// The provider reported an error inside the response stream.
+    #[error("{provider} reported an error mid-response: {message}")]
+    Remote {
+        /// The provider's name.
+        provider: &'static str,
+        /// The provider's message.
+        message: String,
+    },
+    /// The response ended before the message was complete.
+    #[error("the response from {provider} was cut off before the message was complete ({detail})")]
+    StreamCut {
+        /// The provider's name.
+        provider: &'static str,
+        /// What was missing or what the connection said.
+        detail: String,
+    },
+    /// No answer, or no more data, in time.
+    #[error("{provider} did not {what} within {timeout:?} (see --request-timeout)")]
+    Timeout {
+        /// The provider's name.
+        provider: &'static str,
+        /// What it did not do ("answer", "send more of its response").
+        what: &'static str,
+        /// The limit.
+        timeout: Duration,
+    },
+    /// The response is not in the provider's format.
+    #[error("{provider} sent something that is not its API's format ({detail})")]
+    Protocol {
+        /// The provider's name.
+        provider: &'static str,
+        /// What was wrong, with a preview.
+        detail: String,
+    },
+}
+
+impl ProviderError {
+    /// Whether the same request may succeed if sent again (429, 5xx): only such errors are retried.
+    pub fn is_retryable(&self) -> bool {
+        matches!(self, Self::RateLimited { .. } | Self::ServerError { .. })
+    }
+
+    /// How long the provider asked us to wait before retrying, if it said.
+    pub fn retry_after(&self) -> Option<Duration> {
+        match self {
+            Self::RateLimited { retry_after, .. } | Self::ServerError { retry_after, .. } => {
+                *retry_after
+            }
+            _ => None,
+        }
+    }
+
+    /// Records the number of attempts made on a retryable error.
+    pub(crate) fn with_attempts(mut self, made: u32) -> Self {
+        if let Self::RateLimited { attempts, .. } | Self::ServerError { attempts, .. } = &mut self {
+            *attempts = made;
+        }
+        self
+    }
+}

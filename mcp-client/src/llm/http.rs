@@ -1,0 +1,450 @@
+//! The HTTP plumbing every provider shares: one `reqwest` client (rustls with ring), POST with
+//! bounded retries for 429 and 5xx (honouring `retry-after-ms` / `Retry-After`), status codes
+//! turned into [`ProviderError`]s that say what to do, and the response read as frames (NDJSON
+//! lines, SSE `data` payloads, or the whole body) with an idle timeout between reads.
+
+use std::{sync::Arc, time::Duration};
+
+use futures_util::StreamExt as _;
+use reqwest::{
+    StatusCode,
+    header::{HeaderMap, HeaderName, HeaderValue},
+};
+use serde_json::Value;
+use tokio::sync::mpsc;
+use tracing::{debug, warn};
+
+use super::{error::ProviderError, event::StreamEvent};
+use crate::connection::RetryPolicy;
+
+/// Longest wait between two retries, whatever the provider asks for.
+const MAX_RETRY_WAIT: Duration = Duration::from_secs(60);
+/// Characters of a provider's error body kept in messages.
+const MESSAGE_PREVIEW: usize = 300;
+
+/// Timeouts and retries of one provider.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct HttpSettings {
+    /// Longest wait for the response to start (connect, send, headers): models load slowly.
+    pub request_timeout: Duration,
+    /// Longest silence while a response is streaming.
+    pub idle_timeout: Duration,
+    /// Attempts and backoff for 429 and 5xx answers.
+    pub retry: RetryPolicy,
+}
+
+impl Default for HttpSettings {
+    fn default() -> Self {
+        Self {
+            request_timeout: Duration::from_secs(300),
+            idle_timeout: Duration::from_secs(120),
+            retry: RetryPolicy {
+                attempts: 4,
+                base_delay: Duration::from_secs(1),
+            },
+        }
+    }
+}
+
+/// How a response body is cut into frames for a decoder.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Framing {
+    /// One JSON object per line (Ollama streaming).
+    Ndjson,
+    /// Server-sent events; each event's `data` is a frame (OpenAI, Anthropic streaming).
+    Sse,
+    /// The whole body is one frame (non-streaming responses).
+    Whole,
+}
+
+/// Turns one provider's frames into events.
+pub(crate) trait Decoder: Send + 'static {
+    /// One frame: an NDJSON line, an SSE `data` payload, or a whole non-streaming body.
+    fn frame(&mut self, frame: &str, out: &mut Vec<StreamEvent>) -> Result<(), ProviderError>;
+    /// Whether the response is complete (nothing more needs to be read).
+    fn is_done(&self) -> bool;
+    /// The response body ended: emits what is pending, or says what is missing.
+    fn finish(&mut self, out: &mut Vec<StreamEvent>) -> Result<(), ProviderError>;
+}
+
+/// A provider's address and identity.
+#[derive(Clone)]
+pub(crate) struct Endpoint {
+    pub provider: &'static str,
+    pub url: String,
+    pub model: String,
+    pub headers: HeaderMap,
+    pub settings: HttpSettings,
+    /// What to check when nothing answers.
+    pub unreachable_hint: String,
+    /// Where the API key comes from, for 401/403 messages.
+    pub key_env: &'static str,
+    /// What to do when the model does not exist.
+    pub missing_model_hint: String,
+    client: reqwest::Client,
+}
+
+impl std::fmt::Debug for Endpoint {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        // Headers hold the API key: never printed.
+        f.debug_struct("Endpoint")
+            .field("provider", &self.provider)
+            .field("url", &self.url)
+            .field("model", &self.model)
+            .finish_non_exhaustive()
+    }
+}
+
+/// A header value holding a secret (never shown in debug output).
+pub(crate) fn secret_header(value: &str) -> Result<HeaderValue, String> {
+    let mut value = HeaderValue::from_str(value)
+        .map_err(|_| "the API key holds characters an HTTP header cannot carry".to_owned())?;
+    value.set_sensitive(true);
+    Ok(value)
+}
+
+impl Endpoint {
+    /// An endpoint; the HTTP client is built here, once.
+    ///
+    /// # Errors
+    /// The TLS setup failed (a message for the user).
+    pub fn new(
+        provider: &'static str,
+        url: String,
+        model: String,
+        headers: Vec<(HeaderName, HeaderValue)>,
+        settings: HttpSettings,
+    ) -> Result<Self, String> {
+        // reqwest is built without a crypto provider of its own; ring is the workspace's.
+        let _ = rustls::crypto::ring::default_provider().install_default();
+        let client = reqwest::Client::builder()
+            .connect_timeout(settings.request_timeout.min(Duration::from_secs(30)))
+            .tcp_nodelay(true)
+            .build()
+            .map_err(|err| format!("cannot set up the HTTP client: {err}"))?;
+        Ok(Self {
+            provider,
+            url,
+            model,
+            headers: headers.into_iter().collect(),
+            settings,
+            unreachable_hint: "check the base URL".into(),
+            key_env: "",
+            missing_model_hint: String::new(),
+            client,
+        })
+    }
+
+    /// POSTs `body`, retrying 429 and 5xx answers with backoff; returns the response once its
+    /// status is a success.
+    pub async fn post(&self, body: Arc<Vec<u8>>) -> Result<reqwest::Response, ProviderError> {
+        let retry = self.settings.retry;
+        let attempts = retry.attempts.max(1);
+        let mut attempt = 1;
+        loop {
+            match self.post_once(Arc::clone(&body)).await {
+                Ok(response) => return Ok(response),
+                Err(err) if err.is_retryable() && attempt < attempts => {
+                    let planned = retry.delay_before(attempt + 1);
+                    let wait = err.retry_after().unwrap_or(planned).min(MAX_RETRY_WAIT);
+                    warn!(provider = self.provider, attempt, of = attempts, wait = ?wait, error = %err, "model request failed; retrying");
+                    tokio::time::sleep(wait).await;
+                    attempt += 1;
+                }
+                Err(err) => return Err(err.with_attempts(attempt)),
+            }
+        }
+    }
+
+    async fn post_once(&self, body: Arc<Vec<u8>>) -> Result<reqwest::Response, ProviderError> {
+        let request = self
+            .client
+            .post(&self.url)
+            .headers(self.headers.clone())
+            .header(reqwest::header::CONTENT_TYPE, "application/json")
+            .body(Vec::clone(&body))
+            .send();
+        let response = match tokio::time::timeout(self.settings.request_timeout, request).await {
+            Err(_) => {
+                return Err(ProviderError::Timeout {
+                    provider: self.provider,
+                    what: "answer",
+                    timeout: self.settings.request_timeout,
+                });
+            }
+            Ok(Err(err)) => return Err(self.transport_error(&err)),
+            Ok(Ok(response)) => response,
+        };
+        let status = response.status();
+        if status.is_success() {
+            return Ok(response);
+        }
+        let retry_after = retry_after(response.headers());
+        let text = match tokio::time::timeout(self.settings.idle_timeout, response.text()).await {
+            Ok(Ok(text)) => text,
+            _ => String::new(),
+        };
+        Err(self.status_error(status, &text, retry_after))
+    }
+
+    fn transport_error(&self, err: &reqwest::Error) -> ProviderError {
+        let mut reason = err.to_string();
+        let mut source = std::error::Error::source(err);
+        while let Some(cause) = source {
+            reason = cause.to_string();
+            source = cause.source();
+        }
+        ProviderError::Unreachable {
+            provider: self.provider,
+            url: self.url.clone(),
+            reason,
+            hint: self.unreachable_hint.clone(),
+        }
+    }
+
+    fn status_error(
+        &self,
+        status: StatusCode,
+        body: &str,
+        retry_after: Option<Duration>,
+    ) -> ProviderError {
+        let message = error_message(body);
+        let provider = self.provider;
+        match status.as_u16() {
+            401 | 403 => ProviderError::Unauthorized {
+                provider,
+                status: status.as_u16(),
+                message,
+                env_var: self.key_env,
+            },
+            404 => ProviderError::ModelNotFound {
+                provider,
+                model: self.model.clone(),
+                message,
+                hint: self.missing_model_hint.clone(),
+            },
+            429 => ProviderError::RateLimited {
+                provider,
+                message,
+                retry_after,
+                attempts: 1,
+            },
+            code @ 500..=599 => ProviderError::ServerError {
+                provider,
+                status: code,
+                message,
+                retry_after,
+                attempts: 1,
+            },
+            code => ProviderError::Rejected {
+                provider,
+                status: code,
+                message,
+            },
+        }
+    }
+}
+
+/// The provider's own words from an error body: `error.message` (OpenAI, Anthropic), `error`
+/// (Ollama), or a preview of the body.
+fn error_message(body: &str) -> String {
+    let parsed: Option<Value> = serde_json::from_str(body).ok();
+    let message = parsed.as_ref().and_then(|v| {
+        v.pointer("/error/message")
+            .or_else(|| v.get("error"))
+            .or_else(|| v.get("message"))
+            .and_then(Value::as_str)
+            .map(str::to_owned)
+    });
+    let message = message.unwrap_or_else(|| {
+        let trimmed = body.trim();
+        if trimmed.is_empty() {
+            "no details".to_owned()
+        } else {
+            trimmed.to_owned()
+        }
+    });
+    preview(&message)
+}
+
+/// At most [`MESSAGE_PREVIEW`] characters, on one line.
+pub(crate) fn preview(text: &str) -> String {
+    let flat: String = text
+        .chars()
+        .map(|c| if c.is_control() { ' ' } else { c })
+        .collect();
+    if flat.chars().count() <= MESSAGE_PREVIEW {
+        flat
+    } else {
+        let cut: String = flat.chars().take(MESSAGE_PREVIEW).collect();
+        format!("{cut}…")
+    }
+}
+
+/// `retry-after-ms` (OpenAI) or `Retry-After` in seconds or as an HTTP date.
+fn retry_after(headers: &HeaderMap) -> Option<Duration> {
+    let text = |name: &str| headers.get(name).and_then(|v| v.to_str().ok());
+    if let Some(ms) = text("retry-after-ms").and_then(|v| v.trim().parse::<f64>().ok())
+        && ms.is_finite()
+        && ms >= 0.0
+    {
+        return Some(Duration::from_secs_f64(ms / 1000.0));
+    }
+    let value = text("retry-after")?.trim();
+    if let Ok(seconds) = value.parse::<f64>() {
+        return (seconds.is_finite() && seconds >= 0.0).then(|| Duration::from_secs_f64(seconds));
+    }
+    let date = jiff::fmt::rfc2822::parse(value).ok()?;
+    let wait = date.timestamp().duration_since(jiff::Timestamp::now());
+    Some(Duration::try_from(wait).unwrap_or(Duration::ZERO))
+}
+
+/// Sends `body` and feeds the response through `decoder` into `events`, until the response is
+/// complete, fails, or the receiver is dropped (the request is then abandoned).
+pub(crate) async fn drive(
+    endpoint: Endpoint,
+    body: Vec<u8>,
+    framing: Framing,
+    mut decoder: impl Decoder,
+    events: mpsc::Sender<Result<StreamEvent, ProviderError>>,
+) {
+    let provider = endpoint.provider;
+    let idle = endpoint.settings.idle_timeout;
+    let mut out = Vec::new();
+    let result = async {
+        let response = endpoint.post(Arc::new(body)).await?;
+        match framing {
+            Framing::Whole => {
+                let text = tokio::time::timeout(idle, response.text())
+                    .await
+                    .map_err(|_| timeout(provider, idle))?
+                    .map_err(|err| cut(provider, &err))?;
+                decoder.frame(&text, &mut out)?;
+                flush(&mut out, &events).await?;
+            }
+            Framing::Ndjson => {
+                let mut response = response;
+                let mut pending: Vec<u8> = Vec::new();
+                while !decoder.is_done() {
+                    let chunk = tokio::time::timeout(idle, response.chunk())
+                        .await
+                        .map_err(|_| timeout(provider, idle))?
+                        .map_err(|err| cut(provider, &err))?;
+                    let Some(chunk) = chunk else { break };
+                    pending.extend_from_slice(&chunk);
+                    while let Some(end) = pending.iter().position(|&b| b == b'\n') {
+                        let line: Vec<u8> = pending.drain(..=end).collect();
+                        let line = String::from_utf8_lossy(&line);
+                        let line = line.trim();
+                        if !line.is_empty() {
+                            decoder.frame(line, &mut out)?;
+                        }
+                    }
+                    flush(&mut out, &events).await?;
+                }
+                let rest = String::from_utf8_lossy(&pending);
+                if !decoder.is_done() && !rest.trim().is_empty() {
+                    decoder.frame(rest.trim(), &mut out)?;
+                }
+            }
+            Framing::Sse => {
+                use eventsource_stream::Eventsource as _;
+                let mut stream = response.bytes_stream().eventsource();
+                while !decoder.is_done() {
+                    let next = tokio::time::timeout(idle, stream.next())
+                        .await
+                        .map_err(|_| timeout(provider, idle))?;
+                    match next {
+                        None => break,
+                        Some(Err(err)) => {
+                            return Err(ProviderError::StreamCut {
+                                provider,
+                                detail: err.to_string(),
+                            });
+                        }
+                        Some(Ok(event)) => {
+                            debug!(provider, event = %event.event, "sse event");
+                            decoder.frame(&event.data, &mut out)?;
+                            flush(&mut out, &events).await?;
+                        }
+                    }
+                }
+            }
+        }
+        decoder.finish(&mut out)?;
+        flush(&mut out, &events).await
+    }
+    .await;
+    if let Err(err) = result {
+        let _ = events.send(Err(err)).await;
+    }
+}
+
+async fn flush(
+    out: &mut Vec<StreamEvent>,
+    events: &mpsc::Sender<Result<StreamEvent, ProviderError>>,
+) -> Result<(), ProviderError> {
+    for event in out.drain(..) {
+        if events.send(Ok(event)).await.is_err() {
+            // The receiver is gone: the request was cancelled. Nobody reads this error.
+            return Err(ProviderError::StreamCut {
+                provider: "",
+                detail: "cancelled".into(),
+            });
+        }
+    }
+    Ok(())
+}
+
+fn timeout(provider: &'static str, idle: Duration) -> ProviderError {
+    ProviderError::Timeout {
+        provider,
+        what: "send more of its response",
+        timeout: idle,
+    }
+}
+
+fn cut(provider: &'static str, err: &reqwest::Error) -> ProviderError {
+    let mut detail = err.to_string();
+    if let Some(cause) = std::error::Error::source(err) {
+        detail = format!("{detail}: {cause}");
+    }
+    ProviderError::StreamCut { provider, detail }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn retry_after_reads_milliseconds_seconds_and_dates() {
+        let mut headers = HeaderMap::new();
+        headers.insert("retry-after", HeaderValue::from_static("3"));
+        assert_eq!(retry_after(&headers), Some(Duration::from_secs(3)));
+        headers.insert("retry-after-ms", HeaderValue::from_static("250"));
+        assert_eq!(retry_after(&headers), Some(Duration::from_millis(250)));
+        let mut dated = HeaderMap::new();
+        dated.insert(
+            "retry-after",
+            HeaderValue::from_static("Wed, 21 Oct 2015 07:28:00 GMT"),
+        );
+        assert_eq!(retry_after(&dated), Some(Duration::ZERO));
+        dated.insert("retry-after", HeaderValue::from_static("soon"));
+        assert_eq!(retry_after(&dated), None);
+    }
+
+    #[test]
+    fn error_messages_come_from_each_providers_error_shape() {
+        assert_eq!(
+            error_message(r#"{"error":{"message":"Incorrect API key provided","type":"invalid_request_error"}}"#),
+            "Incorrect API key provided"
+        );
+        assert_eq!(
+            error_message(r#"{"error":"model \"qwen9\" not found, try pulling it first"}"#),
+            "model \"qwen9\" not found, try pulling it first"
+        );
+        assert_eq!(error_message("  "), "no details");
+        assert_eq!(error_message("<html>\nbad gateway</html>"), "<html> bad gateway</html>");
+        assert_eq!(error_message(&"x".repeat(400)).chars().count(), 301);
+    }
+}

@@ -1,0 +1,367 @@
+//! The one interface the agent talks to ([`Provider`]: a request in, a stream of
+//! [`StreamEvent`]s out) and its HTTP implementation for the three dialects.
+
+use std::fmt;
+
+use reqwest::header::{HeaderName, HeaderValue};
+use tokio::{sync::mpsc, task::JoinHandle};
+
+use super::{
+    anthropic::{self, AnthropicDecoder},
+    error::ProviderError,
+    event::StreamEvent,
+    format::Dialect,
+    http::{self, Endpoint, Framing, HttpSettings, secret_header},
+    message::ChatRequest,
+    ollama::{self, OllamaDecoder},
+    openai::{self, OpenAiDecoder},
+};
+
+/// Events buffered between the HTTP reader and the consumer.
+const EVENT_BUFFER: usize = 64;
+/// Anthropic requires `max_tokens`; this is used when none is configured.
+const ANTHROPIC_DEFAULT_MAX_TOKENS: u32 = 4096;
+
+/// A model behind some API.
+pub trait Provider: Send + Sync {
+    /// Who and where, for logs and messages: `ollama qwen3 at http://…/api/chat`.
+    fn describe(&self) -> String;
+    /// Sends one request; its response arrives as events. Dropping the stream abandons the
+    /// request (the connection is closed).
+    fn chat(&self, request: &ChatRequest<'_>) -> EventStream;
+}
+
+/// The response to one request, as it arrives.
+#[derive(Debug)]
+pub struct EventStream {
+    events: mpsc::Receiver<Result<StreamEvent, ProviderError>>,
+    task: Option<JoinHandle<()>>,
+}
+
+impl EventStream {
+    /// A stream fed by whoever holds the sender; `task` (if any) is aborted when the stream
+    /// is dropped.
+    pub fn new(
+        events: mpsc::Receiver<Result<StreamEvent, ProviderError>>,
+        task: Option<JoinHandle<()>>,
+    ) -> Self {
+        Self { events, task }
+    }
+
+    /// The next event; `None` once the response is over (after `Finished` or an error).
+    pub async fn next(&mut self) -> Option<Result<StreamEvent, ProviderError>> {
+        self.events.recv().await
+    }
+}
+
+impl Drop for EventStream {
+    fn drop(&mut self) {
+        if let Some(task) = self.task.take() {
+            task.abort();
+        }
+    }
+}
+
+/// Where and how to reach a model.
+#[derive(Clone, PartialEq, Eq)]
+pub struct ProviderConfig {
+    /// The API's dialect.
+    pub dialect: Dialect,
+    /// The model's name.
+    pub model: String,
+    /// Base URL: Ollama's host, OpenAI's including the version (`…/v1`), Anthropic's without.
+    pub base_url: String,
+    /// The API key, if the provider needs one.
+    pub api_key: Option<String>,
+    /// Stream responses (on by default).
+    pub stream: bool,
+    /// Most tokens per answer (Anthropic needs one; others use theirs when unset).
+    pub max_tokens: Option<u32>,
+    /// Timeouts and retries.
+    pub http: HttpSettings,
+}
+
+impl fmt::Debug for ProviderConfig {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ProviderConfig")
+            .field("dialect", &self.dialect)
+            .field("model", &self.model)
+            .field("base_url", &self.base_url)
+            .field("api_key", &self.api_key.as_ref().map(|_| "***"))
+            .field("stream", &self.stream)
+            .field("max_tokens", &self.max_tokens)
+            .field("http", &self.http)
+            .finish()
+    }
+}
+
+impl ProviderConfig {
+    /// A configuration with the dialect's conventional base URL and no key.
+    pub fn new(dialect: Dialect, model: impl Into<String>) -> Self {
+        Self {
+            dialect,
+            model: model.into(),
+            base_url: dialect.default_base_url().to_owned(),
+            api_key: None,
+            stream: true,
+            max_tokens: None,
+            http: HttpSettings::default(),
+        }
+    }
+}
+
+/// A model reached over HTTP in one of the three dialects.
+#[derive(Debug, Clone)]
+pub struct HttpProvider {
+    dialect: Dialect,
+    endpoint: Endpoint,
+    stream: bool,
+    max_tokens: Option<u32>,
+}
+
+impl HttpProvider {
+    /// Checks `config` and builds the HTTP client.
+    ///
+    /// # Errors
+    /// A missing key where one is required, or a key or URL that cannot be used.
+    pub fn new(config: ProviderConfig) -> Result<Self, ProviderError> {
+        let dialect = config.dialect;
+        let provider = dialect.display_name();
+        let base = normalize_base_url(dialect, &config.base_url);
+        let key_env = dialect.key_env();
+        let key = |value: Option<&str>| -> Result<Option<HeaderValue>, ProviderError> {
+            value
+                .map(|key| {
+                    secret_header(key).map_err(|problem| ProviderError::Rejected {
+                        provider,
+                        status: 0,
+                        message: format!("{problem} (check {key_env})"),
+                    })
+                })
+                .transpose()
+        };
+        let mut headers: Vec<(HeaderName, HeaderValue)> = Vec::new();
+        match dialect {
+            Dialect::Ollama => {}
+            Dialect::OpenAi => {
+                if let Some(value) = key(config.api_key.as_deref().map(|k| format!("Bearer {k}")).as_deref())? {
+                    headers.push((reqwest::header::AUTHORIZATION, value));
+                }
+            }
+            Dialect::Anthropic => {
+                let Some(value) = key(config.api_key.as_deref())? else {
+                    return Err(ProviderError::MissingKey {
+                        provider,
+                        env_var: key_env,
+                    });
+                };
+                headers.push((HeaderName::from_static("x-api-key"), value));
+                headers.push((
+                    HeaderName::from_static("anthropic-version"),
+                    HeaderValue::from_static(anthropic::API_VERSION),
+                ));
+            }
+        }
+        let url = format!("{base}{}", dialect.path());
+        let mut endpoint = Endpoint::new(provider, url, config.model.clone(), headers, config.http)
+            .map_err(|message| ProviderError::Rejected {
+                provider,
+                status: 0,
+                message,
+            })?;
+        endpoint.key_env = key_env;
+        endpoint.unreachable_hint = match dialect {
+            Dialect::Ollama => format!("is Ollama running at {base}? (start it with `ollama serve`, or set OLLAMA_HOST)"),
+            Dialect::OpenAi => format!("is the server running at {base}? (set --base-url or OPENAI_BASE_URL; it includes the version, e.g. http://127.0.0.1:8000/v1)"),
+            Dialect::Anthropic => format!("check the network and the base URL {base} (ANTHROPIC_BASE_URL)"),
+        };
+        endpoint.missing_model_hint = match dialect {
+            Dialect::Ollama => format!(": pull it with `ollama pull {}`", config.model),
+            Dialect::OpenAi => ": check --model, or the URL (it must include the version, e.g. …/v1)".into(),
+            Dialect::Anthropic => ": check --model".into(),
+        };
+        Ok(Self {
+            dialect,
+            endpoint,
+            stream: config.stream,
+            max_tokens: config.max_tokens,
+        })
+    }
+
+    /// The request body this provider sends for `request` (also used by tests).
+    pub fn body(&self, request: &ChatRequest<'_>) -> serde_json::Value {
+        let model = &self.endpoint.model;
+        match self.dialect {
+            Dialect::Ollama => {
+                let mut body = ollama::body(model, request, self.stream);
+                if let Some(max) = self.max_tokens {
+                    body["options"] = serde_json::json!({"num_predict": max});
+                }
+                body
+            }
+            Dialect::OpenAi => openai::body(model, request, self.stream, self.max_tokens),
+            Dialect::Anthropic => anthropic::body(
+                model,
+                request,
+                self.stream,
+                self.max_tokens.unwrap_or(ANTHROPIC_DEFAULT_MAX_TOKENS),
+            ),
+        }
+    }
+}
+
+impl Provider for HttpProvider {
+    fn describe(&self) -> String {
+        format!(
+            "{} {} at {}",
+            self.dialect.name(),
+            self.endpoint.model,
+            self.endpoint.url
+        )
+    }
+
+    fn chat(&self, request: &ChatRequest<'_>) -> EventStream {
+        let body = serde_json::to_vec(&self.body(request)).unwrap_or_default();
+        let (sender, receiver) = mpsc::channel(EVENT_BUFFER);
+        let endpoint = self.endpoint.clone();
+        let framing = match (self.stream, self.dialect) {
+            (false, _) => Framing::Whole,
+            (true, Dialect::Ollama) => Framing::Ndjson,
+            (true, Dialect::OpenAi | Dialect::Anthropic) => Framing::Sse,
+        };
+        let task = match self.dialect {
+            Dialect::Ollama => tokio::spawn(http::drive(
+                endpoint,
+                body,
+                framing,
+                OllamaDecoder::default(),
+                sender,
+            )),
+            Dialect::OpenAi => tokio::spawn(http::drive(
+                endpoint,
+                body,
+                framing,
+                OpenAiDecoder::default(),
+                sender,
+            )),
+            Dialect::Anthropic => tokio::spawn(http::drive(
+                endpoint,
+                body,
+                framing,
+                AnthropicDecoder::default(),
+                sender,
+            )),
+        };
+        EventStream::new(receiver, Some(task))
+    }
+}
+
+/// A base URL as each ecosystem writes it: `OLLAMA_HOST` may lack the scheme
+/// (`0.0.0.0:11434`), and a trailing `/` is dropped.
+fn normalize_base_url(dialect: Dialect, url: &str) -> String {
+    let url = url.trim().trim_end_matches('/');
+    let url = if url.contains("://") {
+        url.to_owned()
+    } else {
+        format!("http://{url}")
+    };
+    match dialect {
+        // Ollama's own client reads a bind-everything address as the local host.
+        Dialect::Ollama => url.replace("://0.0.0.0", "://127.0.0.1"),
+        _ => url,
+    }
+}
+
+impl Dialect {
+    /// The dialect's short name (`ollama`, `openai`, `anthropic`).
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Ollama => "ollama",
+            Self::OpenAi => "openai",
+            Self::Anthropic => "anthropic",
+        }
+    }
+
+    fn display_name(self) -> &'static str {
+        match self {
+            Self::Ollama => "Ollama",
+            Self::OpenAi => "the OpenAI-compatible server",
+            Self::Anthropic => "Anthropic",
+        }
+    }
+
+    /// The conventional base URL.
+    pub fn default_base_url(self) -> &'static str {
+        match self {
+            Self::Ollama => "http://127.0.0.1:11434",
+            Self::OpenAi => "https://api.openai.com/v1",
+            Self::Anthropic => "https://api.anthropic.com",
+        }
+    }
+
+    /// The environment variable that holds the base URL.
+    pub fn base_url_env(self) -> &'static str {
+        match self {
+            Self::Ollama => "OLLAMA_HOST",
+            Self::OpenAi => "OPENAI_BASE_URL",
+            Self::Anthropic => "ANTHROPIC_BASE_URL",
+        }
+    }
+
+    /// The environment variable that holds the API key.
+    pub fn key_env(self) -> &'static str {
+        match self {
+            Self::Ollama => "OLLAMA_API_KEY",
+            Self::OpenAi => "OPENAI_API_KEY",
+            Self::Anthropic => "ANTHROPIC_API_KEY",
+        }
+    }
+
+    /// The path appended to the base URL.
+    fn path(self) -> &'static str {
+        match self {
+            Self::Ollama => "/api/chat",
+            Self::OpenAi => "/chat/completions",
+            Self::Anthropic => "/v1/messages",
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn base_urls_follow_each_ecosystem() {
+        assert_eq!(
+            normalize_base_url(Dialect::Ollama, "0.0.0.0:11434"),
+            "http://127.0.0.1:11434"
+        );
+        assert_eq!(
+            normalize_base_url(Dialect::OpenAi, "http://localhost:8000/v1/"),
+            "http://localhost:8000/v1"
+        );
+        let provider = HttpProvider::new(ProviderConfig::new(Dialect::OpenAi, "m")).unwrap();
+        assert_eq!(
+            provider.describe(),
+            "openai m at https://api.openai.com/v1/chat/completions"
+        );
+    }
+
+    #[test]
+    fn anthropic_without_a_key_says_which_variable_to_set() {
+        let error = HttpProvider::new(ProviderConfig::new(Dialect::Anthropic, "claude")).unwrap_err();
+        assert_eq!(
+            error.to_string(),
+            "Anthropic needs an API key: set ANTHROPIC_API_KEY"
+        );
+    }
+
+    #[test]
+    fn keys_never_show_in_debug_output() {
+        let mut config = ProviderConfig::new(Dialect::Anthropic, "claude");
+        config.api_key = Some("sk-secret-123".into());
+        let provider = HttpProvider::new(config.clone()).unwrap();
+        assert!(!format!("{config:?}{provider:?}").contains("sk-secret"));
+    }
+}
