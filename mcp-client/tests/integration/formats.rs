@@ -6,6 +6,7 @@ use mcp_client::{
         anthropic_tool_results, anthropic_tools, ollama_tool_results, ollama_tools,
         openai_tool_results, openai_tools,
     },
+    llm::ToolResult,
     tools::{
         definition::{self, Implementation, ToolDefinition},
         executor::{ToolCall, ToolOutcome},
@@ -95,7 +96,7 @@ fn outcome(tool: &str, success: bool, payload: Value) -> ToolOutcome {
 }
 
 /// One turn: a Z-Wave call (MCP result), a builtin, a failed call and an unknown tool.
-fn turn() -> Vec<(ToolCall, mcp_client::tools::results::ModelResult)> {
+fn turn() -> Vec<ToolResult> {
     let call = |id: &str, name: &str, args: Value| ToolCall {
         id: id.into(),
         name: name.into(),
@@ -121,7 +122,11 @@ fn turn() -> Vec<(ToolCall, mcp_client::tools::results::ModelResult)> {
         (call("call_4", "fly_to_moon", json!({})), unknown),
     ]
     .into_iter()
-    .map(|(call, outcome)| (call, for_model(&outcome, None)))
+    .map(|(call, outcome)| ToolResult {
+        call_id: call.id,
+        tool_name: call.name,
+        result: for_model(&outcome, None),
+    })
     .collect()
 }
 
