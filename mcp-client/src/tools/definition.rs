@@ -59,6 +59,36 @@ pub struct ToolDefinition {
     pub implementation: Implementation,
     /// Its own timeout, overriding the executor's default.
     pub timeout: Option<Duration>,
+    /// What it promises about side effects (MCP tool annotations).
+    pub hints: ToolHints,
+}
+
+/// What a tool promises about its side effects (MCP `annotations`; definition files may give
+/// the same `annotations` object).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ToolHints {
+    /// It changes nothing (`readOnlyHint`; MCP's default is false).
+    pub read_only: bool,
+    /// Calling it again with the same arguments has no further effect (`idempotentHint`).
+    pub idempotent: bool,
+}
+
+impl ToolHints {
+    /// A tool that changes nothing (and so may be called again freely).
+    pub const READ_ONLY: Self = Self {
+        read_only: true,
+        idempotent: true,
+    };
+
+    /// Hints from MCP annotations; absent hints take MCP's defaults (not read-only, not
+    /// idempotent).
+    pub fn from_mcp(annotations: Option<&rmcp::model::ToolAnnotations>) -> Self {
+        let read_only = annotations.and_then(|a| a.read_only_hint).unwrap_or(false);
+        Self {
+            read_only,
+            idempotent: read_only || annotations.and_then(|a| a.idempotent_hint).unwrap_or(false),
+        }
+    }
 }
 
 impl ToolDefinition {
@@ -113,6 +143,15 @@ struct FileTool {
     implementation: FileImplementation,
     #[serde(default)]
     timeout: Option<Value>,
+    #[serde(default)]
+    annotations: Option<FileAnnotations>,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct FileAnnotations {
+    read_only_hint: Option<bool>,
+    idempotent_hint: Option<bool>,
 }
 
 fn empty_object_schema() -> JsonObject {
@@ -175,10 +214,27 @@ pub fn parse(text: &str) -> Result<Vec<ToolDefinition>, String> {
                     duration(value).map_err(|problem| format!("{label}: `timeout` {problem}"))?,
                 ),
             };
+            // Mock and builtin tools change nothing; internal tools do unless they say not.
+            let local_read_only = !matches!(tool.implementation, FileImplementation::Internal { .. });
+            let read_only = tool
+                .annotations
+                .as_ref()
+                .and_then(|a| a.read_only_hint)
+                .unwrap_or(local_read_only);
+            let hints = ToolHints {
+                read_only,
+                idempotent: read_only
+                    || tool
+                        .annotations
+                        .as_ref()
+                        .and_then(|a| a.idempotent_hint)
+                        .unwrap_or(false),
+            };
             Ok(ToolDefinition {
                 name: tool.name,
                 description: tool.description,
                 parameters: tool.parameters,
+                hints,
                 implementation: match tool.implementation {
                     FileImplementation::Mock { mock_response } => Implementation::Mock {
                         response: mock_response,
@@ -241,8 +297,12 @@ mod tests {
         );
         assert_eq!(many[1].timeout, Some(Duration::from_millis(500)));
         assert_eq!(many[1].source(), "builtin:math_eval");
+        assert_eq!(many[0].hints, ToolHints::READ_ONLY);
         let one = parse(r#"{"name": "v", "description": "d", "implementation": {"type": "internal", "handler": "set_volume"}}"#).unwrap();
         assert_eq!(one[0].source(), "internal:set_volume");
+        assert_eq!(one[0].hints, ToolHints::default());
+        let annotated = parse(r#"{"name": "v", "description": "d", "implementation": {"type": "internal", "handler": "get_volume"}, "annotations": {"readOnlyHint": true}}"#).unwrap();
+        assert!(annotated[0].hints.read_only);
     }
 
     #[test]

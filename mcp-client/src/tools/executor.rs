@@ -26,7 +26,7 @@ use super::{
     definition::Implementation,
     manager::{ManagedTool, ToolManager},
 };
-use crate::connection::pool::ServerPool;
+use crate::connection::{Progress, ProgressFn, pool::ServerPool};
 
 /// Default time a tool may take (spec 003: 30 seconds).
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(30);
@@ -66,6 +66,10 @@ pub struct ToolOutcome {
     /// Whether the failure was an unknown tool (models are told `Unknown tool "<name>"`).
     #[serde(skip)]
     pub unknown_tool: bool,
+    /// Whether the failure was transient (timeout, server died or restarting), so the same
+    /// call may succeed if made again.
+    #[serde(skip)]
+    pub retryable: bool,
 }
 
 impl ToolOutcome {
@@ -77,6 +81,7 @@ impl ToolOutcome {
             tool_name: tool.to_owned(),
             execution_time_ms: ms(started),
             unknown_tool: false,
+            retryable: false,
         }
     }
 
@@ -88,6 +93,7 @@ impl ToolOutcome {
             tool_name: tool.to_owned(),
             execution_time_ms: ms(started),
             unknown_tool: false,
+            retryable: false,
         }
     }
 
@@ -103,6 +109,37 @@ impl ToolOutcome {
 
 fn ms(started: Instant) -> u64 {
     u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX)
+}
+
+/// Receives the progress of one call of a batch, with the call's id.
+pub type BatchProgressFn = Arc<dyn Fn(&str, Progress) + Send + Sync>;
+
+/// Why a tool's work failed.
+struct WorkError {
+    message: String,
+    retryable: bool,
+}
+
+impl From<String> for WorkError {
+    fn from(message: String) -> Self {
+        Self {
+            message,
+            retryable: false,
+        }
+    }
+}
+
+type Work = Pin<Box<dyn Future<Output = Result<Value, WorkError>> + Send>>;
+
+/// Aborts a spawned task when dropped, so a caller that stops waiting (a cancelled
+/// conversation) also stops the work, and an MCP request future dropped this way sends
+/// `notifications/cancelled`.
+struct AbortOnDrop<T>(tokio::task::JoinHandle<T>);
+
+impl<T> Drop for AbortOnDrop<T> {
+    fn drop(&mut self) {
+        self.0.abort();
+    }
 }
 
 /// A handler the host registers for `internal` tools.
@@ -157,6 +194,16 @@ impl ToolExecutor {
 
     /// Runs one call. Never fails: every problem is an outcome with `success: false`.
     pub async fn execute(&self, name: &str, args: Value) -> ToolOutcome {
+        self.execute_with_progress(name, args, None).await
+    }
+
+    /// [`ToolExecutor::execute`], with the progress an MCP server reports sent to `progress`.
+    pub async fn execute_with_progress(
+        &self,
+        name: &str,
+        args: Value,
+        progress: Option<ProgressFn>,
+    ) -> ToolOutcome {
         let started = Instant::now();
         let Some(tool) = self.manager.find(name).cloned() else {
             warn!(tool = name, "unknown tool requested");
@@ -186,7 +233,7 @@ impl ToolExecutor {
         let shown = args.as_object().map_or_else(|| args.to_string(), redact);
         let outcome = match validate(&tool, args) {
             Err(problem) => ToolOutcome::failed(name, problem, started),
-            Ok(parameters) => self.run(&tool, parameters, started).await,
+            Ok(parameters) => self.run(&tool, parameters, progress, started).await,
         };
         self.log(&tool, &shown, &outcome);
         outcome
@@ -195,18 +242,37 @@ impl ToolExecutor {
     /// Runs one turn's calls concurrently (at most 8 at once) and returns one outcome per call,
     /// in call order; a call that produced nothing gets a placeholder error (spec 000).
     pub async fn execute_all(&self, calls: &[ToolCall]) -> Vec<ToolOutcome> {
+        self.execute_all_with_progress(calls, None).await
+    }
+
+    /// [`ToolExecutor::execute_all`], with each call's progress sent to `progress` with its id.
+    /// Dropping the returned future cancels every call still running.
+    pub async fn execute_all_with_progress(
+        &self,
+        calls: &[ToolCall],
+        progress: Option<BatchProgressFn>,
+    ) -> Vec<ToolOutcome> {
         let permits = Arc::new(Semaphore::new(self.parallel.max(1)));
         let mut running = JoinSet::new();
         for (index, call) in calls.iter().enumerate() {
             let executor = self.clone();
             let call = call.clone();
             let permits = Arc::clone(&permits);
+            let progress = progress.clone().map(|report| {
+                let id = call.id.clone();
+                Arc::new(move |update: Progress| report(&id, update)) as ProgressFn
+            });
             running.spawn(async move {
                 let _permit = permits
                     .acquire_owned()
                     .await
                     .expect("the semaphore is never closed");
-                (index, executor.execute(&call.name, call.args).await)
+                (
+                    index,
+                    executor
+                        .execute_with_progress(&call.name, call.args, progress)
+                        .await,
+                )
             });
         }
         let mut outcomes: Vec<Option<ToolOutcome>> = vec![None; calls.len()];
@@ -224,15 +290,20 @@ impl ToolExecutor {
         &self,
         tool: &ManagedTool,
         parameters: JsonObject,
+        progress: Option<ProgressFn>,
         started: Instant,
     ) -> ToolOutcome {
         let name = tool.definition.name.clone();
         let timeout = tool.definition.timeout.unwrap_or(self.default_timeout);
-        let work = self.work(tool, parameters);
-        let mut task = tokio::spawn(work);
-        match tokio::time::timeout(timeout, &mut task).await {
+        let work = self.work(tool, parameters, progress);
+        let mut task = AbortOnDrop(tokio::spawn(work));
+        match tokio::time::timeout(timeout, &mut task.0).await {
             Ok(Ok(Ok(result))) => ToolOutcome::ok(&name, result, started),
-            Ok(Ok(Err(message))) => ToolOutcome::failed(&name, message, started),
+            Ok(Ok(Err(error))) => {
+                let mut outcome = ToolOutcome::failed(&name, error.message, started);
+                outcome.retryable = error.retryable;
+                outcome
+            }
             Ok(Err(join)) if join.is_panic() => {
                 let payload = join.into_panic();
                 let message = payload
@@ -253,14 +324,16 @@ impl ToolExecutor {
                 started,
             ),
             Err(_) => {
-                task.abort();
-                ToolOutcome::failed(
+                task.0.abort();
+                let mut outcome = ToolOutcome::failed(
                     &name,
                     format!(
                         "Tool '{name}' timed out after {timeout:?} and was cancelled; try again, or ask for less"
                     ),
                     started,
-                )
+                );
+                outcome.retryable = true;
+                outcome
             }
         }
     }
@@ -270,7 +343,8 @@ impl ToolExecutor {
         &self,
         tool: &ManagedTool,
         parameters: JsonObject,
-    ) -> Pin<Box<dyn Future<Output = Result<Value, String>> + Send>> {
+        progress: Option<ProgressFn>,
+    ) -> Work {
         match &tool.definition.implementation {
             Implementation::Mock { response } => {
                 info!(tool = %tool.definition.name, parameters = %redact(&parameters), "mock tool: parameters are not used");
@@ -278,17 +352,20 @@ impl ToolExecutor {
                 Box::pin(async move { Ok(response) })
             }
             Implementation::Builtin { handler } => match builtins::builtin(handler) {
-                Some(run) => Box::pin(async move { run(&parameters) }),
+                Some(run) => Box::pin(async move { run(&parameters).map_err(WorkError::from) }),
                 None => {
                     let message = format!("Builtin handler '{handler}' not found");
-                    Box::pin(async move { Err(message) })
+                    Box::pin(async move { Err(message.into()) })
                 }
             },
             Implementation::Internal { handler } => match self.internal.get(handler) {
-                Some(run) => run(parameters),
+                Some(run) => {
+                    let work = run(parameters);
+                    Box::pin(async move { work.await.map_err(WorkError::from) })
+                }
                 None => {
                     let message = format!("Internal handler '{handler}' not found");
-                    Box::pin(async move { Err(message) })
+                    Box::pin(async move { Err(message.into()) })
                 }
             },
             Implementation::Mcp {
@@ -298,18 +375,21 @@ impl ToolExecutor {
                 let Some((pool, _)) = self.mcp.clone() else {
                     let message =
                         format!("MCP server `{server}` is not connected to this executor");
-                    return Box::pin(async move { Err(message) });
+                    return Box::pin(async move { Err(message.into()) });
                 };
                 let (server, original) = (server.clone(), original_name.clone());
                 Box::pin(async move {
                     let Some(connection) = pool.get(&server) else {
-                        return Err(format!("MCP server `{server}` is not configured"));
+                        return Err(format!("MCP server `{server}` is not configured").into());
                     };
                     let result = connection
-                        .call_tool(&original, parameters)
+                        .call_tool_with_progress(&original, parameters, progress)
                         .await
-                        .map_err(|err| err.to_string())?;
-                    mcp_outcome(result)
+                        .map_err(|err| WorkError {
+                            message: err.to_string(),
+                            retryable: err.is_retryable(),
+                        })?;
+                    mcp_outcome(result).map_err(WorkError::from)
                 })
             }
         }

@@ -9,7 +9,7 @@ use tracing::warn;
 
 use super::{
     McpTools,
-    definition::{Implementation, ToolDefinition},
+    definition::{Implementation, ToolDefinition, ToolHints},
     names,
 };
 
@@ -122,6 +122,7 @@ impl ToolManager {
                     original_name: tool.original_name.clone(),
                 },
                 timeout: None,
+                hints: ToolHints::from_mcp(tool.tool.annotations.as_ref()),
             };
             let definition = if definition.description.trim().is_empty() {
                 ToolDefinition {
@@ -176,6 +177,7 @@ mod tests {
             parameters: json!({"type": "object"}).as_object().unwrap().clone(),
             implementation,
             timeout: None,
+            hints: ToolHints::default(),
         }
     }
 

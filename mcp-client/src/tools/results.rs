@@ -123,6 +123,7 @@ mod tests {
             tool_name: "t".into(),
             execution_time_ms: 1,
             unknown_tool: false,
+            retryable: false,
         }
     }
 

@@ -227,6 +227,7 @@ fn slow_tool(name: &str, timeout: Option<Duration>) -> ToolDefinition {
             handler: "sleep".into(),
         },
         timeout,
+        hints: Default::default(),
     }
 }
 
@@ -377,6 +378,7 @@ async fn local_tools_are_never_normalized() {
                 .clone(),
             implementation: Implementation::Builtin { handler: "echo".into() },
             timeout: None,
+            hints: Default::default(),
         })
         .unwrap();
     let executor = ToolExecutor::new(manager).with_mcp(

@@ -37,6 +37,7 @@ fn tools() -> Vec<ToolDefinition> {
                 original_name: tool["name"].as_str().unwrap().to_owned(),
             },
             timeout: None,
+            hints: Default::default(),
         })
         .collect();
     tools.extend(
@@ -92,6 +93,7 @@ fn outcome(tool: &str, success: bool, payload: Value) -> ToolOutcome {
         tool_name: tool.into(),
         execution_time_ms: 3,
         unknown_tool: false,
+        retryable: false,
     }
 }
 
