@@ -14,6 +14,7 @@
 //!   with timeouts, clean shutdown.
 //! - [`transport`]: our rmcp `Transport<RoleClient>` over a spawned child process.
 
+pub mod agent;
 pub mod cli;
 pub mod connection;
 pub mod llm;

@@ -97,6 +97,12 @@ impl ToolOutcome {
         }
     }
 
+    /// A failure decided outside the executor (a call that was declined, cancelled or had
+    /// unusable arguments).
+    pub fn failure(tool: &str, error: &str) -> Self {
+        Self::failed(tool, error.to_owned(), Instant::now())
+    }
+
     /// A stand-in for a call that produced no outcome, so results stay one per call.
     pub fn placeholder(tool: &str, reason: &str) -> Self {
         Self::failed(

@@ -1,0 +1,520 @@
+//! The tool-call loop (spec 002): each turn sends the conversation and the tools to the model
+//! and collects its text and calls; no calls → done; calls → run them all through the
+//! [`ToolExecutor`], append the assistant turn and one result per call id, and go on, until
+//! the turn limit, the token budget, a provider error or a cancellation ends it.
+
+use std::{
+    hash::{BuildHasher as _, Hasher as _},
+    sync::Arc,
+    time::Duration,
+};
+
+use tokio_util::sync::CancellationToken;
+use tracing::{info, warn};
+
+use super::{
+    event::{AgentEvent, Answer, DoneReason},
+    journal::{Approver, Journal, Outcome},
+    policy::{self, AgentOptions},
+};
+use crate::{
+    llm::{
+        ChatRequest, Message, Provider, ProviderError, StreamEvent, ToolCallRequest, ToolChoice,
+        ToolResult, Usage,
+    },
+    tools::{
+        definition::ToolDefinition,
+        executor::{BatchProgressFn, ToolCall, ToolExecutor, ToolOutcome},
+        results,
+    },
+};
+
+/// Receives the loop's events as they happen (text deltas at once, as they arrive).
+pub type EventSink = Arc<dyn Fn(AgentEvent) + Send + Sync>;
+
+/// A conversation: its id and every message so far.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Conversation {
+    /// Its id (stable across resumes).
+    pub id: String,
+    /// Every message, in order.
+    pub messages: Vec<Message>,
+}
+
+impl Conversation {
+    /// A new, empty conversation with a fresh id.
+    pub fn new() -> Self {
+        Self::resume(new_id(), Vec::new())
+    }
+
+    /// A stored conversation, to continue.
+    pub fn resume(id: String, messages: Vec<Message>) -> Self {
+        Self { id, messages }
+    }
+}
+
+impl Default for Conversation {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+/// A sortable, unique id: the UTC time and 32 random bits (`20261122T211444-3f2a9c01`).
+fn new_id() -> String {
+    let random = std::hash::RandomState::new().build_hasher().finish() as u32;
+    let now = jiff::Timestamp::now().strftime("%Y%m%dT%H%M%S");
+    format!("{now}-{random:08x}")
+}
+
+/// Asks a model questions and runs the tools it calls.
+#[derive(Clone)]
+pub struct Agent {
+    provider: Arc<dyn Provider>,
+    executor: ToolExecutor,
+    options: AgentOptions,
+    approver: Option<Arc<dyn Approver>>,
+    journal: Option<Arc<dyn Journal>>,
+}
+
+/// What one model turn produced so far (kept when the turn is cancelled midway).
+#[derive(Default)]
+struct Turn {
+    text: String,
+    calls: Vec<ToolCallRequest>,
+    usage: Usage,
+    finished: bool,
+}
+
+/// What one question produced so far.
+struct Progress {
+    turns: u32,
+    tool_iterations: u32,
+    usage: Usage,
+    last_turn: Usage,
+    texts: Vec<String>,
+    calls: Vec<ToolCall>,
+    results: Vec<ToolResult>,
+}
+
+impl Agent {
+    /// An agent asking `provider` and running tools through `executor`, with default options.
+    pub fn new(provider: Arc<dyn Provider>, executor: ToolExecutor) -> Self {
+        Self {
+            provider,
+            executor,
+            options: AgentOptions::default(),
+            approver: None,
+            journal: None,
+        }
+    }
+
+    /// Sets the options.
+    pub fn with_options(mut self, options: AgentOptions) -> Self {
+        self.options = options;
+        self
+    }
+
+    /// Asks `approver` before running tools that may change things.
+    pub fn with_approver(mut self, approver: Arc<dyn Approver>) -> Self {
+        self.approver = Some(approver);
+        self
+    }
+
+    /// Records every conversation in `journal`.
+    pub fn with_journal(mut self, journal: Arc<dyn Journal>) -> Self {
+        self.journal = Some(journal);
+        self
+    }
+
+    /// The options.
+    pub fn options(&self) -> &AgentOptions {
+        &self.options
+    }
+
+    /// Asks one question in a new conversation and returns just the answer.
+    pub async fn run(&self, question: &str) -> Answer {
+        let mut conversation = Conversation::new();
+        let sink: EventSink = Arc::new(|_| {});
+        self.ask(
+            &mut conversation,
+            question,
+            &sink,
+            &CancellationToken::new(),
+        )
+        .await
+    }
+
+    /// Asks `question` in `conversation`, telling `events` what happens, until the model
+    /// answers or a policy, an error or `cancel` ends it. Every call the model made gets
+    /// exactly one result in the conversation, whatever happened to it (spec 000).
+    pub async fn ask(
+        &self,
+        conversation: &mut Conversation,
+        question: &str,
+        events: &EventSink,
+        cancel: &CancellationToken,
+    ) -> Answer {
+        if let Some(journal) = &self.journal {
+            journal.begin(&conversation.id, &self.provider.describe(), question);
+        }
+        if conversation.messages.is_empty()
+            && let Some(system) = &self.options.system_prompt
+        {
+            self.push(conversation, 0, Message::system(system.clone()));
+        }
+        self.push(conversation, 0, Message::user(question));
+        let tools: Vec<ToolDefinition> = self
+            .executor
+            .manager()
+            .all()
+            .iter()
+            .map(|tool| tool.definition.clone())
+            .collect();
+        let mut progress = Progress {
+            turns: 0,
+            tool_iterations: 0,
+            usage: Usage::default(),
+            last_turn: Usage::default(),
+            texts: Vec::new(),
+            calls: Vec::new(),
+            results: Vec::new(),
+        };
+        let (reason, error) = self
+            .turns(conversation, &tools, &mut progress, events, cancel)
+            .await;
+        if let Some(message) = &error {
+            events(AgentEvent::Error {
+                message: message.clone(),
+            });
+        }
+        let outcome = Outcome {
+            reason,
+            turns: progress.turns,
+            usage: progress.usage,
+            error: error.clone(),
+        };
+        if let Some(journal) = &self.journal {
+            journal.outcome(&conversation.id, &outcome);
+        }
+        match reason {
+            DoneReason::Completed => {}
+            DoneReason::MaxTurnsReached => {
+                warn!(max_turns = self.options.max_turns, "max turns reached")
+            }
+            other => info!(reason = other.as_str(), "conversation stopped"),
+        }
+        events(AgentEvent::Done {
+            reason,
+            turns: progress.turns,
+            usage: progress.usage,
+            conversation_id: conversation.id.clone(),
+        });
+        Answer {
+            text: progress
+                .texts
+                .iter()
+                .filter(|t| !t.trim().is_empty())
+                .cloned()
+                .collect::<Vec<_>>()
+                .join("\n\n"),
+            reason,
+            error,
+            turns: progress.turns,
+            usage: progress.usage,
+            tool_calls: progress.calls,
+            tool_results: progress.results,
+            conversation_id: conversation.id.clone(),
+        }
+    }
+
+    async fn turns(
+        &self,
+        conversation: &mut Conversation,
+        tools: &[ToolDefinition],
+        progress: &mut Progress,
+        events: &EventSink,
+        cancel: &CancellationToken,
+    ) -> (DoneReason, Option<String>) {
+        loop {
+            if progress.turns >= self.options.max_turns {
+                return (DoneReason::MaxTurnsReached, None);
+            }
+            if let Some(budget) = self.options.token_budget
+                && progress.turns > 0
+                && progress.usage.total().saturating_add(next_turn_estimate(progress, conversation)) > budget
+            {
+                return (DoneReason::TokenBudgetReached, None);
+            }
+            progress.turns += 1;
+            let turn_number = progress.turns;
+            let answer_only = self.options.refinement
+                && progress.tool_iterations >= policy::REFINEMENT_ITERATIONS;
+            let request = ChatRequest {
+                messages: &conversation.messages,
+                tools,
+                tool_choice: if answer_only {
+                    ToolChoice::None
+                } else {
+                    ToolChoice::Auto
+                },
+            };
+            let mut turn = Turn::default();
+            let streamed = tokio::select! {
+                result = self.stream_turn(&request, &mut turn, events) => Some(result),
+                () = cancel.cancelled() => None,
+            };
+            progress.usage.add(turn.usage);
+            progress.last_turn = turn.usage;
+            progress.texts.push(turn.text.clone());
+            let calls: Vec<ToolCall> = turn.calls.iter().map(|c| c.call.clone()).collect();
+            match streamed {
+                None => {
+                    // Keep what the person already saw; calls of a cut turn never run.
+                    if !turn.text.is_empty() {
+                        self.push(conversation, turn_number, assistant(turn.text, Vec::new()));
+                    }
+                    return (DoneReason::Cancelled, None);
+                }
+                Some(Err(err)) => {
+                    if !turn.text.is_empty() {
+                        self.push(conversation, turn_number, assistant(turn.text, Vec::new()));
+                    }
+                    return (DoneReason::Error, Some(err.to_string()));
+                }
+                Some(Ok(())) => {}
+            }
+            self.push(
+                conversation,
+                turn_number,
+                assistant(turn.text.clone(), calls.clone()),
+            );
+            progress.calls.extend(calls.iter().cloned());
+            if calls.is_empty() {
+                events(AgentEvent::TurnFinished {
+                    turn: turn_number,
+                    usage: turn.usage,
+                });
+                return (DoneReason::Completed, None);
+            }
+            if self.options.refinement && progress.tool_iterations + 1 == policy::REFINEMENT_ITERATIONS {
+                for call in &calls {
+                    info!(iteration = policy::REFINEMENT_ITERATIONS, tool = %call.name, "Model requesting refinement search");
+                    events(AgentEvent::Refinement {
+                        iteration: policy::REFINEMENT_ITERATIONS,
+                        tool: call.name.clone(),
+                    });
+                }
+            }
+            let mut results: Vec<Option<ToolResult>> = vec![None; calls.len()];
+            let cancelled = if answer_only {
+                for (slot, call) in results.iter_mut().zip(&calls) {
+                    *slot = Some(error_result(
+                        call,
+                        "no more tool calls are allowed in this conversation; answer with the information you have",
+                    ));
+                }
+                false
+            } else {
+                tokio::select! {
+                    () = self.run_tools(&turn.calls, &mut results, events) => false,
+                    () = cancel.cancelled() => true,
+                }
+            };
+            let results: Vec<ToolResult> = results
+                .into_iter()
+                .zip(&calls)
+                .map(|(result, call)| {
+                    result.unwrap_or_else(|| error_result(call, "the call was cancelled before it finished"))
+                })
+                .collect();
+            progress.results.extend(results.iter().cloned());
+            self.push(conversation, turn_number, Message::ToolResults { results });
+            if cancelled {
+                return (DoneReason::Cancelled, None);
+            }
+            if !answer_only {
+                progress.tool_iterations += 1;
+            }
+            if self.options.refinement
+                && let Some((prompt, _)) = policy::refinement_follow_up(progress.tool_iterations)
+                && !answer_only
+            {
+                self.push(conversation, turn_number, Message::user(prompt));
+            }
+            events(AgentEvent::TurnFinished {
+                turn: turn_number,
+                usage: turn.usage,
+            });
+        }
+    }
+
+    /// Streams one model response into `turn`, forwarding text as it comes.
+    async fn stream_turn(
+        &self,
+        request: &ChatRequest<'_>,
+        turn: &mut Turn,
+        events: &EventSink,
+    ) -> Result<(), ProviderError> {
+        let mut stream = self.provider.chat(request);
+        while let Some(event) = stream.next().await {
+            match event? {
+                StreamEvent::TextDelta(text) => {
+                    turn.text.push_str(&text);
+                    events(AgentEvent::TextDelta { text });
+                }
+                StreamEvent::ToolCall(call) => turn.calls.push(call),
+                StreamEvent::Usage(usage) => turn.usage = usage,
+                StreamEvent::Finished(_) => turn.finished = true,
+                StreamEvent::ToolCallStarted { .. } | StreamEvent::ToolCallArgumentsDelta { .. } => {}
+            }
+        }
+        if turn.finished {
+            Ok(())
+        } else {
+            Err(ProviderError::StreamCut {
+                provider: "the model provider",
+                detail: "the response stopped without finishing".into(),
+            })
+        }
+    }
+
+    /// Runs one turn's calls: bad arguments and declined calls get their error result at
+    /// once; the rest run concurrently; failed idempotent calls are retried if asked.
+    async fn run_tools(
+        &self,
+        calls: &[ToolCallRequest],
+        results: &mut [Option<ToolResult>],
+        events: &EventSink,
+    ) {
+        let mut runnable: Vec<(usize, ToolCall)> = Vec::new();
+        for (index, request) in calls.iter().enumerate() {
+            let call = &request.call;
+            if let Some(problem) = &request.invalid_arguments {
+                warn!(tool = %call.name, problem = %problem, "tool call with unusable arguments");
+                let result = error_result(
+                    call,
+                    &format!("{problem}; call `{}` again with a JSON object of arguments", call.name),
+                );
+                report(events, &result, Duration::ZERO);
+                results[index] = Some(result);
+                continue;
+            }
+            let tool = self.executor.manager().find(&call.name).map(|t| &t.definition);
+            if let (Some(approver), Some(tool)) = (&self.approver, tool)
+                && !tool.hints.read_only
+                && !approver.approve(call, tool).await
+            {
+                info!(tool = %call.name, "the user declined a tool call");
+                let result = error_result(
+                    call,
+                    &format!("the user declined to run `{}`; it was not executed", call.name),
+                );
+                report(events, &result, Duration::ZERO);
+                results[index] = Some(result);
+                continue;
+            }
+            events(AgentEvent::ToolCall {
+                id: call.id.clone(),
+                name: call.name.clone(),
+                args: call.args.clone(),
+            });
+            runnable.push((index, call.clone()));
+        }
+        if runnable.is_empty() {
+            return;
+        }
+        let batch: Vec<ToolCall> = runnable.iter().map(|(_, call)| call.clone()).collect();
+        let sink = Arc::clone(events);
+        let progress: BatchProgressFn = Arc::new(move |id: &str, update| {
+            sink(AgentEvent::ToolProgress {
+                id: id.to_owned(),
+                progress: update.progress,
+                total: update.total,
+                message: update.message,
+            });
+        });
+        let outcomes = self
+            .executor
+            .execute_all_with_progress(&batch, Some(progress))
+            .await;
+        for ((index, call), outcome) in runnable.into_iter().zip(outcomes) {
+            let outcome = self.retry(&call, outcome).await;
+            let result = ToolResult {
+                call_id: call.id.clone(),
+                tool_name: call.name.clone(),
+                result: results::for_model(&outcome, self.options.max_result_chars),
+            };
+            report(
+                events,
+                &result,
+                Duration::from_millis(outcome.execution_time_ms),
+            );
+            results[index] = Some(result);
+        }
+    }
+
+    /// Runs a failed call again when the policy allows it: opt-in, an idempotent tool, and a
+    /// transient failure.
+    async fn retry(&self, call: &ToolCall, mut outcome: ToolOutcome) -> ToolOutcome {
+        let Some(retry) = self.options.tool_retry else {
+            return outcome;
+        };
+        let idempotent = self
+            .executor
+            .manager()
+            .find(&call.name)
+            .is_some_and(|tool| tool.definition.hints.idempotent);
+        let mut attempt = 1;
+        while !outcome.success && outcome.retryable && idempotent && attempt < retry.attempts {
+            let wait = retry.base_delay.saturating_mul(1 << (attempt - 1).min(16));
+            warn!(tool = %call.name, attempt, wait = ?wait, error = ?outcome.error, "retrying an idempotent tool call");
+            tokio::time::sleep(wait).await;
+            attempt += 1;
+            outcome = self.executor.execute(&call.name, call.args.clone()).await;
+        }
+        outcome
+    }
+
+    fn push(&self, conversation: &mut Conversation, turn: u32, message: Message) {
+        if let Some(journal) = &self.journal {
+            journal.message(&conversation.id, turn, &message);
+        }
+        conversation.messages.push(message);
+    }
+}
+
+fn assistant(text: String, tool_calls: Vec<ToolCall>) -> Message {
+    Message::Assistant { text, tool_calls }
+}
+
+fn error_result(call: &ToolCall, reason: &str) -> ToolResult {
+    ToolResult {
+        call_id: call.id.clone(),
+        tool_name: call.name.clone(),
+        result: results::for_model(&ToolOutcome::failure(&call.name, reason), None),
+    }
+}
+
+fn report(events: &EventSink, result: &ToolResult, took: Duration) {
+    events(AgentEvent::ToolResult {
+        id: result.call_id.clone(),
+        name: result.tool_name.clone(),
+        success: !result.result.is_error,
+        duration_ms: u64::try_from(took.as_millis()).unwrap_or(u64::MAX),
+        text: result.result.text.clone(),
+    });
+}
+
+/// Tokens the next turn will take at least: everything the last turn read and wrote, plus the
+/// tool results added since (about 4 characters a token).
+fn next_turn_estimate(progress: &Progress, conversation: &Conversation) -> u64 {
+    let added: usize = match conversation.messages.last() {
+        Some(Message::ToolResults { results }) => results.iter().map(|r| r.result.text.len()).sum(),
+        Some(Message::User { text }) => text.len(),
+        _ => 0,
+    };
+    progress
+        .last_turn
+        .total()
+        .saturating_add(u64::try_from(added / 4).unwrap_or(u64::MAX))
+}
