@@ -17,6 +17,7 @@
 pub mod agent;
 pub mod cli;
 pub mod connection;
+pub mod history;
 pub mod llm;
 pub mod tools;
 pub mod transport;

@@ -1,0 +1,110 @@
+//! The history database's tables. Each migration runs once, in order, in one transaction,
+//! and moves `PRAGMA user_version` to its number; a database from a newer client is refused.
+//!
+//! Rows are only ever inserted: a resumed conversation gets more messages and another
+//! outcome row, and the latest outcome is the conversation's state.
+
+use rusqlite::Connection;
+
+/// The migrations; `MIGRATIONS[n]` takes the schema from version `n` to `n + 1`.
+const MIGRATIONS: &[&str] = &[
+    // v1: conversations, their messages (the provider-neutral message as JSON), the calls and
+    // results those messages hold (for queries), and one outcome per question asked.
+    "CREATE TABLE conversations (
+        id TEXT PRIMARY KEY,
+        started_at TEXT NOT NULL,
+        provider TEXT NOT NULL,
+        title TEXT NOT NULL
+    );
+    CREATE TABLE messages (
+        id INTEGER PRIMARY KEY,
+        conversation_id TEXT NOT NULL REFERENCES conversations(id),
+        turn INTEGER NOT NULL,
+        role TEXT NOT NULL,
+        content TEXT NOT NULL,
+        created_at TEXT NOT NULL
+    );
+    CREATE INDEX messages_by_conversation ON messages(conversation_id, id);
+    CREATE TABLE tool_calls (
+        id INTEGER PRIMARY KEY,
+        message_id INTEGER NOT NULL REFERENCES messages(id),
+        conversation_id TEXT NOT NULL,
+        call_id TEXT NOT NULL,
+        name TEXT NOT NULL,
+        arguments TEXT NOT NULL
+    );
+    CREATE TABLE tool_results (
+        id INTEGER PRIMARY KEY,
+        message_id INTEGER NOT NULL REFERENCES messages(id),
+        conversation_id TEXT NOT NULL,
+        call_id TEXT NOT NULL,
+        name TEXT NOT NULL,
+        content TEXT NOT NULL,
+        is_error INTEGER NOT NULL
+    );
+    CREATE TABLE outcomes (
+        id INTEGER PRIMARY KEY,
+        conversation_id TEXT NOT NULL REFERENCES conversations(id),
+        reason TEXT NOT NULL,
+        turns INTEGER NOT NULL,
+        input_tokens INTEGER NOT NULL,
+        output_tokens INTEGER NOT NULL,
+        error TEXT,
+        finished_at TEXT NOT NULL
+    );
+    CREATE INDEX outcomes_by_conversation ON outcomes(conversation_id, id);",
+];
+
+/// The schema version this client writes.
+pub(crate) const VERSION: u32 = MIGRATIONS.len() as u32;
+
+/// Brings `connection`'s schema up to [`VERSION`].
+///
+/// # Errors
+/// The database is from a newer client (`Err(Some(version))`), or SQLite failed.
+pub(crate) fn migrate(connection: &mut Connection) -> Result<(), MigrateError> {
+    let current: u32 = connection.query_row("PRAGMA user_version", [], |row| row.get(0))?;
+    if current > VERSION {
+        return Err(MigrateError::Newer(current));
+    }
+    for (index, sql) in MIGRATIONS.iter().enumerate().skip(current as usize) {
+        let transaction = connection.transaction()?;
+        transaction.execute_batch(sql)?;
+        transaction.pragma_update(None, "user_version", index as u32 + 1)?;
+        transaction.commit()?;
+    }
+    Ok(())
+}
+
+/// Why the schema could not be brought up to date.
+#[derive(Debug)]
+pub(crate) enum MigrateError {
+    /// Written by a client with a newer schema.
+    Newer(u32),
+    /// SQLite failed.
+    Sqlite(rusqlite::Error),
+}
+
+impl From<rusqlite::Error> for MigrateError {
+    fn from(err: rusqlite::Error) -> Self {
+        Self::Sqlite(err)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn migrations_run_once_and_newer_databases_are_refused() {
+        let mut connection = Connection::open_in_memory().unwrap();
+        migrate(&mut connection).unwrap();
+        migrate(&mut connection).unwrap();
+        let version: u32 = connection
+            .query_row("PRAGMA user_version", [], |row| row.get(0))
+            .unwrap();
+        assert_eq!(version, VERSION);
+        connection.pragma_update(None, "user_version", VERSION + 1).unwrap();
+        assert!(matches!(migrate(&mut connection), Err(MigrateError::Newer(v)) if v == VERSION + 1));
+    }
+}
