@@ -121,6 +121,51 @@ pub fn load(path: &Path) -> Result<Vec<ServerConfig>, ConfigError> {
     parse(path, &text, &|name| std::env::var(name).ok())
 }
 
+/// The optional `"llm"` section of the same file: which model `mcp-client chat` talks to when
+/// no flag or environment variable says.
+///
+/// ```json
+/// {"llm": {"provider": "ollama", "model": "qwen3:8b", "baseUrl": "http://127.0.0.1:11434"},
+///  "mcpServers": {...}}
+/// ```
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct LlmSection {
+    /// `ollama`, `openai` or `anthropic`.
+    pub provider: Option<String>,
+    /// The model's name.
+    pub model: Option<String>,
+    /// The provider's base URL.
+    pub base_url: Option<String>,
+}
+
+/// Reads the `"llm"` section of a configuration file (empty when there is none).
+///
+/// # Errors
+/// The file cannot be read, is not JSON, or the section has unknown keys.
+pub fn load_llm(path: &Path) -> Result<LlmSection, ConfigError> {
+    let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Read {
+        path: path.to_owned(),
+        source,
+    })?;
+    let root: Value = serde_json::from_str(&text).map_err(|err| ConfigError::Json {
+        path: path.to_owned(),
+        reason: err.to_string(),
+    })?;
+    match root.get("llm") {
+        None => Ok(LlmSection::default()),
+        Some(section) => serde_json::from_value(section.clone()).map_err(|err| ConfigError::Shape {
+            path: path.to_owned(),
+            problem: format!("`llm`: {err}"),
+        }),
+    }
+}
+
+/// Reads an environment variable (the one place the client does).
+pub fn env(name: &str) -> Option<String> {
+    std::env::var(name).ok().filter(|value| !value.is_empty())
+}
+
 /// Parses `mcpServers` JSON; `lookup` resolves `${VAR}` in env values.
 ///
 /// # Errors
@@ -270,7 +315,7 @@ fn short(value: &Value) -> String {
 }
 
 /// A duration as seconds (`30`) or with a unit (`"500ms"`, `"30s"`, `"2m"`).
-fn duration(value: &Value) -> Result<Duration, String> {
+pub(crate) fn duration(value: &Value) -> Result<Duration, String> {
     let invalid = || {
         format!(
             "is {}: use seconds (30) or a string such as \"500ms\", \"30s\" or \"2m\"",

@@ -1,6 +1,10 @@
 //! The `mcp-client` command line: `servers` (status of every configured server), `doctor`
-//! (everything wrong with one server), `tools` (every tool a host would offer) and `call`
-//! (one call through the executor).
+//! (everything wrong with one server), `tools` (every tool a host would offer), `call` (one
+//! call through the executor), `chat` (talk to a model that calls the tools; `chat.rs`) and
+//! `history` (the stored conversations; `history.rs`).
+
+mod chat;
+mod history;
 
 use std::{path::PathBuf, process::ExitCode, time::Duration};
 
@@ -18,7 +22,7 @@ use crate::{
 #[command(
     name = "mcp-client",
     version,
-    about = "Connect to MCP stdio servers and check them"
+    about = "Connect to MCP stdio servers, check them, and chat with a model that uses their tools"
 )]
 pub struct Cli {
     /// What to do.
@@ -67,6 +71,12 @@ pub enum CliCommand {
         #[arg(long = "tools", value_name = "FILE")]
         tool_files: Vec<PathBuf>,
     },
+    /// Talk to a model (Ollama, OpenAI-compatible, Anthropic) that calls the tools of the
+    /// configured servers and local tool files; interactive unless --once.
+    Chat(chat::ChatArgs),
+    /// Read the stored conversations.
+    #[command(subcommand)]
+    History(history::HistoryCommand),
     /// Start one server and report everything wrong with it: stdout pollution (with the
     /// offending lines), slow start, missing capabilities, tool names and schemas, shutdown.
     Doctor {
@@ -101,6 +111,8 @@ pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             config,
             tool_files,
         } => call(&tool, &args, config.as_deref(), &tool_files).await,
+        CliCommand::Chat(args) => chat::run(args).await,
+        CliCommand::History(command) => history::run(command),
     }
 }
 
@@ -204,13 +216,18 @@ async fn call(
     })
 }
 
-/// Writes the command's answer to stdout: the one place this CLI prints.
-#[allow(
-    clippy::print_stdout,
-    reason = "the CLI's answer goes to stdout; logs go to stderr"
-)]
+/// Writes one line of the command's answer to stdout.
 fn emit(text: &str) {
-    println!("{text}");
+    write_stdout(&format!("{text}\n"));
+}
+
+/// Writes the command's answer to stdout, flushed at once (a streamed answer shows as it
+/// comes): the one place this CLI writes to stdout. Logs go to stderr.
+fn write_stdout(text: &str) {
+    let mut stdout = std::io::stdout().lock();
+    // A closed stdout (`| head`) ends nothing here: the command finishes its work.
+    let _ = std::io::Write::write_all(&mut stdout, text.as_bytes());
+    let _ = std::io::Write::flush(&mut stdout);
 }
 
 async fn servers(path: &std::path::Path) -> anyhow::Result<ExitCode> {

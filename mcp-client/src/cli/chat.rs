@@ -1,0 +1,490 @@
+//! `mcp-client chat`: talk to a model that calls the configured servers' tools. Builds the
+//! pieces (provider, executor, history, agent), asks, and renders the agent's events: the
+//! answer on stdout as it streams, each tool call as one line on stderr (`--json`: every
+//! event as a JSON line on stdout).
+
+use std::{
+    io::{BufRead as _, IsTerminal as _, Write as _},
+    path::PathBuf,
+    process::ExitCode,
+    sync::{Arc, Mutex, PoisonError},
+    time::Duration,
+};
+
+use clap::{Args, ValueEnum};
+use serde_json::Value;
+use tokio_util::sync::CancellationToken;
+
+use super::{UsageError, emit, host, write_stdout};
+use crate::{
+    agent::{
+        Agent, AgentEvent, AgentOptions, Answer, Approver, Conversation, DoneReason, EventSink,
+        ToolRetry,
+    },
+    connection::config,
+    history::{self, Store},
+    llm::{Dialect, HttpProvider, ProviderConfig},
+    tools::{definition::ToolDefinition, executor::ToolCall},
+};
+
+/// Which API the model speaks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ProviderArg {
+    /// Ollama `/api/chat` (Qwen and others).
+    Ollama,
+    /// OpenAI Chat Completions and compatible servers (vLLM, llama.cpp, LM Studio).
+    Openai,
+    /// Anthropic Messages.
+    Anthropic,
+}
+
+impl From<ProviderArg> for Dialect {
+    fn from(arg: ProviderArg) -> Self {
+        match arg {
+            ProviderArg::Ollama => Self::Ollama,
+            ProviderArg::Openai => Self::OpenAi,
+            ProviderArg::Anthropic => Self::Anthropic,
+        }
+    }
+}
+
+/// Options of `mcp-client chat`.
+#[derive(Debug, Args)]
+pub struct ChatArgs {
+    /// `mcpServers` JSON file; its optional `"llm"` section may name provider, model and URL.
+    #[arg(long, env = "MCP_CLIENT_CONFIG")]
+    pub config: Option<PathBuf>,
+    /// Local tool definition files (JSON).
+    #[arg(long = "tools", value_name = "FILE")]
+    pub tool_files: Vec<PathBuf>,
+    /// The model's API.
+    #[arg(long, value_enum, env = "MCP_CLIENT_PROVIDER")]
+    pub provider: Option<ProviderArg>,
+    /// The model (e.g. `qwen3:8b`, `gpt-4.1-mini`, `claude-sonnet-4-5`).
+    #[arg(long, env = "MCP_CLIENT_MODEL")]
+    pub model: Option<String>,
+    /// Base URL (default: OLLAMA_HOST, OPENAI_BASE_URL or ANTHROPIC_BASE_URL, then each
+    /// provider's usual address). OpenAI-compatible URLs include the version (`…/v1`).
+    #[arg(long)]
+    pub base_url: Option<String>,
+    /// Most model turns per question.
+    #[arg(long, default_value_t = crate::agent::policy::DEFAULT_MAX_TURNS)]
+    pub max_turns: u32,
+    /// Refine (spec 004): at most two rounds of tools, then an answer in one sentence.
+    #[arg(long)]
+    pub refine: bool,
+    /// Stop before a question's tokens (input + output) would pass this.
+    #[arg(long)]
+    pub token_budget: Option<u64>,
+    /// Most tokens per answer.
+    #[arg(long)]
+    pub max_tokens: Option<u32>,
+    /// Retry failed calls of idempotent tools (timeouts, restarting servers) up to 3 times.
+    #[arg(long)]
+    pub retry_tools: bool,
+    /// Run tools that change things without asking.
+    #[arg(long)]
+    pub yes: bool,
+    /// The instructions sent first in a new conversation.
+    #[arg(long)]
+    pub system: Option<String>,
+    /// Ask for whole responses instead of streams.
+    #[arg(long)]
+    pub no_stream: bool,
+    /// Longest wait for the model to start answering, and for each part of a streamed answer.
+    #[arg(long, value_parser = parse_duration, default_value = "300s")]
+    pub request_timeout: Duration,
+    /// The history database (default: $XDG_DATA_HOME/mcp-client/history.db).
+    #[arg(long, env = "MCP_CLIENT_HISTORY")]
+    pub history: Option<PathBuf>,
+    /// Keep no history.
+    #[arg(long, conflicts_with_all = ["history", "resume"])]
+    pub no_history: bool,
+    /// Continue a stored conversation (ids: `mcp-client history list`).
+    #[arg(long)]
+    pub resume: Option<String>,
+    /// Answer this one question on stdout and exit (0 ok, 1 provider or tool failure).
+    #[arg(long)]
+    pub once: Option<String>,
+    /// Print the agent's events as JSON lines on stdout.
+    #[arg(long)]
+    pub json: bool,
+}
+
+fn parse_duration(text: &str) -> Result<Duration, String> {
+    config::duration(&Value::String(text.to_owned()))
+}
+
+/// The history database's path: the flag, else the XDG default.
+pub(crate) fn history_path(flag: Option<PathBuf>) -> Result<PathBuf, UsageError> {
+    flag.or_else(|| {
+        history::default_path(
+            config::env("XDG_DATA_HOME").as_deref(),
+            config::env("HOME").as_deref(),
+        )
+    })
+    .ok_or_else(|| {
+        UsageError("cannot tell where to keep the history (no XDG_DATA_HOME or HOME): give --history PATH or --no-history".into())
+    })
+}
+
+/// The provider configuration: flags, then environment, then the config file's `llm` section.
+fn provider_config(args: &ChatArgs) -> anyhow::Result<ProviderConfig> {
+    let section = match &args.config {
+        Some(path) => config::load_llm(path)?,
+        None => config::LlmSection::default(),
+    };
+    let dialect: Dialect = match (args.provider, section.provider.as_deref()) {
+        (Some(arg), _) => arg.into(),
+        (None, Some(name)) => ProviderArg::from_str(name, true)
+            .map_err(|_| UsageError(format!("the config's llm.provider is `{name}`: use ollama, openai or anthropic")))?
+            .into(),
+        (None, None) => {
+            return Err(UsageError(
+                "choose a model provider: --provider ollama|openai|anthropic (or MCP_CLIENT_PROVIDER, or \"llm\": {\"provider\": …} in the config)".into(),
+            )
+            .into());
+        }
+    };
+    let model = args.model.clone().or(section.model).ok_or_else(|| {
+        UsageError(format!(
+            "choose a model: --model NAME (or MCP_CLIENT_MODEL, or \"llm\": {{\"model\": …}} in the config), e.g. {}",
+            match dialect {
+                Dialect::Ollama => "qwen3:8b",
+                Dialect::OpenAi => "gpt-4.1-mini",
+                Dialect::Anthropic => "claude-sonnet-4-5",
+            }
+        ))
+    })?;
+    let mut provider = ProviderConfig::new(dialect, model);
+    if let Some(url) = args
+        .base_url
+        .clone()
+        .or_else(|| config::env(dialect.base_url_env()))
+        .or(section.base_url)
+    {
+        provider.base_url = url;
+    }
+    provider.api_key = config::env(dialect.key_env());
+    provider.stream = !args.no_stream;
+    provider.max_tokens = args.max_tokens;
+    provider.http.request_timeout = args.request_timeout;
+    provider.http.idle_timeout = args.request_timeout;
+    Ok(provider)
+}
+
+/// Runs `chat`.
+///
+/// # Errors
+/// Usage errors (exit 2): missing provider or model, unreadable configuration or history.
+pub async fn run(args: ChatArgs) -> anyhow::Result<ExitCode> {
+    if args.once.as_deref().is_some_and(|q| q.trim().is_empty()) {
+        return Err(UsageError("--once needs a question".into()).into());
+    }
+    let provider = HttpProvider::new(provider_config(&args)?)?;
+    let store = if args.no_history {
+        None
+    } else {
+        Some(Arc::new(Store::open(&history_path(args.history.clone())?)?))
+    };
+    let mut conversation = match (&args.resume, &store) {
+        (Some(id), Some(store)) => {
+            let stored = store.load(id)?;
+            Conversation::resume(id.clone(), stored.messages.into_iter().map(|(_, m)| m).collect())
+        }
+        _ => Conversation::new(),
+    };
+    let (executor, pool) = host(args.config.as_deref(), &args.tool_files).await?;
+    let options = AgentOptions {
+        max_turns: args.max_turns.max(1),
+        refinement: args.refine,
+        token_budget: args.token_budget,
+        tool_retry: args.retry_tools.then(ToolRetry::default),
+        system_prompt: args.system.clone(),
+        ..AgentOptions::default()
+    };
+    let mut agent = Agent::new(Arc::new(provider), executor).with_options(options);
+    if let Some(store) = &store {
+        agent = agent.with_journal(Arc::clone(store) as _);
+    }
+    if !args.yes {
+        agent = agent.with_approver(Arc::new(AskOnTerminal));
+    }
+    let view = Arc::new(View::new(args.json, args.max_turns));
+    let sink: EventSink = {
+        let view = Arc::clone(&view);
+        Arc::new(move |event| view.show(&event))
+    };
+    let code = match &args.once {
+        Some(question) => {
+            let answer = ask(&agent, &mut conversation, question, &sink).await;
+            view.end_answer();
+            exit_code(&answer)
+        }
+        None => {
+            interactive(&agent, &mut conversation, &sink, &view).await;
+            ExitCode::SUCCESS
+        }
+    };
+    if let Some(store) = &store {
+        if let Err(err) = store.flush().await {
+            eprintln!("mcp-client: {err}");
+        }
+    }
+    pool.shutdown().await;
+    Ok(code)
+}
+
+/// 0 when the model answered and every tool call succeeded; 1 otherwise.
+fn exit_code(answer: &Answer) -> ExitCode {
+    let tools_ok = answer.tool_results.iter().all(|r| !r.result.is_error);
+    if answer.reason == DoneReason::Completed && tools_ok {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
+    }
+}
+
+/// Asks one question; Ctrl-C cancels it (the model stream stops, running tools are cancelled,
+/// and the conversation is stored as cancelled).
+async fn ask(
+    agent: &Agent,
+    conversation: &mut Conversation,
+    question: &str,
+    sink: &EventSink,
+) -> Answer {
+    let cancel = CancellationToken::new();
+    let on_interrupt = {
+        let cancel = cancel.clone();
+        tokio::spawn(async move {
+            if tokio::signal::ctrl_c().await.is_ok() {
+                cancel.cancel();
+            }
+        })
+    };
+    let answer = agent.ask(conversation, question, sink, &cancel).await;
+    on_interrupt.abort();
+    answer
+}
+
+/// One question per line: a line editor with history on a terminal, plain lines otherwise.
+async fn interactive(
+    agent: &Agent,
+    conversation: &mut Conversation,
+    sink: &EventSink,
+    view: &View,
+) {
+    let terminal = std::io::stdin().is_terminal();
+    let mut editor = if terminal {
+        rustyline::DefaultEditor::new().ok()
+    } else {
+        None
+    };
+    if terminal {
+        eprintln!(
+            "conversation {} — ask away (Ctrl-D to quit, Ctrl-C to stop an answer)",
+            conversation.id
+        );
+    }
+    loop {
+        let (line, back) = tokio::task::spawn_blocking(move || {
+            let line = match editor.as_mut() {
+                Some(editor) => editor.readline("> ").ok().inspect(|line| {
+                    let _ = editor.add_history_entry(line.as_str());
+                }),
+                None => {
+                    let mut line = String::new();
+                    match std::io::stdin().lock().read_line(&mut line) {
+                        Ok(0) | Err(_) => None,
+                        Ok(_) => Some(line),
+                    }
+                }
+            };
+            (line, editor)
+        })
+        .await
+        .unwrap_or((None, None));
+        editor = back;
+        let Some(line) = line else { break };
+        let question = line.trim();
+        if question.is_empty() {
+            continue;
+        }
+        ask(agent, conversation, question, sink).await;
+        view.end_answer();
+    }
+}
+
+/// Asks on the terminal (stderr prompt, answer read from stdin) before a tool that may
+/// change things runs.
+struct AskOnTerminal;
+
+impl Approver for AskOnTerminal {
+    fn approve<'a>(
+        &'a self,
+        call: &'a ToolCall,
+        tool: &'a ToolDefinition,
+    ) -> std::pin::Pin<Box<dyn std::future::Future<Output = bool> + Send + 'a>> {
+        let prompt = format!("Allow {} {}? [y/N] ", tool.name, call.args);
+        Box::pin(async move {
+            tokio::task::spawn_blocking(move || {
+                eprint!("{prompt}");
+                let _ = std::io::stderr().flush();
+                let mut answer = String::new();
+                match std::io::stdin().lock().read_line(&mut answer) {
+                    Ok(n) if n > 0 => matches!(answer.trim(), "y" | "Y" | "yes" | "Yes"),
+                    _ => {
+                        eprintln!("(no answer: not allowed)");
+                        false
+                    }
+                }
+            })
+            .await
+            .unwrap_or(false)
+        })
+    }
+}
+
+/// Renders events: the answer on stdout, the agent's progress on stderr (or JSON lines).
+struct View {
+    json: bool,
+    max_turns: u32,
+    state: Mutex<ViewState>,
+    spinner: Option<indicatif::ProgressBar>,
+}
+
+#[derive(Default)]
+struct ViewState {
+    /// The answer's text so far ends without a newline.
+    open_line: bool,
+    running: Vec<String>,
+}
+
+impl View {
+    fn new(json: bool, max_turns: u32) -> Self {
+        let spinner = (!json && std::io::stderr().is_terminal()).then(|| {
+            let bar = indicatif::ProgressBar::hidden();
+            bar.set_draw_target(indicatif::ProgressDrawTarget::stderr());
+            bar
+        });
+        Self {
+            json,
+            max_turns,
+            state: Mutex::new(ViewState::default()),
+            spinner,
+        }
+    }
+
+    fn show(&self, event: &AgentEvent) {
+        if self.json {
+            if let Ok(line) = serde_json::to_string(event) {
+                emit(&line);
+            }
+            return;
+        }
+        let mut state = self.state.lock().unwrap_or_else(PoisonError::into_inner);
+        match event {
+            AgentEvent::TextDelta { text } => {
+                write_stdout(text);
+                state.open_line = !text.ends_with('\n');
+            }
+            AgentEvent::ToolCall { name, args, .. } => {
+                Self::close_line(&mut state);
+                state.running.push(name.clone());
+                if let Some(spinner) = &self.spinner {
+                    spinner.set_message(format!("running {} {args}", state.running.join(", ")));
+                    spinner.enable_steady_tick(Duration::from_millis(100));
+                }
+            }
+            AgentEvent::ToolResult {
+                name,
+                success,
+                duration_ms,
+                text,
+                id,
+            } => {
+                Self::close_line(&mut state);
+                if let Some(position) = state.running.iter().position(|n| n == name) {
+                    state.running.remove(position);
+                }
+                if let Some(spinner) = &self.spinner
+                    && state.running.is_empty()
+                {
+                    spinner.finish_and_clear();
+                }
+                let mark = if *success { '✓' } else { '✗' };
+                let first = text.lines().next().unwrap_or_default();
+                let detail = if *success {
+                    String::new()
+                } else {
+                    format!(": {}", short(first))
+                };
+                self.note(&format!("{mark} {name} ({duration_ms} ms) [{id}]{detail}"));
+            }
+            AgentEvent::ToolProgress {
+                progress, total, ..
+            } => {
+                if let Some(spinner) = &self.spinner {
+                    let of = total.map(|t| format!("/{t}")).unwrap_or_default();
+                    spinner.set_message(format!("running {} ({progress}{of})", state.running.join(", ")));
+                }
+            }
+            AgentEvent::Refinement { iteration, tool } => {
+                Self::close_line(&mut state);
+                self.note(&format!(
+                    "Model requesting refinement search (iteration {iteration}, tool {tool})"
+                ));
+            }
+            AgentEvent::TurnFinished { .. } => {}
+            AgentEvent::Error { message } => {
+                Self::close_line(&mut state);
+                self.note(&format!("error: {message}"));
+            }
+            AgentEvent::Done { reason, .. } => {
+                Self::close_line(&mut state);
+                match reason {
+                    DoneReason::MaxTurnsReached => self.note(&format!(
+                        "stopped: max turns reached ({}); ask again to continue, or raise --max-turns",
+                        self.max_turns
+                    )),
+                    DoneReason::TokenBudgetReached => {
+                        self.note("stopped: the token budget would be exceeded by another turn")
+                    }
+                    DoneReason::Cancelled => self.note("cancelled"),
+                    DoneReason::Completed | DoneReason::Error => {}
+                }
+            }
+        }
+    }
+
+    fn close_line(state: &mut ViewState) {
+        if state.open_line {
+            write_stdout("\n");
+            state.open_line = false;
+        }
+    }
+
+    /// Ends the answer's last line on stdout.
+    fn end_answer(&self) {
+        if !self.json {
+            Self::close_line(&mut self.state.lock().unwrap_or_else(PoisonError::into_inner));
+        }
+    }
+
+    fn note(&self, line: &str) {
+        match &self.spinner {
+            Some(spinner) if !spinner.is_finished() && !spinner.is_hidden() => {
+                spinner.suspend(|| eprintln!("{line}"));
+            }
+            _ => eprintln!("{line}"),
+        }
+    }
+}
+
+fn short(text: &str) -> String {
+    if text.chars().count() > 160 {
+        format!("{}…", text.chars().take(160).collect::<String>())
+    } else {
+        text.to_owned()
+    }
+}

@@ -1,0 +1,119 @@
+//! `mcp-client history list|show`: read the conversation store.
+
+use std::{path::PathBuf, process::ExitCode};
+
+use clap::Subcommand;
+
+use super::{chat::history_path, emit};
+use crate::{history::Store, llm::Message};
+
+/// What to read from the history.
+#[derive(Debug, Subcommand)]
+pub enum HistoryCommand {
+    /// One line per conversation, newest first: id, start, outcome, turns, tokens, title.
+    List {
+        /// The history database (default: $XDG_DATA_HOME/mcp-client/history.db).
+        #[arg(long, env = "MCP_CLIENT_HISTORY")]
+        history: Option<PathBuf>,
+    },
+    /// Every message, tool call and result of one conversation.
+    Show {
+        /// The conversation's id.
+        id: String,
+        /// The history database (default: $XDG_DATA_HOME/mcp-client/history.db).
+        #[arg(long, env = "MCP_CLIENT_HISTORY")]
+        history: Option<PathBuf>,
+        /// Print the messages as JSON lines.
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+/// Runs a `history` command.
+///
+/// # Errors
+/// The database cannot be opened, or has no such conversation.
+pub fn run(command: HistoryCommand) -> anyhow::Result<ExitCode> {
+    match command {
+        HistoryCommand::List { history } => {
+            let store = Store::open(&history_path(history)?)?;
+            for c in store.list()? {
+                emit(&format!(
+                    "{}  {}  {:<20}  {} messages, {} tokens  {}",
+                    c.id,
+                    c.started_at.get(..19).unwrap_or(&c.started_at),
+                    c.outcome.as_deref().unwrap_or("unfinished"),
+                    c.messages,
+                    c.usage.total(),
+                    one_line(&c.title, 80),
+                ));
+            }
+        }
+        HistoryCommand::Show { id, history, json } => {
+            let store = Store::open(&history_path(history)?)?;
+            let stored = store.load(&id)?;
+            if json {
+                for (_, message) in &stored.messages {
+                    emit(&serde_json::to_string(message)?);
+                }
+                return Ok(ExitCode::SUCCESS);
+            }
+            let c = &stored.summary;
+            emit(&format!("conversation {} with {} (started {})", c.id, c.provider, c.started_at));
+            for (turn, message) in &stored.messages {
+                for line in describe(*turn, message) {
+                    emit(&line);
+                }
+            }
+            for outcome in &stored.outcomes {
+                emit(&format!(
+                    "outcome: {} after {} turns, {} tokens in, {} out{}",
+                    outcome.reason.as_str(),
+                    outcome.turns,
+                    outcome.usage.input_tokens,
+                    outcome.usage.output_tokens,
+                    outcome.error.as_deref().map(|e| format!(" — {e}")).unwrap_or_default()
+                ));
+            }
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn describe(turn: u32, message: &Message) -> Vec<String> {
+    match message {
+        Message::System { text } => vec![format!("system: {}", one_line(text, 200))],
+        Message::User { text } => vec![format!("user: {text}")],
+        Message::Assistant { text, tool_calls } => {
+            let mut lines = Vec::new();
+            if !text.is_empty() {
+                lines.push(format!("assistant (turn {turn}): {text}"));
+            }
+            for call in tool_calls {
+                lines.push(format!("  call {} {} {}", call.id, call.name, call.args));
+            }
+            lines
+        }
+        Message::ToolResults { results } => results
+            .iter()
+            .map(|r| {
+                format!(
+                    "  {} {} {}: {}",
+                    if r.result.is_error { "✗" } else { "✓" },
+                    r.call_id,
+                    r.tool_name,
+                    one_line(&r.result.text, 200)
+                )
+            })
+            .collect(),
+    }
+}
+
+fn one_line(text: &str, max: usize) -> String {
+    let flat = text.replace(['\n', '\r'], " ");
+    if flat.chars().count() > max {
+        format!("{}…", flat.chars().take(max).collect::<String>())
+    } else {
+        flat
+    }
+}
