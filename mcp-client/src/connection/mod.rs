@@ -19,13 +19,14 @@ use std::{
 use rmcp::{
     ServiceExt as _,
     model::{
-        CallToolRequest, CallToolRequestParams, CallToolResult, ClientRequest, JsonObject,
-        PingRequest, ServerResult, Tool,
+        CallToolRequest, CallToolRequestParams, CallToolResult, CancelledNotification,
+        CancelledNotificationParam, ClientNotification, ClientRequest, JsonObject, PingRequest,
+        RequestId, ServerResult, Tool,
     },
     service::{Peer, PeerRequestOptions, RoleClient, RunningService, ServiceError},
 };
 use tokio::sync::Mutex;
-use tracing::{info, warn};
+use tracing::{debug, info, warn};
 
 pub use config::{ConfigError, ServerConfig};
 pub use handler::{HostHandler, PINNED_PROTOCOL_VERSION, Progress, ProgressFn};
@@ -136,6 +137,20 @@ impl ClientError {
             self,
             Self::ServerDied { .. } | Self::Timeout { .. } | Self::BackingOff { .. }
         )
+    }
+}
+
+/// Tells the server that the request `id` is no longer wanted.
+async fn send_cancelled(peer: &Peer<RoleClient>, id: RequestId) {
+    let notification = CancelledNotification::new(CancelledNotificationParam::new(
+        Some(id),
+        Some("the client stopped waiting for the result".into()),
+    ));
+    if let Err(err) = peer
+        .send_notification(ClientNotification::CancelledNotification(notification))
+        .await
+    {
+        debug!(error = %err, "could not send notifications/cancelled");
     }
 }
 
@@ -310,23 +325,49 @@ impl ServerConnection {
         }
         let params = CallToolRequestParams::new(name.to_owned()).with_arguments(arguments);
         let request = ClientRequest::CallToolRequest(CallToolRequest::new(params));
-        let result = match live.peer.send_request_with_option(request, options).await {
-            Ok(handle) => {
+        // The request runs in a task of its own that outlives this future: if the caller stops
+        // waiting (a cancelled conversation), the task still learns the request's id, even
+        // mid-send, and tells the server with `notifications/cancelled`. rmcp itself cancels
+        // only the requests its timeout ends.
+        let (caller_alive, caller_gone) = tokio::sync::oneshot::channel::<()>();
+        let request_task = {
+            let live = Arc::clone(&live);
+            tokio::spawn(async move {
+                let handle = live.peer.send_request_with_option(request, options).await?;
                 let _registration = progress.map(|callback| {
                     live.handler
                         .track_progress(handle.progress_token.clone(), callback)
                 });
-                match handle.await_response().await {
-                    Ok(ServerResult::CallToolResult(result)) => Ok(result),
-                    Ok(other) => Err(ClientError::Refused {
-                        server: self.name().to_owned(),
-                        method: method.clone(),
-                        message: format!("unexpected answer {other:?}"),
-                    }),
-                    Err(err) => Err(service_error(&live, &method, timeout, err).await),
+                let id = handle.id.clone();
+                tokio::select! {
+                    response = handle.await_response() => response.map(Some),
+                    _ = caller_gone => {
+                        send_cancelled(&live.peer, id).await;
+                        Ok(None)
+                    }
                 }
-            }
-            Err(err) => Err(service_error(&live, &method, timeout, err).await),
+            })
+        };
+        let outcome = request_task.await;
+        drop(caller_alive);
+        let result = match outcome {
+            Ok(Ok(Some(ServerResult::CallToolResult(result)))) => Ok(result),
+            Ok(Ok(Some(other))) => Err(ClientError::Refused {
+                server: self.name().to_owned(),
+                method: method.clone(),
+                message: format!("unexpected answer {other:?}"),
+            }),
+            Ok(Err(err)) => Err(service_error(&live, &method, timeout, err).await),
+            Ok(Ok(None)) | Err(_) => Err(ClientError::ServerDied {
+                method: method.clone(),
+                failure: Failure {
+                    server: self.name().to_owned(),
+                    reason: "the request task ended without an answer".into(),
+                    exit: None,
+                    stderr: Vec::new(),
+                    hint: None,
+                },
+            }),
         };
         if let Err(ClientError::ServerDied { failure, .. }) = &result {
             self.mark_down(&live, failure.reason.clone()).await;

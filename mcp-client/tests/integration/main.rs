@@ -1,8 +1,10 @@
 //! mcp-client against misbehaving fake servers (fixtures/fake-servers) and real servers.
 #![allow(clippy::unwrap_used, missing_docs)]
 
+mod agent;
 mod cli;
 mod executor;
+mod fake_provider;
 mod formats;
 mod harness;
 mod misbehaving;
