@@ -402,7 +402,17 @@ impl Agent {
             let tool = self.executor.manager().find(&call.name).map(|t| &t.definition);
             if let (Some(approver), Some(tool)) = (&self.approver, tool)
                 && !tool.hints.read_only
-                && !approver.approve(call, tool).await
+                && !approver
+                    .approve(
+                        &ToolCall {
+                            args: self
+                                .executor
+                                .normalized_arguments(&call.name, call.args.clone()),
+                            ..call.clone()
+                        },
+                        tool,
+                    )
+                    .await
             {
                 info!(tool = %call.name, "the user declined a tool call");
                 let result = error_result(

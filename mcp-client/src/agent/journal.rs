@@ -34,7 +34,8 @@ pub trait Journal: Send + Sync {
 
 /// Decides whether a call that may change things runs (MCP `readOnlyHint` not true).
 pub trait Approver: Send + Sync {
-    /// Whether `call` of `tool` may run.
+    /// Whether `call` of `tool` may run; its arguments are shown as they would be sent
+    /// (normalized).
     fn approve<'a>(
         &'a self,
         call: &'a ToolCall,

@@ -220,7 +220,28 @@ impl ToolExecutor {
         };
         // MCP tools: names are normalized before validation, or the very calls normalization
         // exists for (`device_name` for a required `deviceName`) would be refused.
-        let args = match (&tool.definition.implementation, &self.mcp, args) {
+        let args = self.normalize(&tool, args);
+        let shown = args.as_object().map_or_else(|| args.to_string(), redact);
+        let outcome = match validate(&tool, args) {
+            Err(problem) => ToolOutcome::failed(name, problem, started),
+            Ok(parameters) => self.run(&tool, parameters, progress, started).await,
+        };
+        self.log(&tool, &shown, &outcome);
+        outcome
+    }
+
+    /// The arguments `name` would run with: an MCP tool's argument names normalized (static
+    /// mappings, then the schema-checked snake_case → camelCase heuristic); others unchanged.
+    /// What an approval prompt should show.
+    pub fn normalized_arguments(&self, name: &str, args: Value) -> Value {
+        match self.manager.find(name) {
+            Some(tool) => self.normalize(tool, args),
+            None => args,
+        }
+    }
+
+    fn normalize(&self, tool: &ManagedTool, args: Value) -> Value {
+        match (&tool.definition.implementation, &self.mcp, args) {
             (
                 Implementation::Mcp {
                     server,
@@ -235,14 +256,7 @@ impl ToolExecutor {
                 map,
             )),
             (_, _, args) => args,
-        };
-        let shown = args.as_object().map_or_else(|| args.to_string(), redact);
-        let outcome = match validate(&tool, args) {
-            Err(problem) => ToolOutcome::failed(name, problem, started),
-            Ok(parameters) => self.run(&tool, parameters, progress, started).await,
-        };
-        self.log(&tool, &shown, &outcome);
-        outcome
+        }
     }
 
     /// Runs one turn's calls concurrently (at most 8 at once) and returns one outcome per call,

@@ -678,7 +678,7 @@ async fn a_refused_approval_tells_the_model_and_leaves_the_device_alone() {
     agent.run(QUESTION).await;
     assert_eq!(
         *refuse.0.lock().unwrap(),
-        [r#"control_zwave_device {"action":"dim","brightness":40,"device_name":"Living Room Light"}"#]
+        [r#"control_zwave_device {"action":"dim","deviceName":"Living Room Light","level":40}"#]
     );
     assert_eq!(
         fake.bodies()[1]["messages"][2]["content"][0],
