@@ -7,5 +7,6 @@ mod executor;
 mod fake_provider;
 mod formats;
 mod harness;
+mod history;
 mod misbehaving;
 mod pool;
