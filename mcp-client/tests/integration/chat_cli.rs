@@ -1,0 +1,258 @@
+//! The `mcp-client chat` and `history` commands as a user runs them: against the fake provider
+//! and the real demo home, with what they print on stdout and stderr and their exit codes.
+
+use std::{
+    io::Write as _,
+    path::{Path, PathBuf},
+    process::{Output, Stdio},
+};
+
+use crate::{
+    fake_provider::{FakeProvider, Reply},
+    harness::scratch_file,
+};
+
+const BIN: &str = env!("CARGO_BIN_EXE_mcp-client");
+
+/// An `mcpServers` file for the demo home, with the binary's absolute path.
+fn demo_config() -> PathBuf {
+    let exe = std::env::current_exe().unwrap();
+    let server = exe.parent().unwrap().parent().unwrap().join("zwave-mcp-server");
+    let path = scratch_file("chat-servers.json");
+    std::fs::write(
+        &path,
+        serde_json::json!({"mcpServers": {"zwave": {"command": server, "args": ["--demo"]}}})
+            .to_string(),
+    )
+    .unwrap();
+    path
+}
+
+/// Runs the binary with `args` and `stdin`, off the async runtime (the fake provider lives on it).
+async fn run(args: Vec<String>, stdin: &str, envs: Vec<(&'static str, String)>) -> (Output, String, String) {
+    let stdin = stdin.to_owned();
+    let output = tokio::task::spawn_blocking(move || {
+        let mut child = std::process::Command::new(BIN)
+            .args(&args)
+            .env_remove("MCP_CLIENT_PROVIDER")
+            .env_remove("MCP_CLIENT_MODEL")
+            .env_remove("OLLAMA_HOST")
+            .env_remove("OPENAI_BASE_URL")
+            .envs(envs)
+            .env("MCP_CLIENT_LOG", "off")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        child.stdin.take().unwrap().write_all(stdin.as_bytes()).unwrap();
+        child.wait_with_output().unwrap()
+    })
+    .await
+    .unwrap();
+    let stdout = String::from_utf8(output.stdout.clone()).unwrap();
+    let stderr = String::from_utf8(output.stderr.clone()).unwrap();
+    (output, stdout, stderr)
+}
+
+fn args(list: &[&str]) -> Vec<String> {
+    list.iter().map(|s| (*s).to_owned()).collect()
+}
+
+fn chat_args(config: &Path, history: &Path, url: &str, extra: &[&str]) -> Vec<String> {
+    let mut all = args(&[
+        "chat",
+        "--config",
+        &config.to_string_lossy(),
+        "--history",
+        &history.to_string_lossy(),
+        "--provider",
+        "ollama",
+        "--model",
+        "qwen3:8b",
+        "--base-url",
+        url,
+    ]);
+    all.extend(args(extra));
+    all
+}
+
+#[tokio::test]
+async fn chat_once_answers_on_stdout_and_shows_each_tool_call_on_stderr() {
+    let fake = FakeProvider::start(vec![
+        Reply::fixture("ollama/dim-1.ndjson", 11),
+        Reply::fixture("ollama/dim-2.ndjson", 11),
+    ])
+    .await;
+    let history = scratch_file("chat-once.db");
+    let (output, stdout, stderr) = run(
+        chat_args(&demo_config(), &history, &fake.url, &["--yes", "--once", "dim the living room light to 40%"]),
+        "",
+        vec![],
+    )
+    .await;
+    assert_eq!(output.status.code(), Some(0), "{stderr}");
+    assert_eq!(stdout, "The Living Room Light is now dimmed to 40%.\n");
+    let line = stderr
+        .lines()
+        .find(|l| l.starts_with("✓ control_zwave_device ("))
+        .unwrap_or_else(|| panic!("{stderr}"));
+    assert!(line.ends_with(" ms) [call_8k2xq1]"), "{line}");
+    // The conversation is in the history, and `history` shows it.
+    let (output, listed, _) = run(args(&["history", "list", "--history", &history.to_string_lossy()]), "", vec![]).await;
+    assert_eq!(output.status.code(), Some(0));
+    let row = listed.lines().next().unwrap();
+    assert!(row.contains("  completed  "), "{row}");
+    assert!(row.ends_with("4 messages, 982 tokens  dim the living room light to 40%"), "{row}");
+    let id = row.split_whitespace().next().unwrap();
+    let (_, shown, _) = run(args(&["history", "show", id, "--history", &history.to_string_lossy()]), "", vec![]).await;
+    let lines: Vec<&str> = shown.lines().collect();
+    assert!(lines[0].starts_with(&format!("conversation {id} with ollama qwen3:8b at {}/api/chat", fake.url)), "{shown}");
+    assert_eq!(lines[1], "user: dim the living room light to 40%");
+    assert_eq!(
+        lines[2],
+        r#"  call call_8k2xq1 control_zwave_device {"action":"dim","brightness":40,"device_name":"Living Room Light"}"#
+    );
+    assert!(lines[3].starts_with("  ✓ call_8k2xq1 control_zwave_device: Living Room Light dimmed to 40%"), "{shown}");
+    assert_eq!(lines[4], "assistant (turn 2): The Living Room Light is now dimmed to 40%.");
+    assert_eq!(lines[5], "outcome: completed after 2 turns, 932 tokens in, 50 out");
+}
+
+#[tokio::test]
+async fn chat_asks_before_switching_and_a_no_fails_the_run() {
+    let fake = FakeProvider::start(vec![
+        Reply::fixture("ollama/dim-1.ndjson", 64),
+        Reply::fixture("ollama/dim-2.ndjson", 64),
+    ])
+    .await;
+    let (output, _, stderr) = run(
+        chat_args(&demo_config(), &scratch_file("ask.db"), &fake.url, &["--once", "dim the living room light to 40%"]),
+        "n\n",
+        vec![],
+    )
+    .await;
+    assert!(
+        stderr.contains(r#"Allow control_zwave_device {"action":"dim","deviceName":"Living Room Light","level":40}? [y/N] "#),
+        "{stderr}"
+    );
+    assert!(stderr.contains("✗ control_zwave_device (0 ms) [call_8k2xq1]: Error: the user declined to run `control_zwave_device`; it was not executed"), "{stderr}");
+    assert_eq!(output.status.code(), Some(1));
+    let declined = &fake.bodies()[1]["messages"][2]["content"];
+    assert_eq!(declined, "Error: the user declined to run `control_zwave_device`; it was not executed");
+}
+
+#[tokio::test]
+async fn chat_json_prints_every_event_as_a_json_line() {
+    let fake = FakeProvider::start(vec![
+        Reply::fixture("ollama/dim-1.ndjson", 64),
+        Reply::fixture("ollama/dim-2.ndjson", 64),
+    ])
+    .await;
+    let (output, stdout, _) = run(
+        chat_args(&demo_config(), &scratch_file("json.db"), &fake.url, &["--yes", "--json", "--once", "dim the living room light to 40%"]),
+        "",
+        vec![],
+    )
+    .await;
+    assert_eq!(output.status.code(), Some(0));
+    let events: Vec<serde_json::Value> = stdout.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    let kinds: Vec<&str> = events.iter().map(|e| e["type"].as_str().unwrap()).collect();
+    assert_eq!(
+        kinds,
+        ["tool_call", "tool_result", "turn_finished", "text_delta", "text_delta", "text_delta", "turn_finished", "done"]
+    );
+    assert_eq!(events[0]["args"]["device_name"], "Living Room Light");
+    assert_eq!(events[1]["success"], true);
+    assert_eq!(events[7]["reason"], "completed");
+    assert_eq!(events[7]["usage"], serde_json::json!({"input_tokens": 932, "output_tokens": 50}));
+}
+
+#[tokio::test]
+async fn chat_reads_questions_line_by_line_from_a_pipe_in_one_conversation() {
+    let fake = FakeProvider::start(vec![
+        Reply::fixture("ollama/dim-2.ndjson", 64),
+        Reply::fixture("ollama/refine-3.ndjson", 64),
+    ])
+    .await;
+    let (output, stdout, stderr) = run(
+        args(&["chat", "--no-history", "--provider", "ollama", "--model", "qwen3:8b", "--base-url", &fake.url]),
+        "first question\n\nsecond question\n",
+        vec![],
+    )
+    .await;
+    assert_eq!(output.status.code(), Some(0), "{stderr}");
+    assert_eq!(stdout, "The Living Room Light is now dimmed to 40%.\nSwitch One is off.\n");
+    let second = &fake.bodies()[1]["messages"];
+    assert_eq!(second.as_array().unwrap().len(), 3, "{second}");
+}
+
+#[tokio::test]
+async fn chat_usage_errors_exit_2_and_say_what_is_missing() {
+    let (output, _, stderr) = run(args(&["chat", "--no-history", "--once", "hi"]), "", vec![]).await;
+    assert_eq!(output.status.code(), Some(2));
+    assert_eq!(
+        stderr,
+        "mcp-client: choose a model provider: --provider ollama|openai|anthropic (or MCP_CLIENT_PROVIDER, or \"llm\": {\"provider\": …} in the config)\n"
+    );
+    let (output, _, stderr) = run(
+        args(&["chat", "--no-history", "--provider", "anthropic", "--once", "hi"]),
+        "",
+        vec![],
+    )
+    .await;
+    assert_eq!(output.status.code(), Some(2));
+    assert_eq!(
+        stderr,
+        "mcp-client: choose a model: --model NAME (or MCP_CLIENT_MODEL, or \"llm\": {\"model\": …} in the config), e.g. claude-sonnet-4-5\n"
+    );
+    let (output, _, stderr) = run(
+        args(&["chat", "--no-history", "--provider", "anthropic", "--model", "claude-sonnet-4-5", "--once", "hi"]),
+        "",
+        vec![("ANTHROPIC_API_KEY", String::new())],
+    )
+    .await;
+    assert_eq!(output.status.code(), Some(2));
+    assert_eq!(stderr, "mcp-client: Anthropic needs an API key: set ANTHROPIC_API_KEY\n");
+}
+
+#[tokio::test]
+async fn chat_takes_provider_and_model_from_the_environment_and_the_config_file() {
+    let fake = FakeProvider::start(vec![
+        Reply::fixture("openai/dim-2.sse", 64),
+        Reply::fixture("ollama/refine-3.ndjson", 64),
+    ])
+    .await;
+    let (output, stdout, stderr) = run(
+        args(&["chat", "--no-history", "--once", "hi"]),
+        "",
+        vec![
+            ("MCP_CLIENT_PROVIDER", "openai".into()),
+            ("MCP_CLIENT_MODEL", "gpt-4.1-mini".into()),
+            ("OPENAI_BASE_URL", format!("{}/v1", fake.url)),
+            ("OPENAI_API_KEY", "sk-from-env".into()),
+        ],
+    )
+    .await;
+    assert_eq!(output.status.code(), Some(0), "{stderr}");
+    assert_eq!(stdout, "The Living Room Light is now dimmed to 40%.\n");
+    let first = &fake.received()[0];
+    assert_eq!(first.path, "/v1/chat/completions");
+    assert_eq!(first.body["model"], "gpt-4.1-mini");
+    assert_eq!(first.headers["authorization"], "Bearer sk-from-env");
+    let config = scratch_file("llm-config.json");
+    std::fs::write(
+        &config,
+        serde_json::json!({"llm": {"provider": "ollama", "model": "qwen3:4b", "baseUrl": fake.url}, "mcpServers": {}})
+            .to_string(),
+    )
+    .unwrap();
+    let (output, stdout, stderr) = run(
+        args(&["chat", "--no-history", "--config", &config.to_string_lossy(), "--once", "hi"]),
+        "",
+        vec![],
+    )
+    .await;
+    assert_eq!(output.status.code(), Some(0), "{stderr}");
+    assert_eq!(stdout, "Switch One is off.\n");
+    assert_eq!(fake.received()[1].body["model"], "qwen3:4b");
+}
