@@ -302,6 +302,11 @@ mod tests {
             error.to_string(),
             "Ollama reported an error mid-response: model runner has unexpectedly stopped"
         );
+        let garbage = decode(&["<html>502 Bad Gateway</html>"]).unwrap_err();
+        assert_eq!(
+            garbage.to_string(),
+            "Ollama sent something that is not its API's format (a line is not JSON (expected value at line 1 column 1): <html>502 Bad Gateway</html>)"
+        );
         let cut = decode(&[r#"{"message":{"content":"Hel"},"done":false}"#]).unwrap_err();
         assert_eq!(
             cut.to_string(),

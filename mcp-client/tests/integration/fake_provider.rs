@@ -23,6 +23,7 @@ pub struct Reply {
     status: u16,
     headers: Vec<(&'static str, String)>,
     chunks: Vec<Vec<u8>>,
+    stall: bool,
 }
 
 impl Reply {
@@ -39,7 +40,14 @@ impl Reply {
             status: 200,
             headers: vec![("content-type", content_type.into())],
             chunks: body.chunks(chunk.max(1)).map(<[u8]>::to_vec).collect(),
+            stall: false,
         }
+    }
+
+    /// After its chunks, the body neither continues nor ends (a provider gone silent).
+    pub fn then_stall(mut self) -> Self {
+        self.stall = true;
+        self
     }
 
     /// The same recording with CRLF line ends.
@@ -57,6 +65,7 @@ impl Reply {
             status,
             headers: vec![("content-type", "application/json".into())],
             chunks: vec![body.as_bytes().to_vec()],
+            stall: false,
         }
     }
 
@@ -146,9 +155,14 @@ async fn answer(State(script): State<Script>, uri: Uri, headers: HeaderMap, body
     }
     // Each chunk is its own write, with a yield between them, so the client sees the body in
     // pieces split mid-object and mid-event.
-    let chunks = reply.chunks;
-    let stream = futures_util::stream::unfold(chunks.into_iter(), |mut rest| async move {
-        let next = rest.next()?;
+    let (chunks, stall) = (reply.chunks, reply.stall);
+    let stream = futures_util::stream::unfold(chunks.into_iter(), move |mut rest| async move {
+        let Some(next) = rest.next() else {
+            if stall {
+                std::future::pending::<()>().await;
+            }
+            return None;
+        };
         tokio::task::yield_now().await;
         Some((Ok::<_, Infallible>(Bytes::from(next)), rest))
     });

@@ -2,6 +2,7 @@
 #![allow(clippy::unwrap_used, missing_docs)]
 
 mod agent;
+mod agent_policies;
 mod chat_cli;
 mod cli;
 mod executor;
