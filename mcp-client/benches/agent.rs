@@ -81,7 +81,10 @@ async fn run() {
         .with_state(server.clone());
     tokio::spawn(async move { axum::serve(listener, app).tcp_nodelay(true).await.unwrap() });
 
-    let (call, text) = (fixture("ollama/dim-1.ndjson"), fixture("ollama/dim-2.ndjson"));
+    let (call, text) = (
+        fixture("ollama/dim-1.ndjson"),
+        fixture("ollama/dim-2.ndjson"),
+    );
     let mut manager = ToolManager::new();
     manager
         .add(
@@ -103,7 +106,10 @@ async fn run() {
     let cancel = CancellationToken::new();
 
     // The floor: the same two exchanges with a bare client, body read whole.
-    let client = reqwest::Client::builder().tcp_nodelay(true).build().unwrap();
+    let client = reqwest::Client::builder()
+        .tcp_nodelay(true)
+        .build()
+        .unwrap();
     let mut bare = Vec::with_capacity(QUESTIONS);
     for round in 0..QUESTIONS + 200 {
         {
@@ -135,7 +141,12 @@ async fn run() {
         let mut conversation = Conversation::new();
         let started = Instant::now();
         let answer = agent
-            .ask(&mut conversation, "dim the living room light to 40%", &quiet, &cancel)
+            .ask(
+                &mut conversation,
+                "dim the living room light to 40%",
+                &quiet,
+                &cancel,
+            )
             .await;
         if round >= 200 {
             through_agent.push(started.elapsed());
@@ -144,16 +155,9 @@ async fn run() {
     }
     bare.sort();
     through_agent.sort();
-    let overhead = |p: f64| {
-        percentile(&through_agent, p)
-            .saturating_sub(percentile(&bare, p))
-            / 2
-    };
+    let overhead = |p: f64| percentile(&through_agent, p).saturating_sub(percentile(&bare, p)) / 2;
     println!("two-turn question (tool call + answer), {QUESTIONS} rounds after 200 warm-up:");
-    println!(
-        "{:<40} {:>10} {:>10}",
-        "", "p50", "p99"
-    );
+    println!("{:<40} {:>10} {:>10}", "", "p50", "p99");
     println!(
         "{:<40} {:>10.1?} {:>10.1?}",
         "bare HTTP, 2 exchanges",

@@ -1,17 +1,28 @@
 //! Client toolkit for MCP agent hosts: connect to many MCP stdio servers and keep working
-//! whatever they do.
+//! whatever they do, offer their tools and local tools to a model, and run the tool-call loop.
 //!
 //! ```text
-//! host ──▶ connection (config, retry, restart, timeouts) ──▶ transport (spawn, line reader,
-//!          stderr tail, shutdown) ──stdin/stdout──▶ MCP server
+//! question ─▶ agent (loop, policies, approval) ──messages + tools──▶ llm (Ollama | OpenAI | Anthropic over HTTP)
+//!               │  ▲                                                   │ stream of events
+//!               │  └──────────── text, tool calls, usage ◀─────────────┘
+//!               │ tool calls ─▶ tools (ToolExecutor: normalize, validate, time out) ─▶ ToolManager
+//!               │                  ├─ local tools (mock, builtin, internal)
+//!               │                  └─ connection (retry, restart, timeouts, cancel) ─▶ transport
+//!               │                       (spawn, line reader, stderr tail, shutdown) ─stdio─▶ MCP server
+//!               └─ every message ─▶ history (SQLite store, its own writer thread)
 //! ```
 //!
 //! # Layout
-//! - [`cli`]: the `mcp-client` command line (`servers`, `doctor`).
-//! - [`llm`]: provider wire formats for tool definitions and tool results.
-//! - [`tools`]: the servers' tools for models: safe unique names, argument normalization.
+//! - [`cli`]: the `mcp-client` command line (`chat`, `history`, `servers`, `doctor`, `tools`,
+//!   `call`).
+//! - [`agent`]: the tool-call loop (specs 002, 004) with its policies, events and approval.
+//! - [`history`]: the conversation store.
+//! - [`llm`]: the provider-neutral message model, the [`llm::Provider`] interface and its HTTP
+//!   implementation for the three dialects, their wire formats.
+//! - [`tools`]: ToolManager and ToolExecutor, local tool kinds, the servers' tools under safe
+//!   unique names, argument normalization, results for models.
 //! - [`connection`]: `mcpServers` configuration, connect with retry, crash restart, requests
-//!   with timeouts, clean shutdown.
+//!   with timeouts and cancellation, clean shutdown.
 //! - [`transport`]: our rmcp `Transport<RoleClient>` over a spawned child process.
 
 pub mod agent;
@@ -22,9 +33,11 @@ pub mod llm;
 pub mod tools;
 pub mod transport;
 
+pub use agent::{Agent, AgentOptions, Conversation};
 pub use connection::{
     ClientError, ServerConfig, ServerConnection,
     pool::{ConnectReport, ServerPool},
 };
+pub use llm::{HttpProvider, Provider, ProviderConfig};
 pub use tools::{McpTools, Normalizer};
 pub use transport::ServerCommand;

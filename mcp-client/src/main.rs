@@ -24,7 +24,10 @@ fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    match runtime.block_on(run(cli)) {
+    let result = runtime.block_on(run(cli));
+    // A read of stdin may still be blocked (chat left with Ctrl-C): don't wait for it.
+    runtime.shutdown_background();
+    match result {
         Ok(code) => code,
         // Usage errors and unreadable configuration both exit 2: nothing was attempted.
         Err(err) => {

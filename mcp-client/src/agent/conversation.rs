@@ -241,7 +241,11 @@ impl Agent {
             }
             if let Some(budget) = self.options.token_budget
                 && progress.turns > 0
-                && progress.usage.total().saturating_add(next_turn_estimate(progress, conversation)) > budget
+                && progress
+                    .usage
+                    .total()
+                    .saturating_add(next_turn_estimate(progress, conversation))
+                    > budget
             {
                 return (DoneReason::TokenBudgetReached, None);
             }
@@ -296,7 +300,9 @@ impl Agent {
                 });
                 return (DoneReason::Completed, None);
             }
-            if self.options.refinement && progress.tool_iterations + 1 == policy::REFINEMENT_ITERATIONS {
+            if self.options.refinement
+                && progress.tool_iterations + 1 == policy::REFINEMENT_ITERATIONS
+            {
                 for call in &calls {
                     info!(iteration = policy::REFINEMENT_ITERATIONS, tool = %call.name, "Model requesting refinement search");
                     events(AgentEvent::Refinement {
@@ -324,7 +330,9 @@ impl Agent {
                 .into_iter()
                 .zip(&calls)
                 .map(|(result, call)| {
-                    result.unwrap_or_else(|| error_result(call, "the call was cancelled before it finished"))
+                    result.unwrap_or_else(|| {
+                        error_result(call, "the call was cancelled before it finished")
+                    })
                 })
                 .collect();
             progress.results.extend(results.iter().cloned());
@@ -365,7 +373,8 @@ impl Agent {
                 StreamEvent::ToolCall(call) => turn.calls.push(call),
                 StreamEvent::Usage(usage) => turn.usage = usage,
                 StreamEvent::Finished(_) => turn.finished = true,
-                StreamEvent::ToolCallStarted { .. } | StreamEvent::ToolCallArgumentsDelta { .. } => {}
+                StreamEvent::ToolCallStarted { .. }
+                | StreamEvent::ToolCallArgumentsDelta { .. } => {}
             }
         }
         if turn.finished {
@@ -393,13 +402,20 @@ impl Agent {
                 warn!(tool = %call.name, problem = %problem, "tool call with unusable arguments");
                 let result = error_result(
                     call,
-                    &format!("{problem}; call `{}` again with a JSON object of arguments", call.name),
+                    &format!(
+                        "{problem}; call `{}` again with a JSON object of arguments",
+                        call.name
+                    ),
                 );
                 report(events, &result, Duration::ZERO);
                 results[index] = Some(result);
                 continue;
             }
-            let tool = self.executor.manager().find(&call.name).map(|t| &t.definition);
+            let tool = self
+                .executor
+                .manager()
+                .find(&call.name)
+                .map(|t| &t.definition);
             if let (Some(approver), Some(tool)) = (&self.approver, tool)
                 && !tool.hints.read_only
                 && !approver
@@ -417,7 +433,10 @@ impl Agent {
                 info!(tool = %call.name, "the user declined a tool call");
                 let result = error_result(
                     call,
-                    &format!("the user declined to run `{}`; it was not executed", call.name),
+                    &format!(
+                        "the user declined to run `{}`; it was not executed",
+                        call.name
+                    ),
                 );
                 report(events, &result, Duration::ZERO);
                 results[index] = Some(result);

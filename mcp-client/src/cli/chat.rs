@@ -137,7 +137,11 @@ fn provider_config(args: &ChatArgs) -> anyhow::Result<ProviderConfig> {
     let dialect: Dialect = match (args.provider, section.provider.as_deref()) {
         (Some(arg), _) => arg.into(),
         (None, Some(name)) => ProviderArg::from_str(name, true)
-            .map_err(|_| UsageError(format!("the config's llm.provider is `{name}`: use ollama, openai or anthropic")))?
+            .map_err(|_| {
+                UsageError(format!(
+                    "the config's llm.provider is `{name}`: use ollama, openai or anthropic"
+                ))
+            })?
             .into(),
         (None, None) => {
             return Err(UsageError(
@@ -190,7 +194,10 @@ pub async fn run(args: ChatArgs) -> anyhow::Result<ExitCode> {
     let mut conversation = match (&args.resume, &store) {
         (Some(id), Some(store)) => {
             let stored = store.load(id)?;
-            Conversation::resume(id.clone(), stored.messages.into_iter().map(|(_, m)| m).collect())
+            Conversation::resume(
+                id.clone(),
+                stored.messages.into_iter().map(|(_, m)| m).collect(),
+            )
         }
         _ => Conversation::new(),
     };
@@ -215,21 +222,32 @@ pub async fn run(args: ChatArgs) -> anyhow::Result<ExitCode> {
         let view = Arc::clone(&view);
         Arc::new(move |event| view.show(&event))
     };
+    let interrupt = Interrupt::listen();
     let code = match &args.once {
         Some(question) => {
-            let answer = ask(&agent, &mut conversation, question, &sink).await;
+            let answer = interrupt
+                .run(agent.ask(&mut conversation, question, &sink, &interrupt.question()))
+                .await;
             view.end_answer();
             exit_code(&answer)
         }
         None => {
-            interactive(&agent, &mut conversation, &sink, &view).await;
+            interactive(
+                &agent,
+                &mut conversation,
+                &sink,
+                &view,
+                &interrupt,
+                store.as_deref(),
+            )
+            .await;
             ExitCode::SUCCESS
         }
     };
-    if let Some(store) = &store {
-        if let Err(err) = store.flush().await {
-            eprintln!("mcp-client: {err}");
-        }
+    if let Some(store) = &store
+        && let Err(err) = store.flush().await
+    {
+        eprintln!("mcp-client: {err}");
     }
     pool.shutdown().await;
     Ok(code)
@@ -245,26 +263,54 @@ fn exit_code(answer: &Answer) -> ExitCode {
     }
 }
 
-/// Asks one question; Ctrl-C cancels it (the model stream stops, running tools are cancelled,
-/// and the conversation is stored as cancelled).
-async fn ask(
-    agent: &Agent,
-    conversation: &mut Conversation,
-    question: &str,
-    sink: &EventSink,
-) -> Answer {
-    let cancel = CancellationToken::new();
-    let on_interrupt = {
-        let cancel = cancel.clone();
+/// What Ctrl-C does: cancel the question being answered (the model stream stops, running
+/// tools are cancelled, the conversation is stored as cancelled), or, between questions, end
+/// the session.
+#[derive(Clone)]
+struct Interrupt {
+    current: Arc<Mutex<Option<CancellationToken>>>,
+    quit: CancellationToken,
+}
+
+impl Interrupt {
+    fn listen() -> Self {
+        let interrupt = Self {
+            current: Arc::default(),
+            quit: CancellationToken::new(),
+        };
+        let listener = interrupt.clone();
         tokio::spawn(async move {
-            if tokio::signal::ctrl_c().await.is_ok() {
-                cancel.cancel();
+            while tokio::signal::ctrl_c().await.is_ok() {
+                let running = listener
+                    .current
+                    .lock()
+                    .unwrap_or_else(PoisonError::into_inner)
+                    .take();
+                match running {
+                    Some(question) => question.cancel(),
+                    None => listener.quit.cancel(),
+                }
             }
-        })
-    };
-    let answer = agent.ask(conversation, question, sink, &cancel).await;
-    on_interrupt.abort();
-    answer
+        });
+        interrupt
+    }
+
+    /// A token for the next question, cancelled by Ctrl-C.
+    fn question(&self) -> CancellationToken {
+        let token = CancellationToken::new();
+        *self.current.lock().unwrap_or_else(PoisonError::into_inner) = Some(token.clone());
+        token
+    }
+
+    /// Runs a question's future; afterwards Ctrl-C ends the session again.
+    async fn run<T>(&self, question: impl std::future::Future<Output = T>) -> T {
+        let result = question.await;
+        self.current
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .take();
+        result
+    }
 }
 
 /// One question per line: a line editor with history on a terminal, plain lines otherwise.
@@ -273,6 +319,8 @@ async fn interactive(
     conversation: &mut Conversation,
     sink: &EventSink,
     view: &View,
+    interrupt: &Interrupt,
+    store: Option<&Store>,
 ) {
     let terminal = std::io::stdin().is_terminal();
     let mut editor = if terminal {
@@ -287,7 +335,7 @@ async fn interactive(
         );
     }
     loop {
-        let (line, back) = tokio::task::spawn_blocking(move || {
+        let reading = tokio::task::spawn_blocking(move || {
             let line = match editor.as_mut() {
                 Some(editor) => editor.readline("> ").ok().inspect(|line| {
                     let _ = editor.add_history_entry(line.as_str());
@@ -301,17 +349,26 @@ async fn interactive(
                 }
             };
             (line, editor)
-        })
-        .await
-        .unwrap_or((None, None));
+        });
+        let (line, back) = tokio::select! {
+            read = reading => read.unwrap_or((None, None)),
+            () = interrupt.quit.cancelled() => break,
+        };
         editor = back;
         let Some(line) = line else { break };
         let question = line.trim();
         if question.is_empty() {
             continue;
         }
-        ask(agent, conversation, question, sink).await;
+        interrupt
+            .run(agent.ask(conversation, question, sink, &interrupt.question()))
+            .await;
         view.end_answer();
+        if let Some(store) = store
+            && let Err(err) = store.flush().await
+        {
+            eprintln!("mcp-client: {err}");
+        }
     }
 }
 
@@ -426,7 +483,10 @@ impl View {
             } => {
                 if let Some(spinner) = &self.spinner {
                     let of = total.map(|t| format!("/{t}")).unwrap_or_default();
-                    spinner.set_message(format!("running {} ({progress}{of})", state.running.join(", ")));
+                    spinner.set_message(format!(
+                        "running {} ({progress}{of})",
+                        state.running.join(", ")
+                    ));
                 }
             }
             AgentEvent::Refinement { iteration, tool } => {

@@ -59,7 +59,10 @@ pub fn run(command: HistoryCommand) -> anyhow::Result<ExitCode> {
                 return Ok(ExitCode::SUCCESS);
             }
             let c = &stored.summary;
-            emit(&format!("conversation {} with {} (started {})", c.id, c.provider, c.started_at));
+            emit(&format!(
+                "conversation {} with {} (started {})",
+                c.id, c.provider, c.started_at
+            ));
             for (turn, message) in &stored.messages {
                 for line in describe(*turn, message) {
                     emit(&line);
@@ -72,7 +75,11 @@ pub fn run(command: HistoryCommand) -> anyhow::Result<ExitCode> {
                     outcome.turns,
                     outcome.usage.input_tokens,
                     outcome.usage.output_tokens,
-                    outcome.error.as_deref().map(|e| format!(" — {e}")).unwrap_or_default()
+                    outcome
+                        .error
+                        .as_deref()
+                        .map(|e| format!(" — {e}"))
+                        .unwrap_or_default()
                 ));
             }
         }

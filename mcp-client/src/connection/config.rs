@@ -154,10 +154,12 @@ pub fn load_llm(path: &Path) -> Result<LlmSection, ConfigError> {
     })?;
     match root.get("llm") {
         None => Ok(LlmSection::default()),
-        Some(section) => serde_json::from_value(section.clone()).map_err(|err| ConfigError::Shape {
-            path: path.to_owned(),
-            problem: format!("`llm`: {err}"),
-        }),
+        Some(section) => {
+            serde_json::from_value(section.clone()).map_err(|err| ConfigError::Shape {
+                path: path.to_owned(),
+                problem: format!("`llm`: {err}"),
+            })
+        }
     }
 }
 

@@ -104,7 +104,11 @@ mod tests {
             .query_row("PRAGMA user_version", [], |row| row.get(0))
             .unwrap();
         assert_eq!(version, VERSION);
-        connection.pragma_update(None, "user_version", VERSION + 1).unwrap();
-        assert!(matches!(migrate(&mut connection), Err(MigrateError::Newer(v)) if v == VERSION + 1));
+        connection
+            .pragma_update(None, "user_version", VERSION + 1)
+            .unwrap();
+        assert!(
+            matches!(migrate(&mut connection), Err(MigrateError::Newer(v)) if v == VERSION + 1)
+        );
     }
 }

@@ -23,7 +23,9 @@ use crate::{
 #[non_exhaustive]
 pub enum HistoryError {
     /// The database cannot be opened or created.
-    #[error("cannot open the history database {path:?}: {reason} (choose another with --history PATH, or --no-history)")]
+    #[error(
+        "cannot open the history database {path:?}: {reason} (choose another with --history PATH, or --no-history)"
+    )]
     Open {
         /// The file.
         path: PathBuf,
@@ -31,7 +33,9 @@ pub enum HistoryError {
         reason: String,
     },
     /// The database was written by a newer mcp-client.
-    #[error("the history database {path:?} has schema version {found}, newer than this mcp-client's {known}: upgrade mcp-client or use another --history PATH")]
+    #[error(
+        "the history database {path:?} has schema version {found}, newer than this mcp-client's {known}: upgrade mcp-client or use another --history PATH"
+    )]
     Newer {
         /// The file.
         path: PathBuf,
@@ -190,7 +194,12 @@ impl Store {
         let (done, written) = oneshot::channel();
         self.send(Command::Flush(done));
         let _ = written.await;
-        match self.failure.lock().unwrap_or_else(PoisonError::into_inner).clone() {
+        match self
+            .failure
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone()
+        {
             Some(reason) => Err(HistoryError::Sqlite {
                 path: self.path.clone(),
                 reason,

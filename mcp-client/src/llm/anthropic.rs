@@ -62,7 +62,8 @@ pub(crate) fn body(model: &str, request: &ChatRequest<'_>, stream: bool, max_tok
         .into_iter()
         .map(|(role, content)| json!({"role": role, "content": content}))
         .collect();
-    let mut body = json!({"model": model, "max_tokens": max_tokens, "messages": messages, "stream": stream});
+    let mut body =
+        json!({"model": model, "max_tokens": max_tokens, "messages": messages, "stream": stream});
     if !system.is_empty() {
         body["system"] = json!(system.join("\n\n"));
     }
@@ -98,7 +99,11 @@ pub(crate) struct AnthropicDecoder {
 impl AnthropicDecoder {
     fn event(&mut self, value: &Value, out: &mut Vec<StreamEvent>) -> Result<(), ProviderError> {
         let index = value.get("index").and_then(Value::as_u64).unwrap_or(0);
-        match value.get("type").and_then(Value::as_str).unwrap_or_default() {
+        match value
+            .get("type")
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+        {
             "message_start" => {
                 let usage = value.pointer("/message/usage").unwrap_or(&Value::Null);
                 self.read_usage(usage);
@@ -134,7 +139,10 @@ impl AnthropicDecoder {
             }
             "content_block_delta" => {
                 let delta = value.get("delta").unwrap_or(&Value::Null);
-                match (delta.get("type").and_then(Value::as_str), self.blocks.get_mut(&index)) {
+                match (
+                    delta.get("type").and_then(Value::as_str),
+                    self.blocks.get_mut(&index),
+                ) {
                     (Some("text_delta"), _) => {
                         let text = str_of(delta, "text");
                         if !text.is_empty() {
@@ -204,7 +212,12 @@ impl AnthropicDecoder {
     }
 
     fn whole(&mut self, value: &Value, out: &mut Vec<StreamEvent>) {
-        for block in value.get("content").and_then(Value::as_array).into_iter().flatten() {
+        for block in value
+            .get("content")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+        {
             match block.get("type").and_then(Value::as_str) {
                 Some("text") => {
                     let text = str_of(block, "text");

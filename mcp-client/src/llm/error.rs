@@ -28,7 +28,9 @@ pub enum ProviderError {
         env_var: &'static str,
     },
     /// The key was refused (401/403). The key itself is never shown.
-    #[error("{provider} refused the request with status {status} ({message}): check the key in {env_var}")]
+    #[error(
+        "{provider} refused the request with status {status} ({message}): check the key in {env_var}"
+    )]
     Unauthorized {
         /// The provider's name.
         provider: &'static str,
@@ -52,7 +54,9 @@ pub enum ProviderError {
         hint: String,
     },
     /// Too many requests (429); retried with backoff, this is the last one.
-    #[error("{provider} is rate limiting (status 429: {message}); gave up after {attempts} attempts")]
+    #[error(
+        "{provider} is rate limiting (status 429: {message}); gave up after {attempts} attempts"
+    )]
     RateLimited {
         /// The provider's name.
         provider: &'static str,
@@ -64,7 +68,9 @@ pub enum ProviderError {
         attempts: u32,
     },
     /// The provider failed (5xx, Anthropic's 529 "overloaded" included); retried with backoff.
-    #[error("{provider} failed with status {status} ({message}); gave up after {attempts} attempts")]
+    #[error(
+        "{provider} failed with status {status} ({message}); gave up after {attempts} attempts"
+    )]
     ServerError {
         /// The provider's name.
         provider: &'static str,

@@ -130,7 +130,9 @@ mod tests {
         assert_eq!(bad.call.args, json!(r#"{"a": 1"#));
         assert_eq!(
             bad.invalid_arguments.as_deref(),
-            Some("the arguments are not valid JSON (EOF while parsing an object at line 1 column 7)")
+            Some(
+                "the arguments are not valid JSON (EOF while parsing an object at line 1 column 7)"
+            )
         );
     }
 

@@ -436,7 +436,9 @@ mod tests {
     #[test]
     fn error_messages_come_from_each_providers_error_shape() {
         assert_eq!(
-            error_message(r#"{"error":{"message":"Incorrect API key provided","type":"invalid_request_error"}}"#),
+            error_message(
+                r#"{"error":{"message":"Incorrect API key provided","type":"invalid_request_error"}}"#
+            ),
             "Incorrect API key provided"
         );
         assert_eq!(
@@ -444,7 +446,10 @@ mod tests {
             "model \"qwen9\" not found, try pulling it first"
         );
         assert_eq!(error_message("  "), "no details");
-        assert_eq!(error_message("<html>\nbad gateway</html>"), "<html> bad gateway</html>");
+        assert_eq!(
+            error_message("<html>\nbad gateway</html>"),
+            "<html> bad gateway</html>"
+        );
         assert_eq!(error_message(&"x".repeat(400)).chars().count(), 301);
     }
 }

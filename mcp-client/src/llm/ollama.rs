@@ -133,7 +133,9 @@ impl OllamaDecoder {
             let inner = after[..close].trim();
             match serde_json::from_str::<Value>(inner) {
                 Ok(call) if call.get("name").and_then(Value::as_str).is_some() => found.push(call),
-                _ => rest.push_str(&remaining[open..open + TAG_OPEN.len() + close + TAG_CLOSE.len()]),
+                _ => {
+                    rest.push_str(&remaining[open..open + TAG_OPEN.len() + close + TAG_CLOSE.len()])
+                }
             }
             remaining = &after[close + TAG_CLOSE.len()..];
         }
@@ -158,14 +160,19 @@ impl Decoder for OllamaDecoder {
             detail: format!("a line is not JSON ({err}): {}", preview(frame)),
         })?;
         if let Some(error) = value.get("error") {
-            let message = error.as_str().map_or_else(|| error.to_string(), str::to_owned);
+            let message = error
+                .as_str()
+                .map_or_else(|| error.to_string(), str::to_owned);
             return Err(ProviderError::Remote {
                 provider: PROVIDER,
                 message: preview(&message),
             });
         }
         let message = value.get("message");
-        if let Some(content) = message.and_then(|m| m.get("content")).and_then(Value::as_str) {
+        if let Some(content) = message
+            .and_then(|m| m.get("content"))
+            .and_then(Value::as_str)
+        {
             self.text(content, out);
         }
         let native_calls = message
@@ -177,7 +184,10 @@ impl Decoder for OllamaDecoder {
         if value.get("done").and_then(Value::as_bool) == Some(true) {
             self.release(out);
             let usage = Usage {
-                input_tokens: value.get("prompt_eval_count").and_then(Value::as_u64).unwrap_or(0),
+                input_tokens: value
+                    .get("prompt_eval_count")
+                    .and_then(Value::as_u64)
+                    .unwrap_or(0),
                 output_tokens: value.get("eval_count").and_then(Value::as_u64).unwrap_or(0),
             };
             out.push(StreamEvent::Usage(usage));
@@ -274,7 +284,11 @@ mod tests {
                 invalid_arguments: None
             })
         );
-        assert!(!events.iter().any(|e| matches!(e, StreamEvent::TextDelta(_))));
+        assert!(
+            !events
+                .iter()
+                .any(|e| matches!(e, StreamEvent::TextDelta(_)))
+        );
     }
 
     #[test]

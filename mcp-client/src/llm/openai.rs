@@ -106,7 +106,10 @@ impl OpenAiDecoder {
     fn usage(value: &Value, out: &mut Vec<StreamEvent>) {
         if let Some(usage) = value.get("usage").filter(|u| u.is_object()) {
             out.push(StreamEvent::Usage(Usage {
-                input_tokens: usage.get("prompt_tokens").and_then(Value::as_u64).unwrap_or(0),
+                input_tokens: usage
+                    .get("prompt_tokens")
+                    .and_then(Value::as_u64)
+                    .unwrap_or(0),
                 output_tokens: usage
                     .get("completion_tokens")
                     .and_then(Value::as_u64)
@@ -176,7 +179,9 @@ impl OpenAiDecoder {
             .get("choices")
             .and_then(Value::as_array)
             .and_then(|choices| choices.first());
-        let message = choice.and_then(|c| c.get("message")).unwrap_or(&Value::Null);
+        let message = choice
+            .and_then(|c| c.get("message"))
+            .unwrap_or(&Value::Null);
         if let Some(text) = message.get("content").and_then(Value::as_str)
             && !text.is_empty()
         {
@@ -194,7 +199,10 @@ impl OpenAiDecoder {
                 .get("id")
                 .and_then(Value::as_str)
                 .map_or_else(|| format!("call_{index}"), str::to_owned);
-            let name = function.get("name").and_then(Value::as_str).unwrap_or_default();
+            let name = function
+                .get("name")
+                .and_then(Value::as_str)
+                .unwrap_or_default();
             let request = match function.get("arguments") {
                 Some(Value::String(text)) => {
                     ToolCallRequest::from_json_text(id, name.to_owned(), text)
@@ -314,7 +322,11 @@ mod tests {
                     "get_device_status".to_owned(),
                     json!({"deviceName": "Switch One"})
                 ),
-                ("call_b".to_owned(), "list_zwave_devices".to_owned(), json!({}))
+                (
+                    "call_b".to_owned(),
+                    "list_zwave_devices".to_owned(),
+                    json!({})
+                )
             ]
         );
         assert_eq!(
@@ -341,7 +353,9 @@ mod tests {
         };
         assert_eq!(
             call.invalid_arguments.as_deref(),
-            Some("the arguments are not valid JSON (EOF while parsing an object at line 1 column 7)")
+            Some(
+                "the arguments are not valid JSON (EOF while parsing an object at line 1 column 7)"
+            )
         );
         assert_eq!(
             events.last(),
@@ -351,7 +365,8 @@ mod tests {
 
     #[test]
     fn a_stream_without_a_finish_is_cut() {
-        let error = decode(&[r#"{"choices":[{"index":0,"delta":{"content":"Hel"}}]}"#]).unwrap_err();
+        let error =
+            decode(&[r#"{"choices":[{"index":0,"delta":{"content":"Hel"}}]}"#]).unwrap_err();
         assert_eq!(
             error.to_string(),
             "the response from the OpenAI-compatible server was cut off before the message was complete (no chunk with a finish_reason arrived)"

@@ -144,7 +144,12 @@ impl HttpProvider {
         match dialect {
             Dialect::Ollama => {}
             Dialect::OpenAi => {
-                if let Some(value) = key(config.api_key.as_deref().map(|k| format!("Bearer {k}")).as_deref())? {
+                if let Some(value) = key(config
+                    .api_key
+                    .as_deref()
+                    .map(|k| format!("Bearer {k}"))
+                    .as_deref())?
+                {
                     headers.push((reqwest::header::AUTHORIZATION, value));
                 }
             }
@@ -171,13 +176,21 @@ impl HttpProvider {
             })?;
         endpoint.key_env = key_env;
         endpoint.unreachable_hint = match dialect {
-            Dialect::Ollama => format!("is Ollama running at {base}? (start it with `ollama serve`, or set OLLAMA_HOST)"),
-            Dialect::OpenAi => format!("is the server running at {base}? (set --base-url or OPENAI_BASE_URL; it includes the version, e.g. http://127.0.0.1:8000/v1)"),
-            Dialect::Anthropic => format!("check the network and the base URL {base} (ANTHROPIC_BASE_URL)"),
+            Dialect::Ollama => format!(
+                "is Ollama running at {base}? (start it with `ollama serve`, or set OLLAMA_HOST)"
+            ),
+            Dialect::OpenAi => format!(
+                "is the server running at {base}? (set --base-url or OPENAI_BASE_URL; it includes the version, e.g. http://127.0.0.1:8000/v1)"
+            ),
+            Dialect::Anthropic => {
+                format!("check the network and the base URL {base} (ANTHROPIC_BASE_URL)")
+            }
         };
         endpoint.missing_model_hint = match dialect {
             Dialect::Ollama => format!(": pull it with `ollama pull {}`", config.model),
-            Dialect::OpenAi => ": check --model, or the URL (it must include the version, e.g. …/v1)".into(),
+            Dialect::OpenAi => {
+                ": check --model, or the URL (it must include the version, e.g. …/v1)".into()
+            }
             Dialect::Anthropic => ": check --model".into(),
         };
         Ok(Self {
@@ -350,7 +363,8 @@ mod tests {
 
     #[test]
     fn anthropic_without_a_key_says_which_variable_to_set() {
-        let error = HttpProvider::new(ProviderConfig::new(Dialect::Anthropic, "claude")).unwrap_err();
+        let error =
+            HttpProvider::new(ProviderConfig::new(Dialect::Anthropic, "claude")).unwrap_err();
         assert_eq!(
             error.to_string(),
             "Anthropic needs an API key: set ANTHROPIC_API_KEY"

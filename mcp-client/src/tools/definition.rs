@@ -215,7 +215,8 @@ pub fn parse(text: &str) -> Result<Vec<ToolDefinition>, String> {
                 ),
             };
             // Mock and builtin tools change nothing; internal tools do unless they say not.
-            let local_read_only = !matches!(tool.implementation, FileImplementation::Internal { .. });
+            let local_read_only =
+                !matches!(tool.implementation, FileImplementation::Internal { .. });
             let read_only = tool
                 .annotations
                 .as_ref()

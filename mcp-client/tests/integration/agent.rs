@@ -84,7 +84,10 @@ fn provider(dialect: Dialect, fake: &FakeProvider, stream: bool) -> Arc<HttpProv
 fn recorder() -> (EventSink, Arc<Mutex<Vec<AgentEvent>>>) {
     let events = Arc::new(Mutex::new(Vec::new()));
     let kept = Arc::clone(&events);
-    (Arc::new(move |event| kept.lock().unwrap().push(event)), events)
+    (
+        Arc::new(move |event| kept.lock().unwrap().push(event)),
+        events,
+    )
 }
 
 /// The text `get_device_status` gives for `device`.
@@ -122,11 +125,18 @@ async fn dims_the_light(dialect: Dialect, turns: [Reply; 2], stream: bool) {
     let (sink, events) = recorder();
     let mut conversation = Conversation::new();
     let answer = agent
-        .ask(&mut conversation, QUESTION, &sink, &CancellationToken::new())
+        .ask(
+            &mut conversation,
+            QUESTION,
+            &sink,
+            &CancellationToken::new(),
+        )
         .await;
     assert_eq!(answer.reason, DoneReason::Completed, "{answer:?}");
     assert!(
-        answer.text.ends_with("The Living Room Light is now dimmed to 40%."),
+        answer
+            .text
+            .ends_with("The Living Room Light is now dimmed to 40%."),
         "{}",
         answer.text
     );
@@ -158,12 +168,18 @@ async fn dims_the_light(dialect: Dialect, turns: [Reply; 2], stream: bool) {
     let result = &answer.tool_results[0];
     assert!(!result.result.is_error, "{result:?}");
     assert!(
-        result.result.text.starts_with("Living Room Light dimmed to 40%"),
+        result
+            .result
+            .text
+            .starts_with("Living Room Light dimmed to 40%"),
         "{}",
         result.result.text
     );
     let call = &answer.tool_calls[0];
-    assert_eq!(call.args, json!({"device_name": "Living Room Light", "action": "dim", "brightness": 40}));
+    assert_eq!(
+        call.args,
+        json!({"device_name": "Living Room Light", "action": "dim", "brightness": 40})
+    );
     match dialect {
         Dialect::Ollama => {
             let messages = second["messages"].as_array().unwrap();
@@ -183,7 +199,9 @@ async fn dims_the_light(dialect: Dialect, turns: [Reply; 2], stream: bool) {
             assert_eq!(messages[1]["content"], Value::Null);
             assert_eq!(messages[1]["tool_calls"][0]["id"], "call_Qm2aX9");
             let arguments: Value = serde_json::from_str(
-                messages[1]["tool_calls"][0]["function"]["arguments"].as_str().unwrap(),
+                messages[1]["tool_calls"][0]["function"]["arguments"]
+                    .as_str()
+                    .unwrap(),
             )
             .unwrap();
             assert_eq!(arguments, call.args);
@@ -229,9 +247,24 @@ async fn dims_the_light(dialect: Dialect, turns: [Reply; 2], stream: bool) {
         })
         .collect();
     assert!(streamed.ends_with("The Living Room Light is now dimmed to 40%."));
-    assert!(events.iter().any(|e| matches!(e, AgentEvent::ToolCall { name, .. } if name == "control_zwave_device")));
-    assert!(events.iter().any(|e| matches!(e, AgentEvent::ToolResult { success: true, .. })));
-    assert!(matches!(events.last(), Some(AgentEvent::Done { reason: DoneReason::Completed, turns: 2, .. })));
+    assert!(
+        events.iter().any(
+            |e| matches!(e, AgentEvent::ToolCall { name, .. } if name == "control_zwave_device")
+        )
+    );
+    assert!(
+        events
+            .iter()
+            .any(|e| matches!(e, AgentEvent::ToolResult { success: true, .. }))
+    );
+    assert!(matches!(
+        events.last(),
+        Some(AgentEvent::Done {
+            reason: DoneReason::Completed,
+            turns: 2,
+            ..
+        })
+    ));
     pool.shutdown().await;
 }
 
@@ -239,7 +272,10 @@ async fn dims_the_light(dialect: Dialect, turns: [Reply; 2], stream: bool) {
 async fn ollama_dims_the_light_streamed_in_small_chunks() {
     dims_the_light(
         Dialect::Ollama,
-        [Reply::fixture("ollama/dim-1.ndjson", 7), Reply::fixture("ollama/dim-2.ndjson", 5)],
+        [
+            Reply::fixture("ollama/dim-1.ndjson", 7),
+            Reply::fixture("ollama/dim-2.ndjson", 5),
+        ],
         true,
     )
     .await;
@@ -249,7 +285,10 @@ async fn ollama_dims_the_light_streamed_in_small_chunks() {
 async fn ollama_dims_the_light_without_streaming() {
     dims_the_light(
         Dialect::Ollama,
-        [Reply::fixture("ollama/dim-1.json", 64), Reply::fixture("ollama/dim-2.json", 64)],
+        [
+            Reply::fixture("ollama/dim-1.json", 64),
+            Reply::fixture("ollama/dim-2.json", 64),
+        ],
         false,
     )
     .await;
@@ -272,7 +311,10 @@ async fn openai_dims_the_light_streamed_with_crlf_and_split_events() {
 async fn openai_dims_the_light_without_streaming() {
     dims_the_light(
         Dialect::OpenAi,
-        [Reply::fixture("openai/dim-1.json", 50), Reply::fixture("openai/dim-2.json", 50)],
+        [
+            Reply::fixture("openai/dim-1.json", 50),
+            Reply::fixture("openai/dim-2.json", 50),
+        ],
         false,
     )
     .await;
@@ -295,7 +337,10 @@ async fn anthropic_dims_the_light_streamed_with_split_events() {
 async fn anthropic_dims_the_light_without_streaming() {
     dims_the_light(
         Dialect::Anthropic,
-        [Reply::fixture("anthropic/dim-1.json", 40), Reply::fixture("anthropic/dim-2.json", 40)],
+        [
+            Reply::fixture("anthropic/dim-1.json", 40),
+            Reply::fixture("anthropic/dim-2.json", 40),
+        ],
         false,
     )
     .await;
@@ -320,7 +365,12 @@ async fn a_failing_call_goes_back_as_an_error_and_the_model_recovers() {
     let messages = fake.bodies()[1]["messages"].as_array().unwrap().clone();
     // One result per call id, in call order; the failure is readable, prefixed `Error:`.
     assert_eq!(messages[2]["tool_call_id"], "call_st1");
-    assert!(!messages[2]["content"].as_str().unwrap().starts_with("Error:"));
+    assert!(
+        !messages[2]["content"]
+            .as_str()
+            .unwrap()
+            .starts_with("Error:")
+    );
     assert_eq!(messages[3]["tool_call_id"], "call_fan");
     let failure = messages[3]["content"].as_str().unwrap();
     assert!(
@@ -401,16 +451,20 @@ async fn max_turns_ends_the_loop_with_every_call_answered() {
     ])
     .await;
     let (executor, pool) = demo_home().await;
-    let agent = Agent::new(provider(Dialect::Ollama, &fake, true), executor).with_options(
-        AgentOptions {
+    let agent =
+        Agent::new(provider(Dialect::Ollama, &fake, true), executor).with_options(AgentOptions {
             max_turns: 2,
             ..AgentOptions::default()
-        },
-    );
+        });
     let mut conversation = Conversation::new();
     let (sink, events) = recorder();
     let answer = agent
-        .ask(&mut conversation, QUESTION, &sink, &CancellationToken::new())
+        .ask(
+            &mut conversation,
+            QUESTION,
+            &sink,
+            &CancellationToken::new(),
+        )
         .await;
     assert_eq!(answer.reason, DoneReason::MaxTurnsReached);
     assert_eq!(fake.received().len(), 2);
@@ -426,10 +480,17 @@ async fn max_turns_ends_the_loop_with_every_call_answered() {
             Message::ToolResults { .. } => "results",
         })
         .collect();
-    assert_eq!(roles, ["user", "assistant", "results", "assistant", "results"]);
+    assert_eq!(
+        roles,
+        ["user", "assistant", "results", "assistant", "results"]
+    );
     assert!(matches!(
         events.lock().unwrap().last(),
-        Some(AgentEvent::Done { reason: DoneReason::MaxTurnsReached, turns: 2, .. })
+        Some(AgentEvent::Done {
+            reason: DoneReason::MaxTurnsReached,
+            turns: 2,
+            ..
+        })
     ));
     pool.shutdown().await;
 }
@@ -476,9 +537,12 @@ async fn rate_limits_are_retried_after_the_wait_the_provider_asks_for() {
     assert_eq!(answer.reason, DoneReason::Completed, "{answer:?}");
     assert_eq!(fake.received().len(), 4);
     let logs = harness::all_logs();
-    assert!(logs.iter().any(|l| l.contains("model request failed; retrying")
-        && l.contains("wait=20ms")
-        && l.contains("Ollama is rate limiting (status 429: too many requests)")));
+    assert!(
+        logs.iter()
+            .any(|l| l.contains("model request failed; retrying")
+                && l.contains("wait=20ms")
+                && l.contains("Ollama is rate limiting (status 429: too many requests)"))
+    );
     pool.shutdown().await;
 }
 
@@ -504,7 +568,9 @@ async fn retries_stop_with_a_clear_error() {
     assert_eq!(answer.reason, DoneReason::Error);
     assert_eq!(
         answer.error.as_deref(),
-        Some("the OpenAI-compatible server failed with status 500 (overloaded); gave up after 2 attempts")
+        Some(
+            "the OpenAI-compatible server failed with status 500 (overloaded); gave up after 2 attempts"
+        )
     );
 }
 
@@ -545,7 +611,9 @@ async fn a_missing_model_and_a_dead_address_say_what_to_do() {
     .await;
     assert_eq!(
         answer.error.as_deref(),
-        Some("Ollama has no model `test-model` (model \"test-model\" not found, try pulling it first): pull it with `ollama pull test-model`")
+        Some(
+            "Ollama has no model `test-model` (model \"test-model\" not found, try pulling it first): pull it with `ollama pull test-model`"
+        )
     );
     // A port nobody listens on.
     let closed = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
@@ -561,7 +629,9 @@ async fn a_missing_model_and_a_dead_address_say_what_to_do() {
     .await;
     let error = answer.error.unwrap();
     assert!(
-        error.starts_with(&format!("cannot reach Ollama at http://127.0.0.1:{port}/api/chat (")),
+        error.starts_with(&format!(
+            "cannot reach Ollama at http://127.0.0.1:{port}/api/chat ("
+        )),
         "{error}"
     );
     assert!(
@@ -585,7 +655,9 @@ async fn a_stream_cut_mid_message_is_an_error_that_keeps_the_text_so_far() {
     assert_eq!(answer.reason, DoneReason::Error);
     assert_eq!(
         answer.error.as_deref(),
-        Some("the response from Ollama was cut off before the message was complete (no line with \"done\": true arrived)")
+        Some(
+            "the response from Ollama was cut off before the message was complete (no line with \"done\": true arrived)"
+        )
     );
     assert_eq!(answer.text, "The light is");
     assert_eq!(
@@ -699,12 +771,11 @@ async fn refinement_allows_one_more_search_then_forces_an_answer_without_tools()
     ])
     .await;
     let (executor, pool) = demo_home().await;
-    let agent = Agent::new(provider(Dialect::Ollama, &fake, true), executor).with_options(
-        AgentOptions {
+    let agent =
+        Agent::new(provider(Dialect::Ollama, &fake, true), executor).with_options(AgentOptions {
             refinement: true,
             ..AgentOptions::default()
-        },
-    );
+        });
     let answer = agent.run("is switch one on?").await;
     assert_eq!(answer.reason, DoneReason::Completed);
     assert_eq!(answer.text, "Switch One is off.");
@@ -758,7 +829,12 @@ async fn anthropic_keeps_tools_defined_but_unusable_when_an_answer_is_forced() {
     let bodies = fake.bodies();
     assert_eq!(bodies[2]["tool_choice"], json!({"type": "none"}));
     assert!(bodies[1].get("tool_choice").is_none());
-    let last = bodies[2]["messages"].as_array().unwrap().last().unwrap().clone();
+    let last = bodies[2]["messages"]
+        .as_array()
+        .unwrap()
+        .last()
+        .unwrap()
+        .clone();
     assert_eq!(
         last["content"].as_array().unwrap().last().unwrap(),
         &json!({"type": "text", "text": "Answer in 1 sentence based on this information."})

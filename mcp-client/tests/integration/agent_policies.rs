@@ -61,12 +61,19 @@ async fn the_token_budget_stops_before_a_turn_that_would_exceed_it() {
     let mut conversation = Conversation::new();
     let sink: EventSink = Arc::new(|_| {});
     let answer = agent
-        .ask(&mut conversation, "dim it", &sink, &CancellationToken::new())
+        .ask(
+            &mut conversation,
+            "dim it",
+            &sink,
+            &CancellationToken::new(),
+        )
         .await;
     assert_eq!(answer.reason, DoneReason::TokenBudgetReached);
     assert_eq!(fake.received().len(), 1);
     assert_eq!(answer.usage.total(), 450);
-    assert!(matches!(conversation.messages.last(), Some(Message::ToolResults { results }) if results.len() == 1));
+    assert!(
+        matches!(conversation.messages.last(), Some(Message::ToolResults { results }) if results.len() == 1)
+    );
 }
 
 /// A tool that times out on its first call and answers on the second.
@@ -115,9 +122,13 @@ async fn failed_calls_of_idempotent_tools_are_retried_when_asked() {
         .await;
     assert_eq!(calls.load(Ordering::SeqCst), 2);
     assert_eq!(answer.tool_results[0].result.text, "dimmed");
-    assert!(harness::all_logs().iter().any(|l| l.contains("retrying an idempotent tool call")
-        && l.contains("tool=control_zwave_device")
-        && l.contains("attempt=1")));
+    assert!(
+        harness::all_logs()
+            .iter()
+            .any(|l| l.contains("retrying an idempotent tool call")
+                && l.contains("tool=control_zwave_device")
+                && l.contains("attempt=1"))
+    );
 }
 
 #[tokio::test]
@@ -155,12 +166,19 @@ async fn mcp_progress_reaches_the_host_as_events() {
     pool.connect_all().await;
     let mut manager = ToolManager::new();
     manager.add_mcp(&mcp_client::McpTools::discover(&pool).await);
-    let executor = ToolExecutor::new(manager).with_mcp(pool.clone(), mcp_client::McpTools::normalizer(&pool));
+    let executor =
+        ToolExecutor::new(manager).with_mcp(pool.clone(), mcp_client::McpTools::normalizer(&pool));
     let events = Arc::new(Mutex::new(Vec::new()));
     let sink: EventSink = {
         let events = Arc::clone(&events);
         Arc::new(move |event| {
-            if let AgentEvent::ToolProgress { id, progress, total, message } = event {
+            if let AgentEvent::ToolProgress {
+                id,
+                progress,
+                total,
+                message,
+            } = event
+            {
                 events.lock().unwrap().push((id, progress, total, message));
             }
         })
@@ -173,7 +191,12 @@ async fn mcp_progress_reaches_the_host_as_events() {
     assert_eq!(
         *events.lock().unwrap(),
         (1..=3)
-            .map(|step| ("call_p".to_owned(), f64::from(step), Some(3.0), Some(format!("step {step}"))))
+            .map(|step| (
+                "call_p".to_owned(),
+                f64::from(step),
+                Some(3.0),
+                Some(format!("step {step}"))
+            ))
             .collect::<Vec<_>>()
     );
     pool.shutdown().await;
@@ -181,10 +204,14 @@ async fn mcp_progress_reaches_the_host_as_events() {
 
 #[tokio::test]
 async fn a_provider_that_goes_silent_times_out() {
-    let fake = FakeProvider::start(vec![Reply::fixture("ollama/cut.ndjson", 200).then_stall()]).await;
-    let answer = Agent::new(provider(Dialect::Ollama, &fake), ToolExecutor::new(ToolManager::new()))
-        .run("hi")
-        .await;
+    let fake =
+        FakeProvider::start(vec![Reply::fixture("ollama/cut.ndjson", 200).then_stall()]).await;
+    let answer = Agent::new(
+        provider(Dialect::Ollama, &fake),
+        ToolExecutor::new(ToolManager::new()),
+    )
+    .run("hi")
+    .await;
     assert_eq!(answer.reason, DoneReason::Error);
     assert_eq!(
         answer.error.as_deref(),
@@ -200,11 +227,16 @@ async fn a_rejected_request_shows_the_providers_reason() {
         r#"{"error":{"message":"Invalid schema for function 'x': 'object' is not valid","type":"invalid_request_error","param":"tools[0]","code":null}}"#,
     )])
     .await;
-    let answer = Agent::new(provider(Dialect::OpenAi, &fake), ToolExecutor::new(ToolManager::new()))
-        .run("hi")
-        .await;
+    let answer = Agent::new(
+        provider(Dialect::OpenAi, &fake),
+        ToolExecutor::new(ToolManager::new()),
+    )
+    .run("hi")
+    .await;
     assert_eq!(
         answer.error.as_deref(),
-        Some("the OpenAI-compatible server rejected the request with status 400: Invalid schema for function 'x': 'object' is not valid")
+        Some(
+            "the OpenAI-compatible server rejected the request with status 400: Invalid schema for function 'x': 'object' is not valid"
+        )
     );
 }

@@ -17,7 +17,12 @@ const BIN: &str = env!("CARGO_BIN_EXE_mcp-client");
 /// An `mcpServers` file for the demo home, with the binary's absolute path.
 fn demo_config() -> PathBuf {
     let exe = std::env::current_exe().unwrap();
-    let server = exe.parent().unwrap().parent().unwrap().join("zwave-mcp-server");
+    let server = exe
+        .parent()
+        .unwrap()
+        .parent()
+        .unwrap()
+        .join("zwave-mcp-server");
     let path = scratch_file("chat-servers.json");
     std::fs::write(
         &path,
@@ -29,7 +34,11 @@ fn demo_config() -> PathBuf {
 }
 
 /// Runs the binary with `args` and `stdin`, off the async runtime (the fake provider lives on it).
-async fn run(args: Vec<String>, stdin: &str, envs: Vec<(&'static str, String)>) -> (Output, String, String) {
+async fn run(
+    args: Vec<String>,
+    stdin: &str,
+    envs: Vec<(&'static str, String)>,
+) -> (Output, String, String) {
     let stdin = stdin.to_owned();
     let output = tokio::task::spawn_blocking(move || {
         let mut child = std::process::Command::new(BIN)
@@ -45,7 +54,12 @@ async fn run(args: Vec<String>, stdin: &str, envs: Vec<(&'static str, String)>) 
             .stderr(Stdio::piped())
             .spawn()
             .unwrap();
-        child.stdin.take().unwrap().write_all(stdin.as_bytes()).unwrap();
+        child
+            .stdin
+            .take()
+            .unwrap()
+            .write_all(stdin.as_bytes())
+            .unwrap();
         child.wait_with_output().unwrap()
     })
     .await
@@ -86,7 +100,12 @@ async fn chat_once_answers_on_stdout_and_shows_each_tool_call_on_stderr() {
     .await;
     let history = scratch_file("chat-once.db");
     let (output, stdout, stderr) = run(
-        chat_args(&demo_config(), &history, &fake.url, &["--yes", "--once", "dim the living room light to 40%"]),
+        chat_args(
+            &demo_config(),
+            &history,
+            &fake.url,
+            &["--yes", "--once", "dim the living room light to 40%"],
+        ),
         "",
         vec![],
     )
@@ -99,23 +118,58 @@ async fn chat_once_answers_on_stdout_and_shows_each_tool_call_on_stderr() {
         .unwrap_or_else(|| panic!("{stderr}"));
     assert!(line.ends_with(" ms) [call_8k2xq1]"), "{line}");
     // The conversation is in the history, and `history` shows it.
-    let (output, listed, _) = run(args(&["history", "list", "--history", &history.to_string_lossy()]), "", vec![]).await;
+    let (output, listed, _) = run(
+        args(&["history", "list", "--history", &history.to_string_lossy()]),
+        "",
+        vec![],
+    )
+    .await;
     assert_eq!(output.status.code(), Some(0));
     let row = listed.lines().next().unwrap();
     assert!(row.contains("  completed  "), "{row}");
-    assert!(row.ends_with("4 messages, 982 tokens  dim the living room light to 40%"), "{row}");
+    assert!(
+        row.ends_with("4 messages, 982 tokens  dim the living room light to 40%"),
+        "{row}"
+    );
     let id = row.split_whitespace().next().unwrap();
-    let (_, shown, _) = run(args(&["history", "show", id, "--history", &history.to_string_lossy()]), "", vec![]).await;
+    let (_, shown, _) = run(
+        args(&[
+            "history",
+            "show",
+            id,
+            "--history",
+            &history.to_string_lossy(),
+        ]),
+        "",
+        vec![],
+    )
+    .await;
     let lines: Vec<&str> = shown.lines().collect();
-    assert!(lines[0].starts_with(&format!("conversation {id} with ollama qwen3:8b at {}/api/chat", fake.url)), "{shown}");
+    assert!(
+        lines[0].starts_with(&format!(
+            "conversation {id} with ollama qwen3:8b at {}/api/chat",
+            fake.url
+        )),
+        "{shown}"
+    );
     assert_eq!(lines[1], "user: dim the living room light to 40%");
     assert_eq!(
         lines[2],
         r#"  call call_8k2xq1 control_zwave_device {"action":"dim","brightness":40,"device_name":"Living Room Light"}"#
     );
-    assert!(lines[3].starts_with("  ✓ call_8k2xq1 control_zwave_device: Living Room Light dimmed to 40%"), "{shown}");
-    assert_eq!(lines[4], "assistant (turn 2): The Living Room Light is now dimmed to 40%.");
-    assert_eq!(lines[5], "outcome: completed after 2 turns, 932 tokens in, 50 out");
+    assert!(
+        lines[3]
+            .starts_with("  ✓ call_8k2xq1 control_zwave_device: Living Room Light dimmed to 40%"),
+        "{shown}"
+    );
+    assert_eq!(
+        lines[4],
+        "assistant (turn 2): The Living Room Light is now dimmed to 40%."
+    );
+    assert_eq!(
+        lines[5],
+        "outcome: completed after 2 turns, 932 tokens in, 50 out"
+    );
 }
 
 #[tokio::test]
@@ -126,7 +180,12 @@ async fn chat_asks_before_switching_and_a_no_fails_the_run() {
     ])
     .await;
     let (output, _, stderr) = run(
-        chat_args(&demo_config(), &scratch_file("ask.db"), &fake.url, &["--once", "dim the living room light to 40%"]),
+        chat_args(
+            &demo_config(),
+            &scratch_file("ask.db"),
+            &fake.url,
+            &["--once", "dim the living room light to 40%"],
+        ),
         "n\n",
         vec![],
     )
@@ -138,7 +197,10 @@ async fn chat_asks_before_switching_and_a_no_fails_the_run() {
     assert!(stderr.contains("✗ control_zwave_device (0 ms) [call_8k2xq1]: Error: the user declined to run `control_zwave_device`; it was not executed"), "{stderr}");
     assert_eq!(output.status.code(), Some(1));
     let declined = &fake.bodies()[1]["messages"][2]["content"];
-    assert_eq!(declined, "Error: the user declined to run `control_zwave_device`; it was not executed");
+    assert_eq!(
+        declined,
+        "Error: the user declined to run `control_zwave_device`; it was not executed"
+    );
 }
 
 #[tokio::test]
@@ -149,22 +211,47 @@ async fn chat_json_prints_every_event_as_a_json_line() {
     ])
     .await;
     let (output, stdout, _) = run(
-        chat_args(&demo_config(), &scratch_file("json.db"), &fake.url, &["--yes", "--json", "--once", "dim the living room light to 40%"]),
+        chat_args(
+            &demo_config(),
+            &scratch_file("json.db"),
+            &fake.url,
+            &[
+                "--yes",
+                "--json",
+                "--once",
+                "dim the living room light to 40%",
+            ],
+        ),
         "",
         vec![],
     )
     .await;
     assert_eq!(output.status.code(), Some(0));
-    let events: Vec<serde_json::Value> = stdout.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    let events: Vec<serde_json::Value> = stdout
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
     let kinds: Vec<&str> = events.iter().map(|e| e["type"].as_str().unwrap()).collect();
     assert_eq!(
         kinds,
-        ["tool_call", "tool_result", "turn_finished", "text_delta", "text_delta", "text_delta", "turn_finished", "done"]
+        [
+            "tool_call",
+            "tool_result",
+            "turn_finished",
+            "text_delta",
+            "text_delta",
+            "text_delta",
+            "turn_finished",
+            "done"
+        ]
     );
     assert_eq!(events[0]["args"]["device_name"], "Living Room Light");
     assert_eq!(events[1]["success"], true);
     assert_eq!(events[7]["reason"], "completed");
-    assert_eq!(events[7]["usage"], serde_json::json!({"input_tokens": 932, "output_tokens": 50}));
+    assert_eq!(
+        events[7]["usage"],
+        serde_json::json!({"input_tokens": 932, "output_tokens": 50})
+    );
 }
 
 #[tokio::test]
@@ -175,27 +262,47 @@ async fn chat_reads_questions_line_by_line_from_a_pipe_in_one_conversation() {
     ])
     .await;
     let (output, stdout, stderr) = run(
-        args(&["chat", "--no-history", "--provider", "ollama", "--model", "qwen3:8b", "--base-url", &fake.url]),
+        args(&[
+            "chat",
+            "--no-history",
+            "--provider",
+            "ollama",
+            "--model",
+            "qwen3:8b",
+            "--base-url",
+            &fake.url,
+        ]),
         "first question\n\nsecond question\n",
         vec![],
     )
     .await;
     assert_eq!(output.status.code(), Some(0), "{stderr}");
-    assert_eq!(stdout, "The Living Room Light is now dimmed to 40%.\nSwitch One is off.\n");
+    assert_eq!(
+        stdout,
+        "The Living Room Light is now dimmed to 40%.\nSwitch One is off.\n"
+    );
     let second = &fake.bodies()[1]["messages"];
     assert_eq!(second.as_array().unwrap().len(), 3, "{second}");
 }
 
 #[tokio::test]
 async fn chat_usage_errors_exit_2_and_say_what_is_missing() {
-    let (output, _, stderr) = run(args(&["chat", "--no-history", "--once", "hi"]), "", vec![]).await;
+    let (output, _, stderr) =
+        run(args(&["chat", "--no-history", "--once", "hi"]), "", vec![]).await;
     assert_eq!(output.status.code(), Some(2));
     assert_eq!(
         stderr,
         "mcp-client: choose a model provider: --provider ollama|openai|anthropic (or MCP_CLIENT_PROVIDER, or \"llm\": {\"provider\": …} in the config)\n"
     );
     let (output, _, stderr) = run(
-        args(&["chat", "--no-history", "--provider", "anthropic", "--once", "hi"]),
+        args(&[
+            "chat",
+            "--no-history",
+            "--provider",
+            "anthropic",
+            "--once",
+            "hi",
+        ]),
         "",
         vec![],
     )
@@ -206,13 +313,25 @@ async fn chat_usage_errors_exit_2_and_say_what_is_missing() {
         "mcp-client: choose a model: --model NAME (or MCP_CLIENT_MODEL, or \"llm\": {\"model\": …} in the config), e.g. claude-sonnet-4-5\n"
     );
     let (output, _, stderr) = run(
-        args(&["chat", "--no-history", "--provider", "anthropic", "--model", "claude-sonnet-4-5", "--once", "hi"]),
+        args(&[
+            "chat",
+            "--no-history",
+            "--provider",
+            "anthropic",
+            "--model",
+            "claude-sonnet-4-5",
+            "--once",
+            "hi",
+        ]),
         "",
         vec![("ANTHROPIC_API_KEY", String::new())],
     )
     .await;
     assert_eq!(output.status.code(), Some(2));
-    assert_eq!(stderr, "mcp-client: Anthropic needs an API key: set ANTHROPIC_API_KEY\n");
+    assert_eq!(
+        stderr,
+        "mcp-client: Anthropic needs an API key: set ANTHROPIC_API_KEY\n"
+    );
 }
 
 #[tokio::test]
@@ -247,7 +366,14 @@ async fn chat_takes_provider_and_model_from_the_environment_and_the_config_file(
     )
     .unwrap();
     let (output, stdout, stderr) = run(
-        args(&["chat", "--no-history", "--config", &config.to_string_lossy(), "--once", "hi"]),
+        args(&[
+            "chat",
+            "--no-history",
+            "--config",
+            &config.to_string_lossy(),
+            "--once",
+            "hi",
+        ]),
         "",
         vec![],
     )

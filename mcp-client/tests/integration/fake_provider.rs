@@ -135,7 +135,12 @@ impl Drop for FakeProvider {
     }
 }
 
-async fn answer(State(script): State<Script>, uri: Uri, headers: HeaderMap, body: Bytes) -> Response {
+async fn answer(
+    State(script): State<Script>,
+    uri: Uri,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Response {
     let body: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
     script.received.lock().unwrap().push(Received {
         path: uri.path().to_owned(),
@@ -146,7 +151,9 @@ async fn answer(State(script): State<Script>, uri: Uri, headers: HeaderMap, body
     let Some(reply) = reply else {
         return Response::builder()
             .status(StatusCode::INTERNAL_SERVER_ERROR)
-            .body(Body::from(r#"{"error":"the test scripted no more replies"}"#))
+            .body(Body::from(
+                r#"{"error":"the test scripted no more replies"}"#,
+            ))
             .unwrap();
     };
     let mut response = Response::builder().status(reply.status);

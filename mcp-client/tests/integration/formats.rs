@@ -2,11 +2,11 @@
 //! definitions for Ollama/Qwen, OpenAI and Anthropic, and the tool-result messages.
 
 use mcp_client::{
+    llm::ToolResult,
     llm::format::{
         anthropic_tool_results, anthropic_tools, ollama_tool_results, ollama_tools,
         openai_tool_results, openai_tools,
     },
-    llm::ToolResult,
     tools::{
         definition::{self, Implementation, ToolDefinition},
         executor::{ToolCall, ToolOutcome},

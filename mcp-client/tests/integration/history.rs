@@ -73,27 +73,43 @@ async fn every_ending_is_stored_with_every_text_call_and_result() {
     .await;
     let agent = Agent::new(ollama(&fake), tools()).with_journal(Arc::clone(&store) as _);
     let mut completed = Conversation::new();
-    assert_eq!(ask(&agent, &mut completed, "dim it").await, DoneReason::Completed);
+    assert_eq!(
+        ask(&agent, &mut completed, "dim it").await,
+        DoneReason::Completed
+    );
     let limited = agent.clone().with_options(AgentOptions {
         max_turns: 1,
         ..AgentOptions::default()
     });
     let mut stopped = Conversation::new();
-    assert_eq!(ask(&limited, &mut stopped, "dim it again").await, DoneReason::MaxTurnsReached);
+    assert_eq!(
+        ask(&limited, &mut stopped, "dim it again").await,
+        DoneReason::MaxTurnsReached
+    );
     let mut failed = Conversation::new();
-    assert_eq!(ask(&agent, &mut failed, "and now?").await, DoneReason::Error);
+    assert_eq!(
+        ask(&agent, &mut failed, "and now?").await,
+        DoneReason::Error
+    );
     let cancel = CancellationToken::new();
     cancel.cancel();
     let mut cancelled = Conversation::new();
     let sink: EventSink = Arc::new(|_| {});
-    let answer = agent.ask(&mut cancelled, "never mind", &sink, &cancel).await;
+    let answer = agent
+        .ask(&mut cancelled, "never mind", &sink, &cancel)
+        .await;
     assert_eq!(answer.reason, DoneReason::Cancelled);
     store.flush().await.unwrap();
 
     let stored = store.load(&completed.id).unwrap();
     assert_eq!(stored.summary.title, "dim it");
     assert_eq!(stored.summary.outcome.as_deref(), Some("completed"));
-    assert!(stored.summary.provider.starts_with("ollama qwen3:8b at http://127.0.0.1:"));
+    assert!(
+        stored
+            .summary
+            .provider
+            .starts_with("ollama qwen3:8b at http://127.0.0.1:")
+    );
     let messages: Vec<Message> = stored.messages.iter().map(|(_, m)| m.clone()).collect();
     assert_eq!(messages, completed.messages);
     let turns: Vec<u32> = stored.messages.iter().map(|(turn, _)| *turn).collect();
@@ -105,7 +121,10 @@ async fn every_ending_is_stored_with_every_text_call_and_result() {
     assert_eq!(count(&path, "tool_results", &completed.id), 1);
 
     let stopped_stored = store.load(&stopped.id).unwrap();
-    assert_eq!(stopped_stored.summary.outcome.as_deref(), Some("max_turns_reached"));
+    assert_eq!(
+        stopped_stored.summary.outcome.as_deref(),
+        Some("max_turns_reached")
+    );
     assert_eq!(stopped_stored.messages.len(), 3, "question, call, result");
     assert_eq!(count(&path, "tool_results", &stopped.id), 1);
 
@@ -113,7 +132,9 @@ async fn every_ending_is_stored_with_every_text_call_and_result() {
     assert_eq!(failed_stored.summary.outcome.as_deref(), Some("error"));
     assert_eq!(
         failed_stored.outcomes[0].error.as_deref(),
-        Some("the response from Ollama was cut off before the message was complete (no line with \"done\": true arrived)")
+        Some(
+            "the response from Ollama was cut off before the message was complete (no line with \"done\": true arrived)"
+        )
     );
     assert_eq!(
         failed_stored.messages.last().unwrap().1,
@@ -123,7 +144,10 @@ async fn every_ending_is_stored_with_every_text_call_and_result() {
         }
     );
     let cancelled_stored = store.load(&cancelled.id).unwrap();
-    assert_eq!(cancelled_stored.summary.outcome.as_deref(), Some("cancelled"));
+    assert_eq!(
+        cancelled_stored.summary.outcome.as_deref(),
+        Some("cancelled")
+    );
 
     let listed: Vec<String> = store.list().unwrap().into_iter().map(|c| c.id).collect();
     assert_eq!(listed.len(), 4);
@@ -152,10 +176,15 @@ async fn a_resumed_conversation_continues_with_its_history() {
     // A new process: open the store again and go on.
     let store = Arc::new(Store::open(&path).unwrap());
     let stored = store.load(&id).unwrap();
-    let mut conversation =
-        Conversation::resume(id.clone(), stored.messages.into_iter().map(|(_, m)| m).collect());
+    let mut conversation = Conversation::resume(
+        id.clone(),
+        stored.messages.into_iter().map(|(_, m)| m).collect(),
+    );
     let agent = Agent::new(ollama(&fake), tools()).with_journal(Arc::clone(&store) as _);
-    assert_eq!(ask(&agent, &mut conversation, "and switch one?").await, DoneReason::Completed);
+    assert_eq!(
+        ask(&agent, &mut conversation, "and switch one?").await,
+        DoneReason::Completed
+    );
     store.flush().await.unwrap();
     let third = &fake.bodies()[2];
     let messages = third["messages"].as_array().unwrap();
@@ -184,7 +213,9 @@ async fn store_errors_say_what_to_do() {
         .unwrap();
     assert_eq!(
         Store::open(&path).unwrap_err().to_string(),
-        format!("the history database {path:?} has schema version 99, newer than this mcp-client's 1: upgrade mcp-client or use another --history PATH")
+        format!(
+            "the history database {path:?} has schema version 99, newer than this mcp-client's 1: upgrade mcp-client or use another --history PATH"
+        )
     );
     let directory = std::env::temp_dir();
     let error = Store::open(&directory).unwrap_err().to_string();
@@ -192,5 +223,8 @@ async fn store_errors_say_what_to_do() {
         error.starts_with(&format!("cannot open the history database {directory:?}: ")),
         "{error}"
     );
-    assert!(error.ends_with("(choose another with --history PATH, or --no-history)"), "{error}");
+    assert!(
+        error.ends_with("(choose another with --history PATH, or --no-history)"),
+        "{error}"
+    );
 }
