@@ -110,6 +110,7 @@ impl Agent {
 
     /// Sets the options.
     pub fn with_options(mut self, options: AgentOptions) -> Self {
+        self.executor = self.executor.with_parallel(options.parallel_tools);
         self.options = options;
         self
     }
@@ -407,7 +408,7 @@ impl Agent {
                         call.name
                     ),
                 );
-                report(events, &result, Duration::ZERO);
+                report(events, call, &result, Duration::ZERO);
                 results[index] = Some(result);
                 continue;
             }
@@ -438,7 +439,7 @@ impl Agent {
                         call.name
                     ),
                 );
-                report(events, &result, Duration::ZERO);
+                report(events, call, &result, Duration::ZERO);
                 results[index] = Some(result);
                 continue;
             }
@@ -475,6 +476,7 @@ impl Agent {
             };
             report(
                 events,
+                &call,
                 &result,
                 Duration::from_millis(outcome.execution_time_ms),
             );
@@ -524,10 +526,11 @@ fn error_result(call: &ToolCall, reason: &str) -> ToolResult {
     }
 }
 
-fn report(events: &EventSink, result: &ToolResult, took: Duration) {
+fn report(events: &EventSink, call: &ToolCall, result: &ToolResult, took: Duration) {
     events(AgentEvent::ToolResult {
         id: result.call_id.clone(),
         name: result.tool_name.clone(),
+        args: call.args.clone(),
         success: !result.result.is_error,
         duration_ms: u64::try_from(took.as_millis()).unwrap_or(u64::MAX),
         text: result.result.text.clone(),

@@ -39,12 +39,14 @@ pub enum AgentEvent {
         #[serde(skip_serializing_if = "Option::is_none")]
         message: Option<String>,
     },
-    /// A tool call finished.
+    /// A tool call finished (or was refused before it ran).
     ToolResult {
         /// The call's id.
         id: String,
         /// The tool.
         name: String,
+        /// The arguments the model gave.
+        args: serde_json::Value,
         /// Whether it succeeded.
         success: bool,
         /// How long it took.

@@ -323,8 +323,15 @@ async fn interactive(
     store: Option<&Store>,
 ) {
     let terminal = std::io::stdin().is_terminal();
+    // The prompt's own history (arrow-up) lives beside the conversation store.
+    let prompts = store.map(|store| store.path().with_file_name("prompts.txt"));
     let mut editor = if terminal {
-        rustyline::DefaultEditor::new().ok()
+        rustyline::DefaultEditor::new().ok().map(|mut editor| {
+            if let Some(path) = &prompts {
+                let _ = editor.load_history(path);
+            }
+            editor
+        })
     } else {
         None
     };
@@ -335,10 +342,14 @@ async fn interactive(
         );
     }
     loop {
+        let prompts = prompts.clone();
         let reading = tokio::task::spawn_blocking(move || {
             let line = match editor.as_mut() {
                 Some(editor) => editor.readline("> ").ok().inspect(|line| {
                     let _ = editor.add_history_entry(line.as_str());
+                    if let Some(path) = &prompts {
+                        let _ = editor.save_history(path);
+                    }
                 }),
                 None => {
                     let mut line = String::new();
@@ -406,8 +417,9 @@ impl Approver for AskOnTerminal {
 struct View {
     json: bool,
     max_turns: u32,
+    /// A spinner while tools run, on a terminal only.
+    terminal: bool,
     state: Mutex<ViewState>,
-    spinner: Option<indicatif::ProgressBar>,
 }
 
 #[derive(Default)]
@@ -415,20 +427,16 @@ struct ViewState {
     /// The answer's text so far ends without a newline.
     open_line: bool,
     running: Vec<String>,
+    spinner: Option<indicatif::ProgressBar>,
 }
 
 impl View {
     fn new(json: bool, max_turns: u32) -> Self {
-        let spinner = (!json && std::io::stderr().is_terminal()).then(|| {
-            let bar = indicatif::ProgressBar::hidden();
-            bar.set_draw_target(indicatif::ProgressDrawTarget::stderr());
-            bar
-        });
         Self {
             json,
             max_turns,
+            terminal: !json && std::io::stderr().is_terminal(),
             state: Mutex::new(ViewState::default()),
-            spinner,
         }
     }
 
@@ -445,43 +453,53 @@ impl View {
                 write_stdout(text);
                 state.open_line = !text.ends_with('\n');
             }
-            AgentEvent::ToolCall { name, args, .. } => {
+            AgentEvent::ToolCall { name, .. } => {
                 Self::close_line(&mut state);
                 state.running.push(name.clone());
-                if let Some(spinner) = &self.spinner {
-                    spinner.set_message(format!("running {} {args}", state.running.join(", ")));
-                    spinner.enable_steady_tick(Duration::from_millis(100));
+                if self.terminal {
+                    let message = format!("running {}", state.running.join(", "));
+                    let spinner = state.spinner.get_or_insert_with(|| {
+                        let bar = indicatif::ProgressBar::new_spinner();
+                        bar.set_draw_target(indicatif::ProgressDrawTarget::stderr());
+                        bar.enable_steady_tick(Duration::from_millis(100));
+                        bar
+                    });
+                    spinner.set_message(message);
                 }
             }
             AgentEvent::ToolResult {
                 name,
+                args,
                 success,
                 duration_ms,
                 text,
-                id,
+                ..
             } => {
                 Self::close_line(&mut state);
                 if let Some(position) = state.running.iter().position(|n| n == name) {
                     state.running.remove(position);
                 }
-                if let Some(spinner) = &self.spinner
-                    && state.running.is_empty()
-                {
-                    spinner.finish_and_clear();
-                }
                 let mark = if *success { '✓' } else { '✗' };
-                let first = text.lines().next().unwrap_or_default();
                 let detail = if *success {
                     String::new()
                 } else {
-                    format!(": {}", short(first))
+                    format!(": {}", short(text.lines().next().unwrap_or_default()))
                 };
-                self.note(&format!("{mark} {name} ({duration_ms} ms) [{id}]{detail}"));
+                let line = format!(
+                    "{mark} {name} {} ({duration_ms} ms){detail}",
+                    short(&args.to_string())
+                );
+                Self::note(&state, &line);
+                if state.running.is_empty()
+                    && let Some(spinner) = state.spinner.take()
+                {
+                    spinner.finish_and_clear();
+                }
             }
             AgentEvent::ToolProgress {
                 progress, total, ..
             } => {
-                if let Some(spinner) = &self.spinner {
+                if let Some(spinner) = &state.spinner {
                     let of = total.map(|t| format!("/{t}")).unwrap_or_default();
                     spinner.set_message(format!(
                         "running {} ({progress}{of})",
@@ -491,27 +509,34 @@ impl View {
             }
             AgentEvent::Refinement { iteration, tool } => {
                 Self::close_line(&mut state);
-                self.note(&format!(
-                    "Model requesting refinement search (iteration {iteration}, tool {tool})"
-                ));
+                Self::note(
+                    &state,
+                    &format!(
+                        "Model requesting refinement search (iteration {iteration}, tool {tool})"
+                    ),
+                );
             }
             AgentEvent::TurnFinished { .. } => {}
             AgentEvent::Error { message } => {
                 Self::close_line(&mut state);
-                self.note(&format!("error: {message}"));
+                Self::note(&state, &format!("error: {message}"));
             }
             AgentEvent::Done { reason, .. } => {
                 Self::close_line(&mut state);
-                match reason {
-                    DoneReason::MaxTurnsReached => self.note(&format!(
+                let stopped = match reason {
+                    DoneReason::MaxTurnsReached => Some(format!(
                         "stopped: max turns reached ({}); ask again to continue, or raise --max-turns",
                         self.max_turns
                     )),
-                    DoneReason::TokenBudgetReached => {
-                        self.note("stopped: the token budget would be exceeded by another turn")
-                    }
-                    DoneReason::Cancelled => self.note("cancelled"),
-                    DoneReason::Completed | DoneReason::Error => {}
+                    DoneReason::TokenBudgetReached => Some(
+                        "stopped: another turn would go past the token budget (--token-budget)"
+                            .to_owned(),
+                    ),
+                    DoneReason::Cancelled => Some("cancelled".to_owned()),
+                    DoneReason::Completed | DoneReason::Error => None,
+                };
+                if let Some(line) = stopped {
+                    Self::note(&state, &line);
                 }
             }
         }
@@ -531,12 +556,11 @@ impl View {
         }
     }
 
-    fn note(&self, line: &str) {
-        match &self.spinner {
-            Some(spinner) if !spinner.is_finished() && !spinner.is_hidden() => {
-                spinner.suspend(|| eprintln!("{line}"));
-            }
-            _ => eprintln!("{line}"),
+    /// One line on stderr, above the spinner if one is showing.
+    fn note(state: &ViewState, line: &str) {
+        match &state.spinner {
+            Some(spinner) => spinner.suspend(|| eprintln!("{line}")),
+            None => eprintln!("{line}"),
         }
     }
 }

@@ -193,6 +193,12 @@ impl ToolExecutor {
         self
     }
 
+    /// Sets how many calls of one batch run at once (at least 1).
+    pub fn with_parallel(mut self, parallel: usize) -> Self {
+        self.parallel = parallel.max(1);
+        self
+    }
+
     /// The tools.
     pub fn manager(&self) -> &ToolManager {
         &self.manager

@@ -240,3 +240,37 @@ async fn a_rejected_request_shows_the_providers_reason() {
         )
     );
 }
+
+#[tokio::test]
+async fn cancelling_mid_stream_stops_the_model_and_keeps_what_was_shown() {
+    let fake =
+        FakeProvider::start(vec![Reply::fixture("ollama/cut.ndjson", 200).then_stall()]).await;
+    let cancel = CancellationToken::new();
+    let sink: EventSink = {
+        let cancel = cancel.clone();
+        Arc::new(move |event| {
+            if let AgentEvent::TextDelta { text } = event
+                && text == " is"
+            {
+                cancel.cancel();
+            }
+        })
+    };
+    let mut conversation = Conversation::new();
+    let answer = Agent::new(
+        provider(Dialect::Ollama, &fake),
+        ToolExecutor::new(ToolManager::new()),
+    )
+    .with_options(AgentOptions::default())
+    .ask(&mut conversation, "hi", &sink, &cancel)
+    .await;
+    assert_eq!(answer.reason, DoneReason::Cancelled);
+    assert_eq!(answer.error, None);
+    assert_eq!(
+        conversation.messages.last(),
+        Some(&Message::Assistant {
+            text: "The light is".into(),
+            tool_calls: vec![]
+        })
+    );
+}
