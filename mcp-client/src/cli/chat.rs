@@ -1,7 +1,7 @@
 //! `mcp-client chat`: talk to a model that calls the configured servers' tools. Builds the
-//! pieces (provider, executor, history, agent), asks, and renders the agent's events: the
-//! answer on stdout as it streams, each tool call as one line on stderr (`--json`: every
-//! event as a JSON line on stdout).
+//! pieces (provider, executor, history, agent) from flags, environment and the config file,
+//! then asks one question (`--once`) or one per line, with Ctrl-C cancelling the question
+//! being answered and tools that change things approved on the terminal (`view.rs` renders).
 
 use std::{
     io::{BufRead as _, IsTerminal as _, Write as _},
@@ -15,11 +15,10 @@ use clap::{Args, ValueEnum};
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
-use super::{UsageError, emit, host, write_stdout};
+use super::{UsageError, host, view::View};
 use crate::{
     agent::{
-        Agent, AgentEvent, AgentOptions, Answer, Approver, Conversation, DoneReason, EventSink,
-        ToolRetry,
+        Agent, AgentOptions, Answer, Approver, Conversation, DoneReason, EventSink, ToolRetry,
     },
     connection::config,
     history::{self, Store},
@@ -410,165 +409,5 @@ impl Approver for AskOnTerminal {
             .await
             .unwrap_or(false)
         })
-    }
-}
-
-/// Renders events: the answer on stdout, the agent's progress on stderr (or JSON lines).
-struct View {
-    json: bool,
-    max_turns: u32,
-    /// A spinner while tools run, on a terminal only.
-    terminal: bool,
-    state: Mutex<ViewState>,
-}
-
-#[derive(Default)]
-struct ViewState {
-    /// The answer's text so far ends without a newline.
-    open_line: bool,
-    running: Vec<String>,
-    spinner: Option<indicatif::ProgressBar>,
-}
-
-impl View {
-    fn new(json: bool, max_turns: u32) -> Self {
-        Self {
-            json,
-            max_turns,
-            terminal: !json && std::io::stderr().is_terminal(),
-            state: Mutex::new(ViewState::default()),
-        }
-    }
-
-    fn show(&self, event: &AgentEvent) {
-        if self.json {
-            if let Ok(line) = serde_json::to_string(event) {
-                emit(&line);
-            }
-            return;
-        }
-        let mut state = self.state.lock().unwrap_or_else(PoisonError::into_inner);
-        match event {
-            AgentEvent::TextDelta { text } => {
-                write_stdout(text);
-                state.open_line = !text.ends_with('\n');
-            }
-            AgentEvent::ToolCall { name, .. } => {
-                Self::close_line(&mut state);
-                state.running.push(name.clone());
-                if self.terminal {
-                    let message = format!("running {}", state.running.join(", "));
-                    let spinner = state.spinner.get_or_insert_with(|| {
-                        let bar = indicatif::ProgressBar::new_spinner();
-                        bar.set_draw_target(indicatif::ProgressDrawTarget::stderr());
-                        bar.enable_steady_tick(Duration::from_millis(100));
-                        bar
-                    });
-                    spinner.set_message(message);
-                }
-            }
-            AgentEvent::ToolResult {
-                name,
-                args,
-                success,
-                duration_ms,
-                text,
-                ..
-            } => {
-                Self::close_line(&mut state);
-                if let Some(position) = state.running.iter().position(|n| n == name) {
-                    state.running.remove(position);
-                }
-                let mark = if *success { '✓' } else { '✗' };
-                let detail = if *success {
-                    String::new()
-                } else {
-                    format!(": {}", short(text.lines().next().unwrap_or_default()))
-                };
-                let line = format!(
-                    "{mark} {name} {} ({duration_ms} ms){detail}",
-                    short(&args.to_string())
-                );
-                Self::note(&state, &line);
-                if state.running.is_empty()
-                    && let Some(spinner) = state.spinner.take()
-                {
-                    spinner.finish_and_clear();
-                }
-            }
-            AgentEvent::ToolProgress {
-                progress, total, ..
-            } => {
-                if let Some(spinner) = &state.spinner {
-                    let of = total.map(|t| format!("/{t}")).unwrap_or_default();
-                    spinner.set_message(format!(
-                        "running {} ({progress}{of})",
-                        state.running.join(", ")
-                    ));
-                }
-            }
-            AgentEvent::Refinement { iteration, tool } => {
-                Self::close_line(&mut state);
-                Self::note(
-                    &state,
-                    &format!(
-                        "Model requesting refinement search (iteration {iteration}, tool {tool})"
-                    ),
-                );
-            }
-            AgentEvent::TurnFinished { .. } => {}
-            AgentEvent::Error { message } => {
-                Self::close_line(&mut state);
-                Self::note(&state, &format!("error: {message}"));
-            }
-            AgentEvent::Done { reason, .. } => {
-                Self::close_line(&mut state);
-                let stopped = match reason {
-                    DoneReason::MaxTurnsReached => Some(format!(
-                        "stopped: max turns reached ({}); ask again to continue, or raise --max-turns",
-                        self.max_turns
-                    )),
-                    DoneReason::TokenBudgetReached => Some(
-                        "stopped: another turn would go past the token budget (--token-budget)"
-                            .to_owned(),
-                    ),
-                    DoneReason::Cancelled => Some("cancelled".to_owned()),
-                    DoneReason::Completed | DoneReason::Error => None,
-                };
-                if let Some(line) = stopped {
-                    Self::note(&state, &line);
-                }
-            }
-        }
-    }
-
-    fn close_line(state: &mut ViewState) {
-        if state.open_line {
-            write_stdout("\n");
-            state.open_line = false;
-        }
-    }
-
-    /// Ends the answer's last line on stdout.
-    fn end_answer(&self) {
-        if !self.json {
-            Self::close_line(&mut self.state.lock().unwrap_or_else(PoisonError::into_inner));
-        }
-    }
-
-    /// One line on stderr, above the spinner if one is showing.
-    fn note(state: &ViewState, line: &str) {
-        match &state.spinner {
-            Some(spinner) => spinner.suspend(|| eprintln!("{line}")),
-            None => eprintln!("{line}"),
-        }
-    }
-}
-
-fn short(text: &str) -> String {
-    if text.chars().count() > 160 {
-        format!("{}…", text.chars().take(160).collect::<String>())
-    } else {
-        text.to_owned()
     }
 }

@@ -5,6 +5,7 @@
 
 mod chat;
 mod history;
+mod view;
 
 use std::{path::PathBuf, process::ExitCode, time::Duration};
 

@@ -295,13 +295,7 @@ mod tests {
     };
 
     fn decode(frames: &[&str]) -> Result<Vec<StreamEvent>, ProviderError> {
-        let mut decoder = AnthropicDecoder::default();
-        let mut out = Vec::new();
-        for frame in frames {
-            decoder.frame(frame, &mut out)?;
-        }
-        decoder.finish(&mut out)?;
-        Ok(out)
+        crate::llm::http::decode_all(AnthropicDecoder::default(), frames)
     }
 
     #[test]

@@ -67,6 +67,20 @@ pub(crate) trait Decoder: Send + 'static {
     fn finish(&mut self, out: &mut Vec<StreamEvent>) -> Result<(), ProviderError>;
 }
 
+/// Feeds `frames` to a decoder and ends the response: the events, or the first error.
+#[cfg(test)]
+pub(crate) fn decode_all(
+    mut decoder: impl Decoder,
+    frames: &[&str],
+) -> Result<Vec<StreamEvent>, ProviderError> {
+    let mut out = Vec::new();
+    for frame in frames {
+        decoder.frame(frame, &mut out)?;
+    }
+    decoder.finish(&mut out)?;
+    Ok(out)
+}
+
 /// A provider's address and identity.
 #[derive(Clone)]
 pub(crate) struct Endpoint {

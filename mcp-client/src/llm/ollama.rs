@@ -230,14 +230,8 @@ mod tests {
     use super::*;
     use crate::tools::executor::ToolCall;
 
-    fn decode(lines: &[&str]) -> Result<Vec<StreamEvent>, ProviderError> {
-        let mut decoder = OllamaDecoder::default();
-        let mut out = Vec::new();
-        for line in lines {
-            decoder.frame(line, &mut out)?;
-        }
-        decoder.finish(&mut out)?;
-        Ok(out)
+    fn decode(frames: &[&str]) -> Result<Vec<StreamEvent>, ProviderError> {
+        crate::llm::http::decode_all(OllamaDecoder::default(), frames)
     }
 
     #[test]

@@ -285,13 +285,7 @@ mod tests {
     use super::*;
 
     fn decode(frames: &[&str]) -> Result<Vec<StreamEvent>, ProviderError> {
-        let mut decoder = OpenAiDecoder::default();
-        let mut out = Vec::new();
-        for frame in frames {
-            decoder.frame(frame, &mut out)?;
-        }
-        decoder.finish(&mut out)?;
-        Ok(out)
+        crate::llm::http::decode_all(OpenAiDecoder::default(), frames)
     }
 
     #[test]

@@ -69,14 +69,8 @@ async fn demo_home() -> (ToolExecutor, ServerPool) {
 }
 
 fn provider(dialect: Dialect, fake: &FakeProvider, stream: bool) -> Arc<HttpProvider> {
-    let mut config = ProviderConfig::new(dialect, "test-model");
-    config.base_url = match dialect {
-        Dialect::OpenAi => format!("{}/v1", fake.url),
-        _ => fake.url.clone(),
-    };
-    config.api_key = Some("sk-test-key-123".into());
+    let mut config = fake.provider_config(dialect);
     config.stream = stream;
-    config.http.retry.base_delay = Duration::from_millis(10);
     Arc::new(HttpProvider::new(config).unwrap())
 }
 

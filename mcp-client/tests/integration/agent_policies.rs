@@ -12,7 +12,7 @@ use std::{
 
 use mcp_client::{
     agent::{Agent, AgentEvent, AgentOptions, Conversation, DoneReason, EventSink, ToolRetry},
-    llm::{Dialect, HttpProvider, Message, ProviderConfig},
+    llm::{Dialect, HttpProvider, Message},
     tools::{definition, executor::ToolExecutor, manager::ToolManager},
 };
 use serde_json::json;
@@ -24,11 +24,7 @@ use crate::{
 };
 
 fn provider(dialect: Dialect, fake: &FakeProvider) -> Arc<HttpProvider> {
-    let mut config = ProviderConfig::new(dialect, "m");
-    config.base_url = match dialect {
-        Dialect::OpenAi => format!("{}/v1", fake.url),
-        _ => fake.url.clone(),
-    };
+    let mut config = fake.provider_config(dialect);
     config.http.idle_timeout = Duration::from_millis(300);
     Arc::new(HttpProvider::new(config).unwrap())
 }

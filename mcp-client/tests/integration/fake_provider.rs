@@ -5,6 +5,7 @@
 use std::{
     convert::Infallible,
     sync::{Arc, Mutex},
+    time::Duration,
 };
 
 use axum::{
@@ -13,6 +14,7 @@ use axum::{
     http::{HeaderMap, StatusCode, Uri},
     response::Response,
 };
+use mcp_client::llm::{Dialect, ProviderConfig};
 use serde_json::Value;
 
 use crate::harness::fixture_path;
@@ -121,6 +123,19 @@ impl FakeProvider {
     /// Every request so far.
     pub fn received(&self) -> Vec<Received> {
         self.script.received.lock().unwrap().clone()
+    }
+
+    /// A provider of `dialect` pointed at this server (OpenAI-compatible URLs carry `/v1`),
+    /// with a test key and quick retries.
+    pub fn provider_config(&self, dialect: Dialect) -> ProviderConfig {
+        let mut config = ProviderConfig::new(dialect, "test-model");
+        config.base_url = match dialect {
+            Dialect::OpenAi => format!("{}/v1", self.url),
+            _ => self.url.clone(),
+        };
+        config.api_key = Some("sk-test-key-123".into());
+        config.http.retry.base_delay = Duration::from_millis(10);
+        config
     }
 
     /// Request bodies so far.

@@ -6,7 +6,7 @@ use std::sync::Arc;
 use mcp_client::{
     agent::{Agent, AgentOptions, Conversation, DoneReason, EventSink},
     history::Store,
-    llm::{Dialect, HttpProvider, Message, ProviderConfig},
+    llm::{Dialect, HttpProvider, Message},
     tools::{executor::ToolExecutor, manager::ToolManager},
 };
 use tokio_util::sync::CancellationToken;
@@ -17,8 +17,8 @@ use crate::{
 };
 
 fn ollama(fake: &FakeProvider) -> Arc<HttpProvider> {
-    let mut config = ProviderConfig::new(Dialect::Ollama, "qwen3:8b");
-    config.base_url = fake.url.clone();
+    let mut config = fake.provider_config(Dialect::Ollama);
+    config.model = "qwen3:8b".into();
     Arc::new(HttpProvider::new(config).unwrap())
 }
 
