@@ -386,3 +386,36 @@ async fn chat_takes_provider_and_model_from_the_environment_and_the_config_file(
     assert_eq!(stdout, "Switch One is off.\n");
     assert_eq!(fake.received()[1].body["model"], "qwen3:4b");
 }
+
+#[tokio::test]
+async fn chat_once_exits_1_when_the_provider_fails_and_says_why() {
+    let fake = FakeProvider::start(vec![Reply::status(
+        401,
+        r#"{"error":{"message":"Incorrect API key provided: sk-wr***ng","type":"invalid_request_error"}}"#,
+    )])
+    .await;
+    let (output, stdout, stderr) = run(
+        args(&[
+            "chat",
+            "--no-history",
+            "--provider",
+            "openai",
+            "--model",
+            "gpt-4.1-mini",
+            "--once",
+            "hi",
+        ]),
+        "",
+        vec![
+            ("OPENAI_BASE_URL", format!("{}/v1", fake.url)),
+            ("OPENAI_API_KEY", "sk-wrong-key".into()),
+        ],
+    )
+    .await;
+    assert_eq!(output.status.code(), Some(1));
+    assert_eq!(stdout, "");
+    assert_eq!(
+        stderr,
+        "error: the OpenAI-compatible server refused the request with status 401 (Incorrect API key provided: sk-wr***ng): check the key in OPENAI_API_KEY\n"
+    );
+}
