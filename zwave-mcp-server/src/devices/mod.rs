@@ -8,7 +8,7 @@ mod names;
 mod readings;
 
 pub use action::{Action, ActionError, Expect, WritePlan, plan};
-pub use names::{ResolveError, describe, resolve};
+pub use names::{MAX_NAME_CHARS, Purpose, ResolveError, describe, resolve};
 pub use readings::{Reading, ago, readings};
 
 use schemars::JsonSchema;

@@ -1,11 +1,27 @@
 //! Resolving a device name said by a person or a model to exactly one node, or refusing.
 //!
 //! Order: exact name (case-insensitive), then "location name", then `Node <id>`, then a unique
-//! substring. No match suggests the closest names; several matches list them. Never a guess.
+//! match of whole words ("living light" → "Living Room Light"). That is all a command that
+//! switches something accepts ([`Purpose::Control`]): a partial name must never actuate
+//! ("it" is inside "Kitchen" and "Switch"). Reads ([`Purpose::Read`]) also take a bare node
+//! number or a unique substring, and their answers name the device they resolved to. No match
+//! suggests the closest names; several matches list them. Never a guess.
 
 use crate::gateway::NodeInfo;
 
 use super::display_name;
+
+/// Longest device name accepted, in characters: anything longer is refused before any work.
+pub const MAX_NAME_CHARS: usize = 256;
+
+/// What the device is looked up for: switching takes only names beyond doubt.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Purpose {
+    /// Reading: partial names and bare node numbers are accepted too.
+    Read,
+    /// Switching: exact name, "location name", `Node <id>` or a unique whole-word match.
+    Control,
+}
 
 /// Why a name did not resolve to one device.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -14,6 +30,22 @@ pub enum ResolveError {
     /// The name was empty.
     #[error("deviceName is empty: give a device name as shown by list_zwave_devices")]
     Empty,
+    /// The name is longer than any device name.
+    #[error(
+        "deviceName is {chars} characters long; device names are at most {MAX_NAME_CHARS}: give a device name as shown by list_zwave_devices"
+    )]
+    TooLong {
+        /// Its length in characters.
+        chars: usize,
+    },
+    /// Only a partial match (part of a word, a bare number): not enough to switch anything.
+    #[error("\"{query}\" is only part of a device name ({}); to switch a device, give its full name, \"location name\" or `Node <id>`", .candidates.join(", "))]
+    Partial {
+        /// The name asked for.
+        query: String,
+        /// The devices it partly matches, described with node id and location.
+        candidates: Vec<String>,
+    },
     /// Nothing matched.
     #[error("no Z-Wave device matches \"{query}\"{}; list_zwave_devices shows every device", suggest(.suggestions))]
     NotFound {
@@ -41,36 +73,68 @@ fn suggest(suggestions: &[String]) -> String {
     }
 }
 
-/// Finds the one device `query` names among `devices`.
+/// Finds the one device `query` names among `devices`, as strictly as `purpose` demands.
 ///
 /// # Errors
-/// [`ResolveError`] when no device or several devices match.
-pub fn resolve<'a>(devices: &[&'a NodeInfo], query: &str) -> Result<&'a NodeInfo, ResolveError> {
+/// [`ResolveError`] when no device or several devices match, the name is empty or too long,
+/// or (for [`Purpose::Control`]) only partly matches.
+pub fn resolve<'a>(
+    devices: &[&'a NodeInfo],
+    query: &str,
+    purpose: Purpose,
+) -> Result<&'a NodeInfo, ResolveError> {
+    // Bytes first: a multi-megabyte name is refused without counting its characters.
+    if query.len() > MAX_NAME_CHARS * 4 || query.chars().count() > MAX_NAME_CHARS {
+        return Err(ResolveError::TooLong {
+            chars: query.chars().count(),
+        });
+    }
     let wanted = normalize(query);
     if wanted.is_empty() {
         return Err(ResolveError::Empty);
     }
-    let stages: [&dyn Fn(&NodeInfo) -> bool; 4] = [
+    let words: Vec<&str> = wanted.split(' ').collect();
+    let full = |node: &NodeInfo| normalize(&format!("{} {}", node.loc, display_name(node)));
+    let beyond_doubt: [&dyn Fn(&NodeInfo) -> bool; 4] = [
         &|node| normalize(&display_name(node)) == wanted,
+        &|node| !node.loc.is_empty() && full(node) == wanted,
+        &|node| wanted == format!("node {}", node.id),
         &|node| {
-            !node.loc.is_empty()
-                && normalize(&format!("{} {}", node.loc, display_name(node))) == wanted
-        },
-        &|node| wanted == format!("node {}", node.id) || wanted == node.id.to_string(),
-        &|node| {
-            normalize(&display_name(node)).contains(&wanted)
-                || normalize(&format!("{} {}", node.loc, display_name(node))).contains(&wanted)
+            let own: Vec<String> = full(node).split(' ').map(str::to_owned).collect();
+            words.iter().all(|word| own.iter().any(|w| w == word))
         },
     ];
-    for stage in stages {
-        let matches: Vec<&NodeInfo> = devices.iter().copied().filter(|node| stage(node)).collect();
-        match matches.as_slice() {
+    let partial: [&dyn Fn(&NodeInfo) -> bool; 2] =
+        [&|node| wanted == node.id.to_string(), &|node| {
+            full(node).contains(&wanted)
+        }];
+    let stage = |matches_node: &dyn Fn(&NodeInfo) -> bool| -> Vec<&'a NodeInfo> {
+        devices
+            .iter()
+            .copied()
+            .filter(|node| matches_node(node))
+            .collect()
+    };
+    let ambiguous = |several: &[&NodeInfo]| ResolveError::Ambiguous {
+        query: query.trim().to_owned(),
+        candidates: several.iter().map(|node| describe(node)).collect(),
+    };
+    for matches_node in beyond_doubt {
+        match stage(matches_node).as_slice() {
             [] => continue,
             [one] => return Ok(one),
-            several => {
-                return Err(ResolveError::Ambiguous {
+            several => return Err(ambiguous(several)),
+        }
+    }
+    for matches_node in partial {
+        match (stage(matches_node).as_slice(), purpose) {
+            ([], _) => continue,
+            ([one], Purpose::Read) => return Ok(one),
+            (several, Purpose::Read) => return Err(ambiguous(several)),
+            (found, Purpose::Control) => {
+                return Err(ResolveError::Partial {
                     query: query.trim().to_owned(),
-                    candidates: several.iter().map(|node| describe(node)).collect(),
+                    candidates: found.iter().map(|node| describe(node)).collect(),
                 });
             }
         }
@@ -155,9 +219,56 @@ mod tests {
     }
 
     fn find(query: &str) -> Result<NodeId, ResolveError> {
+        find_for(query, Purpose::Read)
+    }
+
+    fn find_for(query: &str, purpose: Purpose) -> Result<NodeId, ResolveError> {
         let nodes = home();
         let refs: Vec<&NodeInfo> = nodes.iter().collect();
-        resolve(&refs, query).map(|node| node.id)
+        resolve(&refs, query, purpose).map(|node| node.id)
+    }
+
+    #[test]
+    fn switching_takes_only_names_beyond_doubt() {
+        for (query, id) in [
+            ("switch one", 2),
+            ("Kitchen Switch One", 2),
+            ("node 6", 6),
+            ("living light", 3),
+            ("garage LIGHT", 7),
+            ("temperature", 4),
+        ] {
+            assert_eq!(find_for(query, Purpose::Control), Ok(NodeId(id)), "{query}");
+        }
+        assert_eq!(
+            find_for("it", Purpose::Control).unwrap_err().to_string(),
+            "\"it\" is only part of a device name (\"Switch One\" (node 2, Kitchen)); to switch a device, give its full name, \"location name\" or `Node <id>`"
+        );
+        assert_eq!(
+            find_for("7", Purpose::Control).unwrap_err().to_string(),
+            "\"7\" is only part of a device name (\"Garage Light\" (node 7, Garage)); to switch a device, give its full name, \"location name\" or `Node <id>`"
+        );
+        assert_eq!(
+            find_for("light", Purpose::Control).unwrap_err().to_string(),
+            "\"light\" matches 2 devices: \"Living Room Light\" (node 3, Living Room), \"Garage Light\" (node 7, Garage); say which one by its full name"
+        );
+        // Reads stay forgiving.
+        assert_eq!(find("it"), Ok(NodeId(2)));
+        assert_eq!(find("7"), Ok(NodeId(7)));
+    }
+
+    #[test]
+    fn names_longer_than_any_device_name_are_refused_at_once() {
+        let huge = "x".repeat(5_000_000);
+        assert_eq!(
+            find_for(&huge, Purpose::Control).unwrap_err().to_string(),
+            "deviceName is 5000000 characters long; device names are at most 256: give a device name as shown by list_zwave_devices"
+        );
+        assert_eq!(
+            find(&"é".repeat(257)).unwrap_err(),
+            ResolveError::TooLong { chars: 257 }
+        );
+        assert!(find(&"x".repeat(256)).is_err_and(|e| matches!(e, ResolveError::NotFound { .. })));
     }
 
     #[test]
@@ -174,8 +285,8 @@ mod tests {
     }
 
     #[test]
-    fn a_unique_substring_matches() {
-        assert_eq!(find("office"), Ok(NodeId(4)));
+    fn a_unique_substring_matches_for_reading() {
+        assert_eq!(find("offi"), Ok(NodeId(4)));
     }
 
     #[test]

@@ -11,7 +11,7 @@ use serde_json::Value;
 use tracing::{info, warn};
 
 use crate::{
-    devices::{self, Action, DeviceKind, DeviceSummary, Expect, Reading, ResolveError},
+    devices::{self, Action, DeviceKind, DeviceSummary, Expect, Purpose, Reading, ResolveError},
     gateway::{NodeInfo, now_ms},
 };
 
@@ -234,7 +234,7 @@ impl ZwaveServer {
         &self,
         Parameters(args): Parameters<ControlArgs>,
     ) -> CallToolResult {
-        let node = match self.find_device(&args.device_name).await {
+        let node = match self.find_device(&args.device_name, Purpose::Control).await {
             Ok(node) => node,
             Err(message) => return failure(message),
         };
@@ -304,7 +304,7 @@ impl ZwaveServer {
         &self,
         Parameters(args): Parameters<SensorArgs>,
     ) -> CallToolResult {
-        let node = match self.find_device(&args.device_name).await {
+        let node = match self.find_device(&args.device_name, Purpose::Read).await {
             Ok(node) => node,
             Err(message) => return failure(message),
         };
@@ -378,7 +378,7 @@ impl ZwaveServer {
         annotations(read_only_hint = true, open_world_hint = false)
     )]
     async fn get_device_status(&self, Parameters(args): Parameters<DeviceArgs>) -> CallToolResult {
-        let node = match self.find_device(&args.device_name).await {
+        let node = match self.find_device(&args.device_name, Purpose::Read).await {
             Ok(node) => node,
             Err(message) => return failure(message),
         };
@@ -420,12 +420,15 @@ impl ZwaveServer {
 impl ZwaveServer {
     /// Resolves a device name against the current node list; on no match, reloads the node
     /// list once (the device may be new or renamed) and tries again.
-    async fn find_device(&self, query: &str) -> Result<NodeInfo, String> {
+    async fn find_device(&self, query: &str, purpose: Purpose) -> Result<NodeInfo, String> {
         self.gateway
             .ensure_nodes()
             .await
             .map_err(|err| err.to_string())?;
-        match self.gateway.with_nodes(|nodes| resolve_in(nodes, query)) {
+        match self
+            .gateway
+            .with_nodes(|nodes| resolve_in(nodes, query, purpose))
+        {
             Err(ResolveError::NotFound { .. }) => {}
             other => return other.map_err(|err| err.to_string()),
         }
@@ -433,7 +436,7 @@ impl ZwaveServer {
             warn!(error = %err, "reloading the node list failed");
         }
         self.gateway
-            .with_nodes(|nodes| resolve_in(nodes, query))
+            .with_nodes(|nodes| resolve_in(nodes, query, purpose))
             .map_err(|err| err.to_string())
     }
 }
@@ -441,12 +444,13 @@ impl ZwaveServer {
 fn resolve_in(
     nodes: &std::collections::BTreeMap<crate::gateway::NodeId, NodeInfo>,
     query: &str,
+    purpose: Purpose,
 ) -> Result<NodeInfo, ResolveError> {
     let candidates: Vec<&NodeInfo> = nodes
         .values()
         .filter(|node| devices::is_device(node))
         .collect();
-    devices::resolve(&candidates, query).cloned()
+    devices::resolve(&candidates, query, purpose).cloned()
 }
 
 fn failure(message: impl ToString) -> CallToolResult {

@@ -541,3 +541,57 @@ async fn node_status_topics_are_tracked() {
     )
     .await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn control_refuses_partial_names_and_switches_nothing() {
+    let home = Home::start().await;
+    // "it" is inside "Kitchen" and "Switch One": enough to read, never to switch.
+    let refused = home
+        .err(
+            "control_zwave_device",
+            json!({"deviceName": "it", "action": "on"}),
+        )
+        .await;
+    assert_eq!(
+        refused,
+        "\"it\" is only part of a device name (\"Switch One\" (node 2, Kitchen)); to switch a device, give its full name, \"location name\" or `Node <id>`"
+    );
+    let bare = home
+        .err(
+            "control_zwave_device",
+            json!({"deviceName": "2", "action": "on"}),
+        )
+        .await;
+    assert!(
+        bare.starts_with("\"2\" is only part of a device name"),
+        "{bare}"
+    );
+    let status = home
+        .ok("get_device_status", json!({"deviceName": "it"}))
+        .await;
+    assert_eq!(status["device"], "Switch One");
+    assert_eq!(status["on"], false);
+    // Whole words are beyond doubt.
+    let done = home
+        .ok(
+            "control_zwave_device",
+            json!({"deviceName": "kitchen switch", "action": "on"}),
+        )
+        .await;
+    assert_eq!(done["device"], "Switch One");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_huge_device_name_is_refused_at_once() {
+    let home = Home::start().await;
+    let message = home
+        .err(
+            "control_zwave_device",
+            json!({"deviceName": "x".repeat(5_000_000), "action": "on"}),
+        )
+        .await;
+    assert_eq!(
+        message,
+        "deviceName is 5000000 characters long; device names are at most 256: give a device name as shown by list_zwave_devices"
+    );
+}
