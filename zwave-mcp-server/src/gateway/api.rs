@@ -3,7 +3,12 @@
 //! The API has no request id. Replies come on the request topic minus `/set` and echo the
 //! whole request object as `origin`, and they can arrive out of order (two concurrent
 //! `writeValue` replies were seen swapped), so each request carries our own `requestId` field
-//! and replies are matched on `origin.requestId`.
+//! and replies are matched on `origin.requestId` and on the API they answer.
+//!
+//! Every client of the home sees every reply: several servers on one home are normal (two
+//! hosts, or a restarted server whose predecessor's replies are still in flight). So ids carry
+//! a random prefix drawn per [`PendingRequests`] (per process), and a reply on another API's
+//! topic never completes a request, even with a matching id.
 
 use std::{
     collections::HashMap,
@@ -18,7 +23,8 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use tokio::sync::oneshot;
 
-/// Correlation id of one API request, unique within this process.
+/// Correlation id of one API request: `zwave-mcp-<random prefix>-<n>`, unique across
+/// processes and restarts.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(transparent)]
 pub struct RequestId(pub String);
@@ -66,32 +72,60 @@ impl ApiReply {
 /// Requests awaiting a reply, keyed by correlation id.
 /// Invariant: an entry is removed on reply, on timeout (by the caller), or when the
 /// connection is lost (`fail_all`); nothing else holds its `oneshot::Sender`.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub struct PendingRequests {
+    /// Random, drawn once: what makes our ids differ from every other client's.
+    prefix: String,
     next: AtomicU64,
-    waiting: Mutex<HashMap<RequestId, oneshot::Sender<ApiReply>>>,
+    waiting: Mutex<HashMap<RequestId, Waiting>>,
+}
+
+#[derive(Debug)]
+struct Waiting {
+    api: &'static str,
+    reply: oneshot::Sender<ApiReply>,
+}
+
+impl Default for PendingRequests {
+    fn default() -> Self {
+        use std::hash::{BuildHasher as _, Hasher as _};
+        // RandomState is seeded from the OS per process (and varies per instance).
+        let random = std::hash::RandomState::new().build_hasher().finish();
+        Self {
+            prefix: format!("zwave-mcp-{random:016x}"),
+            next: AtomicU64::new(0),
+            waiting: Mutex::default(),
+        }
+    }
 }
 
 impl PendingRequests {
-    /// Registers a new request and returns its id and the receiver of its reply.
-    pub fn register(&self) -> (RequestId, oneshot::Receiver<ApiReply>) {
+    /// Registers a new request to `api` and returns its id and the receiver of its reply.
+    pub fn register(&self, api: &'static str) -> (RequestId, oneshot::Receiver<ApiReply>) {
         let id = RequestId(format!(
-            "zwave-mcp-{}",
+            "{}-{}",
+            self.prefix,
             self.next.fetch_add(1, Ordering::Relaxed) + 1
         ));
-        let (sender, receiver) = oneshot::channel();
-        self.lock().insert(id.clone(), sender);
+        let (reply, receiver) = oneshot::channel();
+        self.lock().insert(id.clone(), Waiting { api, reply });
         (id, receiver)
     }
 
-    /// Hands a reply to its waiting request; returns false when nobody waits for it
-    /// (a reply to another client, or to a request that already timed out).
-    pub fn complete(&self, reply: ApiReply) -> bool {
+    /// Hands a reply that came on `api`'s reply topic to its waiting request; returns false
+    /// when nobody waits for it (a reply to another client, to a request that already timed
+    /// out, or on another API's topic).
+    pub fn complete(&self, api: &str, reply: ApiReply) -> bool {
         let Some(id) = reply.request_id() else {
             return false;
         };
-        match self.lock().remove(&id) {
-            Some(sender) => sender.send(reply).is_ok(),
+        let mut waiting = self.lock();
+        match waiting.get(&id) {
+            Some(request) if request.api == api => {}
+            _ => return false,
+        }
+        match waiting.remove(&id) {
+            Some(request) => request.reply.send(reply).is_ok(),
             None => false,
         }
     }
@@ -116,7 +150,7 @@ impl PendingRequests {
         self.lock().is_empty()
     }
 
-    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<RequestId, oneshot::Sender<ApiReply>>> {
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<RequestId, Waiting>> {
         // A panic while holding this lock cannot leave the map inconsistent (single insert or
         // remove), so a poisoned lock is still usable.
         self.waiting
@@ -151,16 +185,16 @@ mod tests {
     #[test]
     fn replies_out_of_order_reach_their_own_requests() {
         let pending = PendingRequests::default();
-        let (first, mut first_rx) = pending.register();
-        let (second, mut second_rx) = pending.register();
+        let (first, mut first_rx) = pending.register("writeValue");
+        let (second, mut second_rx) = pending.register("writeValue");
         let second_reply = format!(
             r#"{{"success":true,"message":"ok","result":{{"status":254}},"origin":{{"requestId":"{second}","args":[]}}}}"#
         );
         let first_reply = format!(
             r#"{{"success":false,"message":"Args must be an array","origin":{{"requestId":"{first}","args":{{}}}}}}"#
         );
-        assert!(pending.complete(reply(&second_reply)));
-        assert!(pending.complete(reply(&first_reply)));
+        assert!(pending.complete("writeValue", reply(&second_reply)));
+        assert!(pending.complete("writeValue", reply(&first_reply)));
         assert!(second_rx.try_recv().unwrap().success);
         assert_eq!(
             first_rx.try_recv().unwrap().message,
@@ -172,12 +206,36 @@ mod tests {
     #[test]
     fn replies_without_our_id_are_ignored() {
         let pending = PendingRequests::default();
-        let (_id, _rx) = pending.register();
-        assert!(!pending.complete(reply(r#"{"success":true,"origin":{"args":[]}}"#)));
-        assert!(!pending.complete(reply(
-            r#"{"success":true,"origin":{"requestId":"other","args":[]}}"#
-        )));
+        let (_id, _rx) = pending.register("getNodes");
+        assert!(!pending.complete(
+            "getNodes",
+            reply(r#"{"success":true,"origin":{"args":[]}}"#)
+        ));
+        assert!(!pending.complete(
+            "getNodes",
+            reply(r#"{"success":true,"origin":{"requestId":"other","args":[]}}"#)
+        ));
         assert_eq!(pending.len(), 1);
+    }
+
+    #[test]
+    fn ids_differ_between_processes_and_replies_must_come_on_their_apis_topic() {
+        let (ours, theirs) = (PendingRequests::default(), PendingRequests::default());
+        let (mine, mut mine_rx) = ours.register("writeValue");
+        let (other, _) = theirs.register("writeValue");
+        assert_ne!(mine, other, "two processes' first requests share an id");
+        assert!(
+            mine.0.starts_with("zwave-mcp-") && mine.0.ends_with("-1"),
+            "{mine}"
+        );
+        let answer = format!(
+            r#"{{"success":true,"result":{{"status":255}},"origin":{{"requestId":"{mine}","args":[]}}}}"#
+        );
+        // The same id on the pollValue reply topic is not our writeValue's reply.
+        assert!(!ours.complete("pollValue", reply(&answer)));
+        assert!(!theirs.complete("writeValue", reply(&answer)));
+        assert!(ours.complete("writeValue", reply(&answer)));
+        assert_eq!(mine_rx.try_recv().unwrap().result.unwrap()["status"], 255);
     }
 
     #[test]

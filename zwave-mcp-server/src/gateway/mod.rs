@@ -384,7 +384,7 @@ async fn call(shared: &Shared, api: &'static str, args: Vec<Value>) -> Result<Va
             });
         }
     }
-    let (request_id, reply) = shared.pending.register();
+    let (request_id, reply) = shared.pending.register(api);
     let topic = format!("{}/api/{api}/set", shared.gateway_topic);
     let payload = serde_json::to_vec(&api::ApiRequest {
         request_id: request_id.clone(),
@@ -671,10 +671,10 @@ fn on_publish(shared: &Arc<Shared>, topic: &str, payload: &[u8]) {
             if online == Some(true) && was != Some(true) {
                 spawn_refresh(shared, was != Some(false));
             }
-        } else if gateway_rest.starts_with("/api/") {
+        } else if let Some(api) = gateway_rest.strip_prefix("/api/") {
             match serde_json::from_slice::<ApiReply>(payload) {
                 Ok(reply) => {
-                    if !shared.pending.complete(reply) {
+                    if !shared.pending.complete(api, reply) {
                         debug!(
                             topic,
                             "api reply for nobody waiting (another client, or timed out)"

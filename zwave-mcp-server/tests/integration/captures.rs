@@ -139,7 +139,7 @@ fn captured_out_of_order_replies_are_matched_by_request_id() {
     // Our ids are generated; the captured replies carry "req-A".."req-C". Map them in order.
     let mut receivers = Vec::new();
     for _ in 0..3 {
-        receivers.push(pending.register());
+        receivers.push(pending.register("writeValue"));
     }
     let text =
         fixture_text("zwave-js-ui/captures/api-concurrent-writeValue-with-requestId.responses.txt");
@@ -149,7 +149,7 @@ fn captured_out_of_order_replies_are_matched_by_request_id() {
         let captured = reply["origin"]["requestId"].as_str().unwrap().to_owned();
         let index = usize::from(captured.as_bytes()[4] - b'A');
         reply["origin"]["requestId"] = Value::String(receivers[index].0.to_string());
-        assert!(pending.complete(serde_json::from_value(reply).unwrap()));
+        assert!(pending.complete("writeValue", serde_json::from_value(reply).unwrap()));
         answered.push(captured);
     }
     assert_eq!(

@@ -2,7 +2,7 @@
 
 use std::time::Duration;
 
-use serde_json::json;
+use serde_json::{Value, json};
 use zwave_mcp_server::{
     Gateway,
     config::MqttUrl,
@@ -179,4 +179,129 @@ async fn a_request_waiting_when_the_broker_dies_fails_at_once() {
         "lost the mqtt connection while waiting for `getInfo`; reconnecting in the background, try again"
     );
     assert!(err.is_retryable());
+}
+
+/// Records every payload published on `topic`, from a client of its own.
+async fn observe(broker: &Mosquitto, topic: &str) -> std::sync::Arc<std::sync::Mutex<Vec<Value>>> {
+    use rumqttc::{AsyncClient, Event, MqttOptions, Packet, QoS};
+    let seen = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    let mut options = MqttOptions::new(
+        format!("observer-{}", std::process::id()),
+        "127.0.0.1",
+        broker.plain.port(),
+    );
+    options.set_keep_alive(Duration::from_secs(30));
+    let (client, mut events) = AsyncClient::new(options, 64);
+    client.subscribe(topic, QoS::AtLeastOnce).await.unwrap();
+    let (subscribed, ready) = tokio::sync::oneshot::channel();
+    let kept = std::sync::Arc::clone(&seen);
+    tokio::spawn(async move {
+        let _client = client;
+        let mut subscribed = Some(subscribed);
+        while let Ok(event) = events.poll().await {
+            match event {
+                Event::Incoming(Packet::SubAck(_)) => {
+                    if let Some(ready) = subscribed.take() {
+                        let _ = ready.send(());
+                    }
+                }
+                Event::Incoming(Packet::Publish(publish)) => {
+                    if let Ok(value) = serde_json::from_slice(&publish.payload) {
+                        kept.lock().unwrap().push(value);
+                    }
+                }
+                _ => {}
+            }
+        }
+    });
+    tokio::time::timeout(Duration::from_secs(5), ready)
+        .await
+        .unwrap()
+        .unwrap();
+    seen
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_servers_on_one_home_never_take_each_others_replies() {
+    // Every client of the home sees every API reply. One server switches while the other
+    // polls sensors: a writeValue reply must never complete the other's pollValue (before
+    // per-process ids, both servers' first request was `zwave-mcp-1`).
+    let (broker, _sim, first) = home_on_mosquitto(Duration::from_secs(5)).await;
+    let second = Gateway::connect(
+        settings_for(plain_url(&broker), Duration::from_secs(5)),
+        fast_backoff(),
+    );
+    let writes = observe(
+        &broker,
+        "zwave/_CLIENTS/ZWAVE_GATEWAY-zwave-js-ui/api/writeValue/set",
+    )
+    .await;
+    let switching = serve(first, Duration::from_secs(2)).await;
+    let reading = serve(second, Duration::from_secs(2)).await;
+    const ROUNDS: usize = 10;
+    let switches = async {
+        let mut results = Vec::new();
+        for round in 0..ROUNDS {
+            let action = if round % 2 == 0 { "on" } else { "off" };
+            let result = call(
+                &switching,
+                "control_zwave_device",
+                json!({"deviceName": "Switch One", "action": action}),
+            )
+            .await;
+            results.push((action, result));
+        }
+        results
+    };
+    let reads = async {
+        let mut results = Vec::new();
+        for _ in 0..ROUNDS {
+            results.push(
+                call(
+                    &reading,
+                    "get_device_sensor_data",
+                    json!({"deviceName": "Office Temperature", "refresh": true}),
+                )
+                .await,
+            );
+        }
+        results
+    };
+    let (switched, read) = tokio::join!(switches, reads);
+    for (action, result) in switched {
+        assert_eq!(result.is_error, Some(false), "{}", text_of(&result));
+        let outcome = result.structured_content.unwrap();
+        assert_eq!(outcome["device"], "Switch One");
+        assert_eq!(outcome["nodeId"], 2);
+        assert_eq!(outcome["written"], json!(action == "on"));
+        assert!(
+            matches!(outcome["status"].as_i64(), Some(254 | 255)),
+            "{outcome}"
+        );
+    }
+    for result in read {
+        assert_eq!(result.is_error, Some(false), "{}", text_of(&result));
+        let data = result.structured_content.unwrap();
+        assert_eq!(data["device"], "Office Temperature");
+        assert_eq!(data["refreshErrors"], json!([]), "{data}");
+        for reading in data["readings"].as_array().unwrap() {
+            assert!(
+                reading["value"].is_number(),
+                "a reading took another reply: {reading}"
+            );
+        }
+    }
+    // The independent observer saw each write once, each with its own id.
+    assert!(
+        eventually(Duration::from_secs(5), || writes.lock().unwrap().len()
+            >= ROUNDS)
+        .await
+    );
+    let seen = writes.lock().unwrap().clone();
+    assert_eq!(seen.len(), ROUNDS, "{seen:?}");
+    let ids: std::collections::BTreeSet<&str> = seen
+        .iter()
+        .map(|w| w["requestId"].as_str().unwrap())
+        .collect();
+    assert_eq!(ids.len(), ROUNDS);
 }
