@@ -311,24 +311,37 @@ impl Gateway {
         Ok(value)
     }
 
-    /// Waits until the cached value `key` of `node` satisfies `accept`, at most `timeout`.
-    /// Returns the accepted value, or `None` when the time ran out.
-    pub async fn wait_for_value(
+    /// The cached value `key` of `node`, if known.
+    pub fn value(&self, node: NodeId, key: &str) -> Option<Value> {
+        read(&self.shared.state)
+            .nodes
+            .get(&node)
+            .and_then(|n| n.values.get(key))
+            .and_then(|v| v.value.clone())
+    }
+
+    /// Waits until the device reports a value `key` of `node` that satisfies `accept`, in a
+    /// report received after `since` (a write's send time), at most `timeout`. A cached value
+    /// from before `since` never counts, even when it already equals the target: it proves
+    /// nothing about the write. Returns the accepted value, or `None` when the time ran out.
+    pub async fn wait_for_report(
         &self,
         node: NodeId,
         key: &str,
+        since: std::time::Instant,
         timeout: Duration,
         accept: impl Fn(&Value) -> bool,
     ) -> Option<Value> {
         let mut changes = self.shared.changes.subscribe();
         let deadline = tokio::time::Instant::now() + timeout;
         loop {
-            let current = read(&self.shared.state)
+            let reported = read(&self.shared.state)
                 .nodes
                 .get(&node)
                 .and_then(|n| n.values.get(key))
+                .filter(|v| v.seen_at.is_some_and(|at| at > since))
                 .and_then(|v| v.value.clone());
-            if let Some(value) = current.filter(|value| accept(value)) {
+            if let Some(value) = reported.filter(|value| accept(value)) {
                 return Some(value);
             }
             match tokio::time::timeout_at(deadline, changes.changed()).await {

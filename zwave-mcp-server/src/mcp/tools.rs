@@ -86,8 +86,10 @@ pub struct ControlOutcome {
     pub written: Value,
     /// writeValue status: 255 Success or 254 SuccessUnsupervised.
     pub status: i64,
-    /// Whether the device reported the new state within the confirmation wait.
+    /// Whether the device reported the new state, after the write, within the confirmation wait.
     pub confirmed: bool,
+    /// Whether the device was already in that state before the command.
+    pub already: bool,
     /// The device's state after the command.
     pub state: String,
 }
@@ -244,6 +246,13 @@ impl ZwaveServer {
         };
         let name = devices::display_name(&node);
         info!(device = %name, node = %node.id, action = %args.action, value = %plan.value, "writing value");
+        let already = self
+            .gateway
+            .value(node.id, &plan.current_key)
+            .is_some_and(|value| plan.expect.accepts(&value));
+        // Only a report received after this instant confirms the write: the gateway's first
+        // echo carries old payload times, so times in payloads are not trusted for this.
+        let sent = std::time::Instant::now();
         let status = match self
             .gateway
             .write_value(&plan.target, plan.value.clone())
@@ -254,9 +263,13 @@ impl ZwaveServer {
         };
         let confirmed = self
             .gateway
-            .wait_for_value(node.id, &plan.current_key, self.confirm_timeout, |value| {
-                plan.expect.accepts(value)
-            })
+            .wait_for_report(
+                node.id,
+                &plan.current_key,
+                sent,
+                self.confirm_timeout,
+                |value| plan.expect.accepts(value),
+            )
             .await
             .is_some();
         let state = self
@@ -268,15 +281,20 @@ impl ZwaveServer {
             Expect::Bool(false) | Expect::Level(0) => "switched off".to_owned(),
             Expect::Level(level) => format!("dimmed to {}%", devices::percent_of_99(level)),
         };
-        let text = if confirmed {
-            format!("{name} {verb}; the device confirmed it (now {state}).")
-        } else {
-            warn!(device = %name, "device did not confirm the new state in time");
-            format!(
-                "{name} {verb}: Z-Wave JS UI accepted the command (status {status}), but the device has not \
-                 confirmed its new state within {:?} (last known: {state}).",
-                self.confirm_timeout
-            )
+        let text = match (confirmed, already) {
+            (true, false) => format!("{name} {verb}; the device confirmed it (now {state})."),
+            (true, true) => format!(
+                "{name} was already {}; the device confirmed it (now {state}).",
+                already_word(&plan.expect)
+            ),
+            (false, _) => {
+                warn!(device = %name, "device did not confirm the new state in time");
+                format!(
+                    "{name} {verb}: Z-Wave JS UI accepted the command (status {status}), but the device has not \
+                     confirmed its new state within {:?} (last known: {state}).",
+                    self.confirm_timeout
+                )
+            }
         };
         structured(
             text,
@@ -287,6 +305,7 @@ impl ZwaveServer {
                 written: plan.value,
                 status,
                 confirmed,
+                already,
                 state,
             },
         )
@@ -451,6 +470,15 @@ fn resolve_in(
         .filter(|node| devices::is_device(node))
         .collect();
     devices::resolve(&candidates, query, purpose).cloned()
+}
+
+/// How a device already in the asked-for state is described: "on", "off", "at 40%".
+fn already_word(expect: &Expect) -> String {
+    match expect {
+        Expect::Bool(true) | Expect::NonZero => "on".into(),
+        Expect::Bool(false) | Expect::Level(0) => "off".into(),
+        Expect::Level(level) => format!("at {}%", devices::percent_of_99(*level)),
+    }
 }
 
 fn failure(message: impl ToString) -> CallToolResult {

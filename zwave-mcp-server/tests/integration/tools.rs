@@ -595,3 +595,52 @@ async fn a_huge_device_name_is_refused_at_once() {
         "deviceName is 5000000 characters long; device names are at most 256: give a device name as shown by list_zwave_devices"
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_value_cached_before_the_write_never_confirms_it() {
+    let home = Home::start().await;
+    // Node 6 is on already; its device stops answering, so no report follows the write.
+    home.sim.set_confirm_writes(false);
+    let outcome = home
+        .ok(
+            "control_zwave_device",
+            json!({"deviceName": "Node 6", "action": "on"}),
+        )
+        .await;
+    assert_eq!(outcome["confirmed"], false, "{outcome}");
+    assert_eq!(outcome["already"], true);
+    let (_, text) = home
+        .text(
+            "control_zwave_device",
+            json!({"deviceName": "Node 6", "action": "on"}),
+        )
+        .await;
+    assert!(
+        text.starts_with("Node 6 switched on: Z-Wave JS UI accepted the command (status 254), but the device has not confirmed its new state within"),
+        "{text}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_switch_already_on_says_so_when_the_device_confirms() {
+    let home = Home::start().await;
+    let (is_error, text) = home
+        .text(
+            "control_zwave_device",
+            json!({"deviceName": "Node 6", "action": "on"}),
+        )
+        .await;
+    assert!(!is_error);
+    assert_eq!(
+        text,
+        "Node 6 was already on; the device confirmed it (now on)."
+    );
+    let outcome = home
+        .ok(
+            "control_zwave_device",
+            json!({"deviceName": "Node 6", "action": "off"}),
+        )
+        .await;
+    assert_eq!(outcome["already"], false);
+    assert_eq!(outcome["confirmed"], true);
+}
