@@ -484,6 +484,7 @@ async fn refresh_nodes(shared: &Shared, only_if_missing: bool) -> Result<(), Gat
                 topics = index.len(),
                 "node list loaded"
             );
+            report_collisions(&index);
             *write(&shared.topics) = index;
             let mut state = write(&shared.state);
             keep_newer_values(&mut nodes, &state.nodes, sent);
@@ -500,6 +501,25 @@ async fn refresh_nodes(shared: &Shared, only_if_missing: bool) -> Result<(), Gat
             Err(err)
         }
     }
+}
+
+/// Says once per node list which nodes share topics: their reports on those topics are
+/// ignored, so their state is only as fresh as the last `getNodes` or `pollValue`.
+fn report_collisions(index: &TopicIndex) {
+    let ambiguous = index.ambiguous();
+    let Some((example, _)) = ambiguous.iter().next() else {
+        return;
+    };
+    let nodes: std::collections::BTreeSet<NodeId> = ambiguous.values().flatten().copied().collect();
+    let nodes: Vec<String> = nodes.iter().map(ToString::to_string).collect();
+    warn!(
+        topics = ambiguous.len(),
+        nodes = %nodes.join(", "),
+        example = %example,
+        "nodes share MQTT topics, so updates on those topics are ignored: give each node a \
+         distinct name and location, or in Z-Wave JS UI's gateway settings include the location \
+         in topics or use numeric node ids instead of names"
+    );
 }
 
 /// A value that arrived on its topic after `getNodes` was sent is newer than the snapshot in

@@ -6,8 +6,13 @@
 //! for both value-topic styles (0 "ValueID" and 1 "named"), with and without the location, and
 //! with the node as name, `nodeID_<id>` or bare id. That needs no knowledge of the gateway's
 //! settings, and a topic that is not in the index is simply not ours to interpret.
+//!
+//! Two nodes can share a topic: "Light" in the Kitchen and "Light" with no location both
+//! publish `zwave/Light/...` when locations are left out. Such a topic cannot say which node
+//! spoke, so it is kept out of the index (and the collision reported) rather than let the
+//! last node win: one device's report must never move another device's state.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use serde_json::Value;
 
@@ -33,21 +38,35 @@ pub enum Route {
     NodeLastActive(NodeId),
 }
 
+impl Route {
+    /// The node the topic belongs to.
+    pub fn node(&self) -> NodeId {
+        match self {
+            Self::Value(value) => value.node,
+            Self::NodeStatus(node) | Self::NodeLastActive(node) => *node,
+        }
+    }
+}
+
 /// Topic → meaning, rebuilt whenever the node list is refreshed.
+/// Invariant: a topic is in `routes` only if every node and value that may publish on it
+/// is the same one; ambiguous topics are listed in `ambiguous` instead.
 #[derive(Debug, Default, Clone)]
 pub struct TopicIndex {
     routes: HashMap<String, Route>,
+    ambiguous: BTreeMap<String, BTreeSet<NodeId>>,
 }
 
 impl TopicIndex {
-    /// Builds the index of every topic the nodes' values and statuses may be published on.
+    /// Builds the index of every topic the nodes' values and statuses may be published on,
+    /// leaving out topics two nodes (or two values) would share.
     pub fn build<'a>(prefix: &str, nodes: impl IntoIterator<Item = &'a NodeInfo>) -> Self {
-        let mut routes = HashMap::new();
+        let mut index = Self::default();
         for node in nodes {
             for style in TopicStyle::ALL {
                 let node_path = node_path(prefix, node, style);
-                routes.insert(format!("{node_path}/status"), Route::NodeStatus(node.id));
-                routes.insert(
+                index.add(format!("{node_path}/status"), Route::NodeStatus(node.id));
+                index.add(
                     format!("{node_path}/lastActive"),
                     Route::NodeLastActive(node.id),
                 );
@@ -56,18 +75,41 @@ impl TopicIndex {
                         node: node.id,
                         key: value.key(),
                     });
-                    routes.insert(
+                    index.add(
                         format!("{node_path}/{}", value_path(value, style.kind)),
                         target.clone(),
                     );
                     // Named topics use the property name; accept the raw property too.
                     if style.kind == TopicKind::Named {
-                        routes.insert(format!("{node_path}/{}", named_path(value, false)), target);
+                        index.add(format!("{node_path}/{}", named_path(value, false)), target);
                     }
                 }
             }
         }
-        Self { routes }
+        index
+    }
+
+    fn add(&mut self, topic: String, route: Route) {
+        if let Some(nodes) = self.ambiguous.get_mut(&topic) {
+            nodes.insert(route.node());
+            return;
+        }
+        match self.routes.get(&topic) {
+            None => {
+                self.routes.insert(topic, route);
+            }
+            Some(existing) if *existing == route => {}
+            Some(existing) => {
+                let nodes = BTreeSet::from([existing.node(), route.node()]);
+                self.routes.remove(&topic);
+                self.ambiguous.insert(topic, nodes);
+            }
+        }
+    }
+
+    /// Topics left out because several nodes (or values) may publish on them, with the nodes.
+    pub fn ambiguous(&self) -> &BTreeMap<String, BTreeSet<NodeId>> {
+        &self.ambiguous
     }
 
     /// What `topic` carries, if it is a topic of a known node.
@@ -319,6 +361,50 @@ mod tests {
         )
         .unwrap();
         assert_eq!(nodes.len(), 1);
+    }
+
+    fn switch(id: u16, name: &str, loc: &str) -> NodeInfo {
+        serde_json::from_value(serde_json::json!({
+            "id": id, "name": name, "loc": loc,
+            "values": {"37-0-currentValue": {"id": "37-0-currentValue", "commandClass": 37,
+                "commandClassName": "Binary Switch", "endpoint": 0, "property": "currentValue",
+                "propertyName": "currentValue", "type": "boolean", "readable": true, "writeable": false}}
+        }))
+        .unwrap()
+    }
+
+    #[test]
+    fn a_topic_two_nodes_share_is_left_out_and_reported() {
+        // Node 9 "Light" in the Kitchen and node 3 "Light" with no location: without the
+        // location level, both publish on zwave/Light/...
+        let nodes = [switch(9, "Light", "Kitchen"), switch(3, "Light", "")];
+        let index = TopicIndex::build("zwave", nodes.iter());
+        assert_eq!(index.route("zwave/Light/37/0/currentValue"), None);
+        assert_eq!(index.route("zwave/Light/status"), None);
+        assert_eq!(
+            index.ambiguous().get("zwave/Light/37/0/currentValue"),
+            Some(&BTreeSet::from([NodeId(3), NodeId(9)]))
+        );
+        let kitchen = |topic: &str| index.route(topic).map(Route::node);
+        assert_eq!(
+            kitchen("zwave/Kitchen/Light/37/0/currentValue"),
+            Some(NodeId(9))
+        );
+        assert_eq!(
+            kitchen("zwave/Kitchen/9/37/0/currentValue"),
+            Some(NodeId(9))
+        );
+        assert_eq!(kitchen("zwave/3/37/0/currentValue"), Some(NodeId(3)));
+        assert_eq!(kitchen("zwave/9/37/0/currentValue"), Some(NodeId(9)));
+        // The same node reaching a topic by two styles is no collision.
+        let alone = TopicIndex::build("zwave", [switch(3, "Light", "")].iter());
+        assert!(alone.ambiguous().is_empty());
+        assert_eq!(
+            alone
+                .route("zwave/Light/37/0/currentValue")
+                .map(Route::node),
+            Some(NodeId(3))
+        );
     }
 
     #[test]

@@ -243,3 +243,55 @@ async fn the_cache_follows_value_topics_of_every_type() {
         }
     }
 }
+
+/// The demo's Switch One (node 2) as node `id` named `name` in `loc`.
+fn switch_like_node_2(id: u16, name: &str, loc: &str) -> serde_json::Value {
+    let home = zwave_mcp_server::sim::home::demo_home(zwave_mcp_server::gateway::now_ms());
+    let mut node = home.into_iter().find(|n| n["id"] == 2).unwrap();
+    node["id"] = json!(id);
+    node["name"] = json!(name);
+    node["loc"] = json!(loc);
+    for value in node["values"].as_object_mut().unwrap().values_mut() {
+        value["nodeId"] = json!(id);
+    }
+    node
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_node_sharing_a_topic_never_moves_another_nodes_state() {
+    // Node 9 "Light" in the Kitchen and node 3 "Light" with no location share
+    // zwave/Light/... (the location-less form of node 9's topics).
+    let nodes = vec![
+        switch_like_node_2(9, "Light", "Kitchen"),
+        switch_like_node_2(3, "Light", ""),
+    ];
+    let home = Home::start_home(
+        SimOptions::default(),
+        nodes,
+        Duration::from_secs(3),
+        Duration::from_millis(300),
+    )
+    .await;
+    home.gateway.ensure_nodes().await.unwrap();
+    // Node 3 switches on locally: its report comes on the shared topic.
+    home.sim.press(3, "37-0-currentValue", json!(true)).await;
+    // Then node 9 reports its power on its own topic; reports arrive in order, so once this
+    // one is in, node 3's has been handled.
+    home.sim.press(9, "50-0-value-66049", json!(7.5)).await;
+    assert!(
+        home.wait_until(
+            |state| state.nodes[&NodeId(9)].values["50-0-value-66049"].value == Some(json!(7.5))
+        )
+        .await
+    );
+    let kitchen = home.gateway.node(NodeId(9)).unwrap();
+    assert_eq!(
+        kitchen.values["37-0-currentValue"].value,
+        Some(json!(false)),
+        "node 3's report moved node 9"
+    );
+    let status = home
+        .ok("get_device_status", json!({"deviceName": "Kitchen Light"}))
+        .await;
+    assert_eq!(status["on"], false);
+}

@@ -92,9 +92,20 @@ impl Home {
         api_timeout: Duration,
         confirm_timeout: Duration,
     ) -> Self {
+        let nodes = zwave_mcp_server::sim::home::demo_home(zwave_mcp_server::gateway::now_ms());
+        Self::start_home(options, nodes, api_timeout, confirm_timeout).await
+    }
+
+    /// A home of one's own (`getNodes` objects) with the given simulator options and timeouts.
+    pub async fn start_home(
+        options: SimOptions,
+        nodes: Vec<Value>,
+        api_timeout: Duration,
+        confirm_timeout: Duration,
+    ) -> Self {
         init_logging();
         let broker = EmbeddedBroker::start().unwrap();
-        let sim = SimControl::start(&broker.url(), options.clone());
+        let sim = SimControl::start_with(&MqttSettings::new(broker.url()), options.clone(), nodes);
         sim.wait_ready(Duration::from_secs(5)).await.unwrap();
         let mut settings = settings_for(broker.url(), api_timeout);
         settings.topic_prefix = options.prefix.clone();
