@@ -4,149 +4,47 @@
 //! with backoff, resubscribes and refreshes the node list after every (re)connection, routes
 //! API replies to their waiting requests and keeps the cache current from value topics.
 //! `getNodes` is the source of truth for nodes, values and which topic carries which value.
+//!
+//! | module | owns |
+//! |---|---|
+//! | `mod.rs` | [`Gateway`], the handle: API calls (`call`, `writeValue`, `pollValue`), cache reads, waits |
+//! | `settings` | [`MqttSettings`], [`Backoff`] |
+//! | `state` | [`HomeState`], [`BrokerState`]: connection, gateway and driver status, nodes |
+//! | `event_loop` | the task owning rumqttc: reconnects, routes replies, status and value topics |
+//! | `refresh` | loading the node list (`getNodes`) and rebuilding the topic index |
+//! | `api` | the request/reply envelope and [`PendingRequests`] (correlation) |
+//! | `topics` | which topic carries which value; collisions |
+//! | `nodes` | the node and value model of `getNodes`, and its parsing |
+//! | `error` | [`GatewayError`] |
 
 mod api;
 mod error;
+mod event_loop;
 pub mod nodes;
+mod refresh;
+mod settings;
+mod state;
 pub mod topics;
 
 use std::{
     collections::BTreeMap,
-    sync::{Arc, RwLock, Weak},
+    sync::{Arc, RwLock},
     time::{Duration, SystemTime, UNIX_EPOCH},
 };
 
-use rumqttc::{AsyncClient, Event, EventLoop, MqttOptions, Packet, QoS, Transport};
+use rumqttc::{AsyncClient, QoS};
 use serde_json::Value;
 use tokio::sync::watch;
-use tracing::{Instrument, debug, info, info_span, warn};
+use tracing::{Instrument, debug, info_span};
 
 pub use api::{ApiReply, PendingRequests, RequestId, write_status_name};
 pub use error::GatewayError;
-pub use nodes::{NodeId, NodeInfo, Property, ValueId, ValueInfo};
-use topics::{Route, TopicIndex};
+pub use nodes::{NodeId, NodeInfo, Property, ValueId, ValueInfo, parse_nodes};
+pub use settings::{Backoff, MqttSettings};
+pub use state::{BrokerState, HomeState};
+use topics::TopicIndex;
 
-use crate::config::{MqttUrl, Secret};
-
-/// How to reach the broker and the gateway.
-#[derive(Debug, Clone)]
-pub struct MqttSettings {
-    /// Broker address.
-    pub url: MqttUrl,
-    /// User name, when the broker needs one.
-    pub username: Option<String>,
-    /// Password, when the broker needs one.
-    pub password: Option<Secret>,
-    /// Our client id (must not be `ZWAVE_GATEWAY-<name>`).
-    pub client_id: String,
-    /// Z-Wave JS UI's topic prefix.
-    pub topic_prefix: String,
-    /// Z-Wave JS UI's gateway name.
-    pub gateway_name: String,
-    /// How long one API request may take.
-    pub api_timeout: Duration,
-    /// CA certificates (PEM) trusted for `mqtts://`; `None` trusts the system's roots.
-    pub ca_pem: Option<Vec<u8>>,
-}
-
-impl MqttSettings {
-    /// Settings for a broker at `url` with Z-Wave JS UI's defaults (prefix `zwave`, gateway
-    /// `zwave-js-ui`, 5 s API timeout).
-    pub fn new(url: MqttUrl) -> Self {
-        Self {
-            url,
-            username: None,
-            password: None,
-            client_id: format!("zwave-mcp-server-{}", std::process::id()),
-            topic_prefix: "zwave".into(),
-            gateway_name: "zwave-js-ui".into(),
-            api_timeout: Duration::from_secs(5),
-            ca_pem: None,
-        }
-    }
-
-    /// rumqttc options for a client `client_id` of this broker: address, credentials, TLS.
-    pub fn mqtt_options(&self, client_id: &str) -> MqttOptions {
-        let mut options = MqttOptions::new(client_id, self.url.host.clone(), self.url.port);
-        options.set_keep_alive(Duration::from_secs(30));
-        options.set_max_packet_size(16 * 1024 * 1024, 1024 * 1024);
-        if let Some(username) = &self.username {
-            let password = self
-                .password
-                .as_ref()
-                .map(|s| s.0.clone())
-                .unwrap_or_default();
-            options.set_credentials(username.clone(), password);
-        }
-        if self.url.tls {
-            // One rustls provider for the process (ring: a small build, no cmake).
-            let _ = rustls::crypto::ring::default_provider().install_default();
-            options.set_transport(match &self.ca_pem {
-                Some(ca) => Transport::tls(ca.clone(), None, None),
-                None => Transport::tls_with_default_config(),
-            });
-        }
-        options
-    }
-
-    /// `<prefix>/_CLIENTS/ZWAVE_GATEWAY-<name>`: where the gateway's own topics live.
-    pub fn gateway_topic(&self) -> String {
-        format!(
-            "{}/_CLIENTS/ZWAVE_GATEWAY-{}",
-            self.topic_prefix, self.gateway_name
-        )
-    }
-}
-
-/// Reconnection backoff: starts at `min`, doubles after every failure, never exceeds `max`.
-#[derive(Debug, Clone, Copy)]
-pub struct Backoff {
-    /// First delay after a failure.
-    pub min: Duration,
-    /// Longest delay.
-    pub max: Duration,
-}
-
-impl Default for Backoff {
-    fn default() -> Self {
-        Self {
-            min: Duration::from_millis(250),
-            max: Duration::from_secs(10),
-        }
-    }
-}
-
-/// The broker connection as last seen by the event loop.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum BrokerState {
-    /// Connecting for the first time.
-    Connecting,
-    /// Connected and subscribed.
-    Connected,
-    /// The last attempt failed; retrying with backoff.
-    Down {
-        /// Why the last attempt failed.
-        reason: String,
-    },
-}
-
-/// What the server knows about the home and the path to it.
-#[derive(Debug, Clone)]
-pub struct HomeState {
-    /// Broker connection.
-    pub broker: BrokerState,
-    /// Gateway status topic (`None` until seen).
-    pub gateway_online: Option<bool>,
-    /// `driver/status` topic (`None` until seen).
-    pub driver_ready: Option<bool>,
-    /// Nodes by id from the last `getNodes`, kept current from value topics.
-    pub nodes: BTreeMap<NodeId, NodeInfo>,
-    /// Whether `getNodes` has succeeded at least once since the last connection.
-    pub nodes_loaded: bool,
-    /// Why the last node refresh failed, if it did.
-    pub refresh_error: Option<String>,
-}
-
+/// What the handles and the event loop task share.
 struct Shared {
     client: AsyncClient,
     settings: MqttSettings,
@@ -200,7 +98,10 @@ impl Gateway {
             refresh_lock: tokio::sync::Mutex::new(()),
         });
         let span = info_span!("mqtt", url = %shared.settings.url);
-        tokio::spawn(run_event_loop(Arc::downgrade(&shared), event_loop, backoff).instrument(span));
+        tokio::spawn(
+            event_loop::run_event_loop(Arc::downgrade(&shared), event_loop, backoff)
+                .instrument(span),
+        );
         Self { shared }
     }
 
@@ -235,7 +136,7 @@ impl Gateway {
         if read(&self.shared.state).nodes_loaded {
             return Ok(());
         }
-        refresh_nodes(&self.shared, true).await
+        refresh::refresh_nodes(&self.shared, true).await
     }
 
     /// Reloads the node list with `getNodes` and rebuilds the topic index.
@@ -243,7 +144,7 @@ impl Gateway {
     /// # Errors
     /// The error of the `getNodes` call.
     pub async fn refresh_nodes(&self) -> Result<(), GatewayError> {
-        refresh_nodes(&self.shared, false).await
+        refresh::refresh_nodes(&self.shared, false).await
     }
 
     /// Calls a Z-Wave JS UI API and returns its `result` (`Null` when it has none).
@@ -460,121 +361,6 @@ async fn wait_while_connecting(shared: &Shared) {
     }
 }
 
-/// Loads the node list; with `only_if_missing`, a list loaded meanwhile by another caller
-/// (the refresh after a reconnection) is enough.
-async fn refresh_nodes(shared: &Shared, only_if_missing: bool) -> Result<(), GatewayError> {
-    let _one_at_a_time = shared.refresh_lock.lock().await;
-    if only_if_missing && read(&shared.state).nodes_loaded {
-        return Ok(());
-    }
-    let sent = std::time::Instant::now();
-    let result = call(shared, "getNodes", Vec::new())
-        .await
-        .and_then(|result| {
-            parse_nodes(result).map_err(|reason| GatewayError::BadReply {
-                api: "getNodes",
-                reason,
-            })
-        });
-    match result {
-        Ok(mut nodes) => {
-            let index = TopicIndex::build(&shared.settings.topic_prefix, nodes.values());
-            info!(
-                nodes = nodes.len(),
-                topics = index.len(),
-                "node list loaded"
-            );
-            report_collisions(&index);
-            *write(&shared.topics) = index;
-            let mut state = write(&shared.state);
-            keep_newer_values(&mut nodes, &state.nodes, sent);
-            state.nodes = nodes;
-            state.nodes_loaded = true;
-            state.refresh_error = None;
-            drop(state);
-            shared.changes.send_modify(|version| *version += 1);
-            Ok(())
-        }
-        Err(err) => {
-            warn!(error = %err, "loading the node list failed");
-            write(&shared.state).refresh_error = Some(err.to_string());
-            Err(err)
-        }
-    }
-}
-
-/// Says once per node list which nodes share topics: their reports on those topics are
-/// ignored, so their state is only as fresh as the last `getNodes` or `pollValue`.
-fn report_collisions(index: &TopicIndex) {
-    let ambiguous = index.ambiguous();
-    let Some((example, _)) = ambiguous.iter().next() else {
-        return;
-    };
-    let nodes: std::collections::BTreeSet<NodeId> = ambiguous.values().flatten().copied().collect();
-    let nodes: Vec<String> = nodes.iter().map(ToString::to_string).collect();
-    warn!(
-        topics = ambiguous.len(),
-        nodes = %nodes.join(", "),
-        example = %example,
-        "nodes share MQTT topics, so updates on those topics are ignored: give each node a \
-         distinct name and location, or in Z-Wave JS UI's gateway settings include the location \
-         in topics or use numeric node ids instead of names"
-    );
-}
-
-/// A value that arrived on its topic after `getNodes` was sent is newer than the snapshot in
-/// the reply (the reply can be overtaken by the value updates of a concurrent write).
-fn keep_newer_values(
-    fresh: &mut BTreeMap<NodeId, NodeInfo>,
-    cached: &BTreeMap<NodeId, NodeInfo>,
-    sent: std::time::Instant,
-) {
-    for (id, node) in fresh.iter_mut() {
-        let Some(old) = cached.get(id) else { continue };
-        for (key, value) in node.values.iter_mut() {
-            if let Some(live) = old.values.get(key)
-                && live.seen_at.is_some_and(|at| at > sent)
-            {
-                value.value = live.value.clone();
-                value.last_update = live.last_update;
-                value.seen_at = live.seen_at;
-            }
-        }
-    }
-}
-
-/// Parses a `getNodes` result node by node, so one odd node does not hide the others.
-pub fn parse_nodes(result: Value) -> Result<BTreeMap<NodeId, NodeInfo>, String> {
-    let Value::Array(items) = result else {
-        return Err(format!(
-            "expected an array of nodes, got {}",
-            kind_of(&result)
-        ));
-    };
-    let mut nodes = BTreeMap::new();
-    for item in items {
-        let id = item.get("id").cloned();
-        match serde_json::from_value::<NodeInfo>(item) {
-            Ok(node) => {
-                nodes.insert(node.id, node);
-            }
-            Err(err) => warn!(node = ?id, error = %err, "skipping a node that does not parse"),
-        }
-    }
-    Ok(nodes)
-}
-
-fn kind_of(value: &Value) -> &'static str {
-    match value {
-        Value::Null => "null",
-        Value::Bool(_) => "a boolean",
-        Value::Number(_) => "a number",
-        Value::String(_) => "a string",
-        Value::Array(_) => "an array",
-        Value::Object(_) => "an object",
-    }
-}
-
 fn store_value(shared: &Shared, node: NodeId, key: &str, value: Value) -> bool {
     let mut state = write(&shared.state);
     let Some(slot) = state
@@ -590,170 +376,4 @@ fn store_value(shared: &Shared, node: NodeId, key: &str, value: Value) -> bool {
     drop(state);
     shared.changes.send_modify(|version| *version += 1);
     true
-}
-
-/// Owns the rumqttc event loop until every [`Gateway`] handle is gone.
-async fn run_event_loop(shared: Weak<Shared>, mut event_loop: EventLoop, backoff: Backoff) {
-    let mut delay = backoff.min;
-    loop {
-        let event = event_loop.poll().await;
-        let Some(shared) = shared.upgrade() else {
-            return;
-        };
-        match event {
-            Ok(Event::Incoming(Packet::ConnAck(_))) => {
-                delay = backoff.min;
-                on_connected(&shared);
-            }
-            Ok(Event::Incoming(Packet::Publish(publish))) => {
-                on_publish(&shared, &publish.topic, &publish.payload);
-            }
-            Ok(_) => {}
-            Err(err) => {
-                let reason = err.to_string();
-                let was_connected = {
-                    let mut state = write(&shared.state);
-                    let was = state.broker == BrokerState::Connected;
-                    state.broker = BrokerState::Down {
-                        reason: reason.clone(),
-                    };
-                    state.nodes_loaded = false;
-                    was
-                };
-                shared.pending.fail_all();
-                shared.changes.send_modify(|version| *version += 1);
-                if was_connected {
-                    warn!(error = %reason, "lost the mqtt connection; reconnecting");
-                } else {
-                    warn!(error = %reason, retry_in = ?delay, "cannot connect to the mqtt broker");
-                }
-                drop(shared);
-                tokio::time::sleep(delay).await;
-                delay = (delay * 2).min(backoff.max);
-            }
-        }
-    }
-}
-
-fn on_connected(shared: &Arc<Shared>) {
-    let filter = format!("{}/#", shared.settings.topic_prefix);
-    // try_subscribe: this task is the one that drains the request channel, so it must not
-    // wait for room in it.
-    if let Err(err) = shared
-        .client
-        .try_subscribe(filter.clone(), QoS::AtLeastOnce)
-    {
-        warn!(error = %err, %filter, "subscribing failed");
-    }
-    write(&shared.state).broker = BrokerState::Connected;
-    shared.changes.send_modify(|version| *version += 1);
-    info!(%filter, "connected to the mqtt broker");
-    spawn_refresh(shared, true);
-}
-
-/// Reloads the node list in the background. A retryable failure (the gateway not answering
-/// yet, its driver still starting) is retried after 1 s, 2 s, 4 s … up to 30 s for as long as
-/// the broker connection lasts; errors are logged and kept in the state for tool calls.
-fn spawn_refresh(shared: &Arc<Shared>, only_if_missing: bool) {
-    let weak = Arc::downgrade(shared);
-    tokio::spawn(async move {
-        let mut delay = Duration::from_secs(1);
-        loop {
-            let Some(shared) = weak.upgrade() else { return };
-            match refresh_nodes(&shared, only_if_missing).await {
-                Err(err)
-                    if err.is_retryable()
-                        && read(&shared.state).broker == BrokerState::Connected => {}
-                _ => return,
-            }
-            drop(shared);
-            tokio::time::sleep(delay).await;
-            delay = (delay * 2).min(Duration::from_secs(30));
-        }
-    });
-}
-
-fn on_publish(shared: &Arc<Shared>, topic: &str, payload: &[u8]) {
-    let settings = &shared.settings;
-    let Some(rest) = topic
-        .strip_prefix(settings.topic_prefix.as_str())
-        .and_then(|r| r.strip_prefix('/'))
-    else {
-        return;
-    };
-    if rest.ends_with("/set") {
-        return;
-    }
-    if rest == "driver/status" {
-        let ready = topics::decode_flag(payload);
-        let was = std::mem::replace(&mut write(&shared.state).driver_ready, ready);
-        info!(ready = ?ready, "z-wave driver status");
-        // The driver came back (controller reconnected, Z-Wave JS UI restarted): nodes may
-        // have changed while it was down.
-        if ready == Some(true) && was == Some(false) {
-            spawn_refresh(shared, false);
-        }
-        return;
-    }
-    if let Some(gateway_rest) = topic.strip_prefix(shared.gateway_topic.as_str()) {
-        if gateway_rest == "/status" {
-            let online = topics::decode_flag(payload);
-            let was = std::mem::replace(&mut write(&shared.state).gateway_online, online);
-            info!(online = ?online, gateway = %settings.gateway_name, "gateway status");
-            // Back after a crash: nodes may have changed. First seen: load them if missing.
-            if online == Some(true) && was != Some(true) {
-                spawn_refresh(shared, was != Some(false));
-            }
-        } else if let Some(api) = gateway_rest.strip_prefix("/api/") {
-            match serde_json::from_slice::<ApiReply>(payload) {
-                Ok(reply) => {
-                    if !shared.pending.complete(api, reply) {
-                        debug!(
-                            topic,
-                            "api reply for nobody waiting (another client, or timed out)"
-                        );
-                    }
-                }
-                Err(err) => warn!(topic, error = %err, "api reply does not parse"),
-            }
-        }
-        return;
-    }
-    let route = read(&shared.topics).route(topic).cloned();
-    match route {
-        Some(Route::Value(target)) => {
-            let value = topics::decode_value(payload);
-            let mut state = write(&shared.state);
-            if let Some(slot) = state
-                .nodes
-                .get_mut(&target.node)
-                .and_then(|n| n.values.get_mut(&target.key))
-            {
-                slot.value = value;
-                slot.last_update = Some(now_ms());
-                slot.seen_at = Some(std::time::Instant::now());
-                drop(state);
-                shared.changes.send_modify(|version| *version += 1);
-            }
-        }
-        Some(Route::NodeStatus(node)) => {
-            if let Some((available, status)) = topics::decode_node_status(payload) {
-                let mut state = write(&shared.state);
-                if let Some(info) = state.nodes.get_mut(&node) {
-                    info.available = available;
-                    if status.is_some() {
-                        info.status = status;
-                    }
-                }
-            }
-        }
-        Some(Route::NodeLastActive(node)) => {
-            if let Some(ms) = topics::decode_epoch_ms(payload)
-                && let Some(info) = write(&shared.state).nodes.get_mut(&node)
-            {
-                info.last_active = Some(ms);
-            }
-        }
-        None => {}
-    }
 }

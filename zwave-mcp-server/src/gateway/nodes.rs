@@ -6,6 +6,8 @@
 
 use std::{collections::BTreeMap, fmt};
 
+use tracing::warn;
+
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
@@ -243,5 +245,37 @@ impl ValueId {
 impl fmt::Display for ValueId {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "{}-{}", self.node_id, self.key())
+    }
+}
+
+/// Parses a `getNodes` result node by node, so one odd node does not hide the others.
+pub fn parse_nodes(result: Value) -> Result<BTreeMap<NodeId, NodeInfo>, String> {
+    let Value::Array(items) = result else {
+        return Err(format!(
+            "expected an array of nodes, got {}",
+            kind_of(&result)
+        ));
+    };
+    let mut nodes = BTreeMap::new();
+    for item in items {
+        let id = item.get("id").cloned();
+        match serde_json::from_value::<NodeInfo>(item) {
+            Ok(node) => {
+                nodes.insert(node.id, node);
+            }
+            Err(err) => warn!(node = ?id, error = %err, "skipping a node that does not parse"),
+        }
+    }
+    Ok(nodes)
+}
+
+fn kind_of(value: &Value) -> &'static str {
+    match value {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
     }
 }

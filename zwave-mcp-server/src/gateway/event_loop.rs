@@ -1,0 +1,163 @@
+//! The one task that owns the rumqttc event loop: reconnects with backoff, resubscribes,
+//! routes API replies to their requests, tracks gateway and driver status, and keeps the value
+//! cache current from value topics.
+
+use std::sync::{Arc, Weak};
+
+use rumqttc::{Event, EventLoop, Packet, QoS};
+use tracing::{debug, info, warn};
+
+use super::{
+    ApiReply, Backoff, BrokerState, Shared, now_ms, read,
+    refresh::spawn_refresh,
+    topics::{self, Route},
+    write,
+};
+
+/// Owns the rumqttc event loop until every [`Gateway`] handle is gone.
+pub(super) async fn run_event_loop(
+    shared: Weak<Shared>,
+    mut event_loop: EventLoop,
+    backoff: Backoff,
+) {
+    let mut delay = backoff.min;
+    loop {
+        let event = event_loop.poll().await;
+        let Some(shared) = shared.upgrade() else {
+            return;
+        };
+        match event {
+            Ok(Event::Incoming(Packet::ConnAck(_))) => {
+                delay = backoff.min;
+                on_connected(&shared);
+            }
+            Ok(Event::Incoming(Packet::Publish(publish))) => {
+                on_publish(&shared, &publish.topic, &publish.payload);
+            }
+            Ok(_) => {}
+            Err(err) => {
+                let reason = err.to_string();
+                let was_connected = {
+                    let mut state = write(&shared.state);
+                    let was = state.broker == BrokerState::Connected;
+                    state.broker = BrokerState::Down {
+                        reason: reason.clone(),
+                    };
+                    state.nodes_loaded = false;
+                    was
+                };
+                shared.pending.fail_all();
+                shared.changes.send_modify(|version| *version += 1);
+                if was_connected {
+                    warn!(error = %reason, "lost the mqtt connection; reconnecting");
+                } else {
+                    warn!(error = %reason, retry_in = ?delay, "cannot connect to the mqtt broker");
+                }
+                drop(shared);
+                tokio::time::sleep(delay).await;
+                delay = (delay * 2).min(backoff.max);
+            }
+        }
+    }
+}
+
+fn on_connected(shared: &Arc<Shared>) {
+    let filter = format!("{}/#", shared.settings.topic_prefix);
+    // try_subscribe: this task is the one that drains the request channel, so it must not
+    // wait for room in it.
+    if let Err(err) = shared
+        .client
+        .try_subscribe(filter.clone(), QoS::AtLeastOnce)
+    {
+        warn!(error = %err, %filter, "subscribing failed");
+    }
+    write(&shared.state).broker = BrokerState::Connected;
+    shared.changes.send_modify(|version| *version += 1);
+    info!(%filter, "connected to the mqtt broker");
+    spawn_refresh(shared, true);
+}
+
+fn on_publish(shared: &Arc<Shared>, topic: &str, payload: &[u8]) {
+    let settings = &shared.settings;
+    let Some(rest) = topic
+        .strip_prefix(settings.topic_prefix.as_str())
+        .and_then(|r| r.strip_prefix('/'))
+    else {
+        return;
+    };
+    if rest.ends_with("/set") {
+        return;
+    }
+    if rest == "driver/status" {
+        let ready = topics::decode_flag(payload);
+        let was = std::mem::replace(&mut write(&shared.state).driver_ready, ready);
+        info!(ready = ?ready, "z-wave driver status");
+        // The driver came back (controller reconnected, Z-Wave JS UI restarted): nodes may
+        // have changed while it was down.
+        if ready == Some(true) && was == Some(false) {
+            spawn_refresh(shared, false);
+        }
+        return;
+    }
+    if let Some(gateway_rest) = topic.strip_prefix(shared.gateway_topic.as_str()) {
+        if gateway_rest == "/status" {
+            let online = topics::decode_flag(payload);
+            let was = std::mem::replace(&mut write(&shared.state).gateway_online, online);
+            info!(online = ?online, gateway = %settings.gateway_name, "gateway status");
+            // Back after a crash: nodes may have changed. First seen: load them if missing.
+            if online == Some(true) && was != Some(true) {
+                spawn_refresh(shared, was != Some(false));
+            }
+        } else if let Some(api) = gateway_rest.strip_prefix("/api/") {
+            match serde_json::from_slice::<ApiReply>(payload) {
+                Ok(reply) => {
+                    if !shared.pending.complete(api, reply) {
+                        debug!(
+                            topic,
+                            "api reply for nobody waiting (another client, or timed out)"
+                        );
+                    }
+                }
+                Err(err) => warn!(topic, error = %err, "api reply does not parse"),
+            }
+        }
+        return;
+    }
+    let route = read(&shared.topics).route(topic).cloned();
+    match route {
+        Some(Route::Value(target)) => {
+            let value = topics::decode_value(payload);
+            let mut state = write(&shared.state);
+            if let Some(slot) = state
+                .nodes
+                .get_mut(&target.node)
+                .and_then(|n| n.values.get_mut(&target.key))
+            {
+                slot.value = value;
+                slot.last_update = Some(now_ms());
+                slot.seen_at = Some(std::time::Instant::now());
+                drop(state);
+                shared.changes.send_modify(|version| *version += 1);
+            }
+        }
+        Some(Route::NodeStatus(node)) => {
+            if let Some((available, status)) = topics::decode_node_status(payload) {
+                let mut state = write(&shared.state);
+                if let Some(info) = state.nodes.get_mut(&node) {
+                    info.available = available;
+                    if status.is_some() {
+                        info.status = status;
+                    }
+                }
+            }
+        }
+        Some(Route::NodeLastActive(node)) => {
+            if let Some(ms) = topics::decode_epoch_ms(payload)
+                && let Some(info) = write(&shared.state).nodes.get_mut(&node)
+            {
+                info.last_active = Some(ms);
+            }
+        }
+        None => {}
+    }
+}

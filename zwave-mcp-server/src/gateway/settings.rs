@@ -1,0 +1,96 @@
+//! How to reach the broker and the gateway ([`MqttSettings`]) and how patiently to reconnect
+//! ([`Backoff`]).
+
+use std::time::Duration;
+
+use rumqttc::{MqttOptions, Transport};
+
+use crate::config::{MqttUrl, Secret};
+
+/// How to reach the broker and the gateway.
+#[derive(Debug, Clone)]
+pub struct MqttSettings {
+    /// Broker address.
+    pub url: MqttUrl,
+    /// User name, when the broker needs one.
+    pub username: Option<String>,
+    /// Password, when the broker needs one.
+    pub password: Option<Secret>,
+    /// Our client id (must not be `ZWAVE_GATEWAY-<name>`).
+    pub client_id: String,
+    /// Z-Wave JS UI's topic prefix.
+    pub topic_prefix: String,
+    /// Z-Wave JS UI's gateway name.
+    pub gateway_name: String,
+    /// How long one API request may take.
+    pub api_timeout: Duration,
+    /// CA certificates (PEM) trusted for `mqtts://`; `None` trusts the system's roots.
+    pub ca_pem: Option<Vec<u8>>,
+}
+
+impl MqttSettings {
+    /// Settings for a broker at `url` with Z-Wave JS UI's defaults (prefix `zwave`, gateway
+    /// `zwave-js-ui`, 5 s API timeout).
+    pub fn new(url: MqttUrl) -> Self {
+        Self {
+            url,
+            username: None,
+            password: None,
+            client_id: format!("zwave-mcp-server-{}", std::process::id()),
+            topic_prefix: "zwave".into(),
+            gateway_name: "zwave-js-ui".into(),
+            api_timeout: Duration::from_secs(5),
+            ca_pem: None,
+        }
+    }
+
+    /// rumqttc options for a client `client_id` of this broker: address, credentials, TLS.
+    pub fn mqtt_options(&self, client_id: &str) -> MqttOptions {
+        let mut options = MqttOptions::new(client_id, self.url.host.clone(), self.url.port);
+        options.set_keep_alive(Duration::from_secs(30));
+        options.set_max_packet_size(16 * 1024 * 1024, 1024 * 1024);
+        if let Some(username) = &self.username {
+            let password = self
+                .password
+                .as_ref()
+                .map(|s| s.0.clone())
+                .unwrap_or_default();
+            options.set_credentials(username.clone(), password);
+        }
+        if self.url.tls {
+            // One rustls provider for the process (ring: a small build, no cmake).
+            let _ = rustls::crypto::ring::default_provider().install_default();
+            options.set_transport(match &self.ca_pem {
+                Some(ca) => Transport::tls(ca.clone(), None, None),
+                None => Transport::tls_with_default_config(),
+            });
+        }
+        options
+    }
+
+    /// `<prefix>/_CLIENTS/ZWAVE_GATEWAY-<name>`: where the gateway's own topics live.
+    pub fn gateway_topic(&self) -> String {
+        format!(
+            "{}/_CLIENTS/ZWAVE_GATEWAY-{}",
+            self.topic_prefix, self.gateway_name
+        )
+    }
+}
+
+/// Reconnection backoff: starts at `min`, doubles after every failure, never exceeds `max`.
+#[derive(Debug, Clone, Copy)]
+pub struct Backoff {
+    /// First delay after a failure.
+    pub min: Duration,
+    /// Longest delay.
+    pub max: Duration,
+}
+
+impl Default for Backoff {
+    fn default() -> Self {
+        Self {
+            min: Duration::from_millis(250),
+            max: Duration::from_secs(10),
+        }
+    }
+}
