@@ -43,6 +43,9 @@ pub(super) async fn run_event_loop(
                     state.broker = BrokerState::Down {
                         reason: reason.clone(),
                     };
+                    if was {
+                        state.broker_down_since.get_or_insert_with(now_ms);
+                    }
                     state.nodes_loaded = false;
                     was
                 };
@@ -71,7 +74,11 @@ fn on_connected(shared: &Arc<Shared>) {
     {
         warn!(error = %err, %filter, "subscribing failed");
     }
-    write(&shared.state).broker = BrokerState::Connected;
+    {
+        let mut state = write(&shared.state);
+        state.broker = BrokerState::Connected;
+        state.broker_down_since = None;
+    }
     shared.changes.send_modify(|version| *version += 1);
     info!(%filter, "connected to the mqtt broker");
     spawn_refresh(shared, true);
@@ -90,7 +97,17 @@ fn on_publish(shared: &Arc<Shared>, topic: &str, payload: &[u8]) {
     }
     if rest == "driver/status" {
         let ready = topics::decode_flag(payload);
-        let was = std::mem::replace(&mut write(&shared.state).driver_ready, ready);
+        let was = {
+            let mut state = write(&shared.state);
+            match ready {
+                Some(false) => {
+                    state.driver_down_since.get_or_insert_with(now_ms);
+                }
+                Some(true) => state.driver_down_since = None,
+                None => {}
+            }
+            std::mem::replace(&mut state.driver_ready, ready)
+        };
         info!(ready = ?ready, "z-wave driver status");
         // The driver came back (controller reconnected, Z-Wave JS UI restarted): nodes may
         // have changed while it was down.
@@ -102,7 +119,17 @@ fn on_publish(shared: &Arc<Shared>, topic: &str, payload: &[u8]) {
     if let Some(gateway_rest) = topic.strip_prefix(shared.gateway_topic.as_str()) {
         if gateway_rest == "/status" {
             let online = topics::decode_flag(payload);
-            let was = std::mem::replace(&mut write(&shared.state).gateway_online, online);
+            let was = {
+                let mut state = write(&shared.state);
+                match online {
+                    Some(false) => {
+                        state.gateway_offline_since.get_or_insert_with(now_ms);
+                    }
+                    Some(true) => state.gateway_offline_since = None,
+                    None => {}
+                }
+                std::mem::replace(&mut state.gateway_online, online)
+            };
             info!(online = ?online, gateway = %settings.gateway_name, "gateway status");
             // Back after a crash: nodes may have changed. First seen: load them if missing.
             if online == Some(true) && was != Some(true) {

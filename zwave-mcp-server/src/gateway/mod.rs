@@ -41,7 +41,7 @@ pub use api::{ApiReply, PendingRequests, RequestId, write_status_name};
 pub use error::GatewayError;
 pub use nodes::{NodeId, NodeInfo, Property, ValueId, ValueInfo, parse_nodes};
 pub use settings::{Backoff, MqttSettings};
-pub use state::{BrokerState, HomeState};
+pub use state::{BrokerState, HomeState, Stale, StaleCause};
 use topics::TopicIndex;
 
 /// What the handles and the event loop task share.
@@ -92,6 +92,9 @@ impl Gateway {
                 nodes: BTreeMap::new(),
                 nodes_loaded: false,
                 refresh_error: None,
+                broker_down_since: None,
+                gateway_offline_since: None,
+                driver_down_since: None,
             }),
             topics: RwLock::new(TopicIndex::default()),
             changes: watch::Sender::new(0),
@@ -119,6 +122,16 @@ impl Gateway {
     /// Runs `f` on the current nodes under the read lock (keep it short: no awaits inside).
     pub fn with_nodes<R>(&self, f: impl FnOnce(&BTreeMap<NodeId, NodeInfo>) -> R) -> R {
         f(&read(&self.shared.state).nodes)
+    }
+
+    /// Whether cached states may be out of date (a link to the devices is down), since when.
+    pub fn staleness(&self) -> Option<Stale> {
+        read(&self.shared.state).stale()
+    }
+
+    /// Whether any node is known (from a `getNodes` now or before a disconnection).
+    pub fn has_nodes(&self) -> bool {
+        !read(&self.shared.state).nodes.is_empty()
     }
 
     /// A copy of one node.
@@ -336,7 +349,10 @@ async fn call(shared: &Shared, api: &'static str, args: Vec<Value>) -> Result<Va
     if reply.success {
         Ok(reply.result.unwrap_or(Value::Null))
     } else if reply.message == "Z-Wave client not connected" {
-        write(&shared.state).driver_ready = Some(false);
+        let mut state = write(&shared.state);
+        state.driver_ready = Some(false);
+        state.driver_down_since.get_or_insert_with(now_ms);
+        drop(state);
         Err(GatewayError::DriverDown { api })
     } else {
         Err(GatewayError::Rejected {

@@ -15,7 +15,7 @@ use crate::{
     gateway::{NodeInfo, now_ms},
 };
 
-use super::ZwaveServer;
+use super::{ZwaveServer, stale::Staleness};
 
 /// Arguments of `list_zwave_devices`.
 #[derive(Debug, Default, Deserialize, JsonSchema)]
@@ -70,6 +70,10 @@ pub struct DeviceList {
     pub devices: Vec<DeviceSummary>,
     /// Offline devices left out because includeInactive was false.
     pub hidden_inactive: usize,
+    /// Present when the broker, Z-Wave JS UI or its driver is down: these states are only the
+    /// last known ones.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub stale: Option<Staleness>,
 }
 
 /// Result of `control_zwave_device`.
@@ -110,6 +114,10 @@ pub struct SensorData {
     pub refresh_errors: Vec<String>,
     /// Every reading of the device.
     pub readings: Vec<Reading>,
+    /// Present when the broker, Z-Wave JS UI or its driver is down: these states are only the
+    /// last known ones.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub stale: Option<Staleness>,
 }
 
 /// Result of `get_device_status`.
@@ -145,6 +153,10 @@ pub struct DeviceStatus {
     pub last_active_age_seconds: Option<u64>,
     /// One-line state summary.
     pub summary: String,
+    /// Present when the broker, Z-Wave JS UI or its driver is down: these states are only the
+    /// last known ones.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub stale: Option<Staleness>,
 }
 
 #[tool_router(vis = "pub(crate)")]
@@ -158,8 +170,8 @@ impl ZwaveServer {
         annotations(read_only_hint = true, open_world_hint = false)
     )]
     async fn list_zwave_devices(&self, Parameters(args): Parameters<ListArgs>) -> CallToolResult {
-        if let Err(err) = self.gateway.ensure_nodes().await {
-            return failure(err);
+        if let Err(message) = self.readable().await {
+            return failure(message);
         }
         let filter = args
             .filter
@@ -215,11 +227,13 @@ impl ZwaveServer {
                 if hidden_inactive == 1 { "" } else { "s" }
             ));
         }
+        let stale = self.stale(&mut text);
         structured(
             text,
             &DeviceList {
                 devices,
                 hidden_inactive,
+                stale,
             },
         )
     }
@@ -375,6 +389,7 @@ impl ZwaveServer {
         for error in &refresh_errors {
             text.push_str(&format!("\nCould not refresh {error}"));
         }
+        let stale = self.stale(&mut text);
         structured(
             text,
             &SensorData {
@@ -384,6 +399,7 @@ impl ZwaveServer {
                 refreshed: args.refresh,
                 refresh_errors,
                 readings,
+                stale,
             },
         )
     }
@@ -420,6 +436,7 @@ impl ZwaveServer {
             last_active_ms: node.last_active,
             last_active_age_seconds,
             summary: devices::summary(&node),
+            stale: None,
         };
         let mut text = format!(
             "{} is a {}, {} (node status {}): {}.",
@@ -432,18 +449,45 @@ impl ZwaveServer {
         if let Some(age) = last_active_age_seconds {
             text.push_str(&format!(" Last heard from {}.", devices::ago(age)));
         }
+        let status = DeviceStatus {
+            stale: self.stale(&mut text),
+            ..status
+        };
         structured(text, &status)
     }
 }
 
 impl ZwaveServer {
+    /// Makes sure there are nodes to read: loaded now, or, while a link to the devices is
+    /// down, the last known ones (results then say they are stale).
+    async fn readable(&self) -> Result<(), String> {
+        match self.gateway.ensure_nodes().await {
+            Ok(()) => Ok(()),
+            Err(_) if self.gateway.staleness().is_some() && self.gateway.has_nodes() => Ok(()),
+            Err(err) => Err(err.to_string()),
+        }
+    }
+
+    /// When states may be out of date: puts the headline saying so before `text` and returns
+    /// the structured form.
+    fn stale(&self, text: &mut String) -> Option<Staleness> {
+        let stale = self.gateway.staleness()?;
+        let staleness = Staleness::of(stale, now_ms());
+        *text = format!("{}\n{text}", staleness.headline(stale));
+        Some(staleness)
+    }
+
     /// Resolves a device name against the current node list; on no match, reloads the node
     /// list once (the device may be new or renamed) and tries again.
     async fn find_device(&self, query: &str, purpose: Purpose) -> Result<NodeInfo, String> {
-        self.gateway
-            .ensure_nodes()
-            .await
-            .map_err(|err| err.to_string())?;
+        match purpose {
+            Purpose::Read => self.readable().await?,
+            Purpose::Control => self
+                .gateway
+                .ensure_nodes()
+                .await
+                .map_err(|err| err.to_string())?,
+        }
         match self
             .gateway
             .with_nodes(|nodes| resolve_in(nodes, query, purpose))

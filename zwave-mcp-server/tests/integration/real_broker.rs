@@ -127,6 +127,18 @@ async fn the_client_reconnects_resubscribes_and_reloads_after_a_broker_restart()
         "{text}"
     );
 
+    // Reads still answer, from the cache, and say that it is stale and since when.
+    let result = call(&client, "list_zwave_devices", json!({})).await;
+    assert_eq!(result.is_error, Some(false), "{}", text_of(&result));
+    let text = text_of(&result);
+    assert!(
+        text.starts_with("The MQTT broker is unreachable since "),
+        "{text}"
+    );
+    assert!(text.contains("; last known states:\n"), "{text}");
+    let stale = &result.structured_content.unwrap()["stale"];
+    assert_eq!(stale["reason"], "broker unreachable");
+
     broker.restart();
     sim.wait_ready(Duration::from_secs(10)).await.unwrap();
     let probe = gateway.clone();

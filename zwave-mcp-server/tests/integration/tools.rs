@@ -644,3 +644,45 @@ async fn a_switch_already_on_says_so_when_the_device_confirms() {
     assert_eq!(outcome["already"], false);
     assert_eq!(outcome["confirmed"], true);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn reads_say_when_the_gateway_is_offline_and_since_when() {
+    let home = Home::start().await;
+    let fresh = home.ok("list_zwave_devices", json!({})).await;
+    assert!(fresh.get("stale").is_none(), "{fresh}");
+    home.sim.announce_offline().await;
+    assert!(
+        home.wait_until(|state| state.gateway_online == Some(false))
+            .await
+    );
+    let (is_error, text) = home.text("list_zwave_devices", json!({})).await;
+    assert!(!is_error);
+    let first = text.lines().next().unwrap();
+    assert!(
+        first.starts_with("Z-Wave JS UI is offline since "),
+        "{text}"
+    );
+    assert!(first.ends_with(" s ago); last known states:"), "{text}");
+    assert_eq!(text.lines().nth(1), Some("5 Z-Wave devices:"));
+    let list = home.ok("list_zwave_devices", json!({})).await;
+    assert_eq!(list["stale"]["reason"], "gateway offline");
+    assert!(list["stale"]["ageSeconds"].as_u64().unwrap() < 60);
+    let status = home
+        .ok("get_device_status", json!({"deviceName": "Switch One"}))
+        .await;
+    assert_eq!(status["stale"]["reason"], "gateway offline");
+    let sensors = home
+        .ok(
+            "get_device_sensor_data",
+            json!({"deviceName": "Office Temperature"}),
+        )
+        .await;
+    assert_eq!(sensors["stale"]["reason"], "gateway offline");
+    home.sim.announce_online().await;
+    assert!(
+        home.wait_until(|state| state.gateway_online == Some(true))
+            .await
+    );
+    let back = home.ok("list_zwave_devices", json!({})).await;
+    assert!(back.get("stale").is_none(), "{back}");
+}
