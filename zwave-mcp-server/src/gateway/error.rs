@@ -46,13 +46,24 @@ pub enum GatewayError {
         /// The timeout that passed.
         timeout: Duration,
     },
-    /// The MQTT connection dropped while a request waited for its reply.
+    /// The MQTT connection dropped while a request waited for its reply. The request is
+    /// never sent again after the connection comes back (no late commands).
     #[error(
-        "lost the mqtt connection while waiting for `{api}`; reconnecting in the background, try again"
+        "lost the mqtt connection while waiting for `{api}`: it may have reached zwave-js-ui before the connection dropped, but it will not be sent again; reconnecting in the background (check the device's state before trying again)"
     )]
     ConnectionLost {
         /// The API that was waiting.
         api: &'static str,
+    },
+    /// The MQTT client's queue is full; the request was not sent.
+    #[error(
+        "`{api}` was not sent: {queued} requests are already waiting for the mqtt connection; try again in a moment"
+    )]
+    Busy {
+        /// The API refused.
+        api: &'static str,
+        /// The queue's size.
+        queued: usize,
     },
     /// Z-Wave JS UI refused the call.
     #[error("zwave-js-ui rejected `{api}`: {message}")]
@@ -94,6 +105,7 @@ impl GatewayError {
             Self::BrokerUnreachable { .. }
                 | Self::Timeout { .. }
                 | Self::ConnectionLost { .. }
+                | Self::Busy { .. }
                 | Self::DriverDown { .. }
         )
     }

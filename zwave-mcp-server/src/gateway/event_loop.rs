@@ -37,6 +37,15 @@ pub(super) async fn run_event_loop(
             Ok(_) => {}
             Err(err) => {
                 let reason = err.to_string();
+                let gate = shared
+                    .send_gate
+                    .lock()
+                    .unwrap_or_else(std::sync::PoisonError::into_inner);
+                // rumqttc keeps what it had not sent, to send it after reconnecting; also
+                // what was handed over after its own clean-up. Nothing of a lost connection
+                // may go out later: its callers are told the connection was lost.
+                event_loop.clean();
+                event_loop.pending.clear();
                 let was_connected = {
                     let mut state = write(&shared.state);
                     let was = state.broker == BrokerState::Connected;
@@ -49,6 +58,7 @@ pub(super) async fn run_event_loop(
                     state.nodes_loaded = false;
                     was
                 };
+                drop(gate);
                 shared.pending.fail_all();
                 shared.changes.send_modify(|version| *version += 1);
                 if was_connected {

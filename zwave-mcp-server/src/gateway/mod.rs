@@ -57,7 +57,16 @@ struct Shared {
     changes: watch::Sender<u64>,
     /// Serializes node refreshes so reconnect storms do not stack `getNodes` calls.
     refresh_lock: tokio::sync::Mutex<()>,
+    /// Held to hand a request to rumqttc, and by the event loop task while it marks the
+    /// connection down and empties rumqttc's queues. So a request is handed over only while
+    /// the connection is up, and one handed over on a connection that is then lost is
+    /// discarded, never sent after the reconnection (a caller that got an error must not see
+    /// its command carried out later).
+    send_gate: std::sync::Mutex<()>,
 }
+
+/// Requests the rumqttc client queues before `try_publish` refuses more.
+const CLIENT_QUEUE: usize = 64;
 
 /// Handle to the Z-Wave JS UI gateway. Cloning is cheap; all clones share one connection.
 #[derive(Clone)]
@@ -73,7 +82,7 @@ impl Gateway {
     pub fn connect(settings: MqttSettings, backoff: Backoff) -> Self {
         let mut options = settings.mqtt_options(&settings.client_id);
         options.set_clean_session(true);
-        let (client, mut event_loop) = AsyncClient::new(options, 64);
+        let (client, mut event_loop) = AsyncClient::new(options, CLIENT_QUEUE);
         let mut network = event_loop.network_options();
         // ~40 ms of every round trip is a delayed-ACK floor without it (API.md).
         network.set_tcp_nodelay(true);
@@ -99,6 +108,7 @@ impl Gateway {
             topics: RwLock::new(TopicIndex::default()),
             changes: watch::Sender::new(0),
             refresh_lock: tokio::sync::Mutex::new(()),
+            send_gate: std::sync::Mutex::new(()),
         });
         let span = info_span!("mqtt", url = %shared.settings.url);
         tokio::spawn(
@@ -322,16 +332,36 @@ async fn call(shared: &Shared, api: &'static str, args: Vec<Value>) -> Result<Va
         reason: err.to_string(),
     })?;
     debug!(api, %request_id, "api request");
-    if let Err(err) = shared
-        .client
-        .publish(topic, QoS::AtLeastOnce, false, payload)
-        .await
     {
-        shared.pending.forget(&request_id);
-        return Err(GatewayError::BrokerUnreachable {
-            url: settings.url.to_string(),
-            reason: err.to_string(),
-        });
+        let _gate = shared
+            .send_gate
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let down = match &read(&shared.state).broker {
+            BrokerState::Connected => None,
+            BrokerState::Connecting => Some("not connected yet".to_owned()),
+            BrokerState::Down { reason } => Some(reason.clone()),
+        };
+        if let Some(reason) = down {
+            shared.pending.forget(&request_id);
+            return Err(GatewayError::BrokerUnreachable {
+                url: settings.url.to_string(),
+                reason,
+            });
+        }
+        // try_publish: a full queue is an error at once, never a wait that could end after
+        // the caller gave up.
+        if let Err(err) = shared
+            .client
+            .try_publish(topic, QoS::AtLeastOnce, false, payload)
+        {
+            shared.pending.forget(&request_id);
+            debug!(api, error = %err, "the mqtt client's queue is full");
+            return Err(GatewayError::Busy {
+                api,
+                queued: CLIENT_QUEUE,
+            });
+        }
     }
     let reply = match tokio::time::timeout(settings.api_timeout, reply).await {
         Ok(Ok(reply)) => reply,

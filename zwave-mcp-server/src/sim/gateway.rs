@@ -79,6 +79,19 @@ struct Sim {
     last_levels: Mutex<HashMap<u16, u8>>,
     /// True once subscribed to the API topics (after every connection).
     ready: tokio::sync::watch::Sender<bool>,
+    /// Every API request received, in order: what the gateway really got, and when.
+    received: Mutex<Vec<ReceivedRequest>>,
+}
+
+/// An API request as the simulated gateway received it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ReceivedRequest {
+    /// When it arrived.
+    pub at: std::time::Instant,
+    /// The API (`writeValue`, ...).
+    pub api: String,
+    /// The request object (`requestId`, `args`).
+    pub payload: Value,
 }
 
 /// Handle to a running simulated gateway; clones share it.
@@ -131,6 +144,7 @@ impl SimControl {
             }),
             last_levels: Mutex::new(HashMap::new()),
             ready: tokio::sync::watch::Sender::new(false),
+            received: Mutex::default(),
         });
         let weak = Arc::downgrade(&sim);
         tokio::spawn(async move {
@@ -256,6 +270,11 @@ impl SimControl {
         if let Some((node, value)) = changed {
             publish_value(&self.sim, &node, &value).await;
         }
+    }
+
+    /// Every API request received so far, in order.
+    pub fn received(&self) -> Vec<ReceivedRequest> {
+        lock(&self.sim.received).clone()
     }
 
     /// The current value `key` of `node` in the simulated home.
@@ -422,6 +441,12 @@ async fn handle_request(sim: Arc<Sim>, topic: String, payload: Vec<u8>) {
     else {
         return;
     };
+    let origin: Value = serde_json::from_slice(&payload).unwrap_or_else(|_| json!({}));
+    lock(&sim.received).push(ReceivedRequest {
+        at: std::time::Instant::now(),
+        api: api.clone(),
+        payload: origin.clone(),
+    });
     let (silent, delay, driver_ready) = {
         let knobs = lock(&sim.knobs);
         (
@@ -437,7 +462,6 @@ async fn handle_request(sim: Arc<Sim>, topic: String, payload: Vec<u8>) {
     if let Some(delay) = delay {
         tokio::time::sleep(delay).await;
     }
-    let origin: Value = serde_json::from_slice(&payload).unwrap_or_else(|_| json!({}));
     let args = origin.get("args").cloned().unwrap_or(Value::Null);
     let reply = match &args {
         Value::Array(items) if driver_ready => match answer(&sim, &api, items).await {

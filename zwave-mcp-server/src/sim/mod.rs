@@ -5,4 +5,4 @@ mod gateway;
 pub mod home;
 
 pub use broker::{BrokerError, EmbeddedBroker};
-pub use gateway::{PayloadType, SimControl, SimOptions};
+pub use gateway::{PayloadType, ReceivedRequest, SimControl, SimOptions};

@@ -317,3 +317,165 @@ async fn two_servers_on_one_home_never_take_each_others_replies() {
         .collect();
     assert_eq!(ids.len(), ROUNDS);
 }
+
+/// A small deterministic generator for the fault timings (xorshift64*), seeded per test run.
+struct Dice(u64);
+
+impl Dice {
+    fn below(&mut self, n: u64) -> u64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D) % n
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_write_whose_caller_got_an_error_never_reaches_the_gateway_later() {
+    const RUNS: u64 = 100;
+    const WRITES: u64 = 4;
+    let mut broker = Mosquitto::start(None);
+    let sim = simulated_gateway(&broker).await;
+    // Reconnecting more slowly than the simulator (200 ms) lets it subscribe first, so a
+    // command sent late after a reconnection would reach it and be seen.
+    let backoff = zwave_mcp_server::Backoff {
+        min: Duration::from_millis(400),
+        max: Duration::from_millis(400),
+    };
+    let gateway = Gateway::connect(
+        settings_for(plain_url(&broker), Duration::from_secs(2)),
+        backoff,
+    );
+    let seed = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_nanos() as u64
+        | 1;
+    let mut dice = Dice(seed);
+    let dimmer: zwave_mcp_server::gateway::ValueId = serde_json::from_value(
+        json!({"nodeId": 3, "commandClass": 38, "endpoint": 0, "property": "targetValue"}),
+    )
+    .unwrap();
+    let (mut failed, mut succeeded) = (0, 0);
+    for run in 0..RUNS {
+        let probe = gateway.clone();
+        assert!(
+            eventually(Duration::from_secs(10), || {
+                let state = probe.state();
+                state.broker == BrokerState::Connected && state.nodes_loaded
+            })
+            .await,
+            "seed {seed} run {run}: no reconnection"
+        );
+        sim.wait_ready(Duration::from_secs(10)).await.unwrap();
+        let started = std::time::Instant::now();
+        let mut writes = tokio::task::JoinSet::new();
+        for n in 0..WRITES {
+            let (gateway, id) = (gateway.clone(), dimmer.clone());
+            let level = 1 + (run * WRITES + n) % 98;
+            writes.spawn(async move {
+                let result = gateway.write_value(&id, json!(level)).await;
+                (level, result, std::time::Instant::now())
+            });
+        }
+        // The broker dies at a random moment: before, during or after the writes go out.
+        let wait = Duration::from_micros(dice.below(80_000));
+        tokio::time::sleep(wait).await;
+        broker.stop();
+        let mut outcomes = Vec::new();
+        while let Some(joined) = writes.join_next().await {
+            outcomes.push(joined.unwrap());
+        }
+        broker.restart();
+        // The witness: whatever reaches the restarted broker was sent after the outage. It
+        // subscribes long before our client's first reconnection attempt (400 ms).
+        let late = observe(
+            &broker,
+            "zwave/_CLIENTS/ZWAVE_GATEWAY-zwave-js-ui/api/writeValue/set",
+        )
+        .await;
+        let probe = gateway.clone();
+        assert!(
+            eventually(Duration::from_secs(10), || probe.state().broker
+                == BrokerState::Connected)
+            .await,
+            "seed {seed} run {run}: no reconnection"
+        );
+        sim.wait_ready(Duration::from_secs(10)).await.unwrap();
+        // A fence: anything still queued from before the outage would go out before it.
+        loop {
+            match gateway.write_value(&dimmer, json!(99)).await {
+                Ok(_) => break,
+                Err(err) if err.is_retryable() => tokio::task::yield_now().await,
+                Err(err) => panic!("seed {seed} run {run}: fence failed: {err}"),
+            }
+        }
+        assert!(
+            eventually(Duration::from_secs(5), || late
+                .lock()
+                .unwrap()
+                .iter()
+                .any(|w| w["args"][1] == json!(99)))
+            .await,
+            "seed {seed} run {run}: the observer missed the fence"
+        );
+        let sent_late: Vec<Value> = late
+            .lock()
+            .unwrap()
+            .iter()
+            .map(|w| w["args"][1].clone())
+            .filter(|level| *level != json!(99))
+            .collect();
+        assert!(
+            sent_late.is_empty(),
+            "seed {seed} run {run} (broker stopped after {wait:?}): commands from before the outage were sent after it: levels {sent_late:?}; callers were told {:?}",
+            outcomes
+                .iter()
+                .map(|(level, result, _)| (level, result.as_ref().map_err(ToString::to_string)))
+                .collect::<Vec<_>>()
+        );
+        // What the gateway got: each successful write exactly once; a failed one at most once
+        // (it may have gone out just before the connection dropped, as its error says).
+        let received: Vec<Value> = sim
+            .received()
+            .into_iter()
+            .filter(|r| r.api == "writeValue" && r.at >= started)
+            .map(|r| r.payload["args"][1].clone())
+            .collect();
+        for (level, result, _) in outcomes {
+            let arrivals = received.iter().filter(|v| **v == json!(level)).count();
+            match result {
+                Ok(_) => {
+                    succeeded += 1;
+                    assert_eq!(
+                        arrivals, 1,
+                        "seed {seed} run {run}: level {level} arrived {arrivals} times"
+                    );
+                }
+                Err(err) => {
+                    failed += 1;
+                    assert!(
+                        arrivals <= 1,
+                        "seed {seed} run {run}: level {level} arrived {arrivals} times"
+                    );
+                    assert!(
+                        matches!(
+                            err,
+                            zwave_mcp_server::GatewayError::ConnectionLost { .. }
+                                | zwave_mcp_server::GatewayError::BrokerUnreachable { .. }
+                        ),
+                        "seed {seed} run {run}: {err}"
+                    );
+                }
+            }
+        }
+    }
+    // Both paths were exercised.
+    assert!(
+        failed > 0 && succeeded > 0,
+        "seed {seed}: {failed} failed, {succeeded} succeeded"
+    );
+    eprintln!(
+        "{RUNS} runs, seed {seed}: {succeeded} writes succeeded, {failed} failed, none arrived late"
+    );
+}
