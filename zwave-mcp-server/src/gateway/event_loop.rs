@@ -9,7 +9,7 @@ use tracing::{debug, info, warn};
 
 use super::{
     ApiReply, Backoff, BrokerState, Shared, now_ms, read,
-    refresh::spawn_refresh,
+    refresh::request_reload,
     topics::{self, Route},
     write,
 };
@@ -91,7 +91,7 @@ fn on_connected(shared: &Arc<Shared>) {
     }
     shared.changes.send_modify(|version| *version += 1);
     info!(%filter, "connected to the mqtt broker");
-    spawn_refresh(shared, true);
+    request_reload(shared, false);
 }
 
 fn on_publish(shared: &Arc<Shared>, topic: &str, payload: &[u8]) {
@@ -122,7 +122,7 @@ fn on_publish(shared: &Arc<Shared>, topic: &str, payload: &[u8]) {
         // The driver came back (controller reconnected, Z-Wave JS UI restarted): nodes may
         // have changed while it was down.
         if ready == Some(true) && was == Some(false) {
-            spawn_refresh(shared, false);
+            request_reload(shared, true);
         }
         return;
     }
@@ -143,7 +143,7 @@ fn on_publish(shared: &Arc<Shared>, topic: &str, payload: &[u8]) {
             info!(online = ?online, gateway = %settings.gateway_name, "gateway status");
             // Back after a crash: nodes may have changed. First seen: load them if missing.
             if online == Some(true) && was != Some(true) {
-                spawn_refresh(shared, was != Some(false));
+                request_reload(shared, was == Some(false));
             }
         } else if let Some(api) = gateway_rest.strip_prefix("/api/") {
             match serde_json::from_slice::<ApiReply>(payload) {
@@ -178,14 +178,30 @@ fn on_publish(shared: &Arc<Shared>, topic: &str, payload: &[u8]) {
             }
         }
         Some(Route::NodeStatus(node)) => {
-            if let Some((available, status)) = topics::decode_node_status(payload) {
+            let Some((available, status)) = topics::decode_node_status(payload) else {
+                // A cleared status topic: the node was removed (or renamed away).
+                debug!(%node, "node status topic cleared; reloading the node list");
+                request_reload(shared, true);
+                return;
+            };
+            let changed = {
                 let mut state = write(&shared.state);
-                if let Some(info) = state.nodes.get_mut(&node) {
-                    info.available = available;
-                    if status.is_some() {
-                        info.status = status;
+                match state.nodes.get_mut(&node) {
+                    Some(info) => {
+                        let changed = status.is_some() && info.status != status;
+                        info.available = available;
+                        if status.is_some() {
+                            info.status = status;
+                        }
+                        changed || !info.ready
                     }
+                    None => true,
                 }
+            };
+            // An interview finished, a node woke up, died or came back: what getNodes says
+            // about it (its values, even its kind) may have changed.
+            if changed {
+                request_reload(shared, true);
             }
         }
         Some(Route::NodeLastActive(node)) => {
@@ -195,6 +211,21 @@ fn on_publish(shared: &Arc<Shared>, topic: &str, payload: &[u8]) {
                 info.last_active = Some(ms);
             }
         }
-        None => {}
+        None => {
+            // A status from a node we do not know under this topic: a node was added, or
+            // renamed or moved (its topics changed). Topics two known nodes share are not it.
+            if rest.ends_with("/status")
+                && !read(&shared.topics).is_ambiguous(topic)
+                && serde_json::from_slice::<serde_json::Value>(payload)
+                    .ok()
+                    .is_some_and(|status| status.get("nodeId").is_some())
+            {
+                debug!(
+                    topic,
+                    "status of a node not in the list; reloading the node list"
+                );
+                request_reload(shared, true);
+            }
+        }
     }
 }

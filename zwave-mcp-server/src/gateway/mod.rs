@@ -63,6 +63,8 @@ struct Shared {
     /// discarded, never sent after the reconnection (a caller that got an error must not see
     /// its command carried out later).
     send_gate: std::sync::Mutex<()>,
+    /// Background node-list reloads, coalesced.
+    reloads: refresh::ReloadRequests,
 }
 
 /// Requests the rumqttc client queues before `try_publish` refuses more.
@@ -109,6 +111,7 @@ impl Gateway {
             changes: watch::Sender::new(0),
             refresh_lock: tokio::sync::Mutex::new(()),
             send_gate: std::sync::Mutex::new(()),
+            reloads: refresh::ReloadRequests::default(),
         });
         let span = info_span!("mqtt", url = %shared.settings.url);
         tokio::spawn(

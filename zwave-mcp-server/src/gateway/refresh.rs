@@ -2,9 +2,16 @@
 //! a (re)connection, merged with values that arrived while it was on its way, and the topic
 //! index rebuilt from it.
 
-use std::{collections::BTreeMap, sync::Arc, time::Duration};
+use std::{
+    collections::BTreeMap,
+    sync::{
+        Arc,
+        atomic::{AtomicBool, Ordering},
+    },
+    time::Duration,
+};
 
-use tracing::{info, warn};
+use tracing::{debug, info, warn};
 
 use super::{
     BrokerState, GatewayError, Shared, call,
@@ -100,24 +107,103 @@ fn keep_newer_values(
     }
 }
 
-/// Reloads the node list in the background. A retryable failure (the gateway not answering
-/// yet, its driver still starting) is retried after 1 s, 2 s, 4 s … up to 30 s for as long as
-/// the broker connection lasts; errors are logged and kept in the state for tool calls.
-pub(super) fn spawn_refresh(shared: &Arc<Shared>, only_if_missing: bool) {
+/// Background reload requests, coalesced.
+/// Invariant: at most one reload task runs (`running`); a request made while it runs sets
+/// `wanted`, and the task runs once more for all such requests.
+#[derive(Debug, Default)]
+pub(super) struct ReloadRequests {
+    wanted: AtomicBool,
+    /// A full reload was asked for (not only "load if missing").
+    force: AtomicBool,
+    running: AtomicBool,
+}
+
+/// Longest pause between reloads while nodes are still being interviewed.
+const UNREADY_MAX: Duration = Duration::from_secs(10);
+/// Longest pause between reloads the gateway could not answer yet.
+const RETRY_MAX: Duration = Duration::from_secs(30);
+
+/// Asks for the node list to be reloaded in the background (`force`: even if loaded). Reloads
+/// are coalesced: one runs at a time, and any number of requests made meanwhile make it run
+/// once more (status topics flap many times a second while nodes are interviewed). A reload
+/// the gateway cannot answer yet (its driver still starting) is retried after 1 s, 2 s, 4 s …
+/// up to 30 s while the broker connection lasts; while nodes are not ready (their interview
+/// is running) the list is reloaded again after 1 s, 2 s … up to 10 s until they are, so a
+/// device becomes usable as soon as Z-Wave JS UI knows it.
+pub(super) fn request_reload(shared: &Arc<Shared>, force: bool) {
+    let requests = &shared.reloads;
+    if force {
+        requests.force.store(true, Ordering::SeqCst);
+    }
+    requests.wanted.store(true, Ordering::SeqCst);
+    if requests.running.swap(true, Ordering::SeqCst) {
+        return;
+    }
     let weak = Arc::downgrade(shared);
     tokio::spawn(async move {
-        let mut delay = Duration::from_secs(1);
+        let (mut retry, mut unready) = (Duration::from_secs(1), Duration::from_secs(1));
         loop {
             let Some(shared) = weak.upgrade() else { return };
-            match refresh_nodes(&shared, only_if_missing).await {
+            let requests = &shared.reloads;
+            if !requests.wanted.swap(false, Ordering::SeqCst) {
+                requests.running.store(false, Ordering::SeqCst);
+                // A request that came just now, after the check: take it over, or leave it
+                // to the task it started.
+                if requests.wanted.load(Ordering::SeqCst)
+                    && !requests.running.swap(true, Ordering::SeqCst)
+                {
+                    continue;
+                }
+                return;
+            }
+            let only_if_missing = !requests.force.swap(false, Ordering::SeqCst);
+            let pause = match refresh_nodes(&shared, only_if_missing).await {
                 Err(err)
                     if err.is_retryable()
-                        && read(&shared.state).broker == BrokerState::Connected => {}
-                _ => return,
+                        && read(&shared.state).broker == BrokerState::Connected =>
+                {
+                    let pause = retry;
+                    retry = (retry * 2).min(RETRY_MAX);
+                    Some(pause)
+                }
+                Err(_) => None,
+                Ok(()) => {
+                    retry = Duration::from_secs(1);
+                    let waiting = unready_nodes(&shared);
+                    if waiting.is_empty() {
+                        unready = Duration::from_secs(1);
+                        None
+                    } else {
+                        debug!(nodes = ?waiting, again_in = ?unready, "nodes are not ready yet (interview running)");
+                        let pause = unready;
+                        unready = (unready * 2).min(UNREADY_MAX);
+                        Some(pause)
+                    }
+                }
+            };
+            if let Some(pause) = pause {
+                requests.force.store(true, Ordering::SeqCst);
+                requests.wanted.store(true, Ordering::SeqCst);
+                drop(shared);
+                tokio::time::sleep(pause).await;
             }
-            drop(shared);
-            tokio::time::sleep(delay).await;
-            delay = (delay * 2).min(Duration::from_secs(30));
         }
     });
+}
+
+/// Nodes whose interview has not completed (`ready: false`), leaving out the controller,
+/// virtual nodes and dead nodes (a dead node's interview waits for it to come back, which its
+/// status topic announces).
+fn unready_nodes(shared: &Shared) -> Vec<NodeId> {
+    read(&shared.state)
+        .nodes
+        .values()
+        .filter(|node| {
+            !node.ready
+                && !node.is_controller_node
+                && !node.is_virtual
+                && node.status.as_deref() != Some("Dead")
+        })
+        .map(|node| node.id)
+        .collect()
 }

@@ -107,6 +107,11 @@ impl TopicIndex {
         }
     }
 
+    /// Whether `topic` is one several nodes may publish on.
+    pub fn is_ambiguous(&self, topic: &str) -> bool {
+        self.ambiguous.contains_key(topic)
+    }
+
     /// Topics left out because several nodes (or values) may publish on them, with the nodes.
     pub fn ambiguous(&self) -> &BTreeMap<String, BTreeSet<NodeId>> {
         &self.ambiguous

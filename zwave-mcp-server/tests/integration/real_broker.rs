@@ -188,7 +188,7 @@ async fn a_request_waiting_when_the_broker_dies_fails_at_once() {
     );
     assert_eq!(
         err.to_string(),
-        "lost the mqtt connection while waiting for `getInfo`; reconnecting in the background, try again"
+        "lost the mqtt connection while waiting for `getInfo`: it may have reached zwave-js-ui before the connection dropped, but it will not be sent again; reconnecting in the background (check the device's state before trying again)"
     );
     assert!(err.is_retryable());
 }
