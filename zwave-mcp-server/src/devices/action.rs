@@ -96,6 +96,14 @@ pub struct WritePlan {
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
 pub enum ActionError {
+    /// Z-Wave JS UI is still interviewing the node (after a restart): its kind is not known yet.
+    #[error(
+        "{device} is still being interviewed by Z-Wave JS UI (it restarted or the device was just added), so what it is is not known yet: try again in a few seconds"
+    )]
+    Interviewing {
+        /// The device, described.
+        device: String,
+    },
     /// The device cannot be switched at all.
     #[error(
         "{device} is a {kind} and cannot be switched: only switches and dimmers accept \"on\", \"off\" and \"dim\""
@@ -148,6 +156,9 @@ pub enum ActionError {
 /// [`ActionError`] when the device cannot do it, is offline, or the level is missing or invalid.
 pub fn plan(node: &NodeInfo, action: Action, level: Option<i64>) -> Result<WritePlan, ActionError> {
     let device = describe(node);
+    if !node.ready && node.values.is_empty() {
+        return Err(ActionError::Interviewing { device });
+    }
     let kind = DeviceKind::of(node);
     let switch_cc = match kind {
         DeviceKind::Dimmer => cc::MULTILEVEL_SWITCH,

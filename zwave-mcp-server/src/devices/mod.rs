@@ -146,6 +146,9 @@ pub fn summary(node: &NodeInfo) -> String {
     if !is_online(node) {
         return format!("offline ({})", status_word(node));
     }
+    if !node.ready && node.values.is_empty() {
+        return "being interviewed by Z-Wave JS UI (state not known yet)".to_owned();
+    }
     let mut parts = Vec::new();
     match DeviceKind::of(node) {
         DeviceKind::Switch => parts.push(match is_on(node) {

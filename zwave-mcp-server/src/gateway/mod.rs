@@ -203,6 +203,11 @@ impl Gateway {
         if status == 254 || status == 255 {
             Ok(status)
         } else {
+            if status == 2 {
+                // The real gateway answers a write to a node it does not have (removed, or
+                // replaced under another id) with status 2: the node list is out of date.
+                refresh::request_reload(&self.shared, true);
+            }
             Err(GatewayError::WriteFailed {
                 value: value.to_string(),
                 value_id: value_id.to_string(),

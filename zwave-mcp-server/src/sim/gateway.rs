@@ -81,6 +81,8 @@ struct Sim {
     ready: tokio::sync::watch::Sender<bool>,
     /// Every API request received, in order: what the gateway really got, and when.
     received: Mutex<Vec<ReceivedRequest>>,
+    /// Values of nodes whose interview is running, restored when it completes.
+    interviewing: Mutex<HashMap<u16, Value>>,
 }
 
 /// An API request as the simulated gateway received it.
@@ -145,6 +147,7 @@ impl SimControl {
             last_levels: Mutex::new(HashMap::new()),
             ready: tokio::sync::watch::Sender::new(false),
             received: Mutex::default(),
+            interviewing: Mutex::default(),
         });
         let weak = Arc::downgrade(&sim);
         tokio::spawn(async move {
@@ -237,18 +240,87 @@ impl SimControl {
         publish(&self.sim, status_topic(&self.sim.options), payload, true).await;
     }
 
-    /// Publishes a node's status as Z-Wave JS UI does when a node dies or comes back
-    /// (`{"value":<available>,"status":"Dead"|"Alive",...}`), and serves it from then on.
-    pub async fn set_node_status(&self, node: u16, status: &str) {
-        let available = status != "Dead";
-        let info = {
+    /// Z-Wave JS UI stops (restart, crash): its driver and then its gateway status go false.
+    /// Until [`SimControl::driver_up_with_unready_nodes`], every API call is answered "Z-Wave
+    /// client not connected" (restart captures: about 8 s of that after the gateway is back).
+    pub async fn stop_zwave_js_ui(&self) {
+        lock(&self.sim.knobs).driver_ready = false;
+        publish(&self.sim, self.driver_topic(), b"false".to_vec(), true).await;
+        self.announce_offline().await;
+    }
+
+    /// The driver comes up as after a restart: every node is known but not interviewed yet
+    /// (`ready: false`, status `Unknown`, no values) and its status topic says so. Each node's
+    /// interview then completes with [`SimControl::finish_interview`].
+    pub async fn driver_up_with_unready_nodes(&self) {
+        let unready: Vec<u16> = {
             let mut nodes = lock(&self.sim.nodes);
-            let Some(node_json) = nodes.iter_mut().find(|n| n["id"] == json!(node)) else {
+            let mut interviewing = lock(&self.sim.interviewing);
+            nodes
+                .iter_mut()
+                .filter(|node| {
+                    node["isControllerNode"] != json!(true) && node["virtual"] != json!(true)
+                })
+                .filter_map(|node| {
+                    let id = u16::try_from(node["id"].as_u64()?).ok()?;
+                    interviewing.insert(id, node["values"].take());
+                    node["values"] = json!({});
+                    node["ready"] = json!(false);
+                    node["status"] = json!("Unknown");
+                    Some(id)
+                })
+                .collect()
+        };
+        lock(&self.sim.knobs).driver_ready = true;
+        publish(&self.sim, self.driver_topic(), b"true".to_vec(), true).await;
+        for id in unready {
+            self.publish_node_status(id, true, "Unknown").await;
+        }
+    }
+
+    /// A node's interview completes: its values are back, it is `ready` and `Alive`, and its
+    /// status topic and values are published.
+    pub async fn finish_interview(&self, node: u16) {
+        let Some(values) = lock(&self.sim.interviewing).remove(&node) else {
+            return;
+        };
+        let updated = {
+            let mut nodes = lock(&self.sim.nodes);
+            let Some(found) = nodes.iter_mut().find(|n| n["id"] == json!(node)) else {
                 return;
             };
-            node_json["status"] = json!(status);
-            node_json["available"] = json!(available);
-            serde_json::from_value::<NodeInfo>(node_json.clone()).ok()
+            found["values"] = values;
+            found["ready"] = json!(true);
+            found["status"] = json!("Alive");
+            found.clone()
+        };
+        self.publish_node_status(node, true, "Alive").await;
+        for value in updated["values"]
+            .as_object()
+            .into_iter()
+            .flat_map(|v| v.values())
+        {
+            publish_value(&self.sim, &updated, value).await;
+        }
+    }
+
+    /// Z-Wave JS UI no longer has this node (removed while nobody watched): `getNodes` leaves
+    /// it out and `writeValue` to it answers `success: true` with `result.status: 2`.
+    pub fn forget_node(&self, node: u16) {
+        lock(&self.sim.nodes).retain(|n| n["id"] != json!(node));
+    }
+
+    fn driver_topic(&self) -> String {
+        format!("{}/driver/status", self.sim.options.prefix)
+    }
+
+    async fn publish_node_status(&self, node: u16, available: bool, status: &str) {
+        let info = {
+            let nodes = lock(&self.sim.nodes);
+            nodes
+                .iter()
+                .find(|n| n["id"] == json!(node))
+                .and_then(|n| serde_json::from_value::<NodeInfo>(n.clone()).ok())
         };
         let Some(info) = info else { return };
         let topic = format!(
@@ -258,6 +330,21 @@ impl SimControl {
         let payload =
             json!({"time": now_ms(), "value": available, "status": status, "nodeId": node});
         publish(&self.sim, topic, payload.to_string().into_bytes(), true).await;
+    }
+
+    /// Publishes a node's status as Z-Wave JS UI does when a node dies or comes back
+    /// (`{"value":<available>,"status":"Dead"|"Alive",...}`), and serves it from then on.
+    pub async fn set_node_status(&self, node: u16, status: &str) {
+        let available = status != "Dead";
+        {
+            let mut nodes = lock(&self.sim.nodes);
+            let Some(node_json) = nodes.iter_mut().find(|n| n["id"] == json!(node)) else {
+                return;
+            };
+            node_json["status"] = json!(status);
+            node_json["available"] = json!(available);
+        }
+        self.publish_node_status(node, available, status).await;
     }
 
     /// Changes a value as a local button press would: the current value changes and is

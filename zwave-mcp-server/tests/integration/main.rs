@@ -7,5 +7,6 @@ mod captures;
 mod gateway_client;
 mod harness;
 mod real_broker;
+mod restart;
 mod schemas;
 mod tools;
