@@ -7,6 +7,8 @@ use std::{fmt, path::PathBuf, str::FromStr, time::Duration};
 
 use clap::Parser;
 
+use crate::devices::{Exposure, Rule, Rules};
+
 /// Environment variable holding the MQTT password.
 pub const PASSWORD_ENV: &str = "ZWAVE_MCP_MQTT_PASSWORD";
 
@@ -96,6 +98,52 @@ pub struct Config {
     /// plus a simulated Z-Wave JS UI gateway (the MQTT options above are then ignored).
     #[arg(long, env = "ZWAVE_MCP_DEMO")]
     pub demo: bool,
+
+    /// Let the agent only read: control_zwave_device is not offered at all.
+    #[arg(long, env = "ZWAVE_MCP_READ_ONLY")]
+    pub read_only: bool,
+
+    /// Devices reads may see (default: all): node:<id>, location:<location> or
+    /// name:<device name>; repeat the flag or separate rules with commas.
+    #[arg(
+        long,
+        env = "ZWAVE_MCP_READ_ALLOW",
+        value_delimiter = ',',
+        value_name = "RULE"
+    )]
+    pub read_allow: Vec<Rule>,
+
+    /// Devices reads never see (wins over --read-allow); rules as for --read-allow.
+    #[arg(
+        long,
+        env = "ZWAVE_MCP_READ_DENY",
+        value_delimiter = ',',
+        value_name = "RULE"
+    )]
+    pub read_deny: Vec<Rule>,
+
+    /// Devices that may be switched (default: every readable one); rules as for --read-allow.
+    #[arg(
+        long,
+        env = "ZWAVE_MCP_CONTROL_ALLOW",
+        value_delimiter = ',',
+        value_name = "RULE"
+    )]
+    pub control_allow: Vec<Rule>,
+
+    /// Devices that are never switched (wins over --control-allow); rules as for --read-allow.
+    #[arg(
+        long,
+        env = "ZWAVE_MCP_CONTROL_DENY",
+        value_delimiter = ',',
+        value_name = "RULE"
+    )]
+    pub control_deny: Vec<Rule>,
+
+    /// A JSON file with more exposure rules: {"readOnly": bool, "read": {"allow": [..],
+    /// "deny": [..]}, "control": {"allow": [..], "deny": [..]}}; added to the flags'.
+    #[arg(long, env = "ZWAVE_MCP_EXPOSURE_FILE")]
+    pub exposure_file: Option<PathBuf>,
 }
 
 /// Other things the binary can run.
@@ -114,6 +162,28 @@ pub enum Command {
 }
 
 impl Config {
+    /// Which devices the agent may see and switch: the flags' rules plus the exposure file's.
+    ///
+    /// # Errors
+    /// The exposure file cannot be read or holds a rule that is not valid.
+    pub fn exposure(&self) -> Result<Exposure, ConfigError> {
+        let mut exposure = Exposure {
+            read_only: self.read_only,
+            read: Rules {
+                allow: self.read_allow.clone(),
+                deny: self.read_deny.clone(),
+            },
+            control: Rules {
+                allow: self.control_allow.clone(),
+                deny: self.control_deny.clone(),
+            },
+        };
+        if let Some(path) = &self.exposure_file {
+            exposure.add_file(path).map_err(ConfigError::Exposure)?;
+        }
+        Ok(exposure)
+    }
+
     /// The MQTT connection settings, with the password resolved from its file when given.
     ///
     /// # Errors
@@ -219,6 +289,9 @@ pub enum ConfigError {
         "give the mqtt password either in ZWAVE_MCP_MQTT_PASSWORD or in --mqtt-password-file, not both"
     )]
     TwoPasswords,
+    /// The exposure file is not usable (the message names it and the rule at fault).
+    #[error("{0}")]
+    Exposure(String),
 }
 
 /// A broker address parsed from `mqtt://host:port` or `mqtts://host:port`.

@@ -51,6 +51,7 @@ pub async fn run(config: Config) -> anyhow::Result<()> {
 }
 
 async fn serve(config: Config) -> anyhow::Result<()> {
+    let exposure = config.exposure()?;
     // Take the protocol pipes first: from here on a stray write to fd 1 goes to stderr.
     let io = stdio::take();
     // The simulator lives as long as this function: until the MCP session ends.
@@ -70,7 +71,7 @@ async fn serve(config: Config) -> anyhow::Result<()> {
     };
     tracing::info!(broker = %settings.url, prefix = %settings.topic_prefix, gateway = %settings.gateway_name, "starting");
     let gateway = Gateway::connect(settings, Backoff::default());
-    let server = ZwaveServer::new(gateway, config.confirm_timeout);
+    let server = ZwaveServer::new(gateway, config.confirm_timeout).with_exposure(exposure);
     let running = server
         .serve(io)
         .await

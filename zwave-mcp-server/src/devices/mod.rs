@@ -4,10 +4,12 @@
 //! command classes a node has, not from its name.
 
 mod action;
+mod exposure;
 mod names;
 mod readings;
 
 pub use action::{Action, ActionError, Expect, WritePlan, plan};
+pub use exposure::{Exposure, Rule, RuleError, Rules};
 pub use names::{MAX_NAME_CHARS, Purpose, ResolveError, describe, resolve};
 pub use readings::{Reading, ago, readings};
 

@@ -11,7 +11,7 @@
 mod stale;
 mod tools;
 
-use std::time::Duration;
+use std::{sync::Arc, time::Duration};
 
 use rmcp::{
     ServerHandler,
@@ -20,7 +20,7 @@ use rmcp::{
     tool_handler,
 };
 
-use crate::gateway::Gateway;
+use crate::{devices::Exposure, gateway::Gateway};
 
 pub use tools::{ControlArgs, DeviceArgs, ListArgs, SensorArgs};
 
@@ -29,6 +29,8 @@ pub use tools::{ControlArgs, DeviceArgs, ListArgs, SensorArgs};
 pub struct ZwaveServer {
     gateway: Gateway,
     confirm_timeout: Duration,
+    /// What the agent may see and switch.
+    exposure: Arc<Exposure>,
     tool_router: ToolRouter<Self>,
 }
 
@@ -39,8 +41,19 @@ impl ZwaveServer {
         Self {
             gateway,
             confirm_timeout,
+            exposure: Arc::default(),
             tool_router: Self::tool_router(),
         }
+    }
+
+    /// Limits what the agent may see and switch; read-only takes the control tool away, so
+    /// `tools/list` does not even offer it.
+    pub fn with_exposure(mut self, exposure: Exposure) -> Self {
+        if exposure.read_only {
+            self.tool_router.remove_route("control_zwave_device");
+        }
+        self.exposure = Arc::new(exposure);
+        self
     }
 }
 
@@ -55,7 +68,8 @@ impl ServerHandler for ZwaveServer {
                  get_device_status tells whether it is on and reachable, and \
                  get_device_sensor_data returns its readings (temperature, humidity, motion, \
                  power, battery). Device names are matched exactly, then by location + name, then \
-                 by a unique part of the name; an ambiguous name is refused with the candidates.",
+                 `Node <id>`, then by whole words; switching needs one of those, reads also \
+                 accept a unique part of a name. An ambiguous name is refused with the candidates.",
             )
     }
 }

@@ -183,7 +183,7 @@ impl ZwaveServer {
         let devices: Vec<DeviceSummary> = self.gateway.with_nodes(|nodes| {
             nodes
                 .values()
-                .filter(|node| devices::is_device(node))
+                .filter(|node| devices::is_device(node) && self.exposure.can_read(node))
                 .filter(|node| match &filter {
                     Some(filter) => {
                         devices::display_name(node).to_lowercase().contains(filter)
@@ -488,30 +488,53 @@ impl ZwaveServer {
                 .await
                 .map_err(|err| err.to_string())?,
         }
-        match self
-            .gateway
-            .with_nodes(|nodes| resolve_in(nodes, query, purpose))
+        let visible = |node: &NodeInfo| self.exposure.can_read(node);
+        let resolve = || {
+            self.gateway
+                .with_nodes(|nodes| resolve_in(nodes, query, purpose, &visible))
+        };
+        let mut resolved = resolve();
+        if matches!(resolved, Err(ResolveError::NotFound { .. })) {
+            if let Err(err) = self.gateway.refresh_nodes().await {
+                warn!(error = %err, "reloading the node list failed");
+            }
+            resolved = resolve();
+        }
+        // A command naming a device the owner keeps from the agent is refused as not exposed,
+        // not as unknown; reads do not see such devices at all, and no message lists them.
+        if purpose == Purpose::Control
+            && matches!(resolved, Err(ResolveError::NotFound { .. }))
+            && self
+                .gateway
+                .with_nodes(|nodes| resolve_in(nodes, query, purpose, &|_: &NodeInfo| true))
+                .is_ok()
         {
-            Err(ResolveError::NotFound { .. }) => {}
-            other => return other.map_err(|err| err.to_string()),
+            return Err(not_exposed(query));
         }
-        if let Err(err) = self.gateway.refresh_nodes().await {
-            warn!(error = %err, "reloading the node list failed");
+        let node = resolved.map_err(|err| err.to_string())?;
+        if purpose == Purpose::Control && !self.exposure.can_control(&node) {
+            return Err(not_exposed(query));
         }
-        self.gateway
-            .with_nodes(|nodes| resolve_in(nodes, query, purpose))
-            .map_err(|err| err.to_string())
+        Ok(node)
     }
+}
+
+fn not_exposed(query: &str) -> String {
+    format!(
+        "\"{}\" is not exposed to this agent for switching: the owner of this server chose which devices it may control",
+        query.trim()
+    )
 }
 
 fn resolve_in(
     nodes: &std::collections::BTreeMap<crate::gateway::NodeId, NodeInfo>,
     query: &str,
     purpose: Purpose,
+    visible: &dyn Fn(&NodeInfo) -> bool,
 ) -> Result<NodeInfo, ResolveError> {
     let candidates: Vec<&NodeInfo> = nodes
         .values()
-        .filter(|node| devices::is_device(node))
+        .filter(|node| devices::is_device(node) && visible(node))
         .collect();
     devices::resolve(&candidates, query, purpose).cloned()
 }

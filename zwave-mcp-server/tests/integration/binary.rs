@@ -382,3 +382,47 @@ fn the_mqtt_password_is_never_logged_even_at_trace() {
         "trace logs were produced"
     );
 }
+
+#[test]
+fn exposure_flags_and_environment_shape_the_tools() {
+    let output = run_with_env(
+        &["--demo", "--read-deny", "name:Garage Light,node:6"],
+        &[("ZWAVE_MCP_READ_ONLY", "true")],
+        &session(&[("list_zwave_devices", json!({"includeInactive": true}))]),
+    );
+    let messages = protocol_messages(&output);
+    let tools: Vec<&str> = by_id(&messages, 1)["result"]["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["name"].as_str().unwrap())
+        .collect();
+    assert!(!tools.contains(&"control_zwave_device"), "{tools:?}");
+    assert_eq!(tools.len(), 3);
+    let devices = by_id(&messages, 2)["result"]["structuredContent"]["devices"]
+        .as_array()
+        .unwrap()
+        .len();
+    assert_eq!(devices, 4);
+
+    let output = run(&["--demo", "--control-deny", "garage"], &[]);
+    assert_eq!(output.status.code(), Some(2));
+    assert!(output.stdout.is_empty());
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        stderr.contains("exposure rule \"garage\" is not valid: use node:<id>, location:<location> or name:<device name>"),
+        "{stderr}"
+    );
+
+    let output = run(
+        &["--demo", "--exposure-file", "/nonexistent/exposure.json"],
+        &session(&[]),
+    );
+    assert_eq!(output.status.code(), Some(1));
+    assert!(output.stdout.is_empty());
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        stderr.contains("cannot read the exposure file \"/nonexistent/exposure.json\""),
+        "{stderr}"
+    );
+}

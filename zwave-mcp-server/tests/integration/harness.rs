@@ -14,6 +14,7 @@ use rmcp::{
 use serde_json::Value;
 use zwave_mcp_server::{
     Backoff, Gateway, MqttSettings, ZwaveServer,
+    devices::Exposure,
     sim::{EmbeddedBroker, SimControl, SimOptions},
 };
 
@@ -164,7 +165,16 @@ impl Home {
 
 /// Serves an MCP server over an in-memory pipe and connects an rmcp client to it.
 pub async fn serve(gateway: Gateway, confirm_timeout: Duration) -> RunningService<RoleClient, ()> {
-    let server = ZwaveServer::new(gateway, confirm_timeout);
+    serve_exposed(gateway, confirm_timeout, Exposure::default()).await
+}
+
+/// [`serve`], with what the agent may see and switch limited by `exposure`.
+pub async fn serve_exposed(
+    gateway: Gateway,
+    confirm_timeout: Duration,
+    exposure: Exposure,
+) -> RunningService<RoleClient, ()> {
+    let server = ZwaveServer::new(gateway, confirm_timeout).with_exposure(exposure);
     let (server_io, client_io) = tokio::io::duplex(1 << 20);
     tokio::spawn(async move {
         if let Ok(running) = server.serve(server_io).await {

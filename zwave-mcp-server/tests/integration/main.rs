@@ -4,6 +4,7 @@
 
 mod binary;
 mod captures;
+mod exposure;
 mod gateway_client;
 mod harness;
 mod real_broker;
