@@ -72,8 +72,13 @@ async fn serve(config: Config) -> anyhow::Result<()> {
     tracing::info!(broker = %settings.url, prefix = %settings.topic_prefix, gateway = %settings.gateway_name, "starting");
     let gateway = Gateway::connect(settings, Backoff::default());
     let server = ZwaveServer::new(gateway, config.confirm_timeout).with_exposure(exposure);
+    let (reader, writer) = io;
+    let transport = mcp::bounded::Bounded::new(
+        rmcp::transport::async_rw::AsyncRwTransport::new_server(reader, writer),
+        mcp::bounded::MAX_IN_FLIGHT,
+    );
     let running = server
-        .serve(io)
+        .serve(transport)
         .await
         .context("the MCP session could not start")?;
     let reason = running.waiting().await.context("the MCP session failed")?;

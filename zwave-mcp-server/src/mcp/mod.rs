@@ -8,6 +8,7 @@
 //! would be valid, so the model can correct itself. Successful results carry readable text in
 //! `content` and the same facts as `structuredContent`, described by each tool's output schema.
 
+pub mod bounded;
 mod stale;
 mod tools;
 

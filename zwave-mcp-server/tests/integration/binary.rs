@@ -426,3 +426,86 @@ fn exposure_flags_and_environment_shape_the_tools() {
         "{stderr}"
     );
 }
+
+/// Peak resident memory of a running process (`VmHWM`), in KiB.
+fn peak_rss_kib(pid: u32) -> u64 {
+    std::fs::read_to_string(format!("/proc/{pid}/status"))
+        .unwrap()
+        .lines()
+        .find_map(|line| line.strip_prefix("VmHWM:"))
+        .and_then(|rest| rest.trim().trim_end_matches("kB").trim().parse().ok())
+        .unwrap()
+}
+
+#[test]
+fn pipelined_calls_keep_memory_flat_and_every_call_is_answered_once() {
+    // 50,000 in the test suite (a debug build); ZWAVE_PIPELINE_CALLS=1000000 for the full proof.
+    let calls: u64 = std::env::var("ZWAVE_PIPELINE_CALLS")
+        .ok()
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(50_000);
+    let mut child = Command::new(BIN)
+        .arg("--demo")
+        .env("ZWAVE_MCP_LOG_LEVEL", "warn")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let pid = child.id();
+    let mut stdin = child.stdin.take().unwrap();
+    let writer = std::thread::spawn(move || {
+        let mut out = std::io::BufWriter::new(&mut stdin);
+        writeln!(out, r#"{{"jsonrpc":"2.0","id":0,"method":"initialize","params":{{"protocolVersion":"2025-11-25","capabilities":{{}},"clientInfo":{{"name":"load","version":"1"}}}}}}"#).unwrap();
+        writeln!(
+            out,
+            r#"{{"jsonrpc":"2.0","method":"notifications/initialized"}}"#
+        )
+        .unwrap();
+        for id in 1..=calls {
+            writeln!(out, r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":"list_zwave_devices","arguments":{{}}}}}}"#).unwrap();
+        }
+        out.flush().unwrap();
+        drop(out);
+        stdin
+    });
+    let stdout = child.stdout.take().unwrap();
+    let reader = std::thread::spawn(move || {
+        use std::io::BufRead as _;
+        let mut seen = vec![false; usize::try_from(calls).unwrap() + 1];
+        let mut answered = 0;
+        // A client slower to read than to write: without a bound the server would take in
+        // every request at once and hold them, and their answers, in memory.
+        for (n, line) in std::io::BufReader::new(stdout).lines().enumerate() {
+            if n % 500 == 499 {
+                std::thread::sleep(std::time::Duration::from_millis(5));
+            }
+            let message: Value = serde_json::from_str(&line.unwrap()).unwrap();
+            let id = usize::try_from(message["id"].as_u64().unwrap()).unwrap();
+            assert!(!seen[id], "id {id} answered twice");
+            seen[id] = true;
+            if id > 0 {
+                assert_eq!(message["result"]["isError"], false, "{message}");
+                answered += 1;
+                if answered == calls {
+                    break;
+                }
+            }
+        }
+        answered
+    });
+    let answered = reader.join().unwrap();
+    let stdin = writer.join().unwrap();
+    let peak = peak_rss_kib(pid);
+    drop(stdin);
+    let _ = child.wait();
+    assert_eq!(answered, calls);
+    eprintln!(
+        "{calls} pipelined calls answered; peak RSS {} MiB",
+        peak / 1024
+    );
+    assert!(
+        peak < 64 * 1024,
+        "peak RSS {peak} KiB for {calls} pipelined calls"
+    );
+}
