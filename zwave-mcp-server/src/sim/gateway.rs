@@ -304,6 +304,22 @@ impl SimControl {
         }
     }
 
+    /// The owner renames a node (and moves it) in Z-Wave JS UI: `getNodes` gives the new name
+    /// and location, and the node's status is published on its new topic.
+    pub async fn rename_node(&self, node: u16, name: &str, loc: &str) {
+        let status = {
+            let mut nodes = lock(&self.sim.nodes);
+            let Some(found) = nodes.iter_mut().find(|n| n["id"] == json!(node)) else {
+                return;
+            };
+            found["name"] = json!(name);
+            found["loc"] = json!(loc);
+            found["status"].as_str().unwrap_or("Alive").to_owned()
+        };
+        self.publish_node_status(node, status != "Dead", &status)
+            .await;
+    }
+
     /// Z-Wave JS UI no longer has this node (removed while nobody watched): `getNodes` leaves
     /// it out and `writeValue` to it answers `success: true` with `result.status: 2`.
     pub fn forget_node(&self, node: u16) {

@@ -117,3 +117,34 @@ async fn a_write_to_a_node_the_gateway_no_longer_has_reloads_the_list() {
         "{list}"
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_renamed_device_is_known_by_its_new_name_without_a_restart() {
+    let home = Home::start().await;
+    home.ok("list_zwave_devices", json!({})).await;
+    // The owner renames and moves Switch One; its status now comes on a topic the server did
+    // not know, which makes it reload the node list.
+    home.sim.rename_node(2, "Coffee Maker", "Pantry").await;
+    assert!(
+        home.wait_until(|state| state
+            .nodes
+            .get(&NodeId(2))
+            .is_some_and(|n| n.name == "Coffee Maker"))
+            .await
+    );
+    let switched = home
+        .ok(
+            "control_zwave_device",
+            json!({"deviceName": "Pantry Coffee Maker", "action": "on"}),
+        )
+        .await;
+    assert_eq!(switched["device"], "Coffee Maker");
+    assert_eq!(switched["confirmed"], true, "{switched}");
+    let gone = home
+        .err("get_device_status", json!({"deviceName": "Switch One"}))
+        .await;
+    assert!(
+        gone.starts_with("no Z-Wave device matches \"Switch One\""),
+        "{gone}"
+    );
+}
