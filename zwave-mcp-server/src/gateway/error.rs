@@ -110,3 +110,25 @@ impl GatewayError {
         )
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_full_queue_and_a_lost_connection_say_what_happened_to_the_request() {
+        let busy = GatewayError::Busy {
+            api: "writeValue",
+            queued: 64,
+        };
+        assert_eq!(
+            busy.to_string(),
+            "`writeValue` was not sent: 64 requests are already waiting for the mqtt connection; try again in a moment"
+        );
+        assert!(busy.is_retryable());
+        assert_eq!(
+            GatewayError::ConnectionLost { api: "writeValue" }.to_string(),
+            "lost the mqtt connection while waiting for `writeValue`: it may have reached zwave-js-ui before the connection dropped, but it will not be sent again; reconnecting in the background (check the device's state before trying again)"
+        );
+    }
+}

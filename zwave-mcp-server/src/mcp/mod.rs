@@ -7,6 +7,12 @@
 //! broker down, write refused) is an `isError` result whose text names the device and what
 //! would be valid, so the model can correct itself. Successful results carry readable text in
 //! `content` and the same facts as `structuredContent`, described by each tool's output schema.
+//!
+//! | module | owns |
+//! |---|---|
+//! | `tools` | the four tools, device lookup with the owner's exposure rules applied |
+//! | `stale` | saying when read results come from the cache while a link is down |
+//! | `bounded` | the transport wrapper that bounds requests in flight |
 
 pub mod bounded;
 mod stale;

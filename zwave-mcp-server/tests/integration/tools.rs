@@ -686,3 +686,26 @@ async fn reads_say_when_the_gateway_is_offline_and_since_when() {
     let back = home.ok("list_zwave_devices", json!({})).await;
     assert!(back.get("stale").is_none(), "{back}");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn reads_say_when_the_zwave_driver_is_down() {
+    let home = Home::start().await;
+    home.ok("list_zwave_devices", json!({})).await;
+    home.sim.set_driver_ready(false).await;
+    assert!(
+        home.wait_until(|state| state.driver_ready == Some(false))
+            .await
+    );
+    let (is_error, text) = home
+        .text("get_device_status", json!({"deviceName": "Switch One"}))
+        .await;
+    assert!(!is_error, "{text}");
+    assert!(
+        text.starts_with("Z-Wave JS UI's Z-Wave driver is down since "),
+        "{text}"
+    );
+    let status = home
+        .ok("get_device_status", json!({"deviceName": "Switch One"}))
+        .await;
+    assert_eq!(status["stale"]["reason"], "driver down");
+}
