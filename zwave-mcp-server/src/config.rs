@@ -103,8 +103,8 @@ pub struct Config {
     #[arg(long, env = "ZWAVE_MCP_READ_ONLY")]
     pub read_only: bool,
 
-    /// Devices reads may see (default: all): node:<id>, location:<location> or
-    /// name:<device name>; repeat the flag or separate rules with commas.
+    /// Devices reads may see (default: all): node:ID, location:LOCATION or
+    /// name:NAME; repeat the flag or separate rules with commas.
     #[arg(
         long,
         env = "ZWAVE_MCP_READ_ALLOW",
