@@ -250,7 +250,7 @@ async fn two_servers_on_one_home_never_take_each_others_replies() {
     .await;
     let switching = serve(first, Duration::from_secs(2)).await;
     let reading = serve(second, Duration::from_secs(2)).await;
-    const ROUNDS: usize = 10;
+    const ROUNDS: u64 = 10;
     let switches = async {
         let mut results = Vec::new();
         for round in 0..ROUNDS {
@@ -265,17 +265,23 @@ async fn two_servers_on_one_home_never_take_each_others_replies() {
         }
         results
     };
+    // The other server dims the living room light and polls a sensor, in turns.
     let reads = async {
         let mut results = Vec::new();
-        for _ in 0..ROUNDS {
-            results.push(
-                call(
-                    &reading,
-                    "get_device_sensor_data",
-                    json!({"deviceName": "Office Temperature", "refresh": true}),
-                )
-                .await,
-            );
+        for round in 0..ROUNDS {
+            let dim = call(
+                &reading,
+                "control_zwave_device",
+                json!({"deviceName": "Living Room Light", "action": "dim", "level": 10 + round}),
+            )
+            .await;
+            let poll = call(
+                &reading,
+                "get_device_sensor_data",
+                json!({"deviceName": "Office Temperature", "refresh": true}),
+            )
+            .await;
+            results.push((round, dim, poll));
         }
         results
     };
@@ -291,9 +297,18 @@ async fn two_servers_on_one_home_never_take_each_others_replies() {
             "{outcome}"
         );
     }
-    for result in read {
-        assert_eq!(result.is_error, Some(false), "{}", text_of(&result));
-        let data = result.structured_content.unwrap();
+    for (round, dim, poll) in read {
+        assert_eq!(dim.is_error, Some(false), "{}", text_of(&dim));
+        let outcome = dim.structured_content.unwrap();
+        assert_eq!(outcome["device"], "Living Room Light");
+        assert_eq!(outcome["nodeId"], 3);
+        assert_eq!(outcome["written"], json!(10 + round));
+        assert!(
+            matches!(outcome["status"].as_i64(), Some(254 | 255)),
+            "{outcome}"
+        );
+        assert_eq!(poll.is_error, Some(false), "{}", text_of(&poll));
+        let data = poll.structured_content.unwrap();
         assert_eq!(data["device"], "Office Temperature");
         assert_eq!(data["refreshErrors"], json!([]), "{data}");
         for reading in data["readings"].as_array().unwrap() {
@@ -303,19 +318,20 @@ async fn two_servers_on_one_home_never_take_each_others_replies() {
             );
         }
     }
-    // The independent observer saw each write once, each with its own id.
+    // The independent observer saw each write of both servers once, each with its own id.
+    let expected = usize::try_from(2 * ROUNDS).unwrap();
     assert!(
         eventually(Duration::from_secs(5), || writes.lock().unwrap().len()
-            >= ROUNDS)
+            >= expected)
         .await
     );
     let seen = writes.lock().unwrap().clone();
-    assert_eq!(seen.len(), ROUNDS, "{seen:?}");
+    assert_eq!(seen.len(), expected, "{seen:?}");
     let ids: std::collections::BTreeSet<&str> = seen
         .iter()
         .map(|w| w["requestId"].as_str().unwrap())
         .collect();
-    assert_eq!(ids.len(), ROUNDS);
+    assert_eq!(ids.len(), expected);
 }
 
 /// A small deterministic generator for the fault timings (xorshift64*), seeded per test run.

@@ -148,3 +148,34 @@ async fn a_renamed_device_is_known_by_its_new_name_without_a_restart() {
         "{gone}"
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_storm_of_status_changes_costs_a_few_reloads_not_one_each() {
+    let home = Home::start().await;
+    home.ok("list_zwave_devices", json!({})).await;
+    let get_nodes = || {
+        home.sim
+            .received()
+            .iter()
+            .filter(|r| r.api == "getNodes")
+            .count()
+    };
+    let before = get_nodes();
+    const FLAPS: usize = 101;
+    for n in 0..FLAPS {
+        let status = if n % 2 == 0 { "Asleep" } else { "Alive" };
+        home.sim.set_node_status(2, status).await;
+    }
+    assert!(
+        home.wait_until(|state| state.nodes[&NodeId(2)].status.as_deref() == Some("Asleep"))
+            .await
+    );
+    // Waits for the reload under way, if any (one at a time).
+    home.gateway.refresh_nodes().await.unwrap();
+    let reloads = get_nodes() - before;
+    eprintln!("{FLAPS} status changes caused {reloads} getNodes calls");
+    assert!(
+        reloads < FLAPS / 4,
+        "{reloads} reloads for {FLAPS} status changes"
+    );
+}
