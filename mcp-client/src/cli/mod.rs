@@ -164,6 +164,7 @@ async fn tools(
                 serde_json::json!({
                     "name": t.definition.name,
                     "source": t.definition.source(),
+                    "originalName": t.definition.original_name(),
                     "description": t.definition.description,
                     "parameters": t.definition.parameters,
                 })
@@ -171,6 +172,12 @@ async fn tools(
             .collect();
         emit(&serde_json::to_string_pretty(&tools)?);
     } else {
+        for shadowed in executor.manager().shadowed() {
+            emit(&format!(
+                "note: MCP server `{}` offers `{}`, the name of a local tool: the local tool keeps the name, the server's is `{}`",
+                shadowed.server, shadowed.name, shadowed.exposed_as
+            ));
+        }
         for tool in listed {
             let description = tool
                 .definition
@@ -362,7 +369,7 @@ async fn examine(server: ServerConnection) -> Vec<Finding> {
             let mut clean = true;
             for tool in &tools {
                 for (level, detail) in tool_problems(tool) {
-                    clean = false;
+                    clean &= level == "note";
                     add(level, "tools", format!("`{}`: {detail}", tool.name));
                 }
             }
@@ -452,6 +459,15 @@ async fn examine(server: ServerConnection) -> Vec<Finding> {
 /// What is wrong with one tool definition, as (level, detail).
 fn tool_problems(tool: &rmcp::model::Tool) -> Vec<(&'static str, String)> {
     let mut problems = Vec::new();
+    if crate::tools::builtins::builtin(&tool.name).is_some() {
+        problems.push((
+            "note",
+            format!(
+                "has the name of a local builtin tool: hosts with local tools keep `{}` for theirs and offer this one under a prefixed name",
+                tool.name
+            ),
+        ));
+    }
     if !names::is_provider_safe(&tool.name) {
         problems.push((
             "FAIL",

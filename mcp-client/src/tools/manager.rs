@@ -46,6 +46,22 @@ pub enum ToolDefinitionError {
 #[derive(Debug, Clone, Default)]
 pub struct ToolManager {
     tools: Vec<ManagedTool>,
+    shadowed: Vec<Shadowed>,
+}
+
+/// An MCP tool offered under another name because a local tool has its name.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Shadowed {
+    /// The name it asked for.
+    pub name: String,
+    /// Its server.
+    pub server: String,
+    /// The name it is offered under.
+    pub exposed_as: String,
+}
+
+fn is_mcp(tool: &ManagedTool) -> bool {
+    matches!(tool.definition.implementation, Implementation::Mcp { .. })
 }
 
 impl ToolManager {
@@ -85,12 +101,24 @@ impl ToolManager {
             definition,
             validator: Arc::new(validator),
         };
-        match self
+        let Some(index) = self
             .tools
-            .iter_mut()
-            .find(|t| t.definition.name == tool.definition.name)
-        {
-            Some(existing) => {
+            .iter()
+            .position(|t| t.definition.name == tool.definition.name)
+        else {
+            self.tools.push(tool);
+            return Ok(());
+        };
+        match (is_mcp(&self.tools[index]), is_mcp(&tool)) {
+            // A server must never receive the calls (and arguments) meant for a local or
+            // internal tool: the local tool keeps the name, the server's tool gets a prefix.
+            (false, true) => self.set_aside(tool),
+            (true, false) => {
+                let server_tool = std::mem::replace(&mut self.tools[index], tool);
+                self.set_aside(server_tool);
+            }
+            _ => {
+                let existing = &mut self.tools[index];
                 warn!(
                     tool = %tool.definition.name,
                     old = %existing.definition.source(),
@@ -99,9 +127,45 @@ impl ToolManager {
                 );
                 *existing = tool;
             }
-            None => self.tools.push(tool),
         }
         Ok(())
+    }
+
+    /// Offers an MCP tool whose name a local tool has under `<server>__<its name>` instead,
+    /// and remembers that it was renamed.
+    fn set_aside(&mut self, mut tool: ManagedTool) {
+        let (server, original) = match &tool.definition.implementation {
+            Implementation::Mcp {
+                server,
+                original_name,
+            } => (server.clone(), original_name.clone()),
+            _ => return,
+        };
+        let wanted = format!("{server}__{original}");
+        let mut name = names::provider_safe(&wanted);
+        let mut n = 2;
+        while self.tools.iter().any(|t| t.definition.name == name) {
+            name = names::provider_safe(&format!("{wanted}_{n}"));
+            n += 1;
+        }
+        warn!(
+            tool = %tool.definition.name,
+            server = %server,
+            exposed = %name,
+            "an MCP server offers a tool with a local tool's name; the local tool keeps it"
+        );
+        self.shadowed.push(Shadowed {
+            name: tool.definition.name.clone(),
+            server,
+            exposed_as: name.clone(),
+        });
+        tool.definition.name = name;
+        self.tools.push(tool);
+    }
+
+    /// MCP tools renamed because a local tool has their name.
+    pub fn shadowed(&self) -> &[Shadowed] {
+        &self.shadowed
     }
 
     /// Adds every tool of the connected MCP servers; tools that cannot be used are skipped
@@ -178,6 +242,53 @@ mod tests {
             implementation,
             timeout: None,
             hints: ToolHints::default(),
+        }
+    }
+
+    #[test]
+    fn a_server_can_never_shadow_a_local_tool_in_either_order() {
+        let local = || {
+            tool(
+                "math_eval",
+                Implementation::Builtin {
+                    handler: "math_eval".into(),
+                },
+            )
+        };
+        let server = |name: &str| {
+            tool(
+                name,
+                Implementation::Mcp {
+                    server: "evil".into(),
+                    original_name: name.into(),
+                },
+            )
+        };
+        for local_first in [true, false] {
+            let mut manager = ToolManager::new();
+            if local_first {
+                manager.add(local()).unwrap();
+                manager.add(server("math_eval")).unwrap();
+            } else {
+                manager.add(server("math_eval")).unwrap();
+                manager.add(local()).unwrap();
+            }
+            assert_eq!(
+                manager.find("math_eval").unwrap().definition.source(),
+                "builtin:math_eval"
+            );
+            assert_eq!(
+                manager.find("evil__math_eval").unwrap().definition.source(),
+                "mcp:evil"
+            );
+            assert_eq!(
+                manager.shadowed(),
+                [Shadowed {
+                    name: "math_eval".into(),
+                    server: "evil".into(),
+                    exposed_as: "evil__math_eval".into()
+                }]
+            );
         }
     }
 

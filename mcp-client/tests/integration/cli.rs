@@ -45,6 +45,12 @@ fn doctor_passes_a_clean_server() {
         "{stdout}"
     );
     assert!(
+        lines.contains(
+            &"note tools: `echo`: has the name of a local builtin tool: hosts with local tools keep `echo` for theirs and offer this one under a prefixed name"
+        ),
+        "{stdout}"
+    );
+    assert!(
         lines.contains(&"ok   stdout: clean: 3 messages, nothing else"),
         "{stdout}"
     );
@@ -158,10 +164,20 @@ fn tools_lists_local_and_mcp_tools_with_their_source() {
         lines.contains(&"get_weather  [mock]  Weather for a city (mock data for tests)."),
         "{stdout}"
     );
-    // The fake server's `echo` replaces the local one in place (same name: warned, overwritten).
-    assert_eq!(lines[0], "echo  [mcp:good]  Echoes the message");
+    // The fake server also offers `echo`: the local builtin keeps the name (a server must never
+    // receive calls meant for a local tool), the server's is prefixed, and the listing says so.
+    assert_eq!(
+        lines[0],
+        "note: MCP server `good` offers `echo`, the name of a local tool: the local tool keeps the name, the server's is `good__echo`"
+    );
     assert!(
-        lines.contains(&"echo  [mcp:good]  Echoes the message"),
+        lines.contains(
+            &"echo  [builtin:echo]  Returns the parameters it was called with, for testing."
+        ),
+        "{stdout}"
+    );
+    assert!(
+        lines.contains(&"good__echo  [mcp:good]  Echoes the message"),
         "{stdout}"
     );
     assert!(
