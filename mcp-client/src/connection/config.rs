@@ -347,7 +347,8 @@ pub(crate) fn duration(value: &Value) -> Result<Duration, String> {
     Ok(Duration::from_secs_f64(seconds))
 }
 
-/// Expands `${VAR}` and `${VAR:-default}` in an env value.
+/// Expands `${VAR}` and `${VAR:-default}` in an env value. Errors never quote the value:
+/// env values are where secrets live.
 fn expand(value: &str, lookup: &dyn Fn(&str) -> Option<String>) -> Result<String, String> {
     let mut out = String::with_capacity(value.len());
     let mut rest = value;
@@ -356,16 +357,22 @@ fn expand(value: &str, lookup: &dyn Fn(&str) -> Option<String>) -> Result<String
         let after = &rest[start + 2..];
         let end = after
             .find('}')
-            .ok_or_else(|| format!("has an unclosed `${{` in \"{value}\""))?;
+            .ok_or_else(|| {
+                format!(
+                    "has an unclosed `${{` (character {} of the value): write ${{NAME}} or ${{NAME:-default}}",
+                    value.len() - rest.len() + start + 1
+                )
+            })?;
         let expression = &after[..end];
         let (name, default) = match expression.split_once(":-") {
             Some((name, default)) => (name, Some(default)),
             None => (expression, None),
         };
         if name.is_empty() || !name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
-            return Err(format!(
-                "has `${{{expression}}}`, which is not a variable name"
-            ));
+            return Err(
+                "has a `${…}` that is not a variable name: use letters, digits and _ (e.g. ${MQTT_PASSWORD})"
+                    .to_owned(),
+            );
         }
         match (lookup(name), default) {
             (Some(found), _) => out.push_str(&found),
@@ -380,6 +387,27 @@ fn expand(value: &str, lookup: &dyn Fn(&str) -> Option<String>) -> Result<String
     }
     out.push_str(rest);
     Ok(out)
+}
+
+#[cfg(test)]
+mod expand_tests {
+    use super::*;
+
+    #[test]
+    fn expansion_errors_never_quote_the_value() {
+        let none = |_: &str| None;
+        let unclosed = expand("hunter2${OOPS", &none).unwrap_err();
+        assert_eq!(
+            unclosed,
+            "has an unclosed `${` (character 8 of the value): write ${NAME} or ${NAME:-default}"
+        );
+        let odd = expand("hunter2${my secret}", &none).unwrap_err();
+        assert_eq!(
+            odd,
+            "has a `${…}` that is not a variable name: use letters, digits and _ (e.g. ${MQTT_PASSWORD})"
+        );
+        assert!(!unclosed.contains("hunter2") && !odd.contains("my secret"));
+    }
 }
 
 #[cfg(test)]

@@ -25,6 +25,7 @@ use super::{
     Normalizer, builtins,
     definition::Implementation,
     manager::{ManagedTool, ToolManager},
+    redact::redact,
 };
 use crate::connection::{Progress, ProgressFn, pool::ServerPool};
 
@@ -581,45 +582,5 @@ fn kind(value: &Value) -> &'static str {
         Value::String(_) => "a string",
         Value::Array(_) => "an array",
         Value::Object(_) => "an object",
-    }
-}
-
-/// Parameters for logs, with secrets replaced by `***`.
-pub fn redact(parameters: &JsonObject) -> String {
-    const SECRET: [&str; 7] = [
-        "password",
-        "secret",
-        "token",
-        "api_key",
-        "apikey",
-        "authorization",
-        "credential",
-    ];
-    let mut shown = JsonObject::new();
-    for (key, value) in parameters {
-        let lower = key.to_lowercase();
-        let value = if SECRET.iter().any(|s| lower.contains(s)) {
-            Value::String("***".into())
-        } else {
-            value.clone()
-        };
-        shown.insert(key.clone(), value);
-    }
-    Value::Object(shown).to_string()
-}
-
-#[cfg(test)]
-mod tests {
-    use serde_json::json;
-
-    use super::*;
-
-    #[test]
-    fn secrets_are_redacted_in_logged_arguments() {
-        let parameters = json!({"city": "Oslo", "password": "p", "API_KEY": "k", "authToken": "t"});
-        assert_eq!(
-            redact(parameters.as_object().unwrap()),
-            r#"{"API_KEY":"***","authToken":"***","city":"Oslo","password":"***"}"#
-        );
     }
 }

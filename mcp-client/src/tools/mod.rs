@@ -8,6 +8,7 @@ pub mod executor;
 pub mod manager;
 pub mod names;
 pub mod normalize;
+pub mod redact;
 pub mod results;
 
 use std::collections::{BTreeMap, HashMap};

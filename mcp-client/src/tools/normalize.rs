@@ -111,9 +111,18 @@ pub fn to_camel_case(name: &str) -> String {
     out
 }
 
-/// `{device_name: "Switch One", level: 40}`: the spec's log notation.
+/// `{device_name: "Switch One", level: 40}`: the spec's log notation, secrets redacted.
 fn show(arguments: &JsonObject) -> String {
-    let parts: Vec<String> = arguments.iter().map(|(k, v)| format!("{k}: {v}")).collect();
+    let parts: Vec<String> = arguments
+        .iter()
+        .map(|(key, value)| {
+            if super::redact::is_secret_key(key) {
+                format!("{key}: \"***\"")
+            } else {
+                format!("{key}: {}", super::redact::redacted(value))
+            }
+        })
+        .collect();
     format!("{{{}}}", parts.join(", "))
 }
 
@@ -125,6 +134,16 @@ mod tests {
 
     fn object(value: Value) -> JsonObject {
         value.as_object().unwrap().clone()
+    }
+
+    #[test]
+    fn the_normalization_log_never_shows_secrets() {
+        assert_eq!(
+            show(&object(
+                json!({"device_name": "A", "auth": {"password": "p"}, "api_token": "t"})
+            )),
+            r#"{api_token: "***", auth: {"password":"***"}, device_name: "A"}"#
+        );
     }
 
     fn zwave_schema() -> JsonObject {
