@@ -71,24 +71,63 @@ impl StderrTail {
     }
 }
 
-/// Reads `stderr` to its end into `tail`, logging each line at debug.
+/// Control characters of peer text escaped (`\u{1b}`, `\r`, …), so a server cannot forge log
+/// lines or rewrite a terminal through what we print of its output; tabs stay.
+pub fn escape_controls(text: &str) -> std::borrow::Cow<'_, str> {
+    if !text.chars().any(|c| c.is_control() && c != '\t') {
+        return std::borrow::Cow::Borrowed(text);
+    }
+    std::borrow::Cow::Owned(
+        text.chars()
+            .map(|c| {
+                if c.is_control() && c != '\t' {
+                    c.escape_default().to_string()
+                } else {
+                    c.to_string()
+                }
+            })
+            .collect(),
+    )
+}
+
+/// Reads `stderr` to its end into `tail`, logging each line at debug (control characters
+/// escaped in both).
 pub async fn drain(server: Arc<str>, stderr: impl AsyncRead + Unpin, tail: Arc<StderrTail>) {
     let mut reader = LineReader::new(stderr, 64 * 1024);
     loop {
         match reader.next_line().await {
             Ok(Some(Line::Complete(bytes))) => {
                 let text = String::from_utf8_lossy(&bytes);
-                let text = text.trim_end_matches('\r');
+                let text = escape_controls(text.trim_end_matches('\r'));
                 debug!(server = %server, "stderr: {text}");
-                tail.push(text);
+                tail.push(&text);
             }
             Ok(Some(Line::Oversized { len, head })) => {
-                let text = format!("{} … ({len} bytes)", String::from_utf8_lossy(&head));
+                let text = format!(
+                    "{} … ({len} bytes)",
+                    escape_controls(&String::from_utf8_lossy(&head))
+                );
                 debug!(server = %server, "stderr: {text}");
                 tail.push(&text);
             }
             Ok(None) | Err(_) => return,
         }
+    }
+}
+
+#[cfg(test)]
+mod escape_tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn control_characters_in_stderr_cannot_forge_lines() {
+        let tail = Arc::new(StderrTail::new(10, 1000));
+        let input: &[u8] = b"ok\x1b[2Jwiped\rforged INFO line\tend\r\nplain\n";
+        drain(Arc::from("s"), input, Arc::clone(&tail)).await;
+        assert_eq!(
+            tail.lines(),
+            ["ok\\u{1b}[2Jwiped\\rforged INFO line\tend", "plain"]
+        );
     }
 }
 

@@ -150,12 +150,12 @@ fn on_publish(shared: &Arc<Shared>, topic: &str, payload: &[u8]) {
                 Ok(reply) => {
                     if !shared.pending.complete(api, reply) {
                         debug!(
-                            topic,
+                            topic = ?topic,
                             "api reply for nobody waiting (another client, or timed out)"
                         );
                     }
                 }
-                Err(err) => warn!(topic, error = %err, "api reply does not parse"),
+                Err(err) => warn!(topic = ?topic, error = %err, "api reply does not parse"),
             }
         }
         return;
@@ -221,7 +221,7 @@ fn on_publish(shared: &Arc<Shared>, topic: &str, payload: &[u8]) {
                     .is_some_and(|status| status.get("nodeId").is_some())
             {
                 debug!(
-                    topic,
+                    topic = ?topic,
                     "status of a node not in the list; reloading the node list"
                 );
                 request_reload(shared, true);

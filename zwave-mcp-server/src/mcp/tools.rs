@@ -259,7 +259,7 @@ impl ZwaveServer {
             Err(err) => return failure(err),
         };
         let name = devices::display_name(&node);
-        info!(device = %name, node = %node.id, action = %args.action, value = %plan.value, "writing value");
+        info!(device = ?name, node = %node.id, action = %args.action, value = %plan.value, "writing value");
         let already = self
             .gateway
             .value(node.id, &plan.current_key)
@@ -302,7 +302,7 @@ impl ZwaveServer {
                 already_word(&plan.expect)
             ),
             (false, _) => {
-                warn!(device = %name, "device did not confirm the new state in time");
+                warn!(device = ?name, "device did not confirm the new state in time");
                 format!(
                     "{name} {verb}: Z-Wave JS UI accepted the command (status {status}), but the device has not \
                      confirmed its new state within {:?} (last known: {state}).",
