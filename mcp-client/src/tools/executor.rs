@@ -333,11 +333,7 @@ impl ToolExecutor {
             }
             Ok(Err(join)) if join.is_panic() => {
                 let payload = join.into_panic();
-                let message = payload
-                    .downcast_ref::<&str>()
-                    .map(|s| (*s).to_owned())
-                    .or_else(|| payload.downcast_ref::<String>().cloned())
-                    .unwrap_or_else(|| "no message".into());
+                let message = panic_message(payload.as_ref());
                 warn!(tool = %name, panic = %message, "tool handler panicked");
                 ToolOutcome::failed(
                     &name,
@@ -386,9 +382,22 @@ impl ToolExecutor {
                 }
             },
             Implementation::Internal { handler } => match self.internal.get(handler) {
+                // The handler is called here, outside the task that isolates panics: a handler
+                // that panics before it returns its future is caught too.
                 Some(run) => {
-                    let work = run(parameters);
-                    Box::pin(async move { work.await.map_err(WorkError::from) })
+                    match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| run(parameters)))
+                    {
+                        Ok(work) => Box::pin(async move { work.await.map_err(WorkError::from) }),
+                        Err(payload) => {
+                            let message = format!(
+                                "Tool '{}' failed: its handler panicked ({})",
+                                tool.definition.name,
+                                panic_message(payload.as_ref())
+                            );
+                            warn!(tool = %tool.definition.name, "internal tool handler panicked before returning");
+                            Box::pin(async move { Err(message.into()) })
+                        }
+                    }
                 }
                 None => {
                     let message = format!("Internal handler '{handler}' not found");
@@ -446,6 +455,15 @@ impl ToolExecutor {
             ),
         }
     }
+}
+
+/// A panic's message, when it has one.
+fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
+    payload
+        .downcast_ref::<&str>()
+        .map(|s| (*s).to_owned())
+        .or_else(|| payload.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "no message".into())
 }
 
 /// An MCP result: `isError` results are failures with their text; others are the result.

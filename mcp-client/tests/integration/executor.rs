@@ -390,3 +390,18 @@ async fn local_tools_are_never_normalized() {
         .await;
     assert_eq!(error_of(&outcome), "Invalid parameters: missing 'userName'");
 }
+
+#[tokio::test]
+async fn a_handler_that_panics_before_returning_its_future_is_an_error_too() {
+    let mut manager = ToolManager::new();
+    manager.add(slow_tool("early", None)).unwrap();
+    let handler: mcp_client::tools::executor::InternalHandler =
+        std::sync::Arc::new(|_| panic!("bad arguments, no future"));
+    let executor = ToolExecutor::new(manager).with_internal("sleep", handler);
+    let outcome = executor.execute("early", json!({})).await;
+    assert_eq!(
+        error_of(&outcome),
+        "Tool 'early' failed: its handler panicked (bad arguments, no future)"
+    );
+    assert!(!executor.execute("early", json!({})).await.success);
+}

@@ -13,9 +13,9 @@ pub const MAX_LENGTH: usize = 10_000;
 /// Deepest nesting of parentheses, function calls and unary signs.
 pub const MAX_DEPTH: usize = 64;
 
-const FUNCTIONS: [&str; 17] = [
+const FUNCTIONS: [&str; 18] = [
     "abs", "acos", "asin", "atan", "ceil", "cos", "exp", "floor", "log", "log10", "log2", "max",
-    "min", "pow", "round", "sin", "sqrt",
+    "min", "pow", "round", "sin", "sqrt", "tan",
 ];
 
 /// Why an expression was refused.
@@ -393,6 +393,8 @@ mod tests {
         assert!((eval("log(8, 2)") - 3.0).abs() < 1e-12);
         assert_eq!(eval("min(3, 1, 2) + max(4, 9)"), 10.0);
         assert_eq!(eval("pow(2, 10)"), 1024.0);
+        // Every function the tool's description advertises is available.
+        assert!((eval("tan(pi / 4)") - 1.0).abs() < 1e-12);
     }
 
     #[test]
