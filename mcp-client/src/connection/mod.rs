@@ -131,6 +131,36 @@ pub enum ClientError {
 }
 
 impl ClientError {
+    /// The error on one line for a model: what happened and how the process ended, without
+    /// the server's stderr (that is for people: the host's log and `doctor` keep it).
+    pub fn for_model(&self) -> String {
+        let brief = |failure: &Failure| match &failure.exit {
+            Some(exit) => format!("server `{}`: {} ({exit})", failure.server, failure.reason),
+            None => format!("server `{}`: {}", failure.server, failure.reason),
+        };
+        match self {
+            Self::ConnectFailed { attempts, failure } => format!(
+                "MCP connection failed after {attempts} attempt{}: {}",
+                if *attempts == 1 { "" } else { "s" },
+                brief(failure)
+            ),
+            Self::ServerDied { method, failure } => {
+                format!("MCP server died during `{method}`: {}", brief(failure))
+            }
+            other => other.to_string(),
+        }
+    }
+
+    /// The last lines of the server's stderr, when the error is about its process.
+    pub fn stderr(&self) -> &[String] {
+        match self {
+            Self::ConnectFailed { failure, .. } | Self::ServerDied { failure, .. } => {
+                &failure.stderr
+            }
+            _ => &[],
+        }
+    }
+
     /// Whether the same request may succeed later without anyone changing anything.
     pub fn is_retryable(&self) -> bool {
         matches!(

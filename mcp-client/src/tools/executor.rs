@@ -421,9 +421,13 @@ impl ToolExecutor {
                     let result = connection
                         .call_tool_with_progress(&original, parameters, progress)
                         .await
-                        .map_err(|err| WorkError {
-                            message: err.to_string(),
-                            retryable: err.is_retryable(),
+                        .map_err(|err| {
+                            // The host's log keeps the server's stderr; the model gets one line.
+                            warn!(server = %server, error = %err.for_model(), stderr = ?err.stderr(), "MCP tool call failed");
+                            WorkError {
+                                message: err.for_model(),
+                                retryable: err.is_retryable(),
+                            }
                         })?;
                     mcp_outcome(result).map_err(WorkError::from)
                 })

@@ -343,7 +343,8 @@ async fn slow_calls_warn_and_every_call_logs_redacted_arguments() {
 
 // spec 003: Network error / a dead server, through the executor
 #[tokio::test]
-async fn a_dead_mcp_server_is_an_error_outcome_with_its_exit_and_stderr() {
+async fn a_dead_mcp_server_is_an_error_outcome_with_its_exit_and_its_stderr_only_in_the_log() {
+    crate::harness::capture_logs();
     let pool = mcp_client::ServerPool::new(vec![crate::harness::fake("exec-crash", &["clean"])]);
     pool.connect_all().await;
     let mut manager = ToolManager::new();
@@ -351,9 +352,19 @@ async fn a_dead_mcp_server_is_an_error_outcome_with_its_exit_and_stderr() {
     let executor =
         ToolExecutor::new(manager).with_mcp(pool.clone(), mcp_client::Normalizer::with_builtins());
     let outcome = executor.execute("crash", json!({})).await;
+    // The model reads one line: what happened and how the process ended.
     assert_eq!(
         error_of(&outcome),
-        "MCP server died during `tools/call crash`: server `exec-crash`: the server exited before answering\n  process: exit status: 3\n  stderr (last 1 lines):\n    fatal: simulated crash in the middle of a call"
+        "MCP server died during `tools/call crash`: server `exec-crash`: the server exited before answering (exit status: 3)"
+    );
+    // The host's log keeps the server's stderr.
+    assert!(
+        crate::harness::logs_of("exec-crash")
+            .iter()
+            .any(|l| l.contains("MCP tool call failed")
+                && l.contains("fatal: simulated crash in the middle of a call")),
+        "{:?}",
+        crate::harness::logs_of("exec-crash")
     );
     let echo = executor.execute("echo", json!({"message": "after"})).await;
     assert_eq!(
