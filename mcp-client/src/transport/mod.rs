@@ -315,6 +315,9 @@ pub struct ChildTransport {
     reader: LineReader<ChildStdout>,
     stats: Arc<ReadStats>,
     tap: Option<NotificationTap>,
+    /// The id of our `initialize` request until its answer arrives. Meanwhile rmcp fails the
+    /// whole handshake on a response with any other id, so such responses are dropped here.
+    awaiting_init: Option<rmcp::model::RequestId>,
 }
 
 impl std::fmt::Debug for ChildTransport {
@@ -391,6 +394,7 @@ pub fn spawn(command: &ServerCommand) -> Result<(ChildTransport, ServerProcess),
         reader: LineReader::new(stdout, command.max_line),
         stats: Arc::clone(&stats),
         tap: None,
+        awaiting_init: None,
     };
     let process = ServerProcess {
         name,
@@ -405,6 +409,36 @@ pub fn spawn(command: &ServerCommand) -> Result<(ChildTransport, ServerProcess),
 }
 
 impl ChildTransport {
+    /// Whether `message` is an answer to something we never asked, arriving before our
+    /// `initialize` was answered (dropped with a logged preview, as after initialization).
+    fn is_unsolicited_before_init(&mut self, message: &RxJsonRpcMessage<RoleClient>) -> bool {
+        use rmcp::model::JsonRpcMessage;
+        let Some(expected) = &self.awaiting_init else {
+            return false;
+        };
+        let id = match message {
+            JsonRpcMessage::Response(response) => Some(&response.id),
+            JsonRpcMessage::Error(error) => error.id.as_ref(),
+            JsonRpcMessage::Request(_) | JsonRpcMessage::Notification(_) => return false,
+        };
+        match id {
+            Some(id) if id != expected => {
+                let text = serde_json::to_string(message).unwrap_or_default();
+                let _ = self.drop_line(
+                    &self.stats.not_jsonrpc,
+                    "an answer to a request never sent",
+                    &text,
+                    Some("it arrived before `initialize` was answered"),
+                );
+                true
+            }
+            _ => {
+                self.awaiting_init = None;
+                false
+            }
+        }
+    }
+
     /// Lets `tap` see every notification in stream order. rmcp hands notifications to the
     /// client handler on tasks of their own, so a progress notification could otherwise be
     /// seen after the response that followed it on the wire.
@@ -508,6 +542,14 @@ impl rmcp::transport::Transport<RoleClient> for ChildTransport {
         &mut self,
         item: TxJsonRpcMessage<RoleClient>,
     ) -> impl Future<Output = Result<(), Self::Error>> + Send + 'static {
+        if let rmcp::model::JsonRpcMessage::Request(request) = &item
+            && matches!(
+                request.request,
+                rmcp::model::ClientRequest::InitializeRequest(_)
+            )
+        {
+            self.awaiting_init = Some(request.id.clone());
+        }
         let stdin = Arc::clone(&self.stdin);
         let name = Arc::clone(&self.name);
         async move {
@@ -530,6 +572,9 @@ impl rmcp::transport::Transport<RoleClient> for ChildTransport {
             match self.reader.next_line().await {
                 Ok(Some(Line::Complete(bytes))) => {
                     if let Some(message) = self.decode(bytes) {
+                        if self.is_unsolicited_before_init(&message) {
+                            continue;
+                        }
                         return Some(message);
                     }
                 }

@@ -466,3 +466,26 @@ async fn success_is_logged_with_the_attempt_number() {
     );
     server.shutdown().await;
 }
+
+#[tokio::test]
+async fn an_answer_to_a_request_never_sent_before_initialize_is_dropped_not_fatal() {
+    capture_logs();
+    let server = ServerConnection::new(fake("unsolicited-srv", &["unsolicited"]));
+    server.connect().await.unwrap();
+    assert_eq!(echo(&server, "hi").await, "Echo: hi");
+    let process = server.process().await.unwrap();
+    assert_eq!(process.counts().dropped(), 1);
+    let dropped = process.dropped_lines();
+    assert_eq!(dropped.len(), 1, "{dropped:?}");
+    assert_eq!(
+        dropped[0],
+        r#"an answer to a request never sent: "{\"jsonrpc\":\"2.0\",\"id\":9999,\"result\":{\"surprise\":true}}" (54 bytes)"#
+    );
+    let logs = logs_of("unsolicited-srv");
+    assert!(
+        logs.iter().any(|l| l.contains("dropped a stdout line")
+            && l.contains("reason=\"it arrived before `initialize` was answered\"")),
+        "{logs:#?}"
+    );
+    server.shutdown().await;
+}
