@@ -349,7 +349,8 @@ impl ServerConnection {
         // rmcp times the request out and sends notifications/cancelled for it. Progress resets
         // the timeout, but never beyond a total of MAX_TOTAL_FACTOR × the timeout.
         options.timeout = Some(timeout);
-        if progress.is_some() {
+        let reset_on_progress = progress.is_some();
+        if reset_on_progress {
             options.reset_timeout_on_progress = true;
             options.max_total_timeout = Some(timeout.saturating_mul(MAX_TOTAL_FACTOR));
         }
@@ -378,7 +379,21 @@ impl ServerConnection {
                 }
             })
         };
-        let outcome = request_task.await;
+        // rmcp's timeout starts once the request is handed over; handing it over can itself
+        // block (a server that stops reading stdin fills the pipe). The caller's deadline
+        // covers both; the request task, detached, cancels the request if it ever gets an id.
+        let budget = if reset_on_progress {
+            timeout.saturating_mul(MAX_TOTAL_FACTOR)
+        } else {
+            timeout
+        } + EXIT_GRACE;
+        let Ok(outcome) = tokio::time::timeout(budget, request_task).await else {
+            return Err(ClientError::Timeout {
+                server: self.name().to_owned(),
+                method,
+                timeout,
+            });
+        };
         drop(caller_alive);
         let result = match outcome {
             Ok(Ok(Some(ServerResult::CallToolResult(result)))) => Ok(result),
@@ -431,7 +446,17 @@ impl ServerConnection {
         let previous = std::mem::replace(&mut *self.state.lock().await, State::Idle);
         if let State::Live(live) = previous {
             if let Some(service) = live.service.lock().await.take() {
-                let _ = service.cancel().await;
+                // rmcp's close waits for the transport, which waits for stdin: bounded, so a
+                // server that stops reading cannot keep shutdown from reaching the signals.
+                if tokio::time::timeout(transport::SHUTDOWN_GRACE, service.cancel())
+                    .await
+                    .is_err()
+                {
+                    warn!(
+                        server = self.name(),
+                        "the MCP session did not close in time; stopping the server"
+                    );
+                }
             }
             let exit = live.process.shutdown().await;
             info!(server = self.name(), exit = ?exit, "MCP server stopped");

@@ -270,7 +270,14 @@ impl ServerProcess {
     /// Stops the server as the MCP spec says: close stdin, wait, SIGTERM to its process group,
     /// wait, SIGKILL. Returns how it ended.
     pub async fn shutdown(&self) -> Option<Exit> {
-        self.stdin.lock().await.take();
+        // A write blocked on a server that stops reading holds the stdin lock: do not wait for
+        // it longer than the grace, go on to the signals (they end that write too).
+        match tokio::time::timeout(SHUTDOWN_GRACE, self.stdin.lock()).await {
+            Ok(mut stdin) => drop(stdin.take()),
+            Err(_) => {
+                warn!(server = %self.name, "stdin is blocked by a write the server does not read; stopping it with signals")
+            }
+        }
         if let Some(exit) = self.wait_exit(SHUTDOWN_GRACE).await {
             self.kill_group(rustix::process::Signal::KILL);
             return Some(exit);
@@ -603,7 +610,10 @@ impl rmcp::transport::Transport<RoleClient> for ChildTransport {
     fn close(&mut self) -> impl Future<Output = Result<(), Self::Error>> + Send {
         let stdin = Arc::clone(&self.stdin);
         async move {
-            stdin.lock().await.take();
+            // Bounded for the same reason as in `ServerProcess::shutdown`.
+            if let Ok(mut stdin) = tokio::time::timeout(SHUTDOWN_GRACE, stdin.lock()).await {
+                stdin.take();
+            }
             Ok(())
         }
     }

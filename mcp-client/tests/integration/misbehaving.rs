@@ -489,3 +489,27 @@ async fn an_answer_to_a_request_never_sent_before_initialize_is_dropped_not_fata
     );
     server.shutdown().await;
 }
+
+#[tokio::test]
+async fn shutdown_finishes_when_the_server_stops_reading_stdin() {
+    let mut config = fake("deaf-srv", &["deaf"]);
+    config.call_timeout = std::time::Duration::from_secs(1);
+    let server = ServerConnection::new(config);
+    server.connect().await.unwrap();
+    let pid = server.process().await.unwrap().pid().unwrap();
+    // A 1 MiB argument cannot fit in the pipe the server no longer reads: the write blocks.
+    let big = "x".repeat(1 << 20);
+    let call = tokio::time::timeout(
+        std::time::Duration::from_secs(10),
+        server.call_tool("echo", args(serde_json::json!({"message": big}))),
+    )
+    .await;
+    assert!(
+        matches!(call, Ok(Err(_))),
+        "the call must fail, not hang: {call:?}"
+    );
+    tokio::time::timeout(std::time::Duration::from_secs(20), server.shutdown())
+        .await
+        .expect("shutdown hung on a server that does not read stdin");
+    assert!(!is_running(pid), "the deaf server is still running");
+}
