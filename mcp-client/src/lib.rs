@@ -35,9 +35,9 @@ pub mod transport;
 
 pub use agent::{Agent, AgentOptions, Conversation};
 pub use connection::{
-    ClientError, ServerConfig, ServerConnection,
+    ClientError, ConnectionStatus, ServerConfig, ServerConnection,
     pool::{ConnectReport, ServerPool},
 };
 pub use llm::{HttpProvider, Provider, ProviderConfig};
-pub use tools::{McpTools, Normalizer};
+pub use tools::{McpTools, Normalizer, executor::ToolExecutor, manager::ToolManager};
 pub use transport::ServerCommand;

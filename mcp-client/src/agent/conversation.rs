@@ -164,13 +164,6 @@ impl Agent {
             self.push(conversation, 0, Message::system(system.clone()));
         }
         self.push(conversation, 0, Message::user(question));
-        let tools: Vec<ToolDefinition> = self
-            .executor
-            .manager()
-            .all()
-            .iter()
-            .map(|tool| tool.definition.clone())
-            .collect();
         let mut progress = Progress {
             turns: 0,
             tool_iterations: 0,
@@ -181,7 +174,7 @@ impl Agent {
             results: Vec::new(),
         };
         let (reason, error) = self
-            .turns(conversation, &tools, &mut progress, events, cancel)
+            .turns(conversation, &mut progress, events, cancel)
             .await;
         if let Some(message) = &error {
             events(AgentEvent::Error {
@@ -231,12 +224,25 @@ impl Agent {
     async fn turns(
         &self,
         conversation: &mut Conversation,
-        tools: &[ToolDefinition],
         progress: &mut Progress,
         events: &EventSink,
         cancel: &CancellationToken,
     ) -> (DoneReason, Option<String>) {
+        let mut tools = Vec::new();
+        let mut first = true;
         loop {
+            // Each turn offers the tools as they are now: a server that connected late, came
+            // back after a crash or changed its tools (`tools/list_changed`) is seen at once.
+            if self.executor.refresh().await || first {
+                first = false;
+                tools = self
+                    .executor
+                    .manager()
+                    .all()
+                    .iter()
+                    .map(|tool| tool.definition.clone())
+                    .collect::<Vec<ToolDefinition>>();
+            }
             if progress.turns >= self.options.max_turns {
                 return (DoneReason::MaxTurnsReached, None);
             }
@@ -256,7 +262,7 @@ impl Agent {
                 && progress.tool_iterations >= policy::REFINEMENT_ITERATIONS;
             let request = ChatRequest {
                 messages: &conversation.messages,
-                tools,
+                tools: &tools,
                 tool_choice: if answer_only {
                     ToolChoice::None
                 } else {
@@ -412,11 +418,8 @@ impl Agent {
                 results[index] = Some(result);
                 continue;
             }
-            let tool = self
-                .executor
-                .manager()
-                .find(&call.name)
-                .map(|t| &t.definition);
+            let manager = self.executor.manager();
+            let tool = manager.find(&call.name).map(|t| &t.definition);
             if let (Some(approver), Some(tool)) = (&self.approver, tool)
                 && !tool.hints.read_only
                 && !approver

@@ -156,7 +156,8 @@ async fn tools(
     json: bool,
 ) -> anyhow::Result<ExitCode> {
     let (executor, pool) = host(config, tool_files).await?;
-    let listed = executor.manager().all();
+    let manager = executor.manager();
+    let listed = manager.all();
     if json {
         let tools: Vec<Value> = listed
             .iter()

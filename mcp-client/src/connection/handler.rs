@@ -5,7 +5,7 @@ use std::{
     collections::{HashMap, VecDeque},
     sync::{
         Arc, Mutex, PoisonError,
-        atomic::{AtomicBool, Ordering},
+        atomic::{AtomicBool, AtomicU64, Ordering},
     },
 };
 
@@ -25,6 +25,9 @@ pub const PINNED_PROTOCOL_VERSION: ProtocolVersion = ProtocolVersion::V_2025_11_
 
 /// Progress notifications kept for a token nobody has registered yet.
 const EARLY_PROGRESS_KEPT: usize = 256;
+/// Longest progress message passed on (characters): a progress line is for people, and the
+/// early buffer must stay small (256 × 1 KiB) whatever a server sends.
+pub const PROGRESS_MESSAGE_CAP: usize = 1024;
 
 /// A progress update of one call.
 #[derive(Debug, Clone, PartialEq)]
@@ -55,15 +58,17 @@ pub struct HostHandler {
     server: Arc<str>,
     progress: Arc<Mutex<ProgressRoutes>>,
     tools_changed: Arc<AtomicBool>,
+    changes: Arc<AtomicU64>,
 }
 
 impl HostHandler {
-    /// A handler for the server `server`.
-    pub fn new(server: &str) -> Self {
+    /// A handler for the server `server`; each `tools/list_changed` adds one to `changes`.
+    pub fn new(server: &str, changes: Arc<AtomicU64>) -> Self {
         Self {
             server: Arc::from(server),
             progress: Arc::default(),
             tools_changed: Arc::new(AtomicBool::new(false)),
+            changes,
         }
     }
 
@@ -89,16 +94,26 @@ impl HostHandler {
         }
     }
 
-    /// The transport tap that routes `notifications/progress` to the registered callbacks in
-    /// stream order (see [`crate::transport::ChildTransport::set_notification_tap`]).
-    pub fn progress_tap(&self) -> crate::transport::NotificationTap {
+    /// The transport tap that sees notifications in stream order (see
+    /// [`crate::transport::ChildTransport::set_notification_tap`]): it routes
+    /// `notifications/progress` to the registered callbacks, and marks the tools as changed on
+    /// `notifications/tools/list_changed` before any response that follows it is delivered
+    /// (rmcp's own handler runs on a task of its own, possibly later).
+    pub fn tap(&self) -> crate::transport::NotificationTap {
         let routes = Arc::clone(&self.progress);
         let server = Arc::clone(&self.server);
+        let tools_changed = Arc::clone(&self.tools_changed);
+        let changes = Arc::clone(&self.changes);
         Arc::new(move |message: &serde_json::Value| {
-            if message.get("method").and_then(serde_json::Value::as_str)
-                != Some("notifications/progress")
-            {
-                return;
+            match message.get("method").and_then(serde_json::Value::as_str) {
+                Some("notifications/progress") => {}
+                Some("notifications/tools/list_changed") => {
+                    info!(server = %server, "server says its tools changed; they will be listed again");
+                    tools_changed.store(true, Ordering::Release);
+                    changes.fetch_add(1, Ordering::AcqRel);
+                    return;
+                }
+                _ => return,
             }
             let Some(params) = message.get("params") else {
                 return;
@@ -152,8 +167,7 @@ impl ClientHandler for HostHandler {
     }
 
     async fn on_tool_list_changed(&self, _context: NotificationContext<RoleClient>) {
-        info!(server = %self.server, "server says its tools changed; they will be listed again");
-        self.tools_changed.store(true, Ordering::Release);
+        // Already marked, in stream order, by the transport tap (`tap`).
     }
 }
 
@@ -162,7 +176,9 @@ fn route(routes: &Mutex<ProgressRoutes>, server: &str, params: ProgressNotificat
     let progress = Progress {
         progress: params.progress,
         total: params.total,
-        message: params.message,
+        message: params
+            .message
+            .map(|message| cap_message(message, PROGRESS_MESSAGE_CAP)),
     };
     let callback = {
         let mut routes = routes.lock().unwrap_or_else(PoisonError::into_inner);
@@ -180,5 +196,78 @@ fn route(routes: &Mutex<ProgressRoutes>, server: &str, params: ProgressNotificat
     };
     if let Some(callback) = callback {
         callback(progress);
+    }
+}
+
+/// `message` cut to `cap` characters, with `…` when cut.
+fn cap_message(message: String, cap: usize) -> String {
+    match message.char_indices().nth(cap) {
+        Some((end, _)) => format!("{}…", &message[..end]),
+        None => message,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn handler() -> HostHandler {
+        HostHandler::new("s", Arc::default())
+    }
+
+    fn progress(token: &str, message: String) -> serde_json::Value {
+        serde_json::json!({
+            "jsonrpc": "2.0",
+            "method": "notifications/progress",
+            "params": {"progressToken": token, "progress": 1, "message": message},
+        })
+    }
+
+    #[test]
+    fn early_progress_is_bounded_in_count_and_size() {
+        let handler = handler();
+        let tap = handler.tap();
+        let huge = "x".repeat(4 * 1024 * 1024);
+        for n in 0..1000 {
+            tap(&progress(&format!("t{n}"), huge.clone()));
+        }
+        let routes = handler.progress.lock().unwrap();
+        assert_eq!(routes.early.len(), EARLY_PROGRESS_KEPT);
+        let kept: usize = routes
+            .early
+            .iter()
+            .map(|(_, p)| p.message.as_ref().map_or(0, String::len))
+            .sum();
+        assert!(
+            kept <= EARLY_PROGRESS_KEPT * (PROGRESS_MESSAGE_CAP + 3),
+            "{kept} bytes kept"
+        );
+    }
+
+    #[test]
+    fn a_long_progress_message_is_cut_at_the_cap() {
+        let handler = handler();
+        let seen = Arc::new(Mutex::new(Vec::new()));
+        let sink = Arc::clone(&seen);
+        let _guard = handler.track_progress(
+            ProgressToken(rmcp::model::NumberOrString::String("t".into())),
+            Arc::new(move |p: Progress| sink.lock().unwrap().push(p.message.unwrap())),
+        );
+        handler.tap()(&progress("t", "é".repeat(5000)));
+        let seen = seen.lock().unwrap();
+        assert_eq!(seen[0].chars().count(), PROGRESS_MESSAGE_CAP + 1);
+        assert!(seen[0].ends_with('…'));
+    }
+
+    #[test]
+    fn tools_list_changed_is_marked_by_the_tap_and_counted() {
+        let changes = Arc::new(AtomicU64::new(0));
+        let handler = HostHandler::new("s", Arc::clone(&changes));
+        handler.tap()(
+            &serde_json::json!({"jsonrpc": "2.0", "method": "notifications/tools/list_changed"}),
+        );
+        assert!(handler.take_tools_changed());
+        assert!(!handler.take_tools_changed());
+        assert_eq!(changes.load(Ordering::Acquire), 1);
     }
 }

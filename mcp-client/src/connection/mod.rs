@@ -12,7 +12,10 @@ pub mod retry;
 
 use std::{
     fmt,
-    sync::Arc,
+    sync::{
+        Arc,
+        atomic::{AtomicU64, Ordering},
+    },
     time::{Duration, Instant},
 };
 
@@ -26,6 +29,7 @@ use rmcp::{
     service::{Peer, PeerRequestOptions, RoleClient, RunningService, ServiceError},
 };
 use tokio::sync::Mutex;
+use tokio_util::sync::CancellationToken;
 use tracing::{debug, info, warn};
 
 pub use config::{ConfigError, ServerConfig};
@@ -118,6 +122,18 @@ pub enum ClientError {
         /// Why it is down.
         last: String,
     },
+    /// A connection attempt is under way; calls fail at once rather than queue behind it.
+    #[error(
+        "MCP server `{server}` is connecting, attempt {attempt} of {of}; try again in a moment"
+    )]
+    Connecting {
+        /// The server.
+        server: String,
+        /// The attempt running now (1-based).
+        attempt: u32,
+        /// Attempts planned.
+        of: u32,
+    },
     /// The server answered with a JSON-RPC error.
     #[error("MCP server `{server}` refused `{method}`: {message}")]
     Refused {
@@ -165,7 +181,10 @@ impl ClientError {
     pub fn is_retryable(&self) -> bool {
         matches!(
             self,
-            Self::ServerDied { .. } | Self::Timeout { .. } | Self::BackingOff { .. }
+            Self::ServerDied { .. }
+                | Self::Timeout { .. }
+                | Self::BackingOff { .. }
+                | Self::Connecting { .. }
         )
     }
 }
@@ -209,8 +228,39 @@ pub struct SessionInfo {
     pub has_tools: bool,
 }
 
+/// Where a connection stands (see [`ServerConnection::status`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum ConnectionStatus {
+    /// Never started, or shut down.
+    Idle,
+    /// A connection attempt is running.
+    Connecting {
+        /// The attempt running now (1-based).
+        attempt: u32,
+        /// Attempts planned.
+        of: u32,
+    },
+    /// Connected (the process may have died since; the next call finds out).
+    Live(SessionInfo),
+    /// The last attempt failed, or the server died.
+    Down {
+        /// Why.
+        reason: String,
+    },
+}
+
 enum State {
     Idle,
+    /// An attempt is running without the lock held; `ticket` tells whether the state was
+    /// replaced (by `shutdown`) while it ran.
+    Connecting {
+        ticket: u64,
+        attempt: u32,
+        of: u32,
+        /// Cancelled by `shutdown`: the attempt stops and its server is stopped.
+        cancel: CancellationToken,
+    },
     Live(Arc<Live>),
     Down {
         since: Instant,
@@ -220,9 +270,28 @@ enum State {
 }
 
 /// A connection to one configured server, restarted on demand after a crash.
+///
+/// The state lock is held only to read or replace the state, never across a connection
+/// attempt or its retry delays: while one runs, calls fail at once with
+/// [`ClientError::Connecting`].
 pub struct ServerConnection {
     config: ServerConfig,
     state: Mutex<State>,
+    /// Tickets of connection attempts.
+    tickets: AtomicU64,
+    /// Grows each time a session starts or the server says its tools changed.
+    changes: Arc<AtomicU64>,
+}
+
+/// Whether [`ServerConnection::begin_connect`] may start an attempt.
+enum Begin {
+    Start {
+        ticket: u64,
+        failures: u32,
+        cancel: CancellationToken,
+    },
+    Ready(Arc<Live>),
+    Refuse(ClientError),
 }
 
 impl ServerConnection {
@@ -231,7 +300,15 @@ impl ServerConnection {
         Self {
             config,
             state: Mutex::new(State::Idle),
+            tickets: AtomicU64::new(0),
+            changes: Arc::default(),
         }
+    }
+
+    /// A number that grows whenever this server's tools may have changed: a session started
+    /// (first connection, restart) or the server sent `notifications/tools/list_changed`.
+    pub fn generation(&self) -> u64 {
+        self.changes.load(Ordering::Acquire)
     }
 
     /// The server's configuration.
@@ -247,33 +324,164 @@ impl ServerConnection {
     /// Connects with the retry policy (3 attempts, 0/2/4 s by default).
     ///
     /// # Errors
-    /// [`ClientError::ConnectFailed`] with the last attempt's failure.
+    /// [`ClientError::ConnectFailed`] with the last attempt's failure, or
+    /// [`ClientError::Connecting`] when another attempt is under way.
     pub async fn connect(&self) -> Result<SessionInfo, ClientError> {
-        let mut state = self.state.lock().await;
-        if let State::Live(live) = &*state
-            && live.process.exit().is_none()
-        {
-            return Ok(live.info.clone());
-        }
-        let result = self
-            .config
-            .retry
-            .run(self.name(), |_| connect_once(&self.config))
-            .await;
+        let of = self.config.retry.attempts.max(1);
+        let (ticket, cancel) = match self.begin_connect(of, true).await {
+            Begin::Ready(live) => return Ok(live.info.clone()),
+            Begin::Refuse(err) => return Err(err),
+            Begin::Start { ticket, cancel, .. } => (ticket, cancel),
+        };
+        let attempts = self.config.retry.run(self.name(), |attempt| async move {
+            self.set_attempt(ticket, attempt, of).await;
+            connect_once(&self.config, &self.changes).await
+        });
+        let result = tokio::select! {
+            result = attempts => result,
+            () = cancel.cancelled() => Err((self.shut_down_while_starting(), 1)),
+        };
         match result {
-            Ok(live) => {
-                let info = live.info.clone();
-                *state = State::Live(Arc::new(live));
-                Ok(info)
-            }
+            Ok(live) => self
+                .finish_connect(ticket, live)
+                .await
+                .map(|live| live.info.clone()),
             Err((failure, attempts)) => {
-                *state = State::Down {
-                    since: Instant::now(),
-                    failures: 1,
-                    reason: failure.reason.clone(),
-                };
+                self.fail_connect(ticket, 0, &failure).await;
                 Err(ClientError::ConnectFailed { attempts, failure })
             }
+        }
+    }
+
+    /// Decides, under the lock, whether to start an attempt; marks the state as connecting.
+    /// `fresh` (an explicit connect) ignores the restart backoff.
+    async fn begin_connect(&self, of: u32, fresh: bool) -> Begin {
+        let mut state = self.state.lock().await;
+        let failures = match &*state {
+            State::Live(live) => match live.process.exit() {
+                None if !live.peer.is_transport_closed() => return Begin::Ready(Arc::clone(live)),
+                exit => {
+                    let reason = exit.map_or_else(
+                        || "its stdout closed".to_owned(),
+                        |exit| format!("it exited ({})", exit.status),
+                    );
+                    warn!(server = self.name(), %reason, "MCP server is gone; restarting it");
+                    0
+                }
+            },
+            State::Connecting { attempt, of, .. } => {
+                return Begin::Refuse(ClientError::Connecting {
+                    server: self.name().to_owned(),
+                    attempt: *attempt,
+                    of: *of,
+                });
+            }
+            State::Down {
+                since,
+                failures,
+                reason,
+            } => {
+                let wait = restart_delay(*failures);
+                let elapsed = since.elapsed();
+                if !fresh && elapsed < wait {
+                    return Begin::Refuse(ClientError::BackingOff {
+                        server: self.name().to_owned(),
+                        retry_in: wait - elapsed,
+                        last: reason.clone(),
+                    });
+                }
+                *failures
+            }
+            State::Idle => 0,
+        };
+        let ticket = self.tickets.fetch_add(1, Ordering::Relaxed) + 1;
+        let cancel = CancellationToken::new();
+        *state = State::Connecting {
+            ticket,
+            attempt: 1,
+            of,
+            cancel: cancel.clone(),
+        };
+        Begin::Start {
+            ticket,
+            failures,
+            cancel,
+        }
+    }
+
+    /// Why an attempt ended that `shutdown` cancelled.
+    fn shut_down_while_starting(&self) -> Failure {
+        Failure {
+            server: self.name().to_owned(),
+            reason: "the connection was shut down while the server was starting".into(),
+            exit: None,
+            stderr: Vec::new(),
+            hint: None,
+        }
+    }
+
+    /// Records which attempt of connection `ticket` is running.
+    async fn set_attempt(&self, ticket: u64, attempt: u32, of: u32) {
+        if let State::Connecting {
+            ticket: current,
+            attempt: running,
+            of: planned,
+            ..
+        } = &mut *self.state.lock().await
+            && *current == ticket
+        {
+            *running = attempt;
+            *planned = of;
+        }
+    }
+
+    /// Installs the session of connection `ticket`, unless the connection was shut down
+    /// meanwhile: then the new server is stopped and the call fails.
+    async fn finish_connect(&self, ticket: u64, live: Live) -> Result<Arc<Live>, ClientError> {
+        let live = Arc::new(live);
+        {
+            let mut state = self.state.lock().await;
+            if matches!(&*state, State::Connecting { ticket: t, .. } if *t == ticket) {
+                *state = State::Live(Arc::clone(&live));
+                self.changes.fetch_add(1, Ordering::AcqRel);
+                return Ok(live);
+            }
+        }
+        warn!(
+            server = self.name(),
+            "the connection was shut down while it was starting; stopping the new server"
+        );
+        close(self.name(), &live).await;
+        Err(ClientError::ConnectFailed {
+            attempts: 1,
+            failure: self.shut_down_while_starting(),
+        })
+    }
+
+    /// Records a failed connection `ticket` (unless it was shut down meanwhile).
+    async fn fail_connect(&self, ticket: u64, failures: u32, failure: &Failure) {
+        let mut state = self.state.lock().await;
+        if matches!(&*state, State::Connecting { ticket: t, .. } if *t == ticket) {
+            *state = State::Down {
+                since: Instant::now(),
+                failures: failures + 1,
+                reason: failure.reason.clone(),
+            };
+        }
+    }
+
+    /// Where the connection stands.
+    pub async fn status(&self) -> ConnectionStatus {
+        match &*self.state.lock().await {
+            State::Idle => ConnectionStatus::Idle,
+            State::Connecting { attempt, of, .. } => ConnectionStatus::Connecting {
+                attempt: *attempt,
+                of: *of,
+            },
+            State::Live(live) => ConnectionStatus::Live(live.info.clone()),
+            State::Down { reason, .. } => ConnectionStatus::Down {
+                reason: reason.clone(),
+            },
         }
     }
 
@@ -444,77 +652,64 @@ impl ServerConnection {
     /// Stops the server (close stdin, wait, SIGTERM, SIGKILL) and forgets the session.
     pub async fn shutdown(&self) {
         let previous = std::mem::replace(&mut *self.state.lock().await, State::Idle);
-        if let State::Live(live) = previous {
-            if let Some(service) = live.service.lock().await.take() {
-                // rmcp's close waits for the transport, which waits for stdin: bounded, so a
-                // server that stops reading cannot keep shutdown from reaching the signals.
-                if tokio::time::timeout(transport::SHUTDOWN_GRACE, service.cancel())
-                    .await
-                    .is_err()
-                {
-                    warn!(
-                        server = self.name(),
-                        "the MCP session did not close in time; stopping the server"
-                    );
-                }
-            }
-            let exit = live.process.shutdown().await;
-            info!(server = self.name(), exit = ?exit, "MCP server stopped");
+        match previous {
+            State::Live(live) => close(self.name(), &live).await,
+            // The attempt stops; the server it started is killed with its process group.
+            State::Connecting { cancel, .. } => cancel.cancel(),
+            State::Idle | State::Down { .. } => {}
         }
     }
 
     /// The live session, restarting the server if it died and its backoff has passed.
     async fn live(&self) -> Result<Arc<Live>, ClientError> {
-        let mut state = self.state.lock().await;
-        let failures = match &*state {
-            State::Live(live) => match live.process.exit() {
-                None if !live.peer.is_transport_closed() => return Ok(Arc::clone(live)),
-                exit => {
-                    let reason = exit.map_or_else(
-                        || "its stdout closed".to_owned(),
-                        |exit| format!("it exited ({})", exit.status),
-                    );
-                    warn!(server = self.name(), %reason, "MCP server is gone; restarting it");
-                    0
-                }
-            },
-            State::Down {
-                since,
+        let (ticket, failures, cancel) = match self.begin_connect(1, false).await {
+            Begin::Ready(live) => return Ok(live),
+            Begin::Refuse(err) => return Err(err),
+            Begin::Start {
+                ticket,
                 failures,
-                reason,
-            } => {
-                let wait = restart_delay(*failures);
-                let elapsed = since.elapsed();
-                if elapsed < wait {
-                    return Err(ClientError::BackingOff {
-                        server: self.name().to_owned(),
-                        retry_in: wait - elapsed,
-                        last: reason.clone(),
-                    });
-                }
-                *failures
-            }
-            State::Idle => 0,
+                cancel,
+            } => (ticket, failures, cancel),
         };
-        match connect_once(&self.config).await {
+        let attempt = tokio::select! {
+            attempt = connect_once(&self.config, &self.changes) => attempt,
+            () = cancel.cancelled() => Err(self.shut_down_while_starting()),
+        };
+        match attempt {
             Ok(live) => {
-                let live = Arc::new(live);
-                *state = State::Live(Arc::clone(&live));
+                let live = self.finish_connect(ticket, live).await?;
                 info!(server = self.name(), "MCP server (re)started");
                 Ok(live)
             }
             Err(failure) => {
-                *state = State::Down {
-                    since: Instant::now(),
-                    failures: failures + 1,
-                    reason: failure.reason.clone(),
-                };
+                self.fail_connect(ticket, failures, &failure).await;
                 Err(ClientError::ConnectFailed {
                     attempts: 1,
                     failure,
                 })
             }
         }
+    }
+
+    /// Starts the server again in the background when it is down and its restart backoff
+    /// has passed (or it was never started); returns at once. A server that failed at
+    /// start-up thus joins later, and [`ServerConnection::generation`] tells when.
+    pub fn revive(self: &Arc<Self>) {
+        let server = Arc::clone(self);
+        tokio::spawn(async move {
+            let due = match &*server.state.lock().await {
+                State::Idle => true,
+                State::Down {
+                    since, failures, ..
+                } => since.elapsed() >= restart_delay(*failures),
+                State::Connecting { .. } | State::Live(_) => false,
+            };
+            if due && !server.config.disabled {
+                if let Err(err) = server.live().await {
+                    debug!(server = server.name(), error = %err, "the server is still down");
+                }
+            }
+        });
     }
 
     async fn mark_down(&self, dead: &Arc<Live>, reason: String) {
@@ -530,6 +725,25 @@ impl ServerConnection {
             };
         }
     }
+}
+
+/// Ends a session: closes it (bounded) and stops the server.
+async fn close(server: &str, live: &Live) {
+    if let Some(service) = live.service.lock().await.take() {
+        // rmcp's close waits for the transport, which waits for stdin: bounded, so a server
+        // that stops reading cannot keep shutdown from reaching the signals.
+        if tokio::time::timeout(transport::SHUTDOWN_GRACE, service.cancel())
+            .await
+            .is_err()
+        {
+            warn!(
+                server,
+                "the MCP session did not close in time; stopping the server"
+            );
+        }
+    }
+    let exit = live.process.shutdown().await;
+    info!(server, exit = ?exit, "MCP server stopped");
 }
 
 /// The wait before restart number `failures + 1`.
@@ -608,7 +822,7 @@ async fn service_error(
 }
 
 /// One attempt: spawn, `initialize` (bounded by the init timeout), `tools/list`.
-async fn connect_once(config: &ServerConfig) -> Result<Live, Failure> {
+async fn connect_once(config: &ServerConfig, changes: &Arc<AtomicU64>) -> Result<Live, Failure> {
     let name = config.name().to_owned();
     let started = Instant::now();
     let (mut transport, process) = transport::spawn(&config.command).map_err(|err| Failure {
@@ -624,8 +838,8 @@ async fn connect_once(config: &ServerConfig) -> Result<Live, Failure> {
         stderr: Vec::new(),
     })?;
     let process = Arc::new(process);
-    let handler = HostHandler::new(&name);
-    transport.set_notification_tap(handler.progress_tap());
+    let handler = HostHandler::new(&name, Arc::clone(changes));
+    transport.set_notification_tap(handler.tap());
     let failure = |reason: String,
                    exit: Option<String>,
                    hint: Option<String>,

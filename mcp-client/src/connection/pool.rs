@@ -127,6 +127,22 @@ impl ServerPool {
         report
     }
 
+    /// A number that grows whenever any server's tools may have changed (see
+    /// [`ServerConnection::generation`]).
+    pub fn generation(&self) -> u64 {
+        self.servers
+            .values()
+            .map(|server| server.generation())
+            .fold(0, u64::wrapping_add)
+    }
+
+    /// Starts, in the background, every enabled server that is down and due for a restart.
+    pub fn revive(&self) {
+        for server in self.servers.values() {
+            server.revive();
+        }
+    }
+
     /// Stops every server concurrently.
     pub async fn shutdown(&self) {
         let mut stops = JoinSet::new();

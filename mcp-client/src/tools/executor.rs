@@ -19,7 +19,7 @@ use rmcp::model::{CallToolResult, JsonObject};
 use serde::Serialize;
 use serde_json::Value;
 use tokio::{sync::Semaphore, task::JoinSet};
-use tracing::{info, warn};
+use tracing::{debug, info, warn};
 
 use super::{
     Normalizer, builtins,
@@ -154,10 +154,17 @@ pub type InternalHandler = Arc<
     dyn Fn(JsonObject) -> Pin<Box<dyn Future<Output = Result<Value, String>> + Send>> + Send + Sync,
 >;
 
+/// The tools as last built: the local ones plus those of the servers connected then.
+struct Catalog {
+    /// The pool's generation the MCP tools were listed at (`None`: never listed here).
+    generation: Option<u64>,
+    manager: Arc<ToolManager>,
+}
+
 /// Runs tool calls.
 #[derive(Clone)]
 pub struct ToolExecutor {
-    manager: Arc<ToolManager>,
+    catalog: Arc<std::sync::RwLock<Catalog>>,
     mcp: Option<(ServerPool, Arc<Normalizer>)>,
     internal: Arc<HashMap<String, InternalHandler>>,
     default_timeout: Duration,
@@ -168,7 +175,10 @@ impl ToolExecutor {
     /// An executor of `manager`'s tools with the default timeout (30 s).
     pub fn new(manager: ToolManager) -> Self {
         Self {
-            manager: Arc::new(manager),
+            catalog: Arc::new(std::sync::RwLock::new(Catalog {
+                generation: None,
+                manager: Arc::new(manager),
+            })),
             mcp: None,
             internal: Arc::default(),
             default_timeout: DEFAULT_TIMEOUT,
@@ -200,9 +210,53 @@ impl ToolExecutor {
         self
     }
 
-    /// The tools.
-    pub fn manager(&self) -> &ToolManager {
-        &self.manager
+    /// The tools, as of the last [`ToolExecutor::refresh`].
+    pub fn manager(&self) -> Arc<ToolManager> {
+        Arc::clone(
+            &self
+                .catalog
+                .read()
+                .unwrap_or_else(std::sync::PoisonError::into_inner)
+                .manager,
+        )
+    }
+
+    /// Brings the MCP tools up to date when the pool says they may have changed: a server
+    /// connected or restarted since the last listing (late, or after a crash), or sent
+    /// `notifications/tools/list_changed`. Servers that are down are restarted in the
+    /// background when their backoff has passed, to join at a later refresh. Local tools stay
+    /// as they are. Returns whether the tools were listed again.
+    pub async fn refresh(&self) -> bool {
+        let Some((pool, _)) = &self.mcp else {
+            return false;
+        };
+        pool.revive();
+        let generation = pool.generation();
+        let (listed, local) = {
+            let catalog = self
+                .catalog
+                .read()
+                .unwrap_or_else(std::sync::PoisonError::into_inner);
+            (catalog.generation, catalog.manager.without_mcp())
+        };
+        if listed == Some(generation) {
+            return false;
+        }
+        let mut manager = local;
+        manager.add_mcp(&super::McpTools::discover(pool).await);
+        debug!(
+            generation,
+            tools = manager.all().len(),
+            "the tools were listed again"
+        );
+        *self
+            .catalog
+            .write()
+            .unwrap_or_else(std::sync::PoisonError::into_inner) = Catalog {
+            generation: Some(generation),
+            manager: Arc::new(manager),
+        };
+        true
     }
 
     /// Runs one call. Never fails: every problem is an outcome with `success: false`.
@@ -218,7 +272,7 @@ impl ToolExecutor {
         progress: Option<ProgressFn>,
     ) -> ToolOutcome {
         let started = Instant::now();
-        let Some(tool) = self.manager.find(name).cloned() else {
+        let Some(tool) = self.manager().find(name).cloned() else {
             warn!(tool = name, "unknown tool requested");
             let mut outcome =
                 ToolOutcome::failed(name, format!("Tool '{name}' not found"), started);
@@ -241,7 +295,7 @@ impl ToolExecutor {
     /// mappings, then the schema-checked snake_case → camelCase heuristic); others unchanged.
     /// What an approval prompt should show.
     pub fn normalized_arguments(&self, name: &str, args: Value) -> Value {
-        match self.manager.find(name) {
+        match self.manager().find(name) {
             Some(tool) => self.normalize(tool, args),
             None => args,
         }

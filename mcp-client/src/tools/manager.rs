@@ -205,6 +205,15 @@ impl ToolManager {
         }
     }
 
+    /// A copy with the local and internal tools only (the MCP tools and their renames left
+    /// out), to add the servers' current tools to.
+    pub fn without_mcp(&self) -> Self {
+        Self {
+            tools: self.tools.iter().filter(|t| !is_mcp(t)).cloned().collect(),
+            shadowed: Vec::new(),
+        }
+    }
+
     /// Every tool, in the order added.
     pub fn all(&self) -> &[ManagedTool] {
         &self.tools

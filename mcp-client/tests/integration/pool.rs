@@ -3,7 +3,9 @@
 
 use std::time::{Duration, Instant};
 
-use mcp_client::{McpTools, ServerPool};
+use mcp_client::{
+    ConnectionStatus, McpTools, ServerConnection, ServerPool, ToolExecutor, ToolManager,
+};
 use serde_json::json;
 
 use crate::harness::{args, capture_logs, fake, logs_of};
@@ -23,10 +25,8 @@ async fn servers_start_concurrently_and_failures_are_reported_not_fatal() {
     ]);
     let started = Instant::now();
     let handle = pool.start();
-    assert!(
-        started.elapsed() < Duration::from_millis(200),
-        "start() does not block"
-    );
+    // `pool-slow` sleeps a second before answering: start() returned before that.
+    assert!(!handle.is_finished(), "start() does not block");
     let report = handle.await.unwrap();
     assert!(
         started.elapsed() < Duration::from_secs(5),
@@ -98,4 +98,103 @@ async fn with_every_server_down_the_host_continues_with_local_tools_only() {
             .ends_with("continuing with local tools only")
     );
     assert!(McpTools::discover(&pool).await.all().is_empty());
+}
+
+/// Waits (polling, up to 20 s) until `server`'s status satisfies `wanted`.
+async fn wait_for_status(server: &ServerConnection, wanted: impl Fn(&ConnectionStatus) -> bool) {
+    let deadline = Instant::now() + Duration::from_secs(20);
+    loop {
+        let status = server.status().await;
+        if wanted(&status) {
+            return;
+        }
+        assert!(Instant::now() < deadline, "still {status:?}");
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+}
+
+#[tokio::test]
+async fn calls_fail_fast_while_the_server_is_connecting_and_shutdown_stops_the_attempt() {
+    let mut config = fake("connecting-srv", &["slowstart", "30"]);
+    config.init_timeout = Duration::from_millis(500);
+    config.retry.attempts = 3;
+    let server = std::sync::Arc::new(ServerConnection::new(config));
+    let connecting = tokio::spawn({
+        let server = std::sync::Arc::clone(&server);
+        async move { server.connect().await }
+    });
+    wait_for_status(&server, |s| {
+        matches!(s, ConnectionStatus::Connecting { attempt: 2, of: 3 })
+    })
+    .await;
+    let err = server
+        .call_tool("echo", args(json!({"message": "hi"})))
+        .await
+        .unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "MCP server `connecting-srv` is connecting, attempt 2 of 3; try again in a moment"
+    );
+    assert!(err.is_retryable());
+    let err = server.connect().await.unwrap_err();
+    assert!(
+        matches!(err, mcp_client::ClientError::Connecting { .. }),
+        "{err}"
+    );
+
+    server.shutdown().await;
+    let err = connecting.await.unwrap().unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "MCP connection failed after 1 attempt: server `connecting-srv`: the connection was shut down while the server was starting"
+    );
+    assert_eq!(server.status().await, ConnectionStatus::Idle);
+}
+
+#[tokio::test]
+async fn the_executor_sees_servers_that_connect_late_and_tools_that_change() {
+    let pool = ServerPool::new(vec![
+        fake("early-srv", &["clean"]),
+        fake("late-srv", &["clean"]),
+    ]);
+    pool.get("early-srv").unwrap().connect().await.unwrap();
+    let mut manager = ToolManager::new();
+    manager.add_mcp(&McpTools::discover(&pool).await);
+    let executor = ToolExecutor::new(manager).with_mcp(pool.clone(), McpTools::normalizer(&pool));
+    let names = |executor: &ToolExecutor| -> Vec<String> {
+        executor
+            .manager()
+            .all()
+            .iter()
+            .map(|t| t.definition.name.clone())
+            .collect()
+    };
+    assert!(names(&executor).contains(&"echo".to_owned()));
+    assert!(!names(&executor).iter().any(|n| n.starts_with("late-srv__")));
+
+    // A server that connects after the executor was built.
+    pool.get("late-srv").unwrap().connect().await.unwrap();
+    assert!(executor.refresh().await, "a new session is a change");
+    assert!(
+        names(&executor).contains(&"late-srv__echo".to_owned()),
+        "{:?}",
+        names(&executor)
+    );
+    let outcome = executor
+        .execute("late-srv__echo", json!({"message": "late"}))
+        .await;
+    assert!(outcome.success, "{outcome:?}");
+    assert!(!executor.refresh().await, "nothing changed since");
+
+    // `notify` makes early-srv announce a new tool, `added` (a unique name: no prefix), with
+    // notifications/tools/list_changed.
+    let outcome = executor.execute("early-srv__notify", json!({})).await;
+    assert!(outcome.success, "{outcome:?}");
+    assert!(executor.refresh().await);
+    assert!(
+        names(&executor).contains(&"added".to_owned()),
+        "{:?}",
+        names(&executor)
+    );
+    pool.shutdown().await;
 }
