@@ -704,10 +704,11 @@ impl ServerConnection {
                 } => since.elapsed() >= restart_delay(*failures),
                 State::Connecting { .. } | State::Live(_) => false,
             };
-            if due && !server.config.disabled {
-                if let Err(err) = server.live().await {
-                    debug!(server = server.name(), error = %err, "the server is still down");
-                }
+            if due
+                && !server.config.disabled
+                && let Err(err) = server.live().await
+            {
+                debug!(server = server.name(), error = %err, "the server is still down");
             }
         });
     }
