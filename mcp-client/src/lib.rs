@@ -30,6 +30,7 @@ pub mod cli;
 pub mod connection;
 pub mod history;
 pub mod llm;
+pub mod signals;
 pub mod tools;
 pub mod transport;
 

@@ -3,7 +3,7 @@
 use std::process::ExitCode;
 
 use clap::Parser as _;
-use mcp_client::cli::{Cli, run};
+use mcp_client::cli::{Cli, run_until_stopped};
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
@@ -24,7 +24,7 @@ fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    let result = runtime.block_on(run(cli));
+    let result = runtime.block_on(run_until_stopped(cli));
     // A read of stdin may still be blocked (chat left with Ctrl-C): don't wait for it.
     runtime.shutdown_background();
     match result {

@@ -90,6 +90,27 @@ pub enum CliCommand {
     },
 }
 
+/// Runs the command until it ends or the host is asked to stop (SIGTERM, SIGHUP, and SIGINT
+/// except in interactive `chat`, where Ctrl-C cancels a question or ends the session itself).
+/// On such a signal every server is stopped first; the exit code is then 128 + the signal.
+///
+/// # Errors
+/// A configuration that cannot be read.
+pub async fn run_until_stopped(cli: Cli) -> anyhow::Result<ExitCode> {
+    let interactive = matches!(&cli.command, CliCommand::Chat(args) if args.once.is_none());
+    let work = run(cli);
+    tokio::pin!(work);
+    let stop = crate::signals::stop_requested(!interactive);
+    tokio::select! {
+        result = &mut work => result,
+        Ok(signal) = stop => {
+            tracing::warn!(?signal, "asked to stop; stopping the MCP servers first");
+            crate::transport::shutdown_all().await;
+            Ok(ExitCode::from(signal.exit_code()))
+        }
+    }
+}
+
 /// Runs the command; the exit code is 0 when everything is fine, 1 when something is wrong.
 ///
 /// # Errors

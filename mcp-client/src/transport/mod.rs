@@ -6,25 +6,25 @@
 //! | [`spawn`] | starts `command args` with `env` and `cwd` in its own process group |
 //! | [`ChildTransport`] | sends JSON-RPC lines to stdin; reads stdout with [`lines::LineReader`], drops (and reports) what is not JSON-RPC, never answers it |
 //! | [`stderr::StderrTail`] | stderr drained all the time into the last N lines |
-//! | [`ServerProcess`] | exit status, stderr tail, dropped-line counters, and shutdown: close stdin, wait, SIGTERM to the group, SIGKILL |
+//! | [`ServerProcess`] | exit status, stderr tail, dropped-line counters, and shutdown: close stdin, wait, SIGTERM to the group, SIGKILL; safe reaping and parent-death (`process.rs`) |
 //!
 //! Why not rmcp's child-process transport: it logs bad lines only at debug without content,
 //! answers JSON that is not JSON-RPC with -32600 into the server's stdin, drops a response
 //! containing one invalid UTF-8 byte, and reports a crash as a bare "Transport closed".
 
 pub mod lines;
+pub mod process;
 pub mod stderr;
 
 use std::{
     borrow::Cow,
     collections::BTreeMap,
     path::PathBuf,
-    process::{ExitStatus, Stdio},
+    process::Stdio,
     sync::{
         Arc,
         atomic::{AtomicU64, Ordering},
     },
-    time::Duration,
 };
 
 use rmcp::{
@@ -35,11 +35,12 @@ use serde_json::Value;
 use tokio::{
     io::AsyncWriteExt as _,
     process::{ChildStdin, ChildStdout, Command},
-    sync::{Mutex, watch},
+    sync::Mutex,
 };
 use tracing::{error, warn};
 
 use lines::{Line, LineReader};
+pub use process::{Exit, SHUTDOWN_GRACE, ServerProcess, shutdown_all};
 pub use stderr::StderrTail;
 
 /// Default limit of one stdout line (one JSON-RPC message).
@@ -48,8 +49,6 @@ pub const DEFAULT_MAX_LINE: usize = 16 * 1024 * 1024;
 pub const STDERR_TAIL_LINES: usize = 40;
 /// Longest stderr line kept.
 pub const STDERR_LINE_CAP: usize = 1024;
-/// How long shutdown waits after closing stdin, and again after SIGTERM.
-pub const SHUTDOWN_GRACE: Duration = Duration::from_secs(2);
 
 /// How to start one server.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -192,126 +191,6 @@ impl ReadStats {
     }
 }
 
-/// How a server process ended.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Exit {
-    /// Its status, e.g. "exit status: 1" or "signal: 9 (SIGKILL)".
-    pub status: String,
-    /// Whether it exited with code 0.
-    pub success: bool,
-}
-
-impl From<ExitStatus> for Exit {
-    fn from(status: ExitStatus) -> Self {
-        Self {
-            status: status.to_string(),
-            success: status.success(),
-        }
-    }
-}
-
-/// A running (or ended) server process: its identity, stderr, counters and exit.
-#[derive(Debug)]
-pub struct ServerProcess {
-    name: Arc<str>,
-    command: String,
-    pid: Option<u32>,
-    stdin: Arc<Mutex<Option<ChildStdin>>>,
-    stderr: Arc<StderrTail>,
-    stats: Arc<ReadStats>,
-    exit: watch::Receiver<Option<Exit>>,
-}
-
-impl ServerProcess {
-    /// The server's name.
-    pub fn name(&self) -> &str {
-        &self.name
-    }
-
-    /// The command line it was started with.
-    pub fn command(&self) -> &str {
-        &self.command
-    }
-
-    /// Its process id (also its process group id).
-    pub fn pid(&self) -> Option<u32> {
-        self.pid
-    }
-
-    /// Its stderr tail.
-    pub fn stderr(&self) -> &StderrTail {
-        &self.stderr
-    }
-
-    /// Its stdout counters.
-    pub fn counts(&self) -> ReadCounts {
-        self.stats.counts()
-    }
-
-    /// The last stdout lines dropped, as `<kind>: <preview>`.
-    pub fn dropped_lines(&self) -> Vec<String> {
-        self.stats.recent()
-    }
-
-    /// How it ended, if it has.
-    pub fn exit(&self) -> Option<Exit> {
-        self.exit.borrow().clone()
-    }
-
-    /// Waits at most `timeout` for the process to end; returns how it ended.
-    pub async fn wait_exit(&self, timeout: Duration) -> Option<Exit> {
-        let mut exit = self.exit.clone();
-        match tokio::time::timeout(timeout, exit.wait_for(Option::is_some)).await {
-            Ok(Ok(exit)) => exit.clone(),
-            _ => self.exit(),
-        }
-    }
-
-    /// Stops the server as the MCP spec says: close stdin, wait, SIGTERM to its process group,
-    /// wait, SIGKILL. Returns how it ended.
-    pub async fn shutdown(&self) -> Option<Exit> {
-        // A write blocked on a server that stops reading holds the stdin lock: do not wait for
-        // it longer than the grace, go on to the signals (they end that write too).
-        match tokio::time::timeout(SHUTDOWN_GRACE, self.stdin.lock()).await {
-            Ok(mut stdin) => drop(stdin.take()),
-            Err(_) => {
-                warn!(server = %self.name, "stdin is blocked by a write the server does not read; stopping it with signals")
-            }
-        }
-        if let Some(exit) = self.wait_exit(SHUTDOWN_GRACE).await {
-            self.kill_group(rustix::process::Signal::KILL);
-            return Some(exit);
-        }
-        self.kill_group(rustix::process::Signal::TERM);
-        if let Some(exit) = self.wait_exit(SHUTDOWN_GRACE).await {
-            self.kill_group(rustix::process::Signal::KILL);
-            return Some(exit);
-        }
-        self.kill_group(rustix::process::Signal::KILL);
-        self.wait_exit(SHUTDOWN_GRACE).await
-    }
-
-    /// Sends `signal` to the server's process group (children included). After the leader
-    /// exited the group may still hold its children, so this is done even then.
-    fn kill_group(&self, signal: rustix::process::Signal) {
-        let Some(pid) = self
-            .pid
-            .and_then(|pid| i32::try_from(pid).ok())
-            .and_then(rustix::process::Pid::from_raw)
-        else {
-            return;
-        };
-        let _ = rustix::process::kill_process_group(pid, signal);
-    }
-}
-
-impl Drop for ServerProcess {
-    fn drop(&mut self) {
-        // No orphans: whatever the server started goes with it.
-        self.kill_group(rustix::process::Signal::KILL);
-    }
-}
-
 /// Sees every notification the server sends, in stream order, before rmcp does.
 pub type NotificationTap = Arc<dyn Fn(&Value) + Send + Sync>;
 
@@ -340,7 +219,26 @@ impl std::fmt::Debug for ChildTransport {
 /// # Errors
 /// [`SpawnError`] when the program cannot be started.
 pub fn spawn(command: &ServerCommand) -> Result<(ChildTransport, ServerProcess), SpawnError> {
-    let mut process = Command::new(&command.command);
+    let path = command
+        .env
+        .get("PATH")
+        .cloned()
+        .or_else(|| std::env::var("PATH").ok())
+        .unwrap_or_default();
+    // Looked up here, not by the wrapper, so that a missing program stays a spawn error.
+    let program =
+        process::find_program(&command.command, &path).ok_or_else(|| SpawnError::NotFound {
+            command: command.command.clone(),
+            path: path.clone(),
+        })?;
+    let mut process = match process::parent_death_wrapper() {
+        Some(setpriv) => {
+            let mut wrapped = Command::new(setpriv);
+            wrapped.args(["--pdeathsig", "KILL", "--"]).arg(&program);
+            wrapped
+        }
+        None => Command::new(&program),
+    };
     process
         .args(&command.args)
         .envs(&command.env)
@@ -354,12 +252,6 @@ pub fn spawn(command: &ServerCommand) -> Result<(ChildTransport, ServerProcess),
     }
     let mut child = process.spawn().map_err(|source| {
         if source.kind() == std::io::ErrorKind::NotFound && !command.command.contains('/') {
-            let path = command
-                .env
-                .get("PATH")
-                .cloned()
-                .or_else(|| std::env::var("PATH").ok())
-                .unwrap_or_default();
             SpawnError::NotFound {
                 command: command.command.clone(),
                 path,
@@ -372,7 +264,6 @@ pub fn spawn(command: &ServerCommand) -> Result<(ChildTransport, ServerProcess),
         }
     })?;
     let name: Arc<str> = Arc::from(command.name.as_str());
-    let pid = child.id();
     let stdin = Arc::new(Mutex::new(child.stdin.take()));
     let stdout = child.stdout.take().ok_or_else(|| SpawnError::Io {
         command: command.display(),
@@ -382,18 +273,6 @@ pub fn spawn(command: &ServerCommand) -> Result<(ChildTransport, ServerProcess),
     if let Some(stderr) = child.stderr.take() {
         tokio::spawn(stderr::drain(Arc::clone(&name), stderr, Arc::clone(&tail)));
     }
-    let (exit_tx, exit_rx) = watch::channel(None);
-    tokio::spawn(async move {
-        // The reaper owns the child: no zombie stays behind, and the exit is known at once.
-        let exit = match child.wait().await {
-            Ok(status) => Exit::from(status),
-            Err(err) => Exit {
-                status: format!("unknown ({err})"),
-                success: false,
-            },
-        };
-        let _ = exit_tx.send(Some(exit));
-    });
     let stats = Arc::new(ReadStats::default());
     let transport = ChildTransport {
         name: Arc::clone(&name),
@@ -403,15 +282,7 @@ pub fn spawn(command: &ServerCommand) -> Result<(ChildTransport, ServerProcess),
         tap: None,
         awaiting_init: None,
     };
-    let process = ServerProcess {
-        name,
-        command: command.display(),
-        pid,
-        stdin,
-        stderr: tail,
-        stats,
-        exit: exit_rx,
-    };
+    let process = ServerProcess::start(name, command.display(), child, stdin, tail, stats);
     Ok((transport, process))
 }
 

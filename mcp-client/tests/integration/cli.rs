@@ -2,7 +2,7 @@
 
 use std::process::{Command, Output};
 
-use crate::harness::fixture_path;
+use crate::harness::{fixture_path, is_running, scratch_file};
 
 const BIN: &str = env!("CARGO_BIN_EXE_mcp-client");
 
@@ -253,4 +253,76 @@ fn call_normalizes_mcp_arguments_before_validating_them() {
     assert_eq!(output.status.code(), Some(0), "{stdout}");
     let outcome: serde_json::Value = serde_json::from_str(&stdout).unwrap();
     assert_eq!(outcome["result"]["content"][0]["text"], "Hello, Ann");
+}
+
+/// Starts `mcp-client call hang` against a fake server in `mode` and returns the host, once
+/// the call is in flight, with the server's pid and its grandchild's (0 if none).
+fn host_in_a_hanging_call(mode: &str) -> (std::process::Child, u32, u32) {
+    let pidfile = scratch_file("pids");
+    let record = scratch_file("record");
+    let config = scratch_file("config.json");
+    let script = fixture_path("fake-servers/fake_mcp_server.py");
+    let servers = serde_json::json!({"mcpServers": {"fake": {
+        "command": "python3",
+        "args": [script, mode],
+        "env": {"FAKE_PIDFILE": pidfile, "FAKE_RECORD": record},
+    }}});
+    std::fs::write(&config, servers.to_string()).unwrap();
+    let host = Command::new(BIN)
+        .args(["call", "hang", "--config"])
+        .arg(&config)
+        .env("MCP_CLIENT_LOG", "off")
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let in_flight =
+        wait_until(|| std::fs::read_to_string(&record).is_ok_and(|r| r.contains("\"tools/call\"")));
+    assert!(in_flight, "the call never reached the server");
+    let pids = std::fs::read_to_string(&pidfile).unwrap();
+    let (server, grandchild) = pids.split_once(' ').unwrap();
+    (host, server.parse().unwrap(), grandchild.parse().unwrap())
+}
+
+/// Polls `condition` for up to 20 s.
+fn wait_until(condition: impl Fn() -> bool) -> bool {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    while std::time::Instant::now() < deadline {
+        if condition() {
+            return true;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    condition()
+}
+
+fn signal(child: &std::process::Child, signal: rustix::process::Signal) {
+    let pid = rustix::process::Pid::from_raw(child.id() as i32).unwrap();
+    rustix::process::kill_process(pid, signal).unwrap();
+}
+
+#[test]
+fn a_host_stopped_with_sigterm_stops_its_servers_first_even_stubborn_ones() {
+    // `stubborn` ignores SIGTERM and stdin EOF, and has a child of its own.
+    let (mut host, server, grandchild) = host_in_a_hanging_call("stubborn");
+    assert!(is_running(server) && is_running(grandchild));
+    signal(&host, rustix::process::Signal::TERM);
+    let status = host.wait().unwrap();
+    assert_eq!(status.code(), Some(143), "128 + SIGTERM");
+    // The host exited only after the whole group was gone (SIGKILL after the grace periods).
+    assert!(!is_running(server), "the server survived");
+    assert!(!is_running(grandchild), "the server's child survived");
+}
+
+#[test]
+fn a_host_killed_with_sigkill_takes_its_server_with_it() {
+    // `clean` exits on stdin EOF too; `stubborn` would not: it is the case that needs the
+    // parent-death signal.
+    let (mut host, server, _) = host_in_a_hanging_call("stubborn");
+    signal(&host, rustix::process::Signal::KILL);
+    host.wait().unwrap();
+    assert!(
+        wait_until(|| !is_running(server)),
+        "the server outlived its host"
+    );
 }

@@ -513,3 +513,39 @@ async fn shutdown_finishes_when_the_server_stops_reading_stdin() {
         .expect("shutdown hung on a server that does not read stdin");
     assert!(!is_running(pid), "the deaf server is still running");
 }
+
+#[tokio::test]
+async fn what_a_crashed_server_left_behind_is_killed_and_its_group_never_signalled_after_reaping() {
+    let server = ServerConnection::new(fake("orphans-srv", &["stubborn"]));
+    server.connect().await.unwrap();
+    let process = server.process().await.unwrap();
+    let grandchild: u32 = process
+        .stderr()
+        .lines()
+        .iter()
+        .find_map(|l| {
+            l.strip_prefix("grandchild pid ")
+                .map(|p| p.parse().unwrap())
+        })
+        .unwrap();
+    let err = server
+        .call_tool("crash", args(json!({})))
+        .await
+        .unwrap_err();
+    assert!(matches!(err, ClientError::ServerDied { .. }), "{err}");
+    let exit = process.wait_exit(Duration::from_secs(10)).await.unwrap();
+    assert_eq!(exit.status, "exit status: 3");
+    // The group was killed (SIGKILL takes a moment to land) before the leader was reaped.
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while is_running(grandchild) && Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    assert!(
+        !is_running(grandchild),
+        "the crashed server's child is still running"
+    );
+    assert!(
+        !process.signal_group(rustix::process::Signal::TERM),
+        "a reaped server's group id may be someone else's by now"
+    );
+}

@@ -1,0 +1,57 @@
+//! Stopping a host on request: SIGINT, SIGTERM and SIGHUP end the host only after its
+//! servers have been stopped (close stdin, wait, SIGTERM, SIGKILL), so none is left running.
+//! A host killed with SIGKILL runs no code at all; its servers die with it through their
+//! parent-death signal (see [`crate::transport::process`]).
+//!
+//! A library host races its work against [`stop_requested`], then calls
+//! [`crate::transport::shutdown_all`]; the `mcp-client` CLI does exactly that.
+
+use tokio::signal::unix::{SignalKind, signal};
+
+/// A signal that asks the host to stop.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StopSignal {
+    /// SIGINT (Ctrl-C).
+    Interrupt,
+    /// SIGTERM.
+    Terminate,
+    /// SIGHUP (the terminal went away).
+    Hangup,
+}
+
+impl StopSignal {
+    /// The exit code shells use for a process ended by this signal (128 + its number).
+    pub fn exit_code(self) -> u8 {
+        match self {
+            Self::Hangup => 129,
+            Self::Interrupt => 130,
+            Self::Terminate => 143,
+        }
+    }
+}
+
+/// Resolves when the host receives SIGTERM or SIGHUP, or SIGINT when `interrupt` is set
+/// (leave it unset where Ctrl-C means something else, as between questions in `chat`).
+///
+/// # Errors
+/// When the signal handlers cannot be installed.
+pub async fn stop_requested(interrupt: bool) -> std::io::Result<StopSignal> {
+    let mut terminate = signal(SignalKind::terminate())?;
+    let mut hangup = signal(SignalKind::hangup())?;
+    let mut ctrl_c = if interrupt {
+        Some(signal(SignalKind::interrupt())?)
+    } else {
+        None
+    };
+    let interrupted = async {
+        match &mut ctrl_c {
+            Some(ctrl_c) => ctrl_c.recv().await,
+            None => std::future::pending().await,
+        }
+    };
+    Ok(tokio::select! {
+        _ = terminate.recv() => StopSignal::Terminate,
+        _ = hangup.recv() => StopSignal::Hangup,
+        _ = interrupted => StopSignal::Interrupt,
+    })
+}
