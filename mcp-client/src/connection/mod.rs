@@ -512,7 +512,7 @@ impl ServerConnection {
                 &live,
                 self.config.call_timeout,
                 "tools/list",
-                live.peer.list_all_tools(),
+                list_tools_bounded(&live.peer, self.name()),
             )
             .await?;
             *live
@@ -728,6 +728,52 @@ impl ServerConnection {
     }
 }
 
+/// Most pages of `tools/list` read; a server that keeps sending cursors is stopped there.
+pub const MAX_TOOL_PAGES: usize = 64;
+/// Most tools kept from one server.
+pub const MAX_TOOLS: usize = 4096;
+
+/// Every page of the server's `tools/list`, up to [`MAX_TOOL_PAGES`] pages and [`MAX_TOOLS`]
+/// tools (rmcp's `list_all_tools` follows cursors without end), stopping at a cursor seen
+/// before.
+async fn list_tools_bounded(
+    peer: &Peer<RoleClient>,
+    server: &str,
+) -> Result<Vec<Tool>, ServiceError> {
+    let mut tools = Vec::new();
+    let mut cursor = None;
+    let mut seen = std::collections::HashSet::new();
+    for _ in 0..MAX_TOOL_PAGES {
+        let params = rmcp::model::PaginatedRequestParams::default().with_cursor(cursor);
+        let page = peer.list_tools(Some(params)).await?;
+        let room = MAX_TOOLS - tools.len();
+        if page.tools.len() > room {
+            warn!(
+                server,
+                max = MAX_TOOLS,
+                "the server offers more tools than a host keeps; the rest are left out"
+            );
+            tools.extend(page.tools.into_iter().take(room));
+            return Ok(tools);
+        }
+        tools.extend(page.tools);
+        match page.next_cursor {
+            None => return Ok(tools),
+            Some(next) if !seen.insert(next.clone()) => {
+                warn!(server, cursor = %next.escape_debug(), "tools/list sent a cursor it sent before; stopping there");
+                return Ok(tools);
+            }
+            Some(next) => cursor = Some(next),
+        }
+    }
+    warn!(
+        server,
+        pages = MAX_TOOL_PAGES,
+        "tools/list has more pages than a host reads; the rest are left out"
+    );
+    Ok(tools)
+}
+
 /// Ends a session: closes it (bounded) and stops the server.
 async fn close(server: &str, live: &Live) {
     if let Some(service) = live.service.lock().await.take() {
@@ -901,7 +947,9 @@ async fn connect_once(config: &ServerConfig, changes: &Arc<AtomicU64>) -> Result
             .peer_info()
             .is_some_and(|i| i.capabilities.tools.is_some()),
     };
-    let tools = match tokio::time::timeout(config.call_timeout, peer.list_all_tools()).await {
+    let tools = match tokio::time::timeout(config.call_timeout, list_tools_bounded(&peer, &name))
+        .await
+    {
         Ok(Ok(tools)) => tools,
         Ok(Err(err)) => {
             warn!(server = %name, error = %err, "tools/list failed; the server offers no tools for now");

@@ -549,3 +549,41 @@ async fn what_a_crashed_server_left_behind_is_killed_and_its_group_never_signall
         "a reaped server's group id may be someone else's by now"
     );
 }
+
+#[tokio::test]
+async fn endless_tools_list_pages_stop_at_the_page_cap() {
+    capture_logs();
+    let server = ServerConnection::new(fake("pages-srv", &["endlesspages"]));
+    server.connect().await.unwrap();
+    let tools = server.tools().await.unwrap();
+    assert_eq!(tools.len(), mcp_client::connection::MAX_TOOL_PAGES);
+    assert_eq!(tools.last().unwrap().name, "page64");
+    assert!(
+        logs_of("pages-srv")
+            .iter()
+            .any(|l| l
+                .contains("tools/list has more pages than a host reads; the rest are left out")),
+        "{:#?}",
+        logs_of("pages-srv")
+    );
+    server.shutdown().await;
+}
+
+#[tokio::test]
+async fn a_server_with_more_tools_than_the_cap_keeps_the_first_ones() {
+    capture_logs();
+    let server = ServerConnection::new(fake("many-srv", &["manytools"]));
+    server.connect().await.unwrap();
+    let tools = server.tools().await.unwrap();
+    assert_eq!(tools.len(), mcp_client::connection::MAX_TOOLS);
+    assert_eq!(tools.last().unwrap().name, "tool4095");
+    assert!(
+        logs_of("many-srv")
+            .iter()
+            .any(|l| l
+                .contains("the server offers more tools than a host keeps; the rest are left out")),
+        "{:#?}",
+        logs_of("many-srv")
+    );
+    server.shutdown().await;
+}
