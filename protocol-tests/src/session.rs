@@ -8,9 +8,10 @@ use std::{
     time::{Duration, Instant},
 };
 
+use mcp_client::transport::lines::{Line, LineReader};
 use serde_json::{Value, json};
 use tokio::{
-    io::{AsyncBufReadExt as _, AsyncReadExt as _, AsyncWriteExt as _, BufReader},
+    io::{AsyncReadExt as _, AsyncWriteExt as _},
     process::{Child, ChildStdin, Command},
     sync::mpsc,
 };
@@ -34,7 +35,7 @@ pub struct Session {
     label: String,
     child: Child,
     stdin: Option<ChildStdin>,
-    messages: mpsc::UnboundedReceiver<Value>,
+    messages: mpsc::Receiver<Value>,
     /// Messages read but not yet asked for (responses to other ids, notifications).
     backlog: Vec<Value>,
     next_id: i64,
@@ -43,6 +44,14 @@ pub struct Session {
 
 /// The default time to wait for an answer.
 pub const ANSWER_TIMEOUT: Duration = Duration::from_secs(10);
+/// Longest stdout line read whole; longer ones are a violation, skipped without buffering.
+pub const MAX_LINE: usize = 16 * 1024 * 1024;
+/// Messages read ahead of the checker; when full, reading waits (the server's writes block).
+const READ_AHEAD: usize = 1024;
+/// Messages kept that no check asked for yet; the oldest go first.
+const BACKLOG_KEPT: usize = 4096;
+/// Longest wait for the server to take a line from its stdin.
+pub const WRITE_TIMEOUT: Duration = Duration::from_secs(10);
 
 impl Session {
     /// Starts `command` (program and arguments) for the check `label`.
@@ -73,10 +82,10 @@ impl Session {
                 while matches!(stderr.read(&mut sink).await, Ok(n) if n > 0) {}
             });
         }
-        let (sender, messages) = mpsc::unbounded_channel();
+        let (sender, messages) = mpsc::channel(READ_AHEAD);
         let (label_owned, record) = (label.to_owned(), Arc::clone(&violations));
         tokio::spawn(read_stdout(
-            BufReader::new(stdout),
+            LineReader::new(stdout, MAX_LINE),
             label_owned,
             record,
             sender,
@@ -95,15 +104,37 @@ impl Session {
     /// Writes one raw line (a newline is added).
     ///
     /// # Errors
-    /// When stdin is closed or broken.
+    /// When stdin is closed or broken, or the server does not take the line within
+    /// [`WRITE_TIMEOUT`] (it stopped reading stdin).
     pub async fn send_raw(&mut self, line: &str) -> std::io::Result<()> {
         let stdin = self
             .stdin
             .as_mut()
             .ok_or_else(|| std::io::Error::other("stdin is closed"))?;
-        stdin.write_all(line.as_bytes()).await?;
-        stdin.write_all(b"\n").await?;
-        stdin.flush().await
+        let write = async {
+            stdin.write_all(line.as_bytes()).await?;
+            stdin.write_all(b"\n").await?;
+            stdin.flush().await
+        };
+        tokio::time::timeout(WRITE_TIMEOUT, write)
+            .await
+            .unwrap_or_else(|_| {
+                Err(std::io::Error::new(
+                    std::io::ErrorKind::TimedOut,
+                    format!(
+                        "the server did not read a {} byte line from its stdin within {WRITE_TIMEOUT:?}",
+                        line.len() + 1
+                    ),
+                ))
+            })
+    }
+
+    /// Keeps a message no check has asked for yet (bounded: the oldest go first).
+    fn keep(&mut self, message: Value) {
+        if self.backlog.len() == BACKLOG_KEPT {
+            self.backlog.remove(0);
+        }
+        self.backlog.push(message);
     }
 
     /// Sends a request and returns its id.
@@ -154,7 +185,7 @@ impl Session {
             if message.get("id") == Some(&json!(id)) && message.get("method").is_none() {
                 return Some(message);
             }
-            self.backlog.push(message);
+            self.keep(message);
         }
     }
 
@@ -175,6 +206,9 @@ impl Session {
         let deadline = tokio::time::Instant::now() + window;
         while let Ok(Some(message)) = tokio::time::timeout_at(deadline, self.messages.recv()).await
         {
+            if out.len() == BACKLOG_KEPT {
+                out.remove(0);
+            }
             out.push(message);
         }
         out
@@ -253,43 +287,50 @@ impl Drop for Session {
 
 /// Reads stdout to its end: whole lines only, each a JSON-RPC 2.0 message, else a violation.
 async fn read_stdout(
-    mut reader: BufReader<tokio::process::ChildStdout>,
+    mut reader: LineReader<tokio::process::ChildStdout>,
     label: String,
     violations: Violations,
-    sender: mpsc::UnboundedSender<Value>,
+    sender: mpsc::Sender<Value>,
 ) {
-    let mut line = Vec::new();
+    let record = |problem: &str, body: &[u8]| {
+        violations
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .push(Violation {
+                session: label.clone(),
+                problem: problem.to_owned(),
+                line: mcp_client::transport::preview(body, 120),
+            });
+    };
     loop {
-        line.clear();
-        match reader.read_until(b'\n', &mut line).await {
-            Ok(0) | Err(_) => return,
-            Ok(_) => {}
-        }
-        let complete = line.last() == Some(&b'\n');
-        let body = line.strip_suffix(b"\n").unwrap_or(&line);
-        let body = body.strip_suffix(b"\r").unwrap_or(body);
-        let record = |problem: &str| {
-            violations
-                .lock()
-                .unwrap_or_else(PoisonError::into_inner)
-                .push(Violation {
-                    session: label.clone(),
-                    problem: problem.to_owned(),
-                    line: mcp_client::transport::preview(body, 120),
-                });
+        let line = match reader.next_line().await {
+            Ok(Some(Line::Complete(line))) => line,
+            Ok(Some(Line::Oversized { len, head })) => {
+                record(
+                    &format!("a line of {len} bytes, over the {MAX_LINE} byte limit"),
+                    &head,
+                );
+                continue;
+            }
+            Ok(None) | Err(_) => return,
         };
-        if !complete {
-            record("the last line has no newline (a cut-off message)");
+        let body = line.strip_suffix(b"\r").unwrap_or(&line);
+        if reader.last_line_was_cut() {
+            record("the last line has no newline (a cut-off message)", body);
         }
         let Ok(text) = std::str::from_utf8(body) else {
-            record("not UTF-8");
+            record("not UTF-8", body);
             continue;
         };
         match serde_json::from_str::<Value>(text) {
-            Err(_) => record("not JSON"),
-            Ok(message) if !is_jsonrpc(&message) => record("JSON but not a JSON-RPC 2.0 message"),
+            Err(_) => record("not JSON", body),
+            Ok(message) if !is_jsonrpc(&message) => {
+                record("JSON but not a JSON-RPC 2.0 message", body);
+            }
             Ok(message) => {
-                let _ = sender.send(message);
+                if sender.send(message).await.is_err() {
+                    return;
+                }
             }
         }
     }

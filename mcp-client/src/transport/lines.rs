@@ -35,6 +35,8 @@ pub struct LineReader<R> {
     skipping: bool,
     skipped: usize,
     head: Vec<u8>,
+    /// Whether the stream ended in the middle of the line returned last.
+    cut: bool,
 }
 
 impl<R: AsyncRead + Unpin> LineReader<R> {
@@ -47,7 +49,13 @@ impl<R: AsyncRead + Unpin> LineReader<R> {
             skipping: false,
             skipped: 0,
             head: Vec::new(),
+            cut: false,
         }
+    }
+
+    /// Whether the line returned last had no newline: the stream ended in the middle of it.
+    pub fn last_line_was_cut(&self) -> bool {
+        self.cut
     }
 
     /// The next line, or `None` at end of stream. Cancel-safe.
@@ -63,6 +71,7 @@ impl<R: AsyncRead + Unpin> LineReader<R> {
                 skipping,
                 skipped,
                 head,
+                cut: _,
             } = self;
             let available = inner.fill_buf().await?;
             if available.is_empty() {
@@ -105,6 +114,7 @@ impl<R: AsyncRead + Unpin> LineReader<R> {
     }
 
     fn finish_at_eof(&mut self) -> Option<Line> {
+        self.cut = self.skipping || !self.partial.is_empty();
         if self.skipping {
             Some(self.take_oversized())
         } else if self.partial.is_empty() {
