@@ -114,13 +114,15 @@ async fn parameters_are_validated_against_the_schema() {
 
 // spec 001: Execute mock tool
 #[tokio::test]
-async fn mock_tools_answer_their_mock_response_fast() {
+async fn mock_tools_answer_their_mock_response() {
+    // How fast is for the benchmarks (`cargo bench -p mcp-client --bench agent`); here only
+    // that nothing waits: well under a second even on a loaded machine.
     let started = Instant::now();
     let outcome = executor()
         .execute("get_weather", json!({"city": "Anywhere"}))
         .await;
     assert!(
-        started.elapsed() < Duration::from_millis(10),
+        started.elapsed() < Duration::from_secs(2),
         "mock answered in {:?}",
         started.elapsed()
     );
@@ -279,7 +281,19 @@ async fn a_panicking_handler_becomes_an_error_and_the_host_goes_on() {
 async fn a_batch_runs_concurrently_and_answers_in_call_order() {
     let mut manager = ToolManager::new();
     manager.add(slow_tool("nap", None)).unwrap();
-    let executor = ToolExecutor::new(manager).with_internal("sleep", sleeping());
+    // Each call waits at a rendezvous of three: run one at a time, the first would wait
+    // there until its 30 s timeout. Concurrency is shown without timing anything.
+    let rendezvous = Arc::new(tokio::sync::Barrier::new(3));
+    let handler: InternalHandler = Arc::new(move |params| {
+        let rendezvous = Arc::clone(&rendezvous);
+        Box::pin(async move {
+            rendezvous.wait().await;
+            Ok(json!({"slept_ms": params["ms"]}))
+        })
+    });
+    let executor = ToolExecutor::new(manager)
+        .with_internal("sleep", handler)
+        .with_default_timeout(Duration::from_secs(30));
     let calls: Vec<ToolCall> = [300, 200, 100]
         .iter()
         .enumerate()
@@ -294,14 +308,12 @@ async fn a_batch_runs_concurrently_and_answers_in_call_order() {
             args: json!({}),
         }))
         .collect();
-    let started = Instant::now();
     let outcomes = executor.execute_all(&calls).await;
-    let took = started.elapsed();
-    assert!(
-        took < Duration::from_millis(550),
-        "three 100–300 ms calls took {took:?}: not concurrent"
-    );
     assert_eq!(outcomes.len(), 4, "one outcome per call");
+    assert!(
+        outcomes[..3].iter().all(|o| o.success),
+        "all three met at the rendezvous: {outcomes:?}"
+    );
     let slept: Vec<Value> = outcomes[..3]
         .iter()
         .map(|o| o.result.clone().unwrap()["slept_ms"].clone())
@@ -329,10 +341,13 @@ async fn slow_calls_warn_and_every_call_logs_redacted_arguments() {
         .iter()
         .find(|l| l.contains("slow tool call") && l.contains("tool=sluggish_tool"))
         .expect("a slow-call warning");
-    assert!(
-        slow.contains("WARN") && slow.contains("duration_ms=11"),
-        "{slow}"
-    );
+    let took: u64 = slow
+        .split("duration_ms=")
+        .nth(1)
+        .and_then(|rest| rest.split(|c: char| !c.is_ascii_digit()).next())
+        .and_then(|ms| ms.parse().ok())
+        .expect("duration_ms in the warning");
+    assert!(slow.contains("WARN") && took >= 1100, "{slow}");
     let done = logs
         .iter()
         .find(|l| l.contains("tool call succeeded") && l.contains("tool=sluggish_tool"))

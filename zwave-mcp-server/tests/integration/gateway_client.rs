@@ -26,7 +26,15 @@ async fn replies_arriving_out_of_order_reach_the_right_callers() {
             (info, tokio::time::Instant::now())
         }
     });
-    tokio::time::sleep(Duration::from_millis(50)).await;
+    // The slow request is at the gateway (and held there 400 ms) before the fast one is sent.
+    let sim = home.sim.clone();
+    assert!(
+        eventually(Duration::from_secs(5), || sim
+            .received()
+            .iter()
+            .any(|r| r.api == "getInfo"))
+        .await
+    );
     let ping = home.gateway.call("pingNode", vec![json!(2)]).await.unwrap();
     let ping_done = tokio::time::Instant::now();
     let dead_ping = home.gateway.call("pingNode", vec![json!(7)]).await.unwrap();

@@ -178,7 +178,15 @@ async fn a_request_waiting_when_the_broker_dies_fails_at_once() {
         let gateway = gateway.clone();
         async move { gateway.call("getInfo", vec![]).await }
     });
-    tokio::time::sleep(Duration::from_millis(300)).await;
+    // The request reached the (silent) gateway: it is waiting for a reply.
+    let probe = sim.clone();
+    assert!(
+        crate::harness::eventually(Duration::from_secs(5), || probe
+            .received()
+            .iter()
+            .any(|r| r.api == "getInfo"))
+        .await
+    );
     let stopped = std::time::Instant::now();
     broker.stop();
     let err = waiting.await.unwrap().unwrap_err();
