@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# The whole test suite, as the README gives it: first a check that the machine has what the
+# tests need (one line per missing thing, with how to get it, before anything is built), then
+# the build and every test. What the tests can install themselves (Mosquitto from Debian when
+# run as root, pinned npm and PyPI peers into target/peers/) is installed on first use.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+missing=()
+need() { # need <command> <why> <how to get it>
+    command -v "$1" >/dev/null 2>&1 || missing+=("$1 (needed for $2): $3")
+}
+need cargo "everything" "install Rust 1.95 with rustup (https://rustup.rs)"
+need python3 "the fake MCP servers and the Python SDK peers" "apt-get install python3 python3-venv"
+need node "the TypeScript SDK peers (server-everything, inspector)" "apt-get install nodejs"
+need npm "installing the TypeScript SDK peers" "apt-get install npm"
+need openssl "the TLS broker tests' certificates" "apt-get install openssl"
+need setpriv "servers that die with a killed host (util-linux)" "apt-get install util-linux"
+if command -v python3 >/dev/null 2>&1 && ! python3 -c 'import venv, ensurepip' 2>/dev/null; then
+    missing+=("python3 venv/ensurepip (needed for the Python SDK peers): apt-get install python3-venv")
+fi
+if ! command -v mosquitto >/dev/null 2>&1 && ! [ -x /usr/sbin/mosquitto ]; then
+    if [ "$(id -u)" -ne 0 ] || ! command -v apt-get >/dev/null 2>&1; then
+        missing+=("mosquitto (needed for the real-broker tests; installed automatically only as root on Debian): sudo apt-get install mosquitto")
+    fi
+fi
+if [ ${#missing[@]} -gt 0 ]; then
+    echo "scripts/test.sh: the tests cannot run on this machine yet; missing:" >&2
+    for line in "${missing[@]}"; do
+        echo "  - $line" >&2
+    done
+    exit 1
+fi
+
+cargo build --workspace --bins --locked
+cargo test --workspace --locked
