@@ -59,22 +59,29 @@ impl Normalizer {
         let properties = schema.get("properties").and_then(Value::as_object);
         let knows = |name: &str| properties.is_some_and(|p| p.contains_key(name));
         let statics = self.mappings.get(tool);
+        let target_of = |key: &str| match statics.and_then(|m| m.get(key)) {
+            Some(to) => Some(to.clone()),
+            None if key.contains('_') && !knows(key) => {
+                let camel = to_camel_case(key);
+                knows(&camel).then_some(camel)
+            }
+            None => None,
+        };
+        let targets: Vec<Option<String>> = arguments.keys().map(|key| target_of(key)).collect();
         let mut changed = false;
         let mut out = JsonObject::new();
-        for (key, value) in &arguments {
-            let target = match statics.and_then(|m| m.get(key)) {
-                Some(to) => Some(to.clone()),
-                None if key.contains('_') && !knows(key) => {
-                    let camel = to_camel_case(key);
-                    knows(&camel).then_some(camel)
-                }
-                None => None,
-            };
+        for ((key, value), target) in arguments.iter().zip(&targets) {
             match target {
-                // Never overwrite a key the caller also gave under its right name.
-                Some(to) if &to != key && !arguments.contains_key(&to) => {
+                // Never overwrite a key the caller also gave under its right name, and never
+                // merge two arguments into one (`user_name` and `user__name` both → `userName`):
+                // then both stay as given, and validation names the problem.
+                Some(to)
+                    if to != key
+                        && !arguments.contains_key(to)
+                        && targets.iter().filter(|t| t.as_ref() == Some(to)).count() == 1 =>
+                {
                     changed = true;
-                    out.insert(to, value.clone());
+                    out.insert(to.clone(), value.clone());
                 }
                 _ => {
                     out.insert(key.clone(), value.clone());
@@ -164,6 +171,23 @@ mod tests {
         assert_eq!(
             Value::Object(out),
             json!({"deviceName": "Switch One", "action": "on", "level": 40})
+        );
+    }
+
+    // Found by the `normalizing_never_loses_an_argument` property: two names that both become
+    // `userName` used to be merged into one, silently dropping an argument.
+    #[test]
+    fn two_names_for_the_same_parameter_are_both_kept_as_given() {
+        let schema = object(json!({"properties": {"userName": {}}}));
+        let out = Normalizer::with_builtins().normalize(
+            "s",
+            "t",
+            &schema,
+            object(json!({"user_name": "Ann", "user__name": "Bob"})),
+        );
+        assert_eq!(
+            Value::Object(out),
+            json!({"user_name": "Ann", "user__name": "Bob"})
         );
     }
 

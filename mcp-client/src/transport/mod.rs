@@ -325,41 +325,34 @@ impl ChildTransport {
     }
 
     /// Turns one stdout line into a message, or reports and drops it.
-    fn decode(&self, mut bytes: Vec<u8>) -> Option<RxJsonRpcMessage<RoleClient>> {
-        if bytes.last() == Some(&b'\r') {
-            bytes.pop();
+    fn decode(&self, bytes: Vec<u8>) -> Option<RxJsonRpcMessage<RoleClient>> {
+        let line = classify(&bytes);
+        if line.invalid_utf8 {
+            self.stats.invalid_utf8.fetch_add(1, Ordering::Relaxed);
+            warn!(server = %self.name, "stdout line has invalid UTF-8; decoding it lossily");
         }
-        let bytes = bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(&bytes);
-        if bytes.iter().all(u8::is_ascii_whitespace) {
-            return None;
-        }
-        let text = match std::str::from_utf8(bytes) {
-            Ok(text) => Cow::Borrowed(text),
-            Err(_) => {
-                self.stats.invalid_utf8.fetch_add(1, Ordering::Relaxed);
-                warn!(server = %self.name, "stdout line has invalid UTF-8; decoding it lossily");
-                String::from_utf8_lossy(bytes)
+        let value = match line.kind {
+            LineKind::Blank => return None,
+            LineKind::NotJson => {
+                return self.drop_line(&self.stats.not_json, "not JSON", &line.text, None);
             }
+            LineKind::NotJsonRpc => {
+                return self.drop_line(
+                    &self.stats.not_jsonrpc,
+                    "JSON but not JSON-RPC 2.0",
+                    &line.text,
+                    None,
+                );
+            }
+            LineKind::JsonRpc(value) => value,
         };
-        let value: Value = match serde_json::from_str(&text) {
-            Ok(value) => value,
-            Err(_) => return self.drop_line(&self.stats.not_json, "not JSON", &text, None),
-        };
-        if value.get("jsonrpc").and_then(Value::as_str) != Some("2.0") {
-            return self.drop_line(
-                &self.stats.not_jsonrpc,
-                "JSON but not JSON-RPC 2.0",
-                &text,
-                None,
-            );
-        }
         if let Some(tap) = &self.tap
             && value.get("method").is_some()
             && value.get("id").is_none()
         {
             tap(&value);
         }
-        match serde_json::from_value::<RxJsonRpcMessage<RoleClient>>(value) {
+        match to_message(value) {
             Ok(message) => {
                 self.stats.messages.fetch_add(1, Ordering::Relaxed);
                 Some(message)
@@ -367,8 +360,8 @@ impl ChildTransport {
             Err(err) => self.drop_line(
                 &self.stats.invalid_message,
                 "not a valid MCP message",
-                &text,
-                Some(&err.to_string()),
+                &line.text,
+                Some(&err),
             ),
         }
     }
@@ -392,6 +385,65 @@ impl ChildTransport {
         );
         None
     }
+}
+
+/// What one stdout line is, before it is typed as an MCP message.
+#[derive(Debug, Clone, PartialEq)]
+pub enum LineKind {
+    /// Empty or whitespace only: ignored without a report.
+    Blank,
+    /// Not JSON.
+    NotJson,
+    /// JSON, but not `"jsonrpc": "2.0"`.
+    NotJsonRpc,
+    /// A JSON-RPC 2.0 object, still to be typed ([`to_message`]).
+    JsonRpc(Value),
+}
+
+/// One stdout line, judged.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ClassifiedLine<'a> {
+    /// The line as text (decoded lossily when it is not UTF-8), without `\r` and BOM.
+    pub text: Cow<'a, str>,
+    /// Whether it held invalid UTF-8.
+    pub invalid_utf8: bool,
+    /// What it is.
+    pub kind: LineKind,
+}
+
+/// Judges one stdout line (without its `\n`): a trailing `\r` and a UTF-8 BOM are ignored,
+/// invalid UTF-8 is decoded lossily (and said so), then JSON and JSON-RPC 2.0 are checked.
+pub fn classify(bytes: &[u8]) -> ClassifiedLine<'_> {
+    let bytes = bytes.strip_suffix(b"\r").unwrap_or(bytes);
+    let bytes = bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(bytes);
+    let (text, invalid_utf8) = match std::str::from_utf8(bytes) {
+        Ok(text) => (Cow::Borrowed(text), false),
+        Err(_) => (String::from_utf8_lossy(bytes), true),
+    };
+    let kind = if text.bytes().all(|b| b.is_ascii_whitespace()) {
+        LineKind::Blank
+    } else {
+        match serde_json::from_str::<Value>(&text) {
+            Err(_) => LineKind::NotJson,
+            Ok(value) if value.get("jsonrpc").and_then(Value::as_str) != Some("2.0") => {
+                LineKind::NotJsonRpc
+            }
+            Ok(value) => LineKind::JsonRpc(value),
+        }
+    };
+    ClassifiedLine {
+        text,
+        invalid_utf8,
+        kind,
+    }
+}
+
+/// Types a JSON-RPC 2.0 value as a message a client receives.
+///
+/// # Errors
+/// Why it fits no MCP message.
+pub fn to_message(value: Value) -> Result<RxJsonRpcMessage<RoleClient>, String> {
+    serde_json::from_value(value).map_err(|err| err.to_string())
 }
 
 /// An escaped, truncated preview of a line for logs: `"{\"a\":1}…" (17 bytes)`.

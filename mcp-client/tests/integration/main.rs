@@ -12,3 +12,4 @@ mod harness;
 mod history;
 mod misbehaving;
 mod pool;
+mod properties;
