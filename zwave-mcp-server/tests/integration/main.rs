@@ -7,6 +7,7 @@ mod captures;
 mod exposure;
 mod gateway_client;
 mod harness;
+mod properties;
 mod real_broker;
 mod restart;
 mod schemas;
