@@ -3,6 +3,7 @@
 //! peaks within 2× of its steady state, and open file descriptors and live tasks are the same
 //! after the run as before it. Its own test binary, so no other test shares the process whose
 //! memory, descriptors and tasks are counted.
+#![allow(clippy::unwrap_used, missing_docs)]
 
 use std::{
     path::PathBuf,
