@@ -17,9 +17,13 @@ use zwave_mcp_server::{
 /// in every topic style, either routes back to exactly its own node and value, or is known
 /// to be shared (and then routes nowhere): a value update never lands on another device.
 pub fn get_nodes_reply(bytes: &[u8]) -> Result<(), String> {
-    let Ok(reply) = serde_json::from_slice::<Value>(bytes) else {
+    let Ok(mut reply) = serde_json::from_slice::<Value>(bytes) else {
         return Ok(());
     };
+    // The API's whole reply (`{"success": true, "result": [...]}`) or its result alone.
+    if let Some(result) = reply.get_mut("result") {
+        reply = result.take();
+    }
     let Ok(nodes) = parse_nodes(reply) else {
         return Ok(());
     };
