@@ -7,7 +7,7 @@
 //!               │  └──────────── text, tool calls, usage ◀─────────────┘
 //!               │ tool calls ─▶ tools (ToolExecutor: normalize, validate, time out) ─▶ ToolManager
 //!               │                  ├─ local tools (mock, builtin, internal)
-//!               │                  └─ connection (retry, restart, timeouts, cancel) ─▶ transport
+//!               │                  └─ connection (retry, restart, timeouts, cancel, tools/list_changed) ─▶ transport
 //!               │                       (spawn, line reader, stderr tail, shutdown) ─stdio─▶ MCP server
 //!               └─ every message ─▶ history (SQLite store, its own writer thread)
 //! ```
@@ -23,7 +23,9 @@
 //!   unique names, argument normalization, results for models.
 //! - [`connection`]: `mcpServers` configuration, connect with retry, crash restart, requests
 //!   with timeouts and cancellation, clean shutdown.
-//! - [`transport`]: our rmcp `Transport<RoleClient>` over a spawned child process.
+//! - [`transport`]: our rmcp `Transport<RoleClient>` over a spawned child process; the
+//!   process group's shutdown, safe reaping and parent-death signal (`transport::process`).
+//! - [`signals`]: stopping every server when the host is asked to stop (SIGINT, SIGTERM).
 
 pub mod agent;
 pub mod cli;
