@@ -5,8 +5,11 @@
 //! memory, descriptors and tasks are counted.
 #![allow(clippy::unwrap_used, missing_docs)]
 
+#[allow(dead_code, reason = "the load test uses only the fake-server helper")]
+#[path = "integration/harness.rs"]
+mod harness;
+
 use std::{
-    path::PathBuf,
     sync::{
         Arc,
         atomic::{AtomicU64, Ordering},
@@ -14,10 +17,7 @@ use std::{
     time::{Duration, Instant},
 };
 
-use mcp_client::{
-    McpTools, ServerCommand, ServerConfig, ServerPool, ToolExecutor, ToolManager,
-    connection::RetryPolicy,
-};
+use mcp_client::{McpTools, ServerConfig, ServerPool, ToolExecutor, ToolManager};
 use serde_json::json;
 
 const SERVERS: usize = 8;
@@ -28,19 +28,8 @@ const IN_FLIGHT: usize = 64;
 const WARM_UP: usize = 5_000;
 
 fn fake_server(n: usize) -> ServerConfig {
-    let script = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../fixtures/fake-servers/fake_mcp_server.py");
-    let mut config = ServerConfig::new(ServerCommand::new(
-        format!("load-{n}"),
-        "python3",
-        [script.to_string_lossy().into_owned(), "clean".into()],
-    ));
-    config.init_timeout = Duration::from_secs(20);
+    let mut config = harness::fake(&format!("load-{n}"), &["clean"]);
     config.call_timeout = Duration::from_secs(60);
-    config.retry = RetryPolicy {
-        attempts: 1,
-        base_delay: Duration::from_millis(100),
-    };
     config
 }
 

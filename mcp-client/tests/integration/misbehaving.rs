@@ -550,40 +550,43 @@ async fn what_a_crashed_server_left_behind_is_killed_and_its_group_never_signall
     );
 }
 
+/// Connects a fake in `mode` and checks that its tool list was cut at `kept` tools, ending
+/// with `last`, with `warning` in the log.
+async fn assert_tools_capped(server: &str, mode: &str, kept: usize, last: &str, warning: &str) {
+    capture_logs();
+    let connection = ServerConnection::new(fake(server, &[mode]));
+    connection.connect().await.unwrap();
+    let tools = connection.tools().await.unwrap();
+    assert_eq!(tools.len(), kept);
+    assert_eq!(tools.last().unwrap().name, last);
+    assert!(
+        logs_of(server).iter().any(|l| l.contains(warning)),
+        "{:#?}",
+        logs_of(server)
+    );
+    connection.shutdown().await;
+}
+
 #[tokio::test]
 async fn endless_tools_list_pages_stop_at_the_page_cap() {
-    capture_logs();
-    let server = ServerConnection::new(fake("pages-srv", &["endlesspages"]));
-    server.connect().await.unwrap();
-    let tools = server.tools().await.unwrap();
-    assert_eq!(tools.len(), mcp_client::connection::MAX_TOOL_PAGES);
-    assert_eq!(tools.last().unwrap().name, "page64");
-    assert!(
-        logs_of("pages-srv")
-            .iter()
-            .any(|l| l
-                .contains("tools/list has more pages than a host reads; the rest are left out")),
-        "{:#?}",
-        logs_of("pages-srv")
-    );
-    server.shutdown().await;
+    assert_tools_capped(
+        "pages-srv",
+        "endlesspages",
+        mcp_client::connection::MAX_TOOL_PAGES,
+        "page64",
+        "tools/list has more pages than a host reads; the rest are left out",
+    )
+    .await;
 }
 
 #[tokio::test]
 async fn a_server_with_more_tools_than_the_cap_keeps_the_first_ones() {
-    capture_logs();
-    let server = ServerConnection::new(fake("many-srv", &["manytools"]));
-    server.connect().await.unwrap();
-    let tools = server.tools().await.unwrap();
-    assert_eq!(tools.len(), mcp_client::connection::MAX_TOOLS);
-    assert_eq!(tools.last().unwrap().name, "tool4095");
-    assert!(
-        logs_of("many-srv")
-            .iter()
-            .any(|l| l
-                .contains("the server offers more tools than a host keeps; the rest are left out")),
-        "{:#?}",
-        logs_of("many-srv")
-    );
-    server.shutdown().await;
+    assert_tools_capped(
+        "many-srv",
+        "manytools",
+        mcp_client::connection::MAX_TOOLS,
+        "tool4095",
+        "the server offers more tools than a host keeps; the rest are left out",
+    )
+    .await;
 }
