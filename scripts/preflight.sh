@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
-# The whole test suite, as the README gives it: first a check that the machine has what the
-# tests need (one line per missing thing, with how to get it, before anything is built), then
-# the build and every test. What the tests can install themselves (Mosquitto from Debian when
-# run as root, pinned npm and PyPI peers into target/peers/) is installed on first use.
+# The first step of the README's test command: checks that the machine has what the tests
+# need, and says in one line per missing thing what it is for and how to get it, before
+# anything is built. What the tests can install themselves (Mosquitto from Debian when run as
+# root, pinned npm and PyPI peers into target/peers/) is installed on first use.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -25,12 +25,9 @@ if ! command -v mosquitto >/dev/null 2>&1 && ! [ -x /usr/sbin/mosquitto ]; then
     fi
 fi
 if [ ${#missing[@]} -gt 0 ]; then
-    echo "scripts/test.sh: the tests cannot run on this machine yet; missing:" >&2
+    echo "scripts/preflight.sh: the tests cannot run on this machine yet; missing:" >&2
     for line in "${missing[@]}"; do
         echo "  - $line" >&2
     done
     exit 1
 fi
-
-cargo build --workspace --bins --locked
-cargo test --workspace --locked
