@@ -4,7 +4,6 @@
 # anything is built. What the tests can install themselves (Mosquitto from Debian when run as
 # root, pinned npm and PyPI peers into target/peers/) is installed on first use.
 set -euo pipefail
-cd "$(dirname "$0")/.."
 
 missing=()
 need() { # need <command> <why> <how to get it>

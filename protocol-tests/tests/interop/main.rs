@@ -7,5 +7,6 @@ mod client_vs_zwave;
 mod conformance;
 mod end_to_end;
 mod fixtures_current;
+mod preflight;
 mod support;
 mod third_party_clients;
