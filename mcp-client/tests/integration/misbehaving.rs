@@ -304,13 +304,9 @@ async fn shutdown_and_drop_leave_no_process_behind() {
     assert!(!is_running(pid), "dropping the connection kills the server");
 }
 
-#[tokio::test]
-async fn shutdown_escalates_to_sigkill_for_the_whole_process_group() {
-    capture_logs();
-    let server = ServerConnection::new(fake("stubborn-srv", &["stubborn"]));
-    let pid = server.connect().await.unwrap().pid.unwrap();
-    let process = server.process().await.unwrap();
-    let grandchild: u32 = process
+/// The pid of the child a `stubborn` fake started, as its stderr says.
+fn grandchild_of(process: &mcp_client::transport::ServerProcess) -> u32 {
+    process
         .stderr()
         .lines()
         .iter()
@@ -318,7 +314,16 @@ async fn shutdown_escalates_to_sigkill_for_the_whole_process_group() {
             l.strip_prefix("grandchild pid ")
                 .map(|p| p.parse().unwrap())
         })
-        .unwrap();
+        .expect("a stubborn fake names its child on stderr")
+}
+
+#[tokio::test]
+async fn shutdown_escalates_to_sigkill_for_the_whole_process_group() {
+    capture_logs();
+    let server = ServerConnection::new(fake("stubborn-srv", &["stubborn"]));
+    let pid = server.connect().await.unwrap().pid.unwrap();
+    let process = server.process().await.unwrap();
+    let grandchild = grandchild_of(&process);
     assert!(is_running(grandchild));
     let started = Instant::now();
     let exit = process.shutdown().await.unwrap();
@@ -519,15 +524,7 @@ async fn what_a_crashed_server_left_behind_is_killed_and_its_group_never_signall
     let server = ServerConnection::new(fake("orphans-srv", &["stubborn"]));
     server.connect().await.unwrap();
     let process = server.process().await.unwrap();
-    let grandchild: u32 = process
-        .stderr()
-        .lines()
-        .iter()
-        .find_map(|l| {
-            l.strip_prefix("grandchild pid ")
-                .map(|p| p.parse().unwrap())
-        })
-        .unwrap();
+    let grandchild = grandchild_of(&process);
     let err = server
         .call_tool("crash", args(json!({})))
         .await
