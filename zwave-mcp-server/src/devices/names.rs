@@ -94,25 +94,46 @@ pub fn resolve<'a>(
         return Err(ResolveError::Empty);
     }
     let words: Vec<&str> = wanted.split(' ').collect();
-    let full = |node: &NodeInfo| normalize(&format!("{} {}", node.loc, display_name(node)));
-    let beyond_doubt: [&dyn Fn(&NodeInfo) -> bool; 4] = [
-        &|node| normalize(&display_name(node)) == wanted,
-        &|node| !node.loc.is_empty() && full(node) == wanted,
-        &|node| wanted == format!("node {}", node.id),
-        &|node| {
-            let own: Vec<String> = full(node).split(' ').map(str::to_owned).collect();
-            words.iter().all(|word| own.iter().any(|w| w == word))
+    // Each device's names are normalized at most once per lookup, and only when a stage
+    // needs them: an exact name (the common case) never builds the `location name` form.
+    let known: Vec<Known<'a>> = devices
+        .iter()
+        .map(|&node| Known {
+            node,
+            name: normalize(&display_name(node)),
+            full: std::cell::OnceCell::new(),
+        })
+        .collect();
+    // `node 7` and a bare `7` name node 7 only when written exactly so (`node 07` does not).
+    let number = |text: Option<&str>| {
+        text.and_then(|digits| {
+            digits
+                .parse::<u16>()
+                .ok()
+                .filter(|id| id.to_string() == digits)
+        })
+    };
+    let node_word = number(wanted.strip_prefix("node "));
+    let bare_number = number(Some(&wanted));
+    let beyond_doubt: [&dyn Fn(&Known<'_>) -> bool; 4] = [
+        &|known| known.name == wanted,
+        &|known| !known.node.loc.is_empty() && known.full() == wanted,
+        &|known| node_word == Some(known.node.id.0),
+        &|known| {
+            words
+                .iter()
+                .all(|word| known.full().split(' ').any(|w| w == *word))
         },
     ];
-    let partial: [&dyn Fn(&NodeInfo) -> bool; 2] =
-        [&|node| wanted == node.id.to_string(), &|node| {
-            full(node).contains(&wanted)
+    let partial: [&dyn Fn(&Known<'_>) -> bool; 2] =
+        [&|known| bare_number == Some(known.node.id.0), &|known| {
+            known.full().contains(&wanted)
         }];
-    let stage = |matches_node: &dyn Fn(&NodeInfo) -> bool| -> Vec<&'a NodeInfo> {
-        devices
+    let stage = |matches_node: &dyn Fn(&Known<'_>) -> bool| -> Vec<&'a NodeInfo> {
+        known
             .iter()
-            .copied()
-            .filter(|node| matches_node(node))
+            .filter(|known| matches_node(known))
+            .map(|known| known.node)
             .collect()
     };
     let ambiguous = |several: &[&NodeInfo]| ResolveError::Ambiguous {
@@ -160,10 +181,30 @@ pub fn describe(node: &NodeInfo) -> String {
 }
 
 fn normalize(text: &str) -> String {
-    text.split_whitespace()
-        .collect::<Vec<_>>()
-        .join(" ")
-        .to_lowercase()
+    let mut joined = String::with_capacity(text.len());
+    for word in text.split_whitespace() {
+        if !joined.is_empty() {
+            joined.push(' ');
+        }
+        joined.push_str(word);
+    }
+    joined.to_lowercase()
+}
+
+/// A device with its names normalized for matching.
+struct Known<'a> {
+    node: &'a NodeInfo,
+    /// Its display name.
+    name: String,
+    /// `location name`, normalized when first asked for.
+    full: std::cell::OnceCell<String>,
+}
+
+impl Known<'_> {
+    fn full(&self) -> &str {
+        self.full
+            .get_or_init(|| normalize(&format!("{} {}", self.node.loc, display_name(self.node))))
+    }
 }
 
 /// The three device names closest to `wanted` by edit distance.

@@ -413,42 +413,13 @@ impl ZwaveServer {
         annotations(read_only_hint = true, open_world_hint = false)
     )]
     async fn get_device_status(&self, Parameters(args): Parameters<DeviceArgs>) -> CallToolResult {
-        let node = match self.find_device(&args.device_name, Purpose::Read).await {
-            Ok(node) => node,
+        let found = self
+            .find_device_with(&args.device_name, Purpose::Read, device_status)
+            .await;
+        let (status, mut text) = match found {
+            Ok(found) => found,
             Err(message) => return failure(message),
         };
-        let kind = DeviceKind::of(&node);
-        let last_active_age_seconds = node
-            .last_active
-            .map(|at| u64::try_from(now_ms().saturating_sub(at)).unwrap_or(0) / 1000);
-        let status = DeviceStatus {
-            device: devices::display_name(&node),
-            node_id: node.id.0,
-            location: node.loc.clone(),
-            kind,
-            online: devices::is_online(&node),
-            node_status: devices::status_word(&node).to_owned(),
-            on: devices::is_on(&node),
-            level: (kind == DeviceKind::Dimmer)
-                .then(|| devices::level(&node).map(devices::percent_of_99))
-                .flatten(),
-            battery: devices::battery(&node),
-            last_active_ms: node.last_active,
-            last_active_age_seconds,
-            summary: devices::summary(&node),
-            stale: None,
-        };
-        let mut text = format!(
-            "{} is a {}, {} (node status {}): {}.",
-            devices::describe(&node),
-            kind.as_str(),
-            if status.online { "online" } else { "offline" },
-            status.node_status,
-            status.summary
-        );
-        if let Some(age) = last_active_age_seconds {
-            text.push_str(&format!(" Last heard from {}.", devices::ago(age)));
-        }
         let status = DeviceStatus {
             stale: self.stale(&mut text),
             ..status
@@ -478,8 +449,20 @@ impl ZwaveServer {
     }
 
     /// Resolves a device name against the current node list; on no match, reloads the node
-    /// list once (the device may be new or renamed) and tries again.
+    /// list once (the device may be new or renamed) and tries again. Returns a copy of it.
     async fn find_device(&self, query: &str, purpose: Purpose) -> Result<NodeInfo, String> {
+        self.find_device_with(query, purpose, NodeInfo::clone).await
+    }
+
+    /// [`Self::find_device`], running `look` on the device under the node list's read lock
+    /// instead of copying it (a node and its values are a deep tree: copying one cost more
+    /// than resolving its name).
+    async fn find_device_with<R>(
+        &self,
+        query: &str,
+        purpose: Purpose,
+        look: impl Fn(&NodeInfo) -> R,
+    ) -> Result<R, String> {
         match purpose {
             Purpose::Read => self.readable().await?,
             Purpose::Control => self
@@ -490,8 +473,12 @@ impl ZwaveServer {
         }
         let visible = |node: &NodeInfo| self.exposure.can_read(node);
         let resolve = || {
-            self.gateway
-                .with_nodes(|nodes| resolve_in(nodes, query, purpose, &visible))
+            self.gateway.with_nodes(|nodes| {
+                resolve_in(nodes, query, purpose, &visible).map(|node| {
+                    let controllable = self.exposure.can_control(node);
+                    (look(node), controllable)
+                })
+            })
         };
         let mut resolved = resolve();
         if matches!(resolved, Err(ResolveError::NotFound { .. })) {
@@ -506,17 +493,53 @@ impl ZwaveServer {
             && matches!(resolved, Err(ResolveError::NotFound { .. }))
             && self
                 .gateway
-                .with_nodes(|nodes| resolve_in(nodes, query, purpose, &|_: &NodeInfo| true))
-                .is_ok()
+                .with_nodes(|nodes| resolve_in(nodes, query, purpose, &|_: &NodeInfo| true).is_ok())
         {
             return Err(not_exposed(query));
         }
-        let node = resolved.map_err(|err| err.to_string())?;
-        if purpose == Purpose::Control && !self.exposure.can_control(&node) {
+        let (found, controllable) = resolved.map_err(|err| err.to_string())?;
+        if purpose == Purpose::Control && !controllable {
             return Err(not_exposed(query));
         }
-        Ok(node)
+        Ok(found)
     }
+}
+
+/// What `get_device_status` says of `node`: its status (not yet marked stale) and the text.
+fn device_status(node: &NodeInfo) -> (DeviceStatus, String) {
+    let kind = DeviceKind::of(node);
+    let last_active_age_seconds = node
+        .last_active
+        .map(|at| u64::try_from(now_ms().saturating_sub(at)).unwrap_or(0) / 1000);
+    let status = DeviceStatus {
+        device: devices::display_name(node),
+        node_id: node.id.0,
+        location: node.loc.clone(),
+        kind,
+        online: devices::is_online(node),
+        node_status: devices::status_word(node).to_owned(),
+        on: devices::is_on(node),
+        level: (kind == DeviceKind::Dimmer)
+            .then(|| devices::level(node).map(devices::percent_of_99))
+            .flatten(),
+        battery: devices::battery(node),
+        last_active_ms: node.last_active,
+        last_active_age_seconds,
+        summary: devices::summary(node),
+        stale: None,
+    };
+    let mut text = format!(
+        "{} is a {}, {} (node status {}): {}.",
+        devices::describe(node),
+        kind.as_str(),
+        if status.online { "online" } else { "offline" },
+        status.node_status,
+        status.summary
+    );
+    if let Some(age) = last_active_age_seconds {
+        text.push_str(&format!(" Last heard from {}.", devices::ago(age)));
+    }
+    (status, text)
 }
 
 fn not_exposed(query: &str) -> String {
@@ -526,17 +549,17 @@ fn not_exposed(query: &str) -> String {
     )
 }
 
-fn resolve_in(
-    nodes: &std::collections::BTreeMap<crate::gateway::NodeId, NodeInfo>,
+fn resolve_in<'a>(
+    nodes: &'a std::collections::BTreeMap<crate::gateway::NodeId, NodeInfo>,
     query: &str,
     purpose: Purpose,
     visible: &dyn Fn(&NodeInfo) -> bool,
-) -> Result<NodeInfo, ResolveError> {
+) -> Result<&'a NodeInfo, ResolveError> {
     let candidates: Vec<&NodeInfo> = nodes
         .values()
         .filter(|node| devices::is_device(node) && visible(node))
         .collect();
-    devices::resolve(&candidates, query, purpose).cloned()
+    devices::resolve(&candidates, query, purpose)
 }
 
 /// How a device already in the asked-for state is described: "on", "off", "at 40%".
