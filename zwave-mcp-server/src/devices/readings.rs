@@ -4,7 +4,7 @@ use schemars::JsonSchema;
 use serde::Serialize;
 use serde_json::Value;
 
-use crate::gateway::{NodeInfo, ValueId, ValueInfo};
+use crate::gateway::{NodeInfo, Property, ValueId, ValueInfo};
 
 use super::cc;
 
@@ -90,7 +90,8 @@ pub fn ago(seconds: u64) -> String {
 /// Every reading of a node, in a stable order. `now_ms` fills in the ages when given.
 pub fn readings(node: &NodeInfo, now_ms: Option<i64>) -> Vec<Reading> {
     let mut found: Vec<&ValueInfo> = node.values.values().filter(|v| is_reading(v)).collect();
-    found.sort_by_key(|v| (order(v.command_class), v.endpoint, v.key()));
+    // The key is a string built per value: built once per value, not once per comparison.
+    found.sort_by_cached_key(|v| (order(v.command_class), v.endpoint, v.key()));
     found
         .into_iter()
         .filter_map(|value| {
@@ -120,13 +121,13 @@ pub fn readings(node: &NodeInfo, now_ms: Option<i64>) -> Vec<Reading> {
 }
 
 fn is_reading(value: &ValueInfo) -> bool {
-    let property = value.property.to_string();
+    let named = |name: &str| matches!(&value.property, Property::Name(own) if own == name);
     match value.command_class {
-        cc::BINARY_SWITCH | cc::MULTILEVEL_SWITCH => property == "currentValue",
+        cc::BINARY_SWITCH | cc::MULTILEVEL_SWITCH => named("currentValue"),
         cc::BINARY_SENSOR | cc::MULTILEVEL_SENSOR | cc::THERMOSTAT_SETPOINT => true,
-        cc::METER => property == "value",
-        cc::NOTIFICATION => property != "alarmType" && property != "alarmLevel",
-        cc::BATTERY => property == "level",
+        cc::METER => named("value"),
+        cc::NOTIFICATION => !named("alarmType") && !named("alarmLevel"),
+        cc::BATTERY => named("level"),
         _ => false,
     }
 }
