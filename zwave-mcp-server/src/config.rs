@@ -99,6 +99,11 @@ pub struct Config {
     #[arg(long, env = "ZWAVE_MCP_DEMO")]
     pub demo: bool,
 
+    /// With --demo: a generated home of this many nodes (2–232, the controller included;
+    /// plugs, dimmers, multisensors, switches and meters) instead of the small demo home.
+    #[arg(long, env = "ZWAVE_MCP_DEMO_NODES", requires = "demo", value_name = "N", value_parser = home_size)]
+    pub demo_nodes: Option<u16>,
+
     /// Let the agent only read: control_zwave_device is not offered at all.
     #[arg(long, env = "ZWAVE_MCP_READ_ONLY")]
     pub read_only: bool,
@@ -158,6 +163,10 @@ pub enum Command {
         /// Payload type: 0 time-value JSON, 1 entire ValueID, 2 raw value.
         #[arg(long, default_value_t = 0, value_parser = clap::value_parser!(u8).range(0..=2))]
         payload_type: u8,
+        /// Serve a generated home of this many nodes (2–232, the controller included) instead
+        /// of the small demo home.
+        #[arg(long, value_name = "N", value_parser = home_size)]
+        nodes: Option<u16>,
     },
 }
 
@@ -380,6 +389,24 @@ impl FromStr for Secret {
 }
 
 /// Parses `250ms`, `5s`, `2m` or a bare number of seconds.
+fn home_size(text: &str) -> Result<u16, String> {
+    use crate::sim::home::{MAX_NODES, MIN_NODES};
+    let valid = || {
+        format!(
+            "use {MIN_NODES} to {MAX_NODES} (a Z-Wave network holds at most {MAX_NODES} nodes, the controller included)"
+        )
+    };
+    let nodes: u16 = text
+        .trim()
+        .parse()
+        .map_err(|_| format!("`{text}` is not a node count: {}", valid()))?;
+    if (MIN_NODES..=MAX_NODES).contains(&nodes) {
+        Ok(nodes)
+    } else {
+        Err(format!("{nodes} nodes is out of range: {}", valid()))
+    }
+}
+
 fn parse_duration(text: &str) -> Result<Duration, String> {
     let text = text.trim();
     let (number, unit) = match text.find(|c: char| !(c.is_ascii_digit() || c == '.')) {

@@ -45,7 +45,8 @@ pub async fn run(config: Config) -> anyhow::Result<()> {
         Some(Command::Simulate {
             topic_type,
             payload_type,
-        }) => simulate(&config, topic_type, payload_type).await,
+            nodes,
+        }) => simulate(&config, topic_type, payload_type, nodes).await,
         None => serve(config).await,
     }
 }
@@ -59,7 +60,11 @@ async fn serve(config: Config) -> anyhow::Result<()> {
         let broker = sim::EmbeddedBroker::start()?;
         let mut settings = MqttSettings::new(broker.url());
         settings.api_timeout = config.api_timeout;
-        let simulator = sim::SimControl::start(&broker.url(), sim::SimOptions::default());
+        let simulator = sim::SimControl::start_with(
+            &MqttSettings::new(broker.url()),
+            sim::SimOptions::default(),
+            home(config.demo_nodes),
+        );
         simulator
             .wait_ready(Duration::from_secs(5))
             .await
@@ -86,7 +91,21 @@ async fn serve(config: Config) -> anyhow::Result<()> {
     Ok(())
 }
 
-async fn simulate(config: &Config, topic_type: u8, payload_type: u8) -> anyhow::Result<()> {
+/// The demo home, or a generated home of `nodes` nodes.
+fn home(nodes: Option<u16>) -> Vec<serde_json::Value> {
+    let now = gateway::now_ms();
+    match nodes {
+        Some(nodes) => sim::home::sized_home(nodes, now),
+        None => sim::home::demo_home(now),
+    }
+}
+
+async fn simulate(
+    config: &Config,
+    topic_type: u8,
+    payload_type: u8,
+    nodes: Option<u16>,
+) -> anyhow::Result<()> {
     let options = sim::SimOptions {
         prefix: config.topic_prefix.clone(),
         gateway_name: config.gateway_name.clone(),
@@ -105,8 +124,7 @@ async fn simulate(config: &Config, topic_type: u8, payload_type: u8) -> anyhow::
         },
     };
     let broker = config.mqtt()?;
-    let simulator =
-        sim::SimControl::start_with(&broker, options, sim::home::demo_home(gateway::now_ms()));
+    let simulator = sim::SimControl::start_with(&broker, options, home(nodes));
     tracing::info!(broker = %config.mqtt_url, "simulated gateway running; Ctrl-C stops it");
     tokio::signal::ctrl_c()
         .await

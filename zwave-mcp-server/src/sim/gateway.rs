@@ -16,7 +16,7 @@ use rumqttc::{AsyncClient, Event, LastWill, Packet, QoS};
 use serde_json::{Value, json};
 use tracing::{debug, info, warn};
 
-use super::home::{demo_home, value_key_of};
+use super::{home::demo_home, node::value_key_of};
 use crate::{
     config::MqttUrl,
     gateway::{

@@ -1,6 +1,15 @@
-//! The demo home: the `getNodes` data the simulated gateway serves, shaped like the captures.
+//! The homes the simulated gateway serves: the small demo home, and generated homes of any size
+//! up to a full Z-Wave network, as `getNodes` returns them.
 
 use serde_json::{Map, Value, json};
+
+use super::node::{Meter, Node, value_json};
+
+/// The most nodes a Z-Wave network holds: node IDs 1–232, the controller included.
+pub const MAX_NODES: u16 = 232;
+
+/// The fewest nodes of a generated home: the controller and one device.
+pub const MIN_NODES: u16 = 2;
 
 /// The demo home's nodes, as Z-Wave JS UI's `getNodes` returns them.
 ///
@@ -13,20 +22,8 @@ pub fn demo_home(now_ms: i64) -> Vec<Value> {
         controller(now_ms),
         Node::new(2, "Switch One", "Kitchen", recent)
             .binary_switch(false)
-            .meter(
-                65_537,
-                "Electric_kWh_Consumed",
-                "Electric Consumption [kWh]",
-                "kWh",
-                json!(12.34),
-            )
-            .meter(
-                66_049,
-                "Electric_W_Consumed",
-                "Electric Consumption [W]",
-                "W",
-                json!(0),
-            )
+            .meter(kwh(12.34))
+            .meter(watts(0))
             .build(),
         Node::new(3, "Living Room Light", "Living Room", recent)
             .dimmer(0)
@@ -99,276 +96,201 @@ fn broadcast(now_ms: i64) -> Value {
     })
 }
 
-#[allow(clippy::too_many_arguments)]
-fn value_json(
-    node: u16,
-    cc: u16,
-    cc_name: &str,
-    property: &str,
-    key: Option<(Value, &str)>,
-    kind: &str,
-    writeable: bool,
-    label: &str,
-    at: i64,
-) -> Value {
-    let mut value = json!({
-        "id": match &key {
-            Some((k, _)) => format!("{node}-{cc}-0-{property}-{}", plain(k)),
-            None => format!("{node}-{cc}-0-{property}"),
-        },
-        "nodeId": node, "commandClass": cc, "commandClassName": cc_name, "endpoint": 0,
-        "property": property, "propertyName": property, "type": kind, "readable": true,
-        "writeable": writeable, "label": label, "stateless": false, "list": false,
-        "lastUpdate": at,
-    });
-    if let Some((k, name)) = key {
-        value["propertyKey"] = k;
-        value["propertyKeyName"] = json!(name);
-    }
-    value
+/// A generated home of `nodes` nodes, the controller (node 1) included, so node IDs run from 1
+/// to `nodes`; `nodes` is clamped to [`MIN_NODES`]..=[`MAX_NODES`] (the CLI rejects others).
+///
+/// Every ten devices are three plugs with a power meter, three dimmers, two multisensors
+/// (temperature, humidity, light, motion, battery), a wall switch and an energy meter; each has
+/// its identity values and configuration parameters up to about twenty values, like real
+/// devices. Every fiftieth device is dead. Names (`"Kitchen Dimmer 12"`) and locations are
+/// unique per node ID and the same on every run.
+pub fn sized_home(nodes: u16, now_ms: i64) -> Vec<Value> {
+    let nodes = nodes.clamp(MIN_NODES, MAX_NODES);
+    let recent = now_ms - 45_000;
+    let mut home = Vec::with_capacity(usize::from(nodes) + 1);
+    home.push(controller(now_ms));
+    home.extend((2..=nodes).map(|id| generated_device(id, recent)));
+    home.push(broadcast(now_ms));
+    home
 }
 
-fn plain(value: &Value) -> String {
-    match value {
-        Value::String(text) => text.clone(),
-        other => other.to_string(),
-    }
-}
+const ROOMS: [&str; 16] = [
+    "Kitchen",
+    "Living Room",
+    "Dining Room",
+    "Hallway",
+    "Office",
+    "Bedroom",
+    "Guest Room",
+    "Bathroom",
+    "Garage",
+    "Basement",
+    "Attic",
+    "Laundry",
+    "Porch",
+    "Garden",
+    "Nursery",
+    "Study",
+];
 
-struct Node {
-    json: Value,
-    at: i64,
-}
+const SETTINGS: [&str; 12] = [
+    "LED indicator",
+    "Power-on state",
+    "Auto-off timer",
+    "Report threshold",
+    "Report interval",
+    "Minimum level",
+    "Maximum level",
+    "Ramp rate",
+    "Wake-up interval",
+    "Sensitivity",
+    "Temperature offset",
+    "Child lock",
+];
 
-impl Node {
-    fn new(id: u16, name: &str, loc: &str, at: i64) -> Self {
-        Self {
-            json: json!({
-                "id": id, "name": name, "loc": loc, "ready": true, "available": true,
-                "failed": false, "status": "Alive", "interviewStage": "Complete",
-                "isControllerNode": false, "isListening": true, "lastActive": at,
-                "manufacturer": "zwave-mcp-server demo", "productLabel": "Simulated device",
-                "deviceId": "0-0-0", "values": {},
-            }),
-            at,
+/// How many values a generated device has (with its configuration parameters).
+const VALUES_PER_DEVICE: usize = 20;
+
+fn generated_device(id: u16, at: i64) -> Value {
+    let device = usize::from(id - 2);
+    let room = ROOMS[device % ROOMS.len()];
+    let seed = i64::from(id);
+    let kind = match device % 10 {
+        0..=2 => "Plug",
+        3..=5 => "Dimmer",
+        6 | 7 => "Multisensor",
+        8 => "Switch",
+        _ => "Energy Meter",
+    };
+    let node = Node::new(id, &format!("{room} {kind} {id}"), room, at);
+    let node = match kind {
+        "Plug" => node
+            .binary_switch(seed % 3 == 0)
+            .meter(kwh(seed as f64 * 0.75))
+            .meter(watts(if seed % 3 == 0 { seed * 4 } else { 0 }))
+            .meter_reset(),
+        "Dimmer" => node.dimmer(u8::try_from(seed * 7 % 100).unwrap_or(0).min(99)),
+        "Multisensor" => node
+            .sensor(
+                "Air temperature",
+                "°C",
+                json!(18.0 + (seed % 10) as f64 * 0.5),
+                1,
+            )
+            .sensor("Humidity", "%", json!(35 + seed % 30), 5)
+            .sensor("Illuminance", "Lux", json!(seed * 13 % 900), 3)
+            .motion(if seed % 4 == 0 { 8 } else { 0 })
+            .battery(u8::try_from(40 + seed % 60).unwrap_or(100)),
+        "Switch" => node.binary_switch(seed % 2 == 0),
+        _ => node
+            .meter(kwh(seed as f64 * 12.5))
+            .meter(watts(seed * 11))
+            .meter(Meter {
+                key: 66_561,
+                key_name: "Electric_V_Consumed",
+                label: "Electric Consumption [V]",
+                unit: "V",
+                reading: json!(230),
+            })
+            .meter(Meter {
+                key: 66_817,
+                key_name: "Electric_A_Consumed",
+                label: "Electric Consumption [A]",
+                unit: "A",
+                reading: json!(seed as f64 * 0.05),
+            })
+            .meter_reset(),
+    };
+    let mut node = node.identity(0x0086, 0x0003, id);
+    for (param, label) in (1..).zip(SETTINGS) {
+        if node.value_count() >= VALUES_PER_DEVICE {
+            break;
         }
+        node = node.config(param, label, seed % 2, 255);
     }
-
-    fn id(&self) -> u16 {
-        self.json["id"]
-            .as_u64()
-            .and_then(|id| u16::try_from(id).ok())
-            .unwrap_or_default()
+    if device % 50 == 49 {
+        node = node.dead();
     }
+    node.build()
+}
 
-    fn add(mut self, value: Value) -> Self {
-        let key = value_key_of(&value);
-        self.json["values"][key] = value;
-        self
-    }
-
-    fn binary_switch(self, on: bool) -> Self {
-        let (id, at) = (self.id(), self.at);
-        let mut current = value_json(
-            id,
-            37,
-            "Binary Switch",
-            "currentValue",
-            None,
-            "boolean",
-            false,
-            "Current value",
-            at,
-        );
-        current["value"] = json!(on);
-        current["isCurrentValue"] = json!(true);
-        current["targetValue"] = json!("37-0-targetValue");
-        let mut target = value_json(
-            id,
-            37,
-            "Binary Switch",
-            "targetValue",
-            None,
-            "boolean",
-            true,
-            "Target value",
-            at,
-        );
-        target["value"] = json!(on);
-        let mut duration = value_json(
-            id,
-            37,
-            "Binary Switch",
-            "duration",
-            None,
-            "duration",
-            false,
-            "Remaining duration",
-            at,
-        );
-        duration["value"] = json!({"unit": "seconds"});
-        self.add(current).add(target).add(duration)
-    }
-
-    fn dimmer(self, level: u8) -> Self {
-        let (id, at) = (self.id(), self.at);
-        let mut current = value_json(
-            id,
-            38,
-            "Multilevel Switch",
-            "currentValue",
-            None,
-            "number",
-            false,
-            "Current value",
-            at,
-        );
-        current["value"] = json!(level);
-        current["min"] = json!(0);
-        current["max"] = json!(99);
-        current["isCurrentValue"] = json!(true);
-        current["targetValue"] = json!("38-0-targetValue");
-        let mut target = value_json(
-            id,
-            38,
-            "Multilevel Switch",
-            "targetValue",
-            None,
-            "number",
-            true,
-            "Target value",
-            at,
-        );
-        target["value"] = json!(level);
-        target["min"] = json!(0);
-        target["max"] = json!(99);
-        let mut duration = value_json(
-            id,
-            38,
-            "Multilevel Switch",
-            "duration",
-            None,
-            "duration",
-            false,
-            "Remaining duration",
-            at,
-        );
-        duration["value"] = json!({"value": 0, "unit": "seconds"});
-        let mut restore = value_json(
-            id,
-            38,
-            "Multilevel Switch",
-            "restorePrevious",
-            None,
-            "boolean",
-            true,
-            "Restore previous value",
-            at,
-        );
-        restore["states"] = json!([{"text": "Restore", "value": true}]);
-        self.add(current).add(target).add(duration).add(restore)
-    }
-
-    fn meter(self, key: i64, key_name: &str, label: &str, unit: &str, reading: Value) -> Self {
-        let (id, at) = (self.id(), self.at);
-        let mut value = value_json(
-            id,
-            50,
-            "Meter",
-            "value",
-            Some((json!(key), key_name)),
-            "number",
-            false,
-            label,
-            at,
-        );
-        value["unit"] = json!(unit);
-        value["value"] = reading;
-        self.add(value)
-    }
-
-    fn sensor(self, property: &str, unit: &str, reading: Value, sensor_type: u8) -> Self {
-        let (id, at) = (self.id(), self.at);
-        let mut value = value_json(
-            id,
-            49,
-            "Multilevel Sensor",
-            property,
-            None,
-            "number",
-            false,
-            property,
-            at,
-        );
-        value["unit"] = json!(unit);
-        value["value"] = reading;
-        value["ccSpecific"] = json!({"sensorType": sensor_type, "scale": 0});
-        self.add(value)
-    }
-
-    fn motion(self, state: u8) -> Self {
-        let (id, at) = (self.id(), self.at);
-        let mut value = value_json(
-            id,
-            113,
-            "Notification",
-            "Home Security",
-            Some((json!("Motion sensor status"), "Motion sensor status")),
-            "number",
-            false,
-            "Motion sensor status",
-            at,
-        );
-        value["propertyName"] = json!("Home Security");
-        value["min"] = json!(0);
-        value["max"] = json!(255);
-        value["states"] =
-            json!([{"text": "idle", "value": 0}, {"text": "Motion detection", "value": 8}]);
-        value["value"] = json!(state);
-        self.add(value)
-    }
-
-    fn battery(self, level: u8) -> Self {
-        let (id, at) = (self.id(), self.at);
-        let mut value = value_json(
-            id,
-            128,
-            "Battery",
-            "level",
-            None,
-            "number",
-            false,
-            "Battery level",
-            at,
-        );
-        value["unit"] = json!("%");
-        value["min"] = json!(0);
-        value["max"] = json!(100);
-        value["value"] = json!(level);
-        self.add(value)
-    }
-
-    fn dead(mut self) -> Self {
-        self.json["status"] = json!("Dead");
-        self.json["available"] = json!(false);
-        self
-    }
-
-    fn build(self) -> Value {
-        self.json
+fn kwh(reading: f64) -> Meter {
+    Meter {
+        key: 65_537,
+        key_name: "Electric_kWh_Consumed",
+        label: "Electric Consumption [kWh]",
+        unit: "kWh",
+        reading: json!(reading),
     }
 }
 
-/// `"<cc>-<endpoint>-<property>[-<propertyKey>]"` of a value object.
-pub fn value_key_of(value: &Value) -> String {
-    let base = format!(
-        "{}-{}-{}",
-        value["commandClass"],
-        value["endpoint"].as_u64().unwrap_or(0),
-        plain(&value["property"])
-    );
-    match value.get("propertyKey") {
-        Some(key) if !key.is_null() => format!("{base}-{}", plain(key)),
-        _ => base,
+fn watts(reading: i64) -> Meter {
+    Meter {
+        key: 66_049,
+        key_name: "Electric_W_Consumed",
+        label: "Electric Consumption [W]",
+        unit: "W",
+        reading: json!(reading),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::{BTreeMap, HashSet};
+
+    use super::*;
+    use crate::{
+        devices::{DeviceKind, is_online},
+        gateway::nodes::parse_nodes,
+    };
+
+    #[test]
+    fn a_full_network_has_232_nodes_of_every_kind_with_about_twenty_values_each() {
+        let home = sized_home(MAX_NODES, 0);
+        let nodes = parse_nodes(Value::Array(home)).expect("the generated home parses");
+        let real: Vec<_> = nodes.values().filter(|node| node.id.0 != 255).collect();
+        assert_eq!(real.len(), 232);
+        assert_eq!(real.first().map(|node| node.id.0), Some(1));
+        assert_eq!(real.last().map(|node| node.id.0), Some(232));
+
+        let devices: Vec<_> = real.iter().filter(|node| node.id.0 != 1).collect();
+        let names: HashSet<&str> = devices.iter().map(|node| node.name.as_str()).collect();
+        assert_eq!(names.len(), devices.len(), "every name is unique");
+        for node in &devices {
+            assert!(
+                (18..=22).contains(&node.values.len()),
+                "node {} has {} values",
+                node.id.0,
+                node.values.len()
+            );
+        }
+        let mut kinds = BTreeMap::new();
+        for node in &devices {
+            *kinds
+                .entry(format!("{:?}", DeviceKind::of(node)))
+                .or_insert(0) += 1;
+        }
+        let expected: BTreeMap<String, i32> = [
+            ("Dimmer", 69),
+            ("Meter", 23),
+            ("Sensor", 46),
+            ("Switch", 93),
+        ]
+        .into_iter()
+        .map(|(kind, count)| (kind.to_owned(), count))
+        .collect();
+        assert_eq!(kinds, expected, "plugs and wall switches are switches");
+        assert_eq!(devices.iter().filter(|node| !is_online(node)).count(), 4);
+    }
+
+    #[test]
+    fn node_counts_outside_a_z_wave_network_are_clamped_and_runs_are_identical() {
+        assert_eq!(
+            sized_home(0, 0).len(),
+            3,
+            "controller, one device, broadcast"
+        );
+        assert_eq!(sized_home(u16::MAX, 0).len(), 233);
+        assert_eq!(sized_home(50, 7), sized_home(50, 7));
     }
 }

@@ -3,6 +3,7 @@
 mod broker;
 mod gateway;
 pub mod home;
+mod node;
 
 pub use broker::{BrokerError, EmbeddedBroker};
 pub use gateway::{PayloadType, ReceivedRequest, SimControl, SimOptions};

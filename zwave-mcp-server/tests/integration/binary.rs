@@ -192,6 +192,9 @@ fn bad_flags_exit_2_with_the_message_on_stderr_and_nothing_on_stdout() {
         &["--no-such-flag"][..],
         &["--mqtt-url", "http://example:1883"],
         &["--api-timeout", "soon"],
+        &["--demo", "--demo-nodes", "233"],
+        &["--demo-nodes", "10"],
+        &["simulate", "--nodes", "many"],
     ] {
         let output = run(args, &[]);
         assert_eq!(output.status.code(), Some(2), "{args:?}");
@@ -210,6 +213,68 @@ fn bad_flags_exit_2_with_the_message_on_stderr_and_nothing_on_stdout() {
     assert!(String::from_utf8_lossy(&output.stderr).contains(
         "`http://example:1883` is not an MQTT URL: use mqtt://host:port or mqtts://host:port"
     ),);
+}
+
+#[test]
+fn node_counts_outside_a_z_wave_network_are_refused_with_the_valid_range() {
+    for (args, expected) in [
+        (
+            &["--demo", "--demo-nodes", "233"][..],
+            "invalid value '233' for '--demo-nodes <N>': 233 nodes is out of range: use 2 to 232 \
+             (a Z-Wave network holds at most 232 nodes, the controller included)",
+        ),
+        (
+            &["simulate", "--nodes", "many"],
+            "invalid value 'many' for '--nodes <N>': `many` is not a node count: use 2 to 232",
+        ),
+        (
+            &["--demo-nodes", "10"],
+            "the following required arguments were not provided:\n  --demo",
+        ),
+    ] {
+        let output = run(args, &[]);
+        assert_eq!(output.status.code(), Some(2), "{args:?}");
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert!(stderr.contains(expected), "{args:?}: {stderr}");
+    }
+}
+
+#[test]
+fn a_generated_home_of_232_nodes_serves_every_device() {
+    let output = run(
+        &["--demo", "--demo-nodes", "232"],
+        &session(&[
+            ("list_zwave_devices", json!({"includeInactive": true})),
+            ("get_device_status", json!({"deviceName": "Attic Plug 12"})),
+            (
+                "control_zwave_device",
+                json!({"deviceName": "Study Dimmer 225", "action": "dim", "level": 30}),
+            ),
+            (
+                "get_device_sensor_data",
+                json!({"deviceName": "Hallway Multisensor 229"}),
+            ),
+        ]),
+    );
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let messages = protocol_messages(&output);
+    let listed = &by_id(&messages, 2)["result"]["structuredContent"];
+    assert_eq!(listed["devices"].as_array().map(Vec::len), Some(231));
+    assert_eq!(listed["devices"][230]["name"], "Guest Room Plug 232");
+    let status = &by_id(&messages, 3)["result"]["structuredContent"];
+    assert_eq!(status["nodeId"], 12, "{status}");
+    let control = &by_id(&messages, 4)["result"]["structuredContent"];
+    assert_eq!(control["confirmed"], true, "{control}");
+    assert_eq!(control["nodeId"], 225, "{control}");
+    let sensors = &by_id(&messages, 5)["result"]["structuredContent"]["readings"];
+    assert!(
+        sensors.as_array().is_some_and(|r| r.len() >= 5),
+        "temperature, humidity, light, motion and battery: {sensors}"
+    );
 }
 
 #[test]
