@@ -32,7 +32,7 @@ pub(super) async fn run_event_loop(
                 on_connected(&shared);
             }
             Ok(Event::Incoming(Packet::Publish(publish))) => {
-                on_publish(&shared, &publish.topic, &publish.payload);
+                on_publish(&shared, &publish.topic, &publish.payload, publish.retain);
             }
             Ok(_) => {}
             Err(err) => {
@@ -76,12 +76,13 @@ pub(super) async fn run_event_loop(
 
 fn on_connected(shared: &Arc<Shared>) {
     let filter = format!("{}/#", shared.settings.topic_prefix);
+    // QoS 0: Mosquitto keeps at most 20 QoS 1 messages in flight and 1,000 queued per client
+    // and drops the rest, so a large home's retained values would push API replies out of
+    // the queue. Over one live connection QoS 0 loses nothing; a lost connection fails the
+    // pending requests and reloads the node list either way.
     // try_subscribe: this task is the one that drains the request channel, so it must not
     // wait for room in it.
-    if let Err(err) = shared
-        .client
-        .try_subscribe(filter.clone(), QoS::AtLeastOnce)
-    {
+    if let Err(err) = shared.client.try_subscribe(filter.clone(), QoS::AtMostOnce) {
         warn!(error = %err, %filter, "subscribing failed");
     }
     {
@@ -94,7 +95,9 @@ fn on_connected(shared: &Arc<Shared>) {
     request_reload(shared, false);
 }
 
-fn on_publish(shared: &Arc<Shared>, topic: &str, payload: &[u8]) {
+/// Handles one message. `retained`: the broker sent it because we subscribed, so it is older
+/// than the `getNodes` sent after subscribing, which already covers what it says.
+fn on_publish(shared: &Arc<Shared>, topic: &str, payload: &[u8], retained: bool) {
     let settings = &shared.settings;
     let Some(rest) = topic
         .strip_prefix(settings.topic_prefix.as_str())
@@ -201,7 +204,7 @@ fn on_publish(shared: &Arc<Shared>, topic: &str, payload: &[u8]) {
             // An interview finished, a node woke up, died or came back: what getNodes says
             // about it (its values, even its kind) may have changed.
             if changed {
-                request_reload(shared, true);
+                request_reload(shared, !retained);
             }
         }
         Some(Route::NodeLastActive(node)) => {
@@ -222,9 +225,10 @@ fn on_publish(shared: &Arc<Shared>, topic: &str, payload: &[u8]) {
             {
                 debug!(
                     topic = ?topic,
+                    retained,
                     "status of a node not in the list; reloading the node list"
                 );
-                request_reload(shared, true);
+                request_reload(shared, !retained);
             }
         }
     }

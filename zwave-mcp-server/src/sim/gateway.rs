@@ -13,6 +13,7 @@ use std::{
 };
 
 use rumqttc::{AsyncClient, Event, LastWill, Packet, QoS};
+use serde::Deserialize as _;
 use serde_json::{Value, json};
 use tracing::{debug, info, warn};
 
@@ -415,9 +416,12 @@ fn find_node(nodes: &[Value], id: u16) -> Option<&Value> {
 }
 
 fn value_topic(options: &SimOptions, node: &Value, value: &Value) -> String {
+    // The topic needs only the node's id, name and location: parsing its values too would
+    // make publishing a node's values quadratic in their number.
+    let identity = json!({"id": node["id"], "name": node["name"], "loc": node["loc"]});
     let (Ok(node_info), Ok(value_info)) = (
-        serde_json::from_value::<NodeInfo>(node.clone()),
-        serde_json::from_value::<crate::gateway::ValueInfo>(value.clone()),
+        NodeInfo::deserialize(&identity),
+        crate::gateway::ValueInfo::deserialize(value),
     ) else {
         return format!("{}/invalid", options.prefix);
     };

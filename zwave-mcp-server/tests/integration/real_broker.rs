@@ -4,10 +4,13 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 use zwave_mcp_server::{
-    Gateway,
+    Gateway, MqttSettings,
     config::MqttUrl,
-    gateway::BrokerState,
-    sim::{SimControl, SimOptions},
+    gateway::{BrokerState, now_ms},
+    sim::{
+        SimControl, SimOptions,
+        home::{MAX_NODES, sized_home},
+    },
 };
 
 use protocol_tests::mosquitto::{Mosquitto, ScratchDir, TlsFiles};
@@ -212,7 +215,8 @@ async fn observe(broker: &Mosquitto, topic: &str) -> std::sync::Arc<std::sync::M
     );
     options.set_keep_alive(Duration::from_secs(30));
     let (client, mut events) = AsyncClient::new(options, 64);
-    client.subscribe(topic, QoS::AtLeastOnce).await.unwrap();
+    // QoS 0: Mosquitto would drop QoS 1 messages beyond 1,000 queued for a slow reader.
+    client.subscribe(topic, QoS::AtMostOnce).await.unwrap();
     let (subscribed, ready) = tokio::sync::oneshot::channel();
     let kept = std::sync::Arc::clone(&seen);
     tokio::spawn(async move {
@@ -239,6 +243,53 @@ async fn observe(broker: &Mosquitto, topic: &str) -> std::sync::Arc<std::sync::M
         .unwrap()
         .unwrap();
     seen
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_full_network_loads_at_once_although_its_retained_values_overflow_mosquittos_queue() {
+    // Mosquitto holds at most 20 QoS 1 messages in flight and 1,000 queued per client, and
+    // drops the rest: a 232-node home's ~4,900 retained values would push the getNodes reply
+    // out of that queue if values were subscribed at QoS 1.
+    let broker = Mosquitto::start(None);
+    let home = sized_home(MAX_NODES, now_ms());
+    let retained: usize = 3 + home
+        .iter()
+        .filter(|node| node["virtual"] != json!(true))
+        .map(|node| 2 + node["values"].as_object().map_or(0, |values| values.len()))
+        .sum::<usize>();
+    assert!(retained > 4_000, "{retained}");
+    let seen = observe(&broker, "zwave/#").await;
+    let sim = SimControl::start_with(
+        &MqttSettings::new(plain_url(&broker)),
+        SimOptions::default(),
+        home,
+    );
+    sim.wait_ready(Duration::from_secs(5)).await.unwrap();
+    assert!(
+        eventually(Duration::from_secs(30), || seen.lock().unwrap().len()
+            >= retained)
+        .await,
+        "the simulated gateway published {} of {retained} retained messages",
+        seen.lock().unwrap().len()
+    );
+
+    let gateway = Gateway::connect(
+        settings_for(plain_url(&broker), Duration::from_secs(20)),
+        fast_backoff(),
+    );
+    let client = serve(gateway, Duration::from_secs(2)).await;
+    let result = call(&client, "list_zwave_devices", json!({})).await;
+    assert_eq!(result.is_error, Some(false), "{}", text_of(&result));
+    assert!(text_of(&result).starts_with("227 Z-Wave devices:"));
+    let asked = sim
+        .received()
+        .iter()
+        .filter(|request| request.api == "getNodes")
+        .count();
+    assert_eq!(
+        asked, 1,
+        "the first getNodes reply was lost and asked again"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
