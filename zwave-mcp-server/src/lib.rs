@@ -65,10 +65,14 @@ async fn serve(config: Config) -> anyhow::Result<()> {
             sim::SimOptions::default(),
             home(config.demo_nodes),
         );
+        // Everything published and retained first: the gateway then loads one consistent
+        // snapshot instead of racing the simulator's first publications.
         simulator
-            .wait_ready(Duration::from_secs(5))
+            .wait_published(Duration::from_secs(10))
             .await
-            .context("the simulated gateway did not connect to the embedded broker within 5 s")?;
+            .context(
+                "the simulated gateway did not publish its home to the embedded broker within 10 s",
+            )?;
         tracing::info!(broker = %broker.url(), "demo home ready: embedded broker and simulated gateway");
         (settings, Some(simulator))
     } else {

@@ -8,7 +8,10 @@
 
 use std::{
     collections::HashMap,
-    sync::{Arc, Mutex, MutexGuard, PoisonError},
+    sync::{
+        Arc, Mutex, MutexGuard, PoisonError,
+        atomic::{AtomicU64, Ordering},
+    },
     time::Duration,
 };
 
@@ -80,6 +83,12 @@ struct Sim {
     last_levels: Mutex<HashMap<u16, u8>>,
     /// True once subscribed to the API topics (after every connection).
     ready: tokio::sync::watch::Sender<bool>,
+    /// True once everything Z-Wave JS UI publishes on connecting has been handed to the client
+    /// (after every connection).
+    published: tokio::sync::watch::Sender<bool>,
+    /// Messages handed to the client, and how many of them the broker acknowledged (QoS 1).
+    sent: AtomicU64,
+    acked: tokio::sync::watch::Sender<u64>,
     /// Every API request received, in order: what the gateway really got, and when.
     received: Mutex<Vec<ReceivedRequest>>,
     /// Values of nodes whose interview is running, restored when it completes.
@@ -147,6 +156,9 @@ impl SimControl {
             }),
             last_levels: Mutex::new(HashMap::new()),
             ready: tokio::sync::watch::Sender::new(false),
+            published: tokio::sync::watch::Sender::new(false),
+            sent: AtomicU64::new(0),
+            acked: tokio::sync::watch::Sender::new(0),
             received: Mutex::default(),
             interviewing: Mutex::default(),
         });
@@ -170,10 +182,16 @@ impl SimControl {
                     Ok(Event::Incoming(Packet::Publish(publish))) => {
                         tokio::spawn(handle_request(sim, publish.topic, publish.payload.to_vec()));
                     }
+                    Ok(Event::Incoming(Packet::PubAck(_))) => {
+                        sim.acked.send_modify(|acked| *acked += 1);
+                    }
                     Ok(_) => {}
                     Err(err) => {
                         debug!(error = %err, "simulated gateway lost the broker; retrying");
                         sim.ready.send_replace(false);
+                        sim.published.send_replace(false);
+                        // What was not acknowledged is lost with the connection.
+                        sim.sent.store(*sim.acked.borrow(), Ordering::SeqCst);
                         drop(sim);
                         tokio::time::sleep(Duration::from_millis(200)).await;
                     }
@@ -192,6 +210,27 @@ impl SimControl {
         tokio::time::timeout(timeout, ready.wait_for(|ready| *ready))
             .await
             .map(|_| ())
+    }
+
+    /// Waits until the gateway is subscribed to its API topics and the broker holds everything
+    /// the gateway publishes on connecting (statuses and every value, retained), so a client subscribing now gets all of it as retained messages.
+    ///
+    /// # Errors
+    /// When that takes longer than `timeout`.
+    pub async fn wait_published(
+        &self,
+        timeout: Duration,
+    ) -> Result<(), tokio::time::error::Elapsed> {
+        tokio::time::timeout(timeout, async {
+            let mut ready = self.sim.ready.subscribe();
+            let _ = ready.wait_for(|ready| *ready).await;
+            let mut published = self.sim.published.subscribe();
+            let _ = published.wait_for(|published| *published).await;
+            let sent = self.sim.sent.load(Ordering::SeqCst);
+            let mut acked = self.sim.acked.subscribe();
+            let _ = acked.wait_for(|acked| *acked >= sent).await;
+        })
+        .await
     }
 
     /// Switches the Z-Wave driver on or off: off publishes `driver/status false` and makes every
@@ -463,12 +502,15 @@ fn set_value(nodes: &mut [Value], node: u16, key: &str, new: Value) -> Option<(V
 }
 
 async fn publish(sim: &Sim, topic: String, payload: Vec<u8>, retain: bool) {
-    if let Err(err) = sim
+    match sim
         .client
         .publish(topic.clone(), QoS::AtLeastOnce, retain, payload)
         .await
     {
-        warn!(%topic, error = %err, "simulated gateway cannot publish");
+        Ok(()) => {
+            sim.sent.fetch_add(1, Ordering::SeqCst);
+        }
+        Err(err) => warn!(%topic, error = %err, "simulated gateway cannot publish"),
     }
 }
 
@@ -538,6 +580,7 @@ async fn publish_everything(sim: Arc<Sim>) {
             publish_value(&sim, node, value).await;
         }
     }
+    sim.published.send_replace(true);
 }
 
 async fn handle_request(sim: Arc<Sim>, topic: String, payload: Vec<u8>) {
