@@ -39,7 +39,7 @@ use tracing::{Instrument, debug, info_span};
 
 pub use api::{ApiReply, PendingRequests, RequestId, write_status_name};
 pub use error::GatewayError;
-pub use nodes::{NodeId, NodeInfo, Property, ValueId, ValueInfo, parse_nodes};
+pub use nodes::{NodeId, NodeInfo, Nodes, Property, Revision, ValueId, ValueInfo, parse_nodes};
 pub use settings::{Backoff, MqttSettings};
 pub use state::{BrokerState, HomeState, Stale, StaleCause};
 use topics::TopicIndex;
@@ -100,7 +100,7 @@ impl Gateway {
                 broker: BrokerState::Connecting,
                 gateway_online: None,
                 driver_ready: None,
-                nodes: BTreeMap::new(),
+                nodes: Nodes::default(),
                 nodes_loaded: false,
                 refresh_error: None,
                 broker_down_since: None,

@@ -64,6 +64,51 @@ pub struct NodeInfo {
     /// Values keyed `"<cc>-<endpoint>-<property>[-<propertyKey>]"`.
     #[serde(default)]
     pub values: BTreeMap<String, ValueInfo>,
+    /// Which version of the node this is: [`Nodes`] gives every node a new one when it is
+    /// loaded and on every change, so what is derived from a node can be cached by it.
+    #[serde(skip)]
+    pub revision: Revision,
+}
+
+/// A node's version, unique in the process: equal revisions mean the same node content.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub struct Revision(u64);
+
+impl Revision {
+    fn next() -> Self {
+        static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
+        Self(NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed))
+    }
+}
+
+/// The node list by id. Reading goes through `Deref`; the only ways to change a node stamp it
+/// with a new [`Revision`], so a cache keyed by revision can never serve an old state.
+#[derive(Debug, Clone, Default)]
+pub struct Nodes(BTreeMap<NodeId, NodeInfo>);
+
+impl Nodes {
+    /// Takes a freshly loaded list, giving each node a new revision.
+    pub fn new(mut nodes: BTreeMap<NodeId, NodeInfo>) -> Self {
+        for node in nodes.values_mut() {
+            node.revision = Revision::next();
+        }
+        Self(nodes)
+    }
+
+    /// The node `id`, to change: it gets a new revision.
+    pub fn get_mut(&mut self, id: &NodeId) -> Option<&mut NodeInfo> {
+        let node = self.0.get_mut(id)?;
+        node.revision = Revision::next();
+        Some(node)
+    }
+}
+
+impl std::ops::Deref for Nodes {
+    type Target = BTreeMap<NodeId, NodeInfo>;
+
+    fn deref(&self) -> &Self::Target {
+        &self.0
+    }
 }
 
 fn yes() -> bool {

@@ -15,7 +15,7 @@ use tracing::{debug, info, warn};
 
 use super::{
     BrokerState, GatewayError, Shared, call,
-    nodes::{NodeId, NodeInfo, parse_nodes},
+    nodes::{NodeId, NodeInfo, Nodes, parse_nodes},
     read,
     topics::TopicIndex,
     write,
@@ -52,7 +52,7 @@ pub(super) async fn refresh_nodes(
             *write(&shared.topics) = index;
             let mut state = write(&shared.state);
             keep_newer_values(&mut nodes, &state.nodes, sent);
-            state.nodes = nodes;
+            state.nodes = Nodes::new(nodes);
             state.nodes_loaded = true;
             state.refresh_error = None;
             drop(state);

@@ -1,9 +1,7 @@
 //! What the server knows about the home and the path to it: the broker connection, the
 //! gateway and driver status, and the nodes.
 
-use std::collections::BTreeMap;
-
-use super::nodes::{NodeId, NodeInfo};
+use super::nodes::Nodes;
 
 /// The broker connection as last seen by the event loop.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -29,7 +27,7 @@ pub struct HomeState {
     /// `driver/status` topic (`None` until seen).
     pub driver_ready: Option<bool>,
     /// Nodes by id from the last `getNodes`, kept current from value topics.
-    pub nodes: BTreeMap<NodeId, NodeInfo>,
+    pub nodes: Nodes,
     /// Whether `getNodes` has succeeded at least once since the last connection.
     pub nodes_loaded: bool,
     /// Why the last node refresh failed, if it did.

@@ -11,10 +11,12 @@
 //! | module | owns |
 //! |---|---|
 //! | `tools` | the four tools, device lookup with the owner's exposure rules applied |
+//! | `listing` | `list_zwave_devices` rows, cached by node revision |
 //! | `stale` | saying when read results come from the cache while a link is down |
 //! | `bounded` | the transport wrapper that bounds requests in flight |
 
 pub mod bounded;
+mod listing;
 mod stale;
 mod tools;
 
@@ -38,6 +40,8 @@ pub struct ZwaveServer {
     confirm_timeout: Duration,
     /// What the agent may see and switch.
     exposure: Arc<Exposure>,
+    /// Device rows of `list_zwave_devices`, rebuilt only for devices that changed.
+    rows: Arc<listing::RowCache>,
     tool_router: ToolRouter<Self>,
 }
 
@@ -49,6 +53,7 @@ impl ZwaveServer {
             gateway,
             confirm_timeout,
             exposure: Arc::default(),
+            rows: Arc::default(),
             tool_router: Self::tool_router(),
         }
     }

@@ -1,5 +1,7 @@
 //! The four tools, their arguments and their structured results.
 
+use std::sync::Arc;
+
 use rmcp::{
     handler::server::{tool::schema_for_output, wrapper::Parameters},
     model::{CallToolResult, ContentBlock},
@@ -67,7 +69,7 @@ pub struct DeviceArgs {
 #[serde(rename_all = "camelCase")]
 pub struct DeviceList {
     /// The devices, by node id.
-    pub devices: Vec<DeviceSummary>,
+    pub devices: Vec<Arc<DeviceSummary>>,
     /// Offline devices left out because includeInactive was false.
     pub hidden_inactive: usize,
     /// Present when the broker, Z-Wave JS UI or its driver is down: these states are only the
@@ -180,8 +182,8 @@ impl ZwaveServer {
             .filter(|f| !f.is_empty())
             .map(str::to_lowercase);
         let mut hidden_inactive = 0;
-        let devices: Vec<DeviceSummary> = self.gateway.with_nodes(|nodes| {
-            nodes
+        let rows = self.gateway.with_nodes(|nodes| {
+            let listed = nodes
                 .values()
                 .filter(|node| devices::is_device(node) && self.exposure.can_read(node))
                 .filter(|node| match &filter {
@@ -195,11 +197,10 @@ impl ZwaveServer {
                     let keep = args.include_inactive || devices::is_online(node);
                     hidden_inactive += usize::from(!keep);
                     keep
-                })
-                .map(DeviceSummary::of)
-                .collect()
+                });
+            self.rows.rows(listed, nodes)
         });
-        let mut text = match (&filter, devices.len()) {
+        let mut text = match (&filter, rows.len()) {
             (Some(filter), 0) => format!("No Z-Wave device matches \"{filter}\"."),
             (None, 0) => "No Z-Wave devices found.".to_owned(),
             (_, count) => format!(
@@ -207,20 +208,11 @@ impl ZwaveServer {
                 if count == 1 { "" } else { "s" }
             ),
         };
-        for device in &devices {
-            let place = if device.location.is_empty() {
-                String::new()
-            } else {
-                format!(", {}", device.location)
-            };
-            text.push_str(&format!(
-                "\n- {} (node {}{place}): {}, {}",
-                device.name,
-                device.node_id,
-                device.kind.as_str(),
-                device.state
-            ));
+        text.reserve(rows.iter().map(|row| row.line.len()).sum());
+        for row in &rows {
+            text.push_str(&row.line);
         }
+        let devices = rows.iter().map(|row| Arc::clone(&row.summary)).collect();
         if hidden_inactive > 0 {
             text.push_str(&format!(
                 "\n{hidden_inactive} offline device{} not shown (includeInactive: true lists them).",
