@@ -10,7 +10,7 @@ mod readings;
 
 pub use action::{Action, ActionError, Expect, WritePlan, plan};
 pub use exposure::{Exposure, Rule, RuleError, Rules};
-pub use names::{MAX_NAME_CHARS, Purpose, ResolveError, describe, resolve};
+pub use names::{Directory, MAX_NAME_CHARS, Purpose, ResolveError, describe, resolve};
 pub use readings::{Reading, ago, readings};
 
 use schemars::JsonSchema;

@@ -74,6 +74,8 @@ fn suggest(suggestions: &[String]) -> String {
 }
 
 /// Finds the one device `query` names among `devices`, as strictly as `purpose` demands.
+/// Builds a [`Directory`] for this one lookup; resolving many names against the same
+/// devices, keep the directory instead.
 ///
 /// # Errors
 /// [`ResolveError`] when no device or several devices match, the name is empty or too long,
@@ -83,100 +85,176 @@ pub fn resolve<'a>(
     query: &str,
     purpose: Purpose,
 ) -> Result<&'a NodeInfo, ResolveError> {
-    // Bytes first: a multi-megabyte name is refused without counting its characters.
-    if query.len() > MAX_NAME_CHARS * 4 || query.chars().count() > MAX_NAME_CHARS {
-        return Err(ResolveError::TooLong {
-            chars: query.chars().count(),
-        });
+    let at = Directory::new(devices.iter().copied()).resolve(query, purpose)?;
+    Ok(devices[at])
+}
+
+/// The names of a list of devices, normalized once: resolving a name against it allocates
+/// nothing per device.
+#[derive(Debug, Clone)]
+pub struct Directory {
+    entries: Vec<Entry>,
+}
+
+/// A device with its names normalized for matching.
+#[derive(Debug, Clone)]
+struct Entry {
+    id: u16,
+    /// Its display name, as people see it.
+    display: String,
+    /// Its location, as set.
+    location: String,
+    /// The display name, normalized.
+    name: String,
+    /// `location name`, normalized.
+    full: String,
+}
+
+impl Entry {
+    fn describe(&self) -> String {
+        describe_parts(&self.display, self.id, &self.location)
     }
-    let wanted = normalize(query);
-    if wanted.is_empty() {
-        return Err(ResolveError::Empty);
+}
+
+impl Directory {
+    /// The directory of `devices`, in their order.
+    pub fn new<'a>(devices: impl IntoIterator<Item = &'a NodeInfo>) -> Self {
+        let entries = devices
+            .into_iter()
+            .map(|node| {
+                let display = display_name(node);
+                Entry {
+                    id: node.id.0,
+                    name: normalize(&display),
+                    full: normalize(&format!("{} {display}", node.loc)),
+                    location: node.loc.clone(),
+                    display,
+                }
+            })
+            .collect();
+        Self { entries }
     }
-    let words: Vec<&str> = wanted.split(' ').collect();
-    // Each device's names are normalized at most once per lookup, and only when a stage
-    // needs them: an exact name (the common case) never builds the `location name` form.
-    let known: Vec<Known<'a>> = devices
-        .iter()
-        .map(|&node| Known {
-            node,
-            name: normalize(&display_name(node)),
-            full: std::cell::OnceCell::new(),
-        })
-        .collect();
-    // `node 7` and a bare `7` name node 7 only when written exactly so (`node 07` does not).
-    let number = |text: Option<&str>| {
-        text.and_then(|digits| {
-            digits
-                .parse::<u16>()
-                .ok()
-                .filter(|id| id.to_string() == digits)
-        })
-    };
-    let node_word = number(wanted.strip_prefix("node "));
-    let bare_number = number(Some(&wanted));
-    let beyond_doubt: [&dyn Fn(&Known<'_>) -> bool; 4] = [
-        &|known| known.name == wanted,
-        &|known| !known.node.loc.is_empty() && known.full() == wanted,
-        &|known| node_word == Some(known.node.id.0),
-        &|known| {
-            words
-                .iter()
-                .all(|word| known.full().split(' ').any(|w| w == *word))
-        },
-    ];
-    let partial: [&dyn Fn(&Known<'_>) -> bool; 2] =
-        [&|known| bare_number == Some(known.node.id.0), &|known| {
-            known.full().contains(&wanted)
-        }];
-    let stage = |matches_node: &dyn Fn(&Known<'_>) -> bool| -> Vec<&'a NodeInfo> {
-        known
-            .iter()
-            .filter(|known| matches_node(known))
-            .map(|known| known.node)
-            .collect()
-    };
-    let ambiguous = |several: &[&NodeInfo]| ResolveError::Ambiguous {
-        query: query.trim().to_owned(),
-        candidates: several.iter().map(|node| describe(node)).collect(),
-    };
-    for matches_node in beyond_doubt {
-        match stage(matches_node).as_slice() {
-            [] => continue,
-            [one] => return Ok(one),
-            several => return Err(ambiguous(several)),
+
+    /// The node id of the device at `position` (as returned by [`Directory::resolve`]).
+    pub fn id(&self, position: usize) -> Option<u16> {
+        self.entries.get(position).map(|entry| entry.id)
+    }
+
+    /// Finds the one device `query` names, as strictly as `purpose` demands; returns its
+    /// position in the list the directory was built from.
+    ///
+    /// # Errors
+    /// As [`resolve`].
+    pub fn resolve(&self, query: &str, purpose: Purpose) -> Result<usize, ResolveError> {
+        // Bytes first: a multi-megabyte name is refused without counting its characters.
+        if query.len() > MAX_NAME_CHARS * 4 || query.chars().count() > MAX_NAME_CHARS {
+            return Err(ResolveError::TooLong {
+                chars: query.chars().count(),
+            });
         }
-    }
-    for matches_node in partial {
-        match (stage(matches_node).as_slice(), purpose) {
-            ([], _) => continue,
-            ([one], Purpose::Read) => return Ok(one),
-            (several, Purpose::Read) => return Err(ambiguous(several)),
-            (found, Purpose::Control) => {
-                return Err(ResolveError::Partial {
-                    query: query.trim().to_owned(),
-                    candidates: found.iter().map(|node| describe(node)).collect(),
-                });
+        let wanted = normalize(query);
+        if wanted.is_empty() {
+            return Err(ResolveError::Empty);
+        }
+        let words: Vec<&str> = wanted.split(' ').collect();
+        // `node 7` and a bare `7` name node 7 only when written exactly so (`node 07` does not).
+        let number = |text: Option<&str>| {
+            text.and_then(|digits| {
+                digits
+                    .parse::<u16>()
+                    .ok()
+                    .filter(|id| id.to_string() == digits)
+            })
+        };
+        let node_word = number(wanted.strip_prefix("node "));
+        let bare_number = number(Some(&wanted));
+        let beyond_doubt: [&dyn Fn(&Entry) -> bool; 4] = [
+            &|entry| entry.name == wanted,
+            &|entry| !entry.location.is_empty() && entry.full == wanted,
+            &|entry| node_word == Some(entry.id),
+            &|entry| {
+                words
+                    .iter()
+                    .all(|word| entry.full.split(' ').any(|w| w == *word))
+            },
+        ];
+        let partial: [&dyn Fn(&Entry) -> bool; 2] =
+            [&|entry| bare_number == Some(entry.id), &|entry| {
+                entry.full.contains(&wanted)
+            }];
+        let stage = |matches: &dyn Fn(&Entry) -> bool| -> Vec<usize> {
+            (0..self.entries.len())
+                .filter(|&at| matches(&self.entries[at]))
+                .collect()
+        };
+        let described = |found: &[usize]| -> Vec<String> {
+            found
+                .iter()
+                .map(|&at| self.entries[at].describe())
+                .collect()
+        };
+        for matches in beyond_doubt {
+            match stage(matches).as_slice() {
+                [] => continue,
+                [one] => return Ok(*one),
+                several => {
+                    return Err(ResolveError::Ambiguous {
+                        query: query.trim().to_owned(),
+                        candidates: described(several),
+                    });
+                }
             }
         }
+        for matches in partial {
+            match (stage(matches).as_slice(), purpose) {
+                ([], _) => continue,
+                ([one], Purpose::Read) => return Ok(*one),
+                (several, Purpose::Read) => {
+                    return Err(ResolveError::Ambiguous {
+                        query: query.trim().to_owned(),
+                        candidates: described(several),
+                    });
+                }
+                (found, Purpose::Control) => {
+                    return Err(ResolveError::Partial {
+                        query: query.trim().to_owned(),
+                        candidates: described(found),
+                    });
+                }
+            }
+        }
+        Err(ResolveError::NotFound {
+            query: query.trim().to_owned(),
+            suggestions: self.closest(&wanted),
+        })
     }
-    Err(ResolveError::NotFound {
-        query: query.trim().to_owned(),
-        suggestions: closest(devices, &wanted),
-    })
+
+    /// The three device names closest to `wanted` by edit distance.
+    fn closest(&self, wanted: &str) -> Vec<String> {
+        let mut scored: Vec<(usize, &str)> = self
+            .entries
+            .iter()
+            .map(|entry| (edit_distance(&entry.name, wanted), entry.display.as_str()))
+            .collect();
+        scored.sort_unstable();
+        scored
+            .into_iter()
+            .take(3)
+            .map(|(_, name)| name.to_owned())
+            .collect()
+    }
 }
 
 /// `"Living Room Light" (node 3, Living Room)`.
 pub fn describe(node: &NodeInfo) -> String {
-    if node.loc.is_empty() {
-        format!("\"{}\" (node {})", display_name(node), node.id)
+    describe_parts(&display_name(node), node.id.0, &node.loc)
+}
+
+fn describe_parts(name: &str, id: u16, location: &str) -> String {
+    if location.is_empty() {
+        format!("\"{name}\" (node {id})")
     } else {
-        format!(
-            "\"{}\" (node {}, {})",
-            display_name(node),
-            node.id,
-            node.loc
-        )
+        format!("\"{name}\" (node {id}, {location})")
     }
 }
 
@@ -189,35 +267,6 @@ fn normalize(text: &str) -> String {
         joined.push_str(word);
     }
     joined.to_lowercase()
-}
-
-/// A device with its names normalized for matching.
-struct Known<'a> {
-    node: &'a NodeInfo,
-    /// Its display name.
-    name: String,
-    /// `location name`, normalized when first asked for.
-    full: std::cell::OnceCell<String>,
-}
-
-impl Known<'_> {
-    fn full(&self) -> &str {
-        self.full
-            .get_or_init(|| normalize(&format!("{} {}", self.node.loc, display_name(self.node))))
-    }
-}
-
-/// The three device names closest to `wanted` by edit distance.
-fn closest(devices: &[&NodeInfo], wanted: &str) -> Vec<String> {
-    let mut scored: Vec<(usize, String)> = devices
-        .iter()
-        .map(|node| {
-            let name = display_name(node);
-            (edit_distance(&normalize(&name), wanted), name)
-        })
-        .collect();
-    scored.sort();
-    scored.into_iter().take(3).map(|(_, name)| name).collect()
 }
 
 /// Levenshtein distance over chars; inputs are device names, so the quadratic cost is tiny.

@@ -171,7 +171,7 @@ fn on_publish(shared: &Arc<Shared>, topic: &str, payload: &[u8], retained: bool)
             if let Some(slot) = state
                 .nodes
                 .get_mut(&target.node)
-                .and_then(|n| n.values.get_mut(&target.key))
+                .and_then(|node| node.value_mut(&target.key))
             {
                 slot.value = value;
                 slot.last_update = Some(now_ms());
@@ -190,11 +190,11 @@ fn on_publish(shared: &Arc<Shared>, topic: &str, payload: &[u8], retained: bool)
             let changed = {
                 let mut state = write(&shared.state);
                 match state.nodes.get_mut(&node) {
-                    Some(info) => {
+                    Some(mut info) => {
                         let changed = status.is_some() && info.status != status;
-                        info.available = available;
-                        if status.is_some() {
-                            info.status = status;
+                        info.set_available(available);
+                        if let Some(status) = status {
+                            info.set_status(status);
                         }
                         changed || !info.ready
                     }
@@ -209,9 +209,9 @@ fn on_publish(shared: &Arc<Shared>, topic: &str, payload: &[u8], retained: bool)
         }
         Some(Route::NodeLastActive(node)) => {
             if let Some(ms) = topics::decode_epoch_ms(payload)
-                && let Some(info) = write(&shared.state).nodes.get_mut(&node)
+                && let Some(mut info) = write(&shared.state).nodes.get_mut(&node)
             {
-                info.last_active = Some(ms);
+                info.set_last_active(ms);
             }
         }
         None => {

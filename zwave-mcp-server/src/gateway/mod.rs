@@ -27,7 +27,6 @@ mod state;
 pub mod topics;
 
 use std::{
-    collections::BTreeMap,
     sync::{Arc, RwLock},
     time::{Duration, SystemTime, UNIX_EPOCH},
 };
@@ -133,7 +132,7 @@ impl Gateway {
     }
 
     /// Runs `f` on the current nodes under the read lock (keep it short: no awaits inside).
-    pub fn with_nodes<R>(&self, f: impl FnOnce(&BTreeMap<NodeId, NodeInfo>) -> R) -> R {
+    pub fn with_nodes<R>(&self, f: impl FnOnce(&Nodes) -> R) -> R {
         f(&read(&self.shared.state).nodes)
     }
 
@@ -420,7 +419,7 @@ fn store_value(shared: &Shared, node: NodeId, key: &str, value: Value) -> bool {
     let Some(slot) = state
         .nodes
         .get_mut(&node)
-        .and_then(|n| n.values.get_mut(key))
+        .and_then(|node| node.value_mut(key))
     else {
         return false;
     };

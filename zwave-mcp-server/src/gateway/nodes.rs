@@ -81,25 +81,39 @@ impl Revision {
     }
 }
 
-/// The node list by id. Reading goes through `Deref`; the only ways to change a node stamp it
-/// with a new [`Revision`], so a cache keyed by revision can never serve an old state.
+/// The node list by id. Reading goes through `Deref`. A node's state changes only through
+/// [`Nodes::get_mut`], which stamps it with a new [`Revision`]; its name, location and kind,
+/// and the set of nodes, change only with a newly loaded list, which gets a new
+/// [`Nodes::layout`]. So caches keyed by either can never serve an old state.
 #[derive(Debug, Clone, Default)]
-pub struct Nodes(BTreeMap<NodeId, NodeInfo>);
+pub struct Nodes {
+    nodes: BTreeMap<NodeId, NodeInfo>,
+    layout: Revision,
+}
 
 impl Nodes {
-    /// Takes a freshly loaded list, giving each node a new revision.
+    /// Takes a freshly loaded list, giving it and each node a new revision.
     pub fn new(mut nodes: BTreeMap<NodeId, NodeInfo>) -> Self {
         for node in nodes.values_mut() {
             node.revision = Revision::next();
         }
-        Self(nodes)
+        Self {
+            nodes,
+            layout: Revision::next(),
+        }
     }
 
-    /// The node `id`, to change: it gets a new revision.
-    pub fn get_mut(&mut self, id: &NodeId) -> Option<&mut NodeInfo> {
-        let node = self.0.get_mut(id)?;
+    /// The version of the list's layout: which nodes there are, their names, locations and
+    /// kinds.
+    pub fn layout(&self) -> Revision {
+        self.layout
+    }
+
+    /// The node `id`, to change its state: it gets a new revision.
+    pub fn get_mut(&mut self, id: &NodeId) -> Option<NodeMut<'_>> {
+        let node = self.nodes.get_mut(id)?;
         node.revision = Revision::next();
-        Some(node)
+        Some(NodeMut(node))
     }
 }
 
@@ -107,7 +121,42 @@ impl std::ops::Deref for Nodes {
     type Target = BTreeMap<NodeId, NodeInfo>;
 
     fn deref(&self) -> &Self::Target {
-        &self.0
+        &self.nodes
+    }
+}
+
+/// A node whose state is being changed: its values, presence and last activity, never its
+/// name, location or kind (those come only with a new list).
+#[derive(Debug)]
+pub struct NodeMut<'a>(&'a mut NodeInfo);
+
+impl<'a> NodeMut<'a> {
+    /// The value `key`, to update.
+    pub fn value_mut(self, key: &str) -> Option<&'a mut ValueInfo> {
+        self.0.values.get_mut(key)
+    }
+
+    /// Whether the driver can reach the node.
+    pub fn set_available(&mut self, available: bool) {
+        self.0.available = available;
+    }
+
+    /// "Alive", "Dead", "Asleep", "Awake" or "Unknown".
+    pub fn set_status(&mut self, status: String) {
+        self.0.status = Some(status);
+    }
+
+    /// When the node was last heard from, epoch milliseconds.
+    pub fn set_last_active(&mut self, at: i64) {
+        self.0.last_active = Some(at);
+    }
+}
+
+impl std::ops::Deref for NodeMut<'_> {
+    type Target = NodeInfo;
+
+    fn deref(&self) -> &NodeInfo {
+        self.0
     }
 }
 

@@ -11,12 +11,12 @@
 //! | module | owns |
 //! |---|---|
 //! | `tools` | the four tools, device lookup with the owner's exposure rules applied |
-//! | `listing` | `list_zwave_devices` rows, cached by node revision |
+//! | `cache` | list rows and the name directory, cached by node and list revision |
 //! | `stale` | saying when read results come from the cache while a link is down |
 //! | `bounded` | the transport wrapper that bounds requests in flight |
 
 pub mod bounded;
-mod listing;
+mod cache;
 mod stale;
 mod tools;
 
@@ -41,7 +41,9 @@ pub struct ZwaveServer {
     /// What the agent may see and switch.
     exposure: Arc<Exposure>,
     /// Device rows of `list_zwave_devices`, rebuilt only for devices that changed.
-    rows: Arc<listing::RowCache>,
+    rows: Arc<cache::RowCache>,
+    /// Names of the devices the agent may see, normalized once per loaded node list.
+    names: Arc<cache::DirectoryCache>,
     tool_router: ToolRouter<Self>,
 }
 
@@ -54,6 +56,7 @@ impl ZwaveServer {
             confirm_timeout,
             exposure: Arc::default(),
             rows: Arc::default(),
+            names: Arc::default(),
             tool_router: Self::tool_router(),
         }
     }

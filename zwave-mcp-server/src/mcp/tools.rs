@@ -463,13 +463,20 @@ impl ZwaveServer {
                 .await
                 .map_err(|err| err.to_string())?,
         }
-        let visible = |node: &NodeInfo| self.exposure.can_read(node);
         let resolve = || {
             self.gateway.with_nodes(|nodes| {
-                resolve_in(nodes, query, purpose, &visible).map(|node| {
-                    let controllable = self.exposure.can_control(node);
-                    (look(node), controllable)
-                })
+                let directory = self
+                    .names
+                    .of(nodes, |node: &NodeInfo| self.exposure.can_read(node));
+                let at = directory.resolve(query, purpose)?;
+                let node = directory
+                    .id(at)
+                    .and_then(|id| nodes.get(&crate::gateway::NodeId(id)))
+                    .ok_or_else(|| ResolveError::NotFound {
+                        query: query.trim().to_owned(),
+                        suggestions: Vec::new(),
+                    })?;
+                Ok((look(node), self.exposure.can_control(node)))
             })
         };
         let mut resolved = resolve();

@@ -1,9 +1,12 @@
-//! The rows of `list_zwave_devices`, cached by node revision: a device's summary is built once
-//! per change of that device, not once per call. A full network lists 231 devices, and
-//! summarizing each one on every call cost more than everything else in the call together.
+//! What tool calls derive from the node list, cached: the rows of `list_zwave_devices` by node
+//! revision (a device's summary is built once per change of that device), and the directory of
+//! visible device names by list layout (names are normalized once per loaded list). A full
+//! network has 231 devices: summarizing or normalizing each one on every call cost more than
+//! everything else in the call together.
 //!
-//! Correctness rests on [`Revision`]: the gateway stamps a node with a new one whenever it
-//! changes (see [`crate::gateway::Nodes`]), so a cached row is used only for the very node
+//! Correctness rests on [`Revision`]: the gateway stamps a node with a new one whenever its
+//! state changes, and the list with a new layout whenever nodes, names or locations may have
+//! changed (see [`crate::gateway::Nodes`]), so a cached entry is used only for the very
 //! content it was built from.
 
 use std::{
@@ -13,8 +16,8 @@ use std::{
 };
 
 use crate::{
-    devices::DeviceSummary,
-    gateway::{NodeId, NodeInfo, Revision},
+    devices::{DeviceSummary, Directory},
+    gateway::{NodeId, NodeInfo, Nodes, Revision},
 };
 
 /// One device's row: its structured summary and its line of the text answer.
@@ -73,6 +76,31 @@ impl RowCache {
     }
 }
 
+/// The directory of the devices the agent may see, for the current list layout.
+#[derive(Debug, Default)]
+pub(super) struct DirectoryCache {
+    current: Mutex<Option<(Revision, Arc<Directory>)>>,
+}
+
+impl DirectoryCache {
+    /// The directory of `nodes` admitted by `visible`, built once per layout of the list.
+    pub fn of(&self, nodes: &Nodes, visible: impl Fn(&NodeInfo) -> bool) -> Arc<Directory> {
+        let mut current = self.current.lock().unwrap_or_else(PoisonError::into_inner);
+        match &*current {
+            Some((layout, directory)) if *layout == nodes.layout() => Arc::clone(directory),
+            _ => {
+                let directory = Arc::new(Directory::new(
+                    nodes
+                        .values()
+                        .filter(|node| crate::devices::is_device(node) && visible(node)),
+                ));
+                *current = Some((nodes.layout(), Arc::clone(&directory)));
+                directory
+            }
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use serde_json::json;
@@ -99,11 +127,10 @@ mod tests {
                 .contains("Switch One (node 2, Kitchen): switch, off")
         );
 
-        let switch = nodes.get_mut(&NodeId(2)).expect("node 2");
-        switch
-            .values
-            .get_mut("37-0-currentValue")
-            .expect("its switch value")
+        nodes
+            .get_mut(&NodeId(2))
+            .and_then(|switch| switch.value_mut("37-0-currentValue"))
+            .expect("node 2's switch value")
             .value = Some(json!(true));
         let after = cache.rows(nodes.values(), &nodes);
         assert!(
@@ -113,6 +140,28 @@ mod tests {
         );
         assert!(!Arc::ptr_eq(&first[1], &after[1]));
         assert!(Arc::ptr_eq(&first[2], &after[2]), "other rows are kept");
+    }
+
+    #[test]
+    fn the_directory_is_rebuilt_for_a_new_list_only() {
+        let cache = DirectoryCache::default();
+        let mut nodes = home();
+        let first = cache.of(&nodes, |_| true);
+        let _ = nodes.get_mut(&NodeId(2));
+        assert!(Arc::ptr_eq(&first, &cache.of(&nodes, |_| true)));
+        let reloaded = home();
+        let second = cache.of(&reloaded, |node| node.id != NodeId(2));
+        assert!(!Arc::ptr_eq(&first, &second));
+        assert!(
+            first
+                .resolve("Switch One", crate::devices::Purpose::Read)
+                .is_ok()
+        );
+        assert!(
+            second
+                .resolve("Switch One", crate::devices::Purpose::Read)
+                .is_err()
+        );
     }
 
     #[test]
