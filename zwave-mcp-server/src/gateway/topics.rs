@@ -23,8 +23,8 @@ use super::nodes::{NodeId, NodeInfo, ValueInfo};
 pub struct ValueRef {
     /// The node.
     pub node: NodeId,
-    /// The key in `NodeInfo::values`.
-    pub key: String,
+    /// The key in `NodeInfo::values` (shared by the value's topics in every style).
+    pub key: std::sync::Arc<str>,
 }
 
 /// What a topic under the prefix means to us.
@@ -63,26 +63,43 @@ impl TopicIndex {
     pub fn build<'a>(prefix: &str, nodes: impl IntoIterator<Item = &'a NodeInfo>) -> Self {
         let mut index = Self::default();
         for node in nodes {
+            // A topic is `<node path>/<tail>`. The node path depends only on `node_names` and
+            // `ignore_loc`, the tail only on the value topic kind: each is computed once and
+            // every pairing indexed, which is the same set as every style's topics.
+            let mut paths: Vec<String> = Vec::with_capacity(4);
             for style in TopicStyle::ALL {
-                let node_path = node_path(prefix, node, style);
-                index.add(format!("{node_path}/status"), Route::NodeStatus(node.id));
-                index.add(
-                    format!("{node_path}/lastActive"),
-                    Route::NodeLastActive(node.id),
-                );
-                for value in node.values.values() {
-                    let target = Route::Value(ValueRef {
-                        node: node.id,
-                        key: value.key(),
-                    });
-                    index.add(
-                        format!("{node_path}/{}", value_path(value, style.kind)),
-                        target.clone(),
-                    );
-                    // Named topics use the property name; accept the raw property too.
-                    if style.kind == TopicKind::Named {
-                        index.add(format!("{node_path}/{}", named_path(value, false)), target);
-                    }
+                let path = node_path(prefix, node, style);
+                if !paths.contains(&path) {
+                    paths.push(path);
+                }
+            }
+            let mut tails: Vec<(String, Route)> = Vec::with_capacity(2 + 3 * node.values.len());
+            tails.push(("status".to_owned(), Route::NodeStatus(node.id)));
+            tails.push(("lastActive".to_owned(), Route::NodeLastActive(node.id)));
+            for value in node.values.values() {
+                let target = Route::Value(ValueRef {
+                    node: node.id,
+                    key: value.key().into(),
+                });
+                let id_tail = value_path(value, TopicKind::ValueId);
+                let named_tail = value_path(value, TopicKind::Named);
+                // Named topics use the property name; accept the raw property too.
+                let raw_tail = named_path(value, false);
+                if raw_tail != named_tail {
+                    tails.push((raw_tail, target.clone()));
+                }
+                if named_tail != id_tail {
+                    tails.push((named_tail, target.clone()));
+                }
+                tails.push((id_tail, target));
+            }
+            for path in &paths {
+                for (tail, route) in &tails {
+                    let mut topic = String::with_capacity(path.len() + 1 + tail.len());
+                    topic.push_str(path);
+                    topic.push('/');
+                    topic.push_str(tail);
+                    index.add(topic, route.clone());
                 }
             }
         }

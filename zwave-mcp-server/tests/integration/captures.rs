@@ -92,7 +92,7 @@ fn every_value_topic_of_runs_1_to_3_maps_to_its_value() {
             };
             let value = snapshots
                 .iter()
-                .find_map(|nodes| nodes.get(&target.node)?.values.get(&target.key))
+                .find_map(|nodes| nodes.get(&target.node)?.values.get(&*target.key))
                 .unwrap();
             let decoded = decode_value(payload.as_bytes());
             match (value.kind.as_str(), &decoded) {

@@ -51,7 +51,7 @@ pub fn topics_route_home(nodes: &BTreeMap<NodeId, NodeInfo>) -> Result<(), Strin
                 let topic = format!("{base}/{}", value_path(value, style.kind));
                 match index.route(&topic) {
                     Some(Route::Value(found))
-                        if found.node == node.id && found.key == value.key() => {}
+                        if found.node == node.id && *found.key == *value.key() => {}
                     None if index.is_ambiguous(&topic) => {}
                     other => {
                         return Err(format!(
