@@ -38,7 +38,9 @@ use tracing::{Instrument, debug, info_span};
 
 pub use api::{ApiReply, PendingRequests, RequestId, write_status_name};
 pub use error::GatewayError;
-pub use nodes::{NodeId, NodeInfo, Nodes, Property, Revision, ValueId, ValueInfo, parse_nodes};
+pub use nodes::{
+    NodeId, NodeInfo, Nodes, Property, Revision, ValueId, ValueInfo, parse_nodes, parse_nodes_raw,
+};
 pub use settings::{Backoff, MqttSettings};
 pub use state::{BrokerState, HomeState, Stale, StaleCause};
 use topics::TopicIndex;
@@ -303,6 +305,21 @@ pub fn now_ms() -> i64 {
 }
 
 async fn call(shared: &Shared, api: &'static str, args: Vec<Value>) -> Result<Value, GatewayError> {
+    match call_raw(shared, api, args).await? {
+        Some(raw) => serde_json::from_str(raw.get()).map_err(|err| GatewayError::BadReply {
+            api,
+            reason: err.to_string(),
+        }),
+        None => Ok(Value::Null),
+    }
+}
+
+/// [`call`], with the result as the gateway sent it (`None` when it sent none).
+async fn call_raw(
+    shared: &Shared,
+    api: &'static str,
+    args: Vec<Value>,
+) -> Result<Option<Box<serde_json::value::RawValue>>, GatewayError> {
     let settings = &shared.settings;
     wait_while_connecting(shared).await;
     {
@@ -384,7 +401,7 @@ async fn call(shared: &Shared, api: &'static str, args: Vec<Value>) -> Result<Va
         }
     };
     if reply.success {
-        Ok(reply.result.unwrap_or(Value::Null))
+        Ok(reply.result)
     } else if reply.message == "Z-Wave client not connected" {
         let mut state = write(&shared.state);
         state.driver_ready = Some(false);

@@ -363,6 +363,41 @@ pub fn parse_nodes(result: Value) -> Result<BTreeMap<NodeId, NodeInfo>, String> 
     Ok(nodes)
 }
 
+/// [`parse_nodes`] straight from the reply's text, node by node, without building a `Value`
+/// of the whole list first (for a full network that tree is several times the text's size).
+/// `None`: the reply had no result.
+pub fn parse_nodes_raw(
+    result: Option<&serde_json::value::RawValue>,
+) -> Result<BTreeMap<NodeId, NodeInfo>, String> {
+    let Some(result) = result else {
+        return Err("expected an array of nodes, got nothing".to_owned());
+    };
+    let items: Vec<&serde_json::value::RawValue> = match serde_json::from_str(result.get()) {
+        Ok(items) => items,
+        Err(_) => {
+            return Err(match serde_json::from_str::<Value>(result.get()) {
+                Ok(other) => format!("expected an array of nodes, got {}", kind_of(&other)),
+                Err(err) => format!("the node list is not JSON: {err}"),
+            });
+        }
+    };
+    let mut nodes = BTreeMap::new();
+    for item in items {
+        match serde_json::from_str::<NodeInfo>(item.get()) {
+            Ok(node) => {
+                nodes.insert(node.id, node);
+            }
+            Err(err) => {
+                let id = serde_json::from_str::<Value>(item.get())
+                    .ok()
+                    .and_then(|node| node.get("id").cloned());
+                warn!(node = ?id, error = %err, "skipping a node that does not parse");
+            }
+        }
+    }
+    Ok(nodes)
+}
+
 fn kind_of(value: &Value) -> &'static str {
     match value {
         Value::Null => "null",

@@ -14,8 +14,8 @@ use std::{
 use tracing::{debug, info, warn};
 
 use super::{
-    BrokerState, GatewayError, Shared, call,
-    nodes::{NodeId, NodeInfo, Nodes, parse_nodes},
+    BrokerState, GatewayError, Shared, call_raw,
+    nodes::{NodeId, NodeInfo, Nodes, parse_nodes_raw},
     read,
     topics::TopicIndex,
     write,
@@ -32,10 +32,10 @@ pub(super) async fn refresh_nodes(
         return Ok(());
     }
     let sent = std::time::Instant::now();
-    let result = call(shared, "getNodes", Vec::new())
+    let result = call_raw(shared, "getNodes", Vec::new())
         .await
         .and_then(|result| {
-            parse_nodes(result).map_err(|reason| GatewayError::BadReply {
+            parse_nodes_raw(result.as_deref()).map_err(|reason| GatewayError::BadReply {
                 api: "getNodes",
                 reason,
             })

@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 
 use serde_json::Value;
 use zwave_mcp_server::gateway::{
-    ApiReply, NodeId, NodeInfo, PendingRequests, parse_nodes,
+    ApiReply, NodeId, NodeInfo, PendingRequests, parse_nodes, parse_nodes_raw,
     topics::{Route, TopicIndex, decode_value},
 };
 
@@ -19,10 +19,45 @@ const GET_NODES: [&str; 5] = [
     "zwave-js-ui/captures/api-run3-getNodes-mockdown.response.raw.json",
 ];
 
+/// The capture's nodes as the gateway client reads them: the reply's text parsed node by node;
+/// the same as parsing the whole result first.
 fn nodes_of(capture: &str) -> BTreeMap<NodeId, NodeInfo> {
-    let reply = fixture_json(capture);
-    assert_eq!(reply["success"], true, "{capture}");
-    parse_nodes(reply["result"].clone()).unwrap()
+    let reply: ApiReply = serde_json::from_str(&fixture_text(capture)).unwrap();
+    assert!(reply.success, "{capture}");
+    let nodes = parse_nodes_raw(reply.result.as_deref()).unwrap();
+    let whole = parse_nodes(fixture_json(capture)["result"].clone()).unwrap();
+    assert_eq!(
+        serde_json::to_value(&nodes).unwrap(),
+        serde_json::to_value(&whole).unwrap(),
+        "{capture}"
+    );
+    nodes
+}
+
+#[test]
+fn a_get_nodes_result_that_is_not_a_list_of_nodes_is_named() {
+    let reply = |text: &str| -> ApiReply { serde_json::from_str(text).unwrap() };
+    for (text, expected) in [
+        (
+            r#"{"success":true}"#,
+            "expected an array of nodes, got nothing",
+        ),
+        (
+            r#"{"success":true,"result":{"id":2}}"#,
+            "expected an array of nodes, got an object",
+        ),
+        (
+            r#"{"success":true,"result":"nodes"}"#,
+            "expected an array of nodes, got a string",
+        ),
+    ] {
+        let err = parse_nodes_raw(reply(text).result.as_deref()).unwrap_err();
+        assert_eq!(err, expected, "{text}");
+    }
+    let odd = reply(r#"{"success":true,"result":[{"id":"two"},{"id":3,"name":"Lamp"}]}"#);
+    let nodes = parse_nodes_raw(odd.result.as_deref()).unwrap();
+    assert_eq!(nodes.len(), 1, "one odd node does not hide the others");
+    assert_eq!(nodes[&NodeId(3)].name, "Lamp");
 }
 
 #[test]
