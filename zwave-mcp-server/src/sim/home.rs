@@ -3,7 +3,7 @@
 
 use serde_json::{Map, Value, json};
 
-use super::node::{Meter, Node, value_json};
+use super::node::{BINARY_SWITCH, MULTILEVEL_SWITCH, Meter, Node, value_json, writeable};
 
 /// The most nodes a Z-Wave network holds: node IDs 1–232, the controller included.
 pub const MAX_NODES: u16 = 232;
@@ -58,37 +58,18 @@ fn controller(now_ms: i64) -> Value {
 
 fn broadcast(now_ms: i64) -> Value {
     let mut values = Map::new();
-    for (key, value) in [
-        (
-            "37-0-targetValue",
-            value_json(
+    for (cc, kind) in [(BINARY_SWITCH, "boolean"), (MULTILEVEL_SWITCH, "number")] {
+        values.insert(
+            format!("{}-0-targetValue", cc.id),
+            writeable(value_json(
                 255,
-                37,
-                "Binary Switch",
-                "targetValue",
-                None,
-                "boolean",
-                true,
-                "Target value",
                 now_ms,
-            ),
-        ),
-        (
-            "38-0-targetValue",
-            value_json(
-                255,
-                38,
-                "Multilevel Switch",
+                cc,
                 "targetValue",
-                None,
-                "number",
-                true,
+                kind,
                 "Target value",
-                now_ms,
-            ),
-        ),
-    ] {
-        values.insert(key.to_owned(), value);
+            )),
+        );
     }
     json!({
         "id": 255, "name": "Broadcast", "virtual": true, "kind": "broadcast", "ready": true,

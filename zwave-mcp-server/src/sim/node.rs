@@ -3,33 +3,85 @@
 
 use serde_json::{Value, json};
 
-/// One value object of `getNodes` (`values["<cc>-<endpoint>-<property>[-<key>]"]`).
-#[allow(clippy::too_many_arguments)]
+/// A command class: its number and name.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Cc {
+    pub id: u16,
+    pub name: &'static str,
+}
+
+pub(super) const BINARY_SWITCH: Cc = Cc {
+    id: 37,
+    name: "Binary Switch",
+};
+pub(super) const MULTILEVEL_SWITCH: Cc = Cc {
+    id: 38,
+    name: "Multilevel Switch",
+};
+const MULTILEVEL_SENSOR: Cc = Cc {
+    id: 49,
+    name: "Multilevel Sensor",
+};
+const METER: Cc = Cc {
+    id: 50,
+    name: "Meter",
+};
+const CONFIGURATION: Cc = Cc {
+    id: 112,
+    name: "Configuration",
+};
+const NOTIFICATION: Cc = Cc {
+    id: 113,
+    name: "Notification",
+};
+const MANUFACTURER_SPECIFIC: Cc = Cc {
+    id: 114,
+    name: "Manufacturer Specific",
+};
+const BATTERY: Cc = Cc {
+    id: 128,
+    name: "Battery",
+};
+const VERSION: Cc = Cc {
+    id: 134,
+    name: "Version",
+};
+
+/// One read-only value object of `getNodes` (`values["<cc>-0-<property>"]`) at endpoint 0;
+/// the caller adds what the value has beyond that (`writeable`, `value`, `unit`, a key...).
 pub(super) fn value_json(
     node: u16,
-    cc: u16,
-    cc_name: &str,
-    property: &str,
-    key: Option<(Value, &str)>,
-    kind: &str,
-    writeable: bool,
-    label: &str,
     at: i64,
+    cc: Cc,
+    property: &str,
+    kind: &str,
+    label: &str,
 ) -> Value {
-    let mut value = json!({
-        "id": match &key {
-            Some((k, _)) => format!("{node}-{cc}-0-{property}-{}", plain(k)),
-            None => format!("{node}-{cc}-0-{property}"),
-        },
-        "nodeId": node, "commandClass": cc, "commandClassName": cc_name, "endpoint": 0,
+    json!({
+        "id": format!("{node}-{}-0-{property}", cc.id),
+        "nodeId": node, "commandClass": cc.id, "commandClassName": cc.name, "endpoint": 0,
         "property": property, "propertyName": property, "type": kind, "readable": true,
-        "writeable": writeable, "label": label, "stateless": false, "list": false,
+        "writeable": false, "label": label, "stateless": false, "list": false,
         "lastUpdate": at,
-    });
-    if let Some((k, name)) = key {
-        value["propertyKey"] = k;
-        value["propertyKeyName"] = json!(name);
-    }
+    })
+}
+
+/// `value` made writeable.
+pub(super) fn writeable(mut value: Value) -> Value {
+    value["writeable"] = json!(true);
+    value
+}
+
+/// `value` with a property key (its id gains the key).
+fn with_key(mut value: Value, key: Value, name: &str) -> Value {
+    let id = format!(
+        "{}-{}",
+        value["id"].as_str().unwrap_or_default(),
+        plain(&key)
+    );
+    value["id"] = json!(id);
+    value["propertyKey"] = key;
+    value["propertyKeyName"] = json!(name);
     value
 }
 
@@ -83,121 +135,49 @@ impl Node {
         self
     }
 
-    pub(super) fn binary_switch(self, on: bool) -> Self {
+    /// A switch's current value, target value and remaining duration, all showing `state`.
+    fn switch_values(&self, cc: Cc, kind: &str, state: &Value) -> [Value; 3] {
         let (id, at) = (self.id(), self.at);
-        let mut current = value_json(
-            id,
-            37,
-            "Binary Switch",
-            "currentValue",
-            None,
-            "boolean",
-            false,
-            "Current value",
-            at,
-        );
-        current["value"] = json!(on);
+        let mut current = value_json(id, at, cc, "currentValue", kind, "Current value");
+        current["value"] = state.clone();
         current["isCurrentValue"] = json!(true);
-        current["targetValue"] = json!("37-0-targetValue");
-        let mut target = value_json(
-            id,
-            37,
-            "Binary Switch",
-            "targetValue",
-            None,
-            "boolean",
-            true,
-            "Target value",
-            at,
-        );
-        target["value"] = json!(on);
-        let mut duration = value_json(
-            id,
-            37,
-            "Binary Switch",
-            "duration",
-            None,
-            "duration",
-            false,
-            "Remaining duration",
-            at,
-        );
+        current["targetValue"] = json!(format!("{}-0-targetValue", cc.id));
+        let mut target = writeable(value_json(id, at, cc, "targetValue", kind, "Target value"));
+        target["value"] = state.clone();
+        let duration = value_json(id, at, cc, "duration", "duration", "Remaining duration");
+        [current, target, duration]
+    }
+
+    pub(super) fn binary_switch(self, on: bool) -> Self {
+        let [current, target, mut duration] =
+            self.switch_values(BINARY_SWITCH, "boolean", &json!(on));
         duration["value"] = json!({"unit": "seconds"});
         self.add(current).add(target).add(duration)
     }
 
     pub(super) fn dimmer(self, level: u8) -> Self {
-        let (id, at) = (self.id(), self.at);
-        let mut current = value_json(
-            id,
-            38,
-            "Multilevel Switch",
-            "currentValue",
-            None,
-            "number",
-            false,
-            "Current value",
-            at,
-        );
-        current["value"] = json!(level);
-        current["min"] = json!(0);
-        current["max"] = json!(99);
-        current["isCurrentValue"] = json!(true);
-        current["targetValue"] = json!("38-0-targetValue");
-        let mut target = value_json(
-            id,
-            38,
-            "Multilevel Switch",
-            "targetValue",
-            None,
-            "number",
-            true,
-            "Target value",
-            at,
-        );
-        target["value"] = json!(level);
-        target["min"] = json!(0);
-        target["max"] = json!(99);
-        let mut duration = value_json(
-            id,
-            38,
-            "Multilevel Switch",
-            "duration",
-            None,
-            "duration",
-            false,
-            "Remaining duration",
-            at,
-        );
+        let [mut current, mut target, mut duration] =
+            self.switch_values(MULTILEVEL_SWITCH, "number", &json!(level));
+        for value in [&mut current, &mut target] {
+            value["min"] = json!(0);
+            value["max"] = json!(99);
+        }
         duration["value"] = json!({"value": 0, "unit": "seconds"});
-        let mut restore = value_json(
-            id,
-            38,
-            "Multilevel Switch",
+        let mut restore = writeable(value_json(
+            self.id(),
+            self.at,
+            MULTILEVEL_SWITCH,
             "restorePrevious",
-            None,
             "boolean",
-            true,
             "Restore previous value",
-            at,
-        );
+        ));
         restore["states"] = json!([{"text": "Restore", "value": true}]);
         self.add(current).add(target).add(duration).add(restore)
     }
 
     pub(super) fn meter(self, meter: Meter) -> Self {
-        let (id, at) = (self.id(), self.at);
-        let mut value = value_json(
-            id,
-            50,
-            "Meter",
-            "value",
-            Some((json!(meter.key), meter.key_name)),
-            "number",
-            false,
-            meter.label,
-            at,
-        );
+        let value = value_json(self.id(), self.at, METER, "value", "number", meter.label);
+        let mut value = with_key(value, json!(meter.key), meter.key_name);
         value["unit"] = json!(meter.unit);
         value["value"] = meter.reading;
         self.add(value)
@@ -210,17 +190,13 @@ impl Node {
         reading: Value,
         sensor_type: u8,
     ) -> Self {
-        let (id, at) = (self.id(), self.at);
         let mut value = value_json(
-            id,
-            49,
-            "Multilevel Sensor",
+            self.id(),
+            self.at,
+            MULTILEVEL_SENSOR,
             property,
-            None,
             "number",
-            false,
             property,
-            at,
         );
         value["unit"] = json!(unit);
         value["value"] = reading;
@@ -229,19 +205,16 @@ impl Node {
     }
 
     pub(super) fn motion(self, state: u8) -> Self {
-        let (id, at) = (self.id(), self.at);
-        let mut value = value_json(
-            id,
-            113,
-            "Notification",
+        let status = "Motion sensor status";
+        let value = value_json(
+            self.id(),
+            self.at,
+            NOTIFICATION,
             "Home Security",
-            Some((json!("Motion sensor status"), "Motion sensor status")),
             "number",
-            false,
-            "Motion sensor status",
-            at,
+            status,
         );
-        value["propertyName"] = json!("Home Security");
+        let mut value = with_key(value, json!(status), status);
         value["min"] = json!(0);
         value["max"] = json!(255);
         value["states"] =
@@ -251,17 +224,13 @@ impl Node {
     }
 
     pub(super) fn battery(self, level: u8) -> Self {
-        let (id, at) = (self.id(), self.at);
         let mut value = value_json(
-            id,
-            128,
-            "Battery",
+            self.id(),
+            self.at,
+            BATTERY,
             "level",
-            None,
             "number",
-            false,
             "Battery level",
-            at,
         );
         value["unit"] = json!("%");
         value["min"] = json!(0);
@@ -279,17 +248,7 @@ impl Node {
             ("productType", "Product type", product_type),
             ("productId", "Product ID", product),
         ] {
-            let mut value = value_json(
-                id,
-                114,
-                "Manufacturer Specific",
-                property,
-                None,
-                "number",
-                false,
-                label,
-                at,
-            );
+            let mut value = value_json(id, at, MANUFACTURER_SPECIFIC, property, "number", label);
             value["min"] = json!(0);
             value["max"] = json!(65_535);
             value["value"] = json!(number);
@@ -317,7 +276,7 @@ impl Node {
             ),
             ("sdkVersion", "SDK version", "string", json!("7.18.1")),
         ] {
-            let mut value = value_json(id, 134, "Version", property, None, kind, false, label, at);
+            let mut value = value_json(id, at, VERSION, property, kind, label);
             value["value"] = reading;
             node = node.add(value);
         }
@@ -326,17 +285,14 @@ impl Node {
 
     /// Configuration parameter `param` (Configuration CC, a numeric property).
     pub(super) fn config(self, param: u16, label: &str, setting: i64, max: i64) -> Self {
-        let mut value = value_json(
+        let mut value = writeable(value_json(
             self.id(),
-            112,
-            "Configuration",
-            "",
-            None,
-            "number",
-            true,
-            label,
             self.at,
-        );
+            CONFIGURATION,
+            "",
+            "number",
+            label,
+        ));
         value["id"] = json!(format!("{}-112-0-{param}", self.id()));
         value["property"] = json!(param);
         value["propertyName"] = json!(label);
@@ -349,18 +305,15 @@ impl Node {
 
     /// The meter's "Reset accumulated values" button.
     pub(super) fn meter_reset(self) -> Self {
-        let (id, at) = (self.id(), self.at);
-        let mut value = value_json(
-            id,
-            50,
-            "Meter",
+        let label = "Reset accumulated values";
+        let mut value = writeable(value_json(
+            self.id(),
+            self.at,
+            METER,
             "reset",
-            None,
             "boolean",
-            true,
-            "Reset accumulated values",
-            at,
-        );
+            label,
+        ));
         value["readable"] = json!(false);
         value["states"] = json!([{"text": "Reset", "value": true}]);
         self.add(value)
