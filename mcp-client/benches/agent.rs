@@ -12,12 +12,13 @@ use std::{
     collections::VecDeque,
     convert::Infallible,
     sync::{Arc, Mutex},
-    time::{Duration, Instant},
+    time::Instant,
 };
 
 use axum::body::{Body, Bytes};
 use mcp_client::{
     agent::{Agent, AgentEvent, Conversation, EventSink},
+    bench::latency::Latencies,
     llm::{Dialect, HttpProvider, ProviderConfig},
     tools::{definition, executor::ToolExecutor, manager::ToolManager},
 };
@@ -34,10 +35,6 @@ fn fixture(name: &str) -> Vec<u8> {
             .join(name),
     )
     .unwrap()
-}
-
-fn percentile(sorted: &[Duration], p: f64) -> Duration {
-    sorted[((sorted.len() as f64 - 1.0) * p) as usize]
 }
 
 /// Each request is answered by the next body of `bodies` (whole), or, when it is empty, by the
@@ -153,28 +150,33 @@ async fn run() {
         }
         assert_eq!(answer.turns, 2, "{answer:?}");
     }
-    bare.sort();
-    through_agent.sort();
-    let overhead = |p: f64| percentile(&through_agent, p).saturating_sub(percentile(&bare, p)) / 2;
+    let bare = Latencies::new(bare);
+    let through_agent = Latencies::new(through_agent);
+    let overhead = |p: f64| {
+        through_agent
+            .percentile(p)
+            .saturating_sub(bare.percentile(p))
+            / 2
+    };
     println!("two-turn question (tool call + answer), {QUESTIONS} rounds after 200 warm-up:");
     println!("{:<40} {:>10} {:>10}", "", "p50", "p99");
     println!(
         "{:<40} {:>10.1?} {:>10.1?}",
         "bare HTTP, 2 exchanges",
-        percentile(&bare, 0.5),
-        percentile(&bare, 0.99)
+        bare.percentile(50.0),
+        bare.percentile(99.0)
     );
     println!(
         "{:<40} {:>10.1?} {:>10.1?}",
         "through the agent",
-        percentile(&through_agent, 0.5),
-        percentile(&through_agent, 0.99)
+        through_agent.percentile(50.0),
+        through_agent.percentile(99.0)
     );
     println!(
         "{:<40} {:>10.1?} {:>10.1?}   (target < 1 ms)",
         "agent overhead per turn",
-        overhead(0.5),
-        overhead(0.99)
+        overhead(50.0),
+        overhead(99.0)
     );
 
     // Delta latency: one streamed answer, DELTAS chunks, each written after the last arrived.
@@ -213,12 +215,12 @@ async fn run() {
         .unwrap();
     drop(chunks);
     streaming.await.unwrap();
-    latencies.sort();
+    let latencies = Latencies::new(latencies);
     println!(
         "{:<40} {:>10.1?} {:>10.1?}   (target < 1 ms; max {:.1?})",
         "text delta: written → host callback",
-        percentile(&latencies, 0.5),
-        percentile(&latencies, 0.99),
-        latencies[latencies.len() - 1]
+        latencies.percentile(50.0),
+        latencies.percentile(99.0),
+        latencies.max()
     );
 }

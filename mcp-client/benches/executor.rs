@@ -2,16 +2,15 @@
 //! mock tool, the echo builtin and math_eval. Run: `cargo bench -p mcp-client --bench executor`.
 #![allow(clippy::unwrap_used, clippy::print_stdout, missing_docs)]
 
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
-use mcp_client::tools::{definition, executor::ToolExecutor, manager::ToolManager};
+use mcp_client::{
+    bench::latency::Latencies,
+    tools::{definition, executor::ToolExecutor, manager::ToolManager},
+};
 use serde_json::{Value, json};
 
 const CALLS: usize = 20_000;
-
-fn percentile(sorted: &[Duration], p: f64) -> Duration {
-    sorted[((sorted.len() as f64 - 1.0) * p) as usize]
-}
 
 fn main() {
     let path =
@@ -54,12 +53,12 @@ fn main() {
             }
         });
         let total = started.elapsed();
-        samples.sort();
+        let samples = Latencies::new(samples);
         println!(
             "{label:<24} {:>10.1?} {:>10.1?} {:>10.1?} {:>12.0}",
-            percentile(&samples, 0.5),
-            percentile(&samples, 0.99),
-            samples[samples.len() - 1],
+            samples.percentile(50.0),
+            samples.percentile(99.0),
+            samples.max(),
             CALLS as f64 / total.as_secs_f64()
         );
     }

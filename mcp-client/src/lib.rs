@@ -14,7 +14,7 @@
 //!
 //! # Layout
 //! - [`cli`]: the `mcp-client` command line (`chat`, `history`, `servers`, `doctor`, `tools`,
-//!   `call`).
+//!   `call`, `bench`).
 //! - [`agent`]: the tool-call loop (specs 002, 004) with its policies, events and approval.
 //! - [`history`]: the conversation store.
 //! - [`llm`]: the provider-neutral message model, the [`llm::Provider`] interface and its HTTP
@@ -25,9 +25,12 @@
 //!   with timeouts and cancellation, clean shutdown.
 //! - [`transport`]: our rmcp `Transport<RoleClient>` over a spawned child process; the
 //!   process group's shutdown, safe reaping and parent-death signal (`transport::process`).
+//! - [`bench`]: `mcp-client bench`, how fast one server answers through a
+//!   [`ServerConnection`] (latency, throughput, the server's CPU and memory).
 //! - [`signals`]: stopping every server when the host is asked to stop (SIGINT, SIGTERM).
 
 pub mod agent;
+pub mod bench;
 pub mod cli;
 pub mod connection;
 pub mod history;

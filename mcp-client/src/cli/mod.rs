@@ -1,8 +1,10 @@
 //! The `mcp-client` command line: `servers` (status of every configured server), `doctor`
 //! (everything wrong with one server), `tools` (every tool a host would offer), `call` (one
-//! call through the executor), `chat` (talk to a model that calls the tools; `chat.rs`) and
-//! `history` (the stored conversations; `history.rs`).
+//! call through the executor), `chat` (talk to a model that calls the tools; `chat.rs`),
+//! `history` (the stored conversations; `history.rs`) and `bench` (how fast one server
+//! answers; `bench.rs`).
 
+mod bench;
 mod chat;
 mod history;
 mod view;
@@ -10,6 +12,7 @@ mod view;
 use std::{path::PathBuf, process::ExitCode, time::Duration};
 
 use clap::{Parser, Subcommand};
+use rmcp::model::JsonObject;
 use serde_json::Value;
 
 use crate::{
@@ -88,6 +91,9 @@ pub enum CliCommand {
         #[arg(required = true, last = true)]
         command: Vec<String>,
     },
+    /// Measure one server: start time, latency of sequential calls (p50/p90/p99/max),
+    /// throughput with calls in flight, its CPU time per call and peak memory.
+    Bench(bench::BenchArgs),
 }
 
 /// Runs the command until it ends or the host is asked to stop (SIGTERM, SIGHUP, and SIGINT
@@ -135,6 +141,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         } => call(&tool, &args, config.as_deref(), &tool_files).await,
         CliCommand::Chat(args) => chat::run(args).await,
         CliCommand::History(command) => history::run(command),
+        CliCommand::Bench(args) => bench::run(args).await,
     }
 }
 
@@ -224,19 +231,9 @@ async fn call(
     config: Option<&std::path::Path>,
     tool_files: &[PathBuf],
 ) -> anyhow::Result<ExitCode> {
-    let arguments: Value = serde_json::from_str(args).map_err(|err| {
-        UsageError(format!(
-            "--args is not JSON ({err}): give an object such as '{{\"expression\": \"2+2\"}}'"
-        ))
-    })?;
-    if !arguments.is_object() {
-        return Err(UsageError(format!(
-            "--args must be a JSON object of named arguments, got {arguments}"
-        ))
-        .into());
-    }
+    let arguments = parse_arguments(args)?;
     let (executor, pool) = host(config, tool_files).await?;
-    let outcome = executor.execute(tool, arguments).await;
+    let outcome = executor.execute(tool, Value::Object(arguments)).await;
     emit(&serde_json::to_string_pretty(&outcome)?);
     pool.shutdown().await;
     Ok(if outcome.success {
@@ -244,6 +241,33 @@ async fn call(
     } else {
         ExitCode::FAILURE
     })
+}
+
+/// The `--args` of a command: a JSON object of named arguments.
+fn parse_arguments(args: &str) -> Result<JsonObject, UsageError> {
+    match serde_json::from_str(args) {
+        Ok(Value::Object(arguments)) => Ok(arguments),
+        Ok(other) => Err(UsageError(format!(
+            "--args must be a JSON object of named arguments, got {other}"
+        ))),
+        Err(err) => Err(UsageError(format!(
+            "--args is not JSON ({err}): give an object such as '{{\"expression\": \"2+2\"}}'"
+        ))),
+    }
+}
+
+/// One server given on the command line (`doctor`, `bench`): a single connection attempt,
+/// so a server that cannot start is reported at once.
+fn one_server(command: Vec<String>, init_timeout: Duration) -> ServerConfig {
+    let mut parts = command.into_iter();
+    let program = parts.next().unwrap_or_default();
+    let mut config = ServerConfig::new(ServerCommand::new("server", program, parts));
+    config.init_timeout = init_timeout;
+    config.retry = RetryPolicy {
+        attempts: 1,
+        base_delay: Duration::ZERO,
+    };
+    config
 }
 
 /// Writes one line of the command's answer to stdout.
@@ -305,14 +329,7 @@ struct Finding {
 }
 
 async fn doctor(init_timeout: u64, command: Vec<String>) -> ExitCode {
-    let mut parts = command.into_iter();
-    let program = parts.next().unwrap_or_default();
-    let mut config = ServerConfig::new(ServerCommand::new("server", program, parts));
-    config.init_timeout = Duration::from_secs(init_timeout);
-    config.retry = RetryPolicy {
-        attempts: 1,
-        base_delay: Duration::ZERO,
-    };
+    let config = one_server(command, Duration::from_secs(init_timeout));
     let findings = examine(ServerConnection::new(config)).await;
     let (mut problems, mut warnings) = (0, 0);
     for finding in &findings {

@@ -3,6 +3,7 @@
 
 mod agent;
 mod agent_policies;
+mod bench_cli;
 mod chat_cli;
 mod cli;
 mod executor;

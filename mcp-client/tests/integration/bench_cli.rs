@@ -1,0 +1,210 @@
+//! `mcp-client bench`: its report (JSON and table) against a real server process, and every
+//! way a run can be refused or stopped, with its message and exit code.
+
+use std::process::{Command, Output};
+
+use serde_json::Value;
+
+use crate::harness::fixture_path;
+
+const BIN: &str = env!("CARGO_BIN_EXE_mcp-client");
+
+/// Runs `mcp-client bench ARGS -- python3 fake_mcp_server.py SERVER…`; (output, stdout, stderr).
+fn bench(args: &[&str], server: &[&str]) -> (Output, String, String) {
+    let output = Command::new(BIN)
+        .arg("bench")
+        .args(args)
+        .arg("--")
+        .arg("python3")
+        .arg(fixture_path("fake-servers/fake_mcp_server.py"))
+        .args(server)
+        .env("MCP_CLIENT_LOG", "off")
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8(output.stdout.clone()).unwrap();
+    let stderr = String::from_utf8(output.stderr.clone()).unwrap();
+    (output, stdout, stderr)
+}
+
+fn number(value: &Value, key: &str) -> f64 {
+    value[key]
+        .as_f64()
+        .unwrap_or_else(|| panic!("`{key}` is not a number in {value}"))
+}
+
+#[test]
+fn bench_reports_latency_throughput_and_the_servers_costs_as_json() {
+    let (output, stdout, stderr) = bench(
+        &[
+            "--tool",
+            "echo",
+            "--args",
+            r#"{"message": "hi"}"#,
+            "--calls",
+            "200",
+            "--concurrency",
+            "4",
+            "--warmup",
+            "5",
+            "--json",
+        ],
+        &["clean"],
+    );
+    assert_eq!(output.status.code(), Some(0), "{stderr}");
+    assert_eq!(stderr, "", "no progress bar when stderr is not a terminal");
+    let report: Value = serde_json::from_str(&stdout).unwrap();
+    assert_eq!(report["server"], "fake 1.0");
+    assert_eq!(report["protocol_version"], "2025-11-25");
+    assert_eq!(report["request"], "tools/call echo");
+    assert!(number(&report, "start_ms") > 0.0, "{report}");
+    let phases = report["phases"].as_array().unwrap();
+    assert_eq!(phases.len(), 2, "{report}");
+    for (phase, (name, in_flight)) in phases.iter().zip([("sequential", 1), ("concurrent", 4)]) {
+        assert_eq!(phase["name"], name);
+        assert_eq!(phase["in_flight"], in_flight);
+        assert_eq!(phase["calls"], 200);
+        assert_eq!(phase["tool_errors"], 0);
+        let ordered = ["p50_us", "p90_us", "p99_us", "max_us"].map(|key| number(phase, key));
+        assert!(ordered[0] > 0.0, "{phase}");
+        assert!(ordered.windows(2).all(|w| w[0] <= w[1]), "{phase}");
+        assert!(number(phase, "mean_us") <= ordered[3], "{phase}");
+        assert!(number(phase, "calls_per_second") > 0.0, "{phase}");
+        assert!(number(phase, "server_cpu_ms") >= 0.0, "{phase}");
+        assert!(number(phase, "server_cpu_per_call_us") >= 0.0, "{phase}");
+    }
+    let process = &report["server_process"];
+    assert_eq!(process["processes"], 1, "python3 runs the server itself");
+    assert!(number(process, "pid") > 0.0);
+    assert!(
+        number(process, "peak_rss_kib") > 1_024.0,
+        "a Python interpreter holds more than 1 MiB: {process}"
+    );
+}
+
+#[test]
+fn bench_without_a_tool_times_ping_and_prints_a_table() {
+    let (output, stdout, stderr) = bench(
+        &["--calls", "50", "--concurrency", "1", "--warmup", "1"],
+        &["clean"],
+    );
+    assert_eq!(output.status.code(), Some(0), "{stderr}");
+    let lines: Vec<&str> = stdout.lines().collect();
+    assert_eq!(lines[0], "server   fake 1.0 (protocol 2025-11-25)");
+    assert_eq!(lines[1], "request  ping");
+    assert!(lines[2].starts_with("start    "), "{stdout}");
+    assert!(
+        lines[2].ends_with(" from spawn to initialize answered"),
+        "{stdout}"
+    );
+    assert!(lines[3].starts_with("memory   "), "{stdout}");
+    assert!(
+        lines[3].contains(" MiB peak resident (1 process, pid ") && lines[3].ends_with(')'),
+        "{stdout}"
+    );
+    assert!(lines[5].starts_with("phase "), "{stdout}");
+    assert!(lines[5].ends_with("calls/s server CPU/call"), "{stdout}");
+    let row: Vec<&str> = lines[6].split_whitespace().collect();
+    assert_eq!(row[..4], ["sequential", "1", "50", "0"], "{stdout}");
+    assert_eq!(
+        lines.len(),
+        7,
+        "one phase only at --concurrency 1: {stdout}"
+    );
+}
+
+#[test]
+fn bench_refuses_a_tool_the_server_lacks_and_names_those_it_has() {
+    let (output, stdout, stderr) = bench(&["--tool", "nope"], &["clean"]);
+    assert_eq!(output.status.code(), Some(2), "{stderr}");
+    assert_eq!(stdout, "");
+    assert_eq!(
+        stderr,
+        "mcp-client: the server has no tool `nope`; it offers `echo`, `crash`, `hang`, `slow`, `badutf8`, `notify`, `greet`, `progress`\n"
+    );
+}
+
+#[test]
+fn bench_stops_when_the_first_call_fails_instead_of_timing_errors() {
+    let (output, stdout, stderr) = bench(&["--tool", "greet", "--calls", "10"], &["clean"]);
+    assert_eq!(output.status.code(), Some(1), "{stderr}");
+    assert_eq!(stdout, "");
+    assert_eq!(
+        stderr,
+        "mcp-client bench: the first tools/call greet failed, so there is nothing worth timing (fix the tool's arguments): the tool answered with an error: missing required argument userName\n"
+    );
+    let (output, _, stderr) = bench(&["--tool", "crash"], &["clean"]);
+    assert_eq!(output.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.starts_with("mcp-client bench: the first tools/call crash failed, so there is nothing worth timing (fix the tool's arguments): "),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("fatal: simulated crash in the middle of a call"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn bench_names_the_call_at_which_a_server_died() {
+    let (output, stdout, stderr) = bench(
+        &[
+            "--tool",
+            "echo",
+            "--args",
+            r#"{"message": "hi"}"#,
+            "--calls",
+            "100",
+            "--concurrency",
+            "1",
+            "--warmup",
+            "5",
+        ],
+        &["mortal", "20"],
+    );
+    assert_eq!(output.status.code(), Some(1), "{stderr}");
+    assert_eq!(stdout, "");
+    assert!(
+        stderr.starts_with("mcp-client bench: call 16 of the sequential phase failed: "),
+        "{stderr}"
+    );
+    assert!(stderr.contains("exit status: 4"), "{stderr}");
+    assert!(stderr.contains("mortal: exiting at call 21"), "{stderr}");
+}
+
+#[test]
+fn bench_explains_a_server_that_cannot_start() {
+    let (output, stdout, stderr) = bench(&[], &["exit"]);
+    assert_eq!(output.status.code(), Some(1), "{stderr}");
+    assert_eq!(stdout, "");
+    assert!(
+        stderr.starts_with("mcp-client bench: the server did not start: MCP connection failed after 1 attempt: server `server`: initialize failed: "),
+        "{stderr}"
+    );
+    assert!(stderr.contains("config error: missing TOKEN"), "{stderr}");
+}
+
+#[test]
+fn bench_usage_errors_name_the_value_and_what_would_be_valid() {
+    let (output, _, stderr) = bench(&["--tool", "echo", "--args", "[1]"], &["clean"]);
+    assert_eq!(output.status.code(), Some(2));
+    assert_eq!(
+        stderr,
+        "mcp-client: --args must be a JSON object of named arguments, got [1]\n"
+    );
+    let (output, _, stderr) = bench(&["--args", "{}"], &["clean"]);
+    assert_eq!(output.status.code(), Some(2));
+    assert!(
+        stderr.starts_with(
+            "error: the following required arguments were not provided:\n  --tool <TOOL>"
+        ),
+        "{stderr}"
+    );
+    let (output, _, stderr) = bench(&["--calls", "0"], &["clean"]);
+    assert_eq!(output.status.code(), Some(2));
+    assert!(
+        stderr.starts_with(
+            "error: invalid value '0' for '--calls <CALLS>': 0 is not in 1..=10000000"
+        ),
+        "{stderr}"
+    );
+}
