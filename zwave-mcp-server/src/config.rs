@@ -167,6 +167,11 @@ pub enum Command {
         /// of the small demo home.
         #[arg(long, value_name = "N", value_parser = home_size)]
         nodes: Option<u16>,
+        /// Once the home is published, report this many new sensor and meter readings per
+        /// second (round robin over every such value), to measure what a busy network costs.
+        #[arg(long, value_name = "PER_SECOND",
+              value_parser = clap::value_parser!(u32).range(1..=i64::from(crate::sim::MAX_STORM_RATE)))]
+        storm: Option<u32>,
     },
 }
 

@@ -46,7 +46,8 @@ pub async fn run(config: Config) -> anyhow::Result<()> {
             topic_type,
             payload_type,
             nodes,
-        }) => simulate(&config, topic_type, payload_type, nodes).await,
+            storm,
+        }) => simulate(&config, topic_type, payload_type, nodes, storm).await,
         None => serve(config).await,
     }
 }
@@ -104,11 +105,28 @@ fn home(nodes: Option<u16>) -> Vec<serde_json::Value> {
     }
 }
 
+/// Starts `simulate --storm` once the broker holds the whole home, so the storm's reports
+/// come after the values they change.
+async fn start_storm(simulator: &sim::SimControl, rate: u32) -> anyhow::Result<sim::Storm> {
+    // A broker that is down keeps the storm waiting, as it keeps the simulator retrying.
+    while simulator
+        .wait_published(std::time::Duration::from_secs(60))
+        .await
+        .is_err()
+    {
+        tracing::warn!("the home is not published yet (is the broker up?); the storm waits");
+    }
+    simulator.storm(rate).context(
+        "--storm: the home has no sensor or meter readings to report (try --nodes 10 or more)",
+    )
+}
+
 async fn simulate(
     config: &Config,
     topic_type: u8,
     payload_type: u8,
     nodes: Option<u16>,
+    storm: Option<u32>,
 ) -> anyhow::Result<()> {
     let options = sim::SimOptions {
         prefix: config.topic_prefix.clone(),
@@ -130,6 +148,10 @@ async fn simulate(
     let broker = config.mqtt()?;
     let simulator = sim::SimControl::start_with(&broker, options, home(nodes));
     tracing::info!(broker = %config.mqtt_url, "simulated gateway running; Ctrl-C stops it");
+    let _storm = match storm {
+        Some(rate) => Some(start_storm(&simulator, rate).await?),
+        None => None,
+    };
     tokio::signal::ctrl_c()
         .await
         .context("cannot wait for Ctrl-C")?;

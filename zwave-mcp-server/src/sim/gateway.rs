@@ -74,10 +74,10 @@ struct Knobs {
     delays: HashMap<String, Duration>,
 }
 
-struct Sim {
+pub(super) struct Sim {
     client: AsyncClient,
-    options: SimOptions,
-    nodes: Mutex<Vec<Value>>,
+    pub(super) options: SimOptions,
+    pub(super) nodes: Mutex<Vec<Value>>,
     knobs: Mutex<Knobs>,
     /// Last non-zero level of each dimmer, restored by a write of 255.
     last_levels: Mutex<HashMap<u16, u8>>,
@@ -109,10 +109,10 @@ pub struct ReceivedRequest {
 /// Handle to a running simulated gateway; clones share it.
 #[derive(Clone)]
 pub struct SimControl {
-    sim: Arc<Sim>,
+    pub(super) sim: Arc<Sim>,
 }
 
-fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+pub(super) fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
     mutex.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
@@ -454,7 +454,7 @@ fn find_node(nodes: &[Value], id: u16) -> Option<&Value> {
     nodes.iter().find(|node| node["id"] == json!(id))
 }
 
-fn value_topic(options: &SimOptions, node: &Value, value: &Value) -> String {
+pub(super) fn value_topic(options: &SimOptions, node: &Value, value: &Value) -> String {
     // The topic needs only the node's id, name and location: parsing its values too would
     // make publishing a node's values quadratic in their number.
     let identity = json!({"id": node["id"], "name": node["name"], "loc": node["loc"]});
@@ -471,7 +471,7 @@ fn value_topic(options: &SimOptions, node: &Value, value: &Value) -> String {
     )
 }
 
-fn value_payload(options: &SimOptions, value: &Value) -> Vec<u8> {
+pub(super) fn value_payload(options: &SimOptions, value: &Value) -> Vec<u8> {
     let now = now_ms();
     match options.payload {
         PayloadType::TimeValue => {
@@ -501,7 +501,7 @@ fn set_value(nodes: &mut [Value], node: u16, key: &str, new: Value) -> Option<(V
     Some((node_json.clone(), value))
 }
 
-async fn publish(sim: &Sim, topic: String, payload: Vec<u8>, retain: bool) {
+pub(super) async fn publish(sim: &Sim, topic: String, payload: Vec<u8>, retain: bool) {
     match sim
         .client
         .publish(topic.clone(), QoS::AtLeastOnce, retain, payload)

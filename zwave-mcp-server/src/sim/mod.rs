@@ -4,6 +4,8 @@ mod broker;
 mod gateway;
 pub mod home;
 mod node;
+mod storm;
 
 pub use broker::{BrokerError, EmbeddedBroker};
 pub use gateway::{PayloadType, ReceivedRequest, SimControl, SimOptions};
+pub use storm::{MAX_STORM_RATE, Storm};

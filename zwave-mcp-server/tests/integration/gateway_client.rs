@@ -303,3 +303,63 @@ async fn a_node_sharing_a_topic_never_moves_another_nodes_state() {
         .await;
     assert_eq!(status["on"], false);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn after_a_storm_of_reports_the_cache_holds_every_last_reading() {
+    let nodes = zwave_mcp_server::sim::home::sized_home(20, zwave_mcp_server::gateway::now_ms());
+    // Every reading the storm reports: Multilevel Sensor (49) and Meter (50) numbers.
+    let readings: Vec<(u16, String)> = nodes
+        .iter()
+        .flat_map(|node| {
+            let id = node["id"].as_u64().unwrap() as u16;
+            node["values"]
+                .as_object()
+                .into_iter()
+                .flatten()
+                .filter(|(_, v)| {
+                    [49, 50].contains(&v["commandClass"].as_u64().unwrap())
+                        && v["type"] == "number"
+                        && v["writeable"] == false
+                        && v["value"].is_number()
+                })
+                .map(move |(key, _)| (id, key.clone()))
+        })
+        .collect();
+    assert!(readings.len() > 20, "{} readings", readings.len());
+    let home = Home::start_home(
+        SimOptions::default(),
+        nodes,
+        Duration::from_secs(3),
+        Duration::from_secs(1),
+    )
+    .await;
+    home.gateway.ensure_nodes().await.unwrap();
+    let before: Vec<_> = readings
+        .iter()
+        .map(|(node, key)| home.gateway.value(NodeId(*node), key))
+        .collect();
+    let storm = home.sim.storm(5_000).unwrap();
+    // Three rounds over every reading, with tools answering meanwhile.
+    let rounds = 3 * readings.len() as u64;
+    while storm.published() < rounds {
+        home.ok("list_zwave_devices", json!({})).await;
+    }
+    drop(storm);
+    let cache_matches = || {
+        readings
+            .iter()
+            .all(|(node, key)| home.gateway.value(NodeId(*node), key) == home.sim.value(*node, key))
+    };
+    assert!(
+        eventually(Duration::from_secs(5), cache_matches).await,
+        "the cache did not catch up with the last reports"
+    );
+    // A stormed reading never returns to its value from before the storm.
+    for ((node, key), old) in readings.iter().zip(&before) {
+        assert_ne!(
+            home.gateway.value(NodeId(*node), key),
+            *old,
+            "node {node} {key}"
+        );
+    }
+}
