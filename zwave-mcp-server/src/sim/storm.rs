@@ -6,7 +6,7 @@
 //! Each report changes the value in the simulated home too, so `getNodes` agrees with the
 //! topics, and goes out as every other value report does (QoS 1, retained, the configured
 //! topic and payload style). A value cycles through its reading at the start of the storm
-//! + 0.1, + 0.2, … + 0.5: every report is a change, none drifts, and none equals the reading
+//! plus 0.1, 0.2, … 0.5: every report is a change, none drifts, and none equals the reading
 //! from before the storm.
 
 use std::{
