@@ -167,16 +167,11 @@ fn on_publish(shared: &Arc<Shared>, topic: &str, payload: &[u8], retained: bool)
     match route {
         Some(Route::Value(target)) => {
             let value = topics::decode_value(payload);
-            let mut state = write(&shared.state);
-            if let Some(slot) = state
-                .nodes
-                .get_mut(&target.node)
-                .and_then(|node| node.value_mut(&target.key))
-            {
-                slot.value = value;
-                slot.last_update = Some(now_ms());
-                slot.seen_at = Some(std::time::Instant::now());
-                drop(state);
+            let stored =
+                write(&shared.state)
+                    .nodes
+                    .record_report(target.node, &target.key, value, now_ms());
+            if stored {
                 shared.changes.send_modify(|version| *version += 1);
             }
         }

@@ -432,18 +432,11 @@ async fn wait_while_connecting(shared: &Shared) {
 }
 
 fn store_value(shared: &Shared, node: NodeId, key: &str, value: Value) -> bool {
-    let mut state = write(&shared.state);
-    let Some(slot) = state
+    let stored = write(&shared.state)
         .nodes
-        .get_mut(&node)
-        .and_then(|node| node.value_mut(key))
-    else {
-        return false;
-    };
-    slot.value = Some(value);
-    slot.last_update = Some(now_ms());
-    slot.seen_at = Some(std::time::Instant::now());
-    drop(state);
-    shared.changes.send_modify(|version| *version += 1);
-    true
+        .record_report(node, key, Some(value), now_ms());
+    if stored {
+        shared.changes.send_modify(|version| *version += 1);
+    }
+    stored
 }

@@ -109,6 +109,29 @@ impl Nodes {
         self.layout
     }
 
+    /// Stores what a value topic reported for value `key` of node `id`, received at `at_ms`
+    /// (epoch ms). Returns whether the node has that value; only then is anything stored (and
+    /// the node given a new revision).
+    pub fn record_report(
+        &mut self,
+        id: NodeId,
+        key: &str,
+        value: Option<Value>,
+        at_ms: i64,
+    ) -> bool {
+        let Some(node) = self.nodes.get_mut(&id) else {
+            return false;
+        };
+        let Some(slot) = node.values.get_mut(key) else {
+            return false;
+        };
+        slot.value = value;
+        slot.last_update = Some(at_ms);
+        slot.seen_at = Some(std::time::Instant::now());
+        node.revision = Revision::next();
+        true
+    }
+
     /// The node `id`, to change its state: it gets a new revision.
     pub fn get_mut(&mut self, id: &NodeId) -> Option<NodeMut<'_>> {
         let node = self.nodes.get_mut(id)?;

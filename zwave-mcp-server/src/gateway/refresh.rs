@@ -43,11 +43,8 @@ pub(super) async fn refresh_nodes(
     match result {
         Ok(mut nodes) => {
             let index = TopicIndex::build(&shared.settings.topic_prefix, nodes.values());
-            info!(
-                nodes = nodes.len(),
-                topics = index.len(),
-                "node list loaded"
-            );
+            let (paths, tails) = index.size();
+            info!(nodes = nodes.len(), paths, tails, "node list loaded");
             report_collisions(&index);
             *write(&shared.topics) = index;
             let mut state = write(&shared.state);

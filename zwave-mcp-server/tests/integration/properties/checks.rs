@@ -2,14 +2,14 @@
 //! Shared by the proptests (`properties/mod.rs`, run by `cargo test`) and the fuzz targets
 //! (`fuzz/fuzz_targets/`, run by `scripts/fuzz.sh`): each returns what was violated.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use serde_json::Value;
 use zwave_mcp_server::{
     devices::{self, Purpose, resolve},
     gateway::{
         NodeId, NodeInfo, parse_nodes,
-        topics::{Route, TopicIndex, TopicStyle, node_path, value_path},
+        topics::{Route, TopicIndex, TopicStyle, ValueRef, node_path, value_path, value_tails},
     },
 };
 
@@ -27,7 +27,8 @@ pub fn get_nodes_reply(bytes: &[u8]) -> Result<(), String> {
     let Ok(nodes) = parse_nodes(reply) else {
         return Ok(());
     };
-    topics_route_home(&nodes)
+    topics_route_home(&nodes)?;
+    index_equals_every_topic_spelled_out(&nodes)
 }
 
 /// Every node's and value's topic routes to itself or is marked ambiguous.
@@ -64,6 +65,74 @@ pub fn topics_route_home(nodes: &BTreeMap<NodeId, NodeInfo>) -> Result<(), Strin
                 }
             }
         }
+    }
+    Ok(())
+}
+
+/// The two-level index answers exactly as a map of every topic spelled out would: every
+/// pairing of a node path (every style) and a tail routes to its one meaning, a topic with
+/// several meanings routes nowhere and is listed with its nodes, and nothing else routes.
+pub fn index_equals_every_topic_spelled_out(
+    nodes: &BTreeMap<NodeId, NodeInfo>,
+) -> Result<(), String> {
+    let index = TopicIndex::build("zwave", nodes.values());
+    let mut spelled: HashMap<String, Vec<Route>> = HashMap::new();
+    for node in nodes.values() {
+        let mut tails = vec![
+            ("status".to_owned(), Route::NodeStatus(node.id)),
+            ("lastActive".to_owned(), Route::NodeLastActive(node.id)),
+        ];
+        for value in node.values.values() {
+            let route = Route::Value(ValueRef {
+                node: node.id,
+                key: value.key().into(),
+            });
+            tails.extend(value_tails(value).into_iter().map(|t| (t, route.clone())));
+        }
+        for style in TopicStyle::ALL {
+            let path = node_path("zwave", node, style);
+            for (tail, route) in &tails {
+                let routes = spelled.entry(format!("{path}/{tail}")).or_default();
+                if !routes.contains(route) {
+                    routes.push(route.clone());
+                }
+            }
+        }
+    }
+    let mut ambiguous = 0;
+    for (topic, routes) in &spelled {
+        if let [route] = routes.as_slice() {
+            if index.route(topic) != Some(route) || index.is_ambiguous(topic) {
+                return Err(format!(
+                    "{topic} means only {route:?}, the index says {:?}",
+                    index.route(topic)
+                ));
+            }
+        } else {
+            ambiguous += 1;
+            let sharing: BTreeSet<NodeId> = routes.iter().map(Route::node).collect();
+            if index.route(topic).is_some()
+                || !index.is_ambiguous(topic)
+                || index.ambiguous().get(topic) != Some(&sharing)
+            {
+                return Err(format!(
+                    "{topic} means {routes:?}, the index routes it to {:?} and lists {:?}",
+                    index.route(topic),
+                    index.ambiguous().get(topic)
+                ));
+            }
+        }
+        let longer = format!("{topic}/more");
+        if !spelled.contains_key(&longer) && index.route(&longer).is_some() {
+            return Err(format!("{longer} is no topic, yet it routes"));
+        }
+    }
+    if index.ambiguous().len() != ambiguous {
+        return Err(format!(
+            "{ambiguous} topics have several meanings, the index lists {}: {:?}",
+            index.ambiguous().len(),
+            index.ambiguous().keys().collect::<Vec<_>>()
+        ));
     }
     Ok(())
 }

@@ -67,7 +67,9 @@ fn query() -> impl Strategy<Value = String> {
 proptest! {
     #[test]
     fn every_topic_routes_to_its_own_value_or_nowhere(nodes in home()) {
-        checks::topics_route_home(&parsed(nodes)).map_err(TestCaseError::fail)?;
+        let nodes = parsed(nodes);
+        checks::topics_route_home(&nodes).map_err(TestCaseError::fail)?;
+        checks::index_equals_every_topic_spelled_out(&nodes).map_err(TestCaseError::fail)?;
     }
 
     #[test]
