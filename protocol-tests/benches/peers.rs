@@ -1,13 +1,16 @@
 //! Our server beside third-party MCP servers and the pipe floor (`mcp-floor`, a std-only line
 //! responder), all driven the same raw way in one run: start → initialize, round trip of
-//! sequential `tools/call`s, calls per second, peak memory.
+//! sequential `tools/call`s, calls per second, peak memory. Then our client beside the
+//! official TypeScript and Python SDK clients, each making sequential `tools/call`s of the
+//! floor and timing them itself.
 //! Run: `cargo build --release --workspace --bins && cargo bench -p protocol-tests --bench peers`.
 #![allow(clippy::unwrap_used, clippy::print_stdout, missing_docs)]
 
 use std::time::{Duration, Instant};
 
 use protocol_tests::peers::{
-    PYTHON_FASTMCP, python_venv, server_everything, target_dir, workspace_root,
+    PYTHON_FASTMCP, PYTHON_SDK, python_venv, server_everything, target_dir, typescript_sdk,
+    workspace_root,
 };
 use serde_json::{Value, json};
 
@@ -111,6 +114,111 @@ fn measure(label: &str, command: Vec<String>, tool: &str, args: Value) -> Row {
     row
 }
 
+/// A client's own timing of CALLS sequential calls: (label, p50 µs, p99 µs).
+fn client_row(label: Option<&str>, command: &[String]) -> (String, f64, f64) {
+    let output = std::process::Command::new(&command[0])
+        .args(&command[1..])
+        .stderr(std::process::Stdio::inherit())
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{command:?} failed");
+    let report: Value = serde_json::from_slice(&output.stdout).unwrap();
+    // `mcp-client bench --json` reports phases; the SDK drivers report one object.
+    let timing = report
+        .get("phases")
+        .and_then(|phases| phases.get(0))
+        .unwrap_or(&report);
+    (
+        label.map_or_else(
+            || report["client"].as_str().unwrap().to_owned(),
+            str::to_owned,
+        ),
+        timing["p50_us"].as_f64().unwrap(),
+        timing["p99_us"].as_f64().unwrap(),
+    )
+}
+
+fn compare_clients(floor: &str, mcp_client: &str, floor_p50: Duration) {
+    let calls = CALLS.to_string();
+    let mut rows = vec![client_row(
+        Some("mcp-client (ServerConnection::call_tool)"),
+        &[
+            mcp_client,
+            "bench",
+            "--json",
+            "--tool",
+            "any",
+            "--calls",
+            &calls,
+            "--warmup",
+            "100",
+            "--concurrency",
+            "1",
+            "--",
+            floor,
+        ]
+        .map(str::to_owned),
+    )];
+    if std::env::var_os("BENCH_ONLY_OURS").is_none() {
+        let sdk = typescript_sdk().to_string_lossy().into_owned();
+        let script = |name: &str| {
+            workspace_root()
+                .join("fixtures/peers")
+                .join(name)
+                .to_string_lossy()
+                .into_owned()
+        };
+        rows.push(client_row(
+            None,
+            &[
+                "node".to_owned(),
+                script("ts_sdk_client_bench.mjs"),
+                sdk,
+                calls.clone(),
+                "any".into(),
+                "{}".into(),
+                "--".into(),
+                floor.to_owned(),
+            ],
+        ));
+        let python = python_venv("mcp2", PYTHON_SDK)
+            .to_string_lossy()
+            .into_owned();
+        rows.push(client_row(
+            None,
+            &[
+                python,
+                script("python_sdk_client_bench.py"),
+                calls.clone(),
+                "any".into(),
+                "{}".into(),
+                floor.to_owned(),
+            ],
+        ));
+    }
+    println!();
+    println!(
+        "{:<42} {:>10} {:>10} {:>12} {:>12}",
+        "client (2,000 sequential tools/call, mcp-floor)",
+        "p50",
+        "p99",
+        "× floor p50",
+        "× ours p50"
+    );
+    let ours = rows[0].1;
+    let floor_us = floor_p50.as_secs_f64() * 1e6;
+    for (label, p50, p99) in rows {
+        println!(
+            "{label:<42} {:>7.1} µs {:>7.1} µs {:>12.1} {:>12.1}",
+            p50,
+            p99,
+            p50 / floor_us,
+            p50 / ours
+        );
+    }
+    println!("the floor p50 is the raw driver's round trip to mcp-floor in the table above");
+}
+
 fn main() {
     let built = |name: &str| {
         let release = target_dir().join("release").join(name);
@@ -122,6 +230,7 @@ fn main() {
     };
     let ours = built("zwave-mcp-server");
     let floor = built("mcp-floor").to_string_lossy().into_owned();
+    let mcp_client = built("mcp-client").to_string_lossy().into_owned();
     let label = format!(
         "zwave-mcp-server --demo ({})",
         if ours.ends_with("release/zwave-mcp-server") {
@@ -134,7 +243,7 @@ fn main() {
     let mut rows = vec![
         measure(
             "floor: mcp-floor (std, not MCP)",
-            vec![floor],
+            vec![floor.clone()],
             "any",
             json!({}),
         ),
@@ -178,6 +287,7 @@ fn main() {
         "{:<34} {:>12} {:>10} {:>10} {:>10} {:>12}",
         "server (2,000 sequential tools/call)", "start→init", "p50", "p99", "calls/s", "peak RSS"
     );
+    let floor_p50 = rows[0].p50;
     for row in rows {
         println!(
             "{:<34} {:>12.1?} {:>10.1?} {:>10.1?} {:>10.0} {:>9.1} MiB",
@@ -192,4 +302,5 @@ fn main() {
     println!(
         "our server's figures include its embedded MQTT broker and simulated gateway (--demo)"
     );
+    compare_clients(&floor, &mcp_client, floor_p50);
 }

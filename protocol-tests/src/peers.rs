@@ -67,6 +67,18 @@ pub fn server_everything() -> (String, Vec<String>) {
     )
 }
 
+/// The official TypeScript SDK's package folder: the version server-everything depends on,
+/// installed with it.
+pub fn typescript_sdk() -> PathBuf {
+    npm_package(
+        SERVER_EVERYTHING,
+        "node_modules/@modelcontextprotocol/sdk/package.json",
+    )
+    .parent()
+    .map(Path::to_path_buf)
+    .expect("package.json lies in the package's folder")
+}
+
 /// The MCP Inspector's launcher, installing it when missing.
 pub fn inspector() -> PathBuf {
     npm_package(INSPECTOR, "node_modules/.bin/mcp-inspector")

@@ -2,8 +2,10 @@
 //! request line with a canned JSON-RPC result carrying the request's id: no JSON parsing, no
 //! async runtime, no MCP semantics. What any stdio server costs above this is its own.
 //!
-//! Not an MCP server: it answers `initialize` and `tools/call` alike (enough for the bench's
-//! raw driver), and ignores notifications.
+//! Not an MCP server: it tells requests apart by a byte search for their method, answers
+//! `initialize`, `tools/list` (one tool, `any`) and `tools/call` with canned results and
+//! anything else with `{}`, and ignores notifications: enough for the raw driver and for
+//! SDK clients.
 
 use std::io::{BufRead as _, Write as _};
 
@@ -18,9 +20,18 @@ fn main() {
         let mut reply = Vec::with_capacity(160);
         reply.extend_from_slice(b"{\"jsonrpc\":\"2.0\",\"id\":");
         reply.extend_from_slice(id);
-        reply.extend_from_slice(
-            b",\"result\":{\"protocolVersion\":\"2025-11-25\",\"capabilities\":{\"tools\":{}},\"serverInfo\":{\"name\":\"mcp-floor\",\"version\":\"0\"},\"content\":[{\"type\":\"text\",\"text\":\"ok\"}]}}\n",
-        );
+        let result: &[u8] = if contains(&line, b"\"tools/call\"") {
+            b"{\"content\":[{\"type\":\"text\",\"text\":\"ok\"}]}"
+        } else if contains(&line, b"\"tools/list\"") {
+            b"{\"tools\":[{\"name\":\"any\",\"description\":\"Answers ok\",\"inputSchema\":{\"type\":\"object\"}}]}"
+        } else if contains(&line, b"\"initialize\"") {
+            b"{\"protocolVersion\":\"2025-11-25\",\"capabilities\":{\"tools\":{}},\"serverInfo\":{\"name\":\"mcp-floor\",\"version\":\"0\"}}"
+        } else {
+            b"{}"
+        };
+        reply.extend_from_slice(b",\"result\":");
+        reply.extend_from_slice(result);
+        reply.extend_from_slice(b"}\n");
         if stdout
             .write_all(&reply)
             .and_then(|()| stdout.flush())
@@ -29,6 +40,10 @@ fn main() {
             return;
         }
     }
+}
+
+fn contains(line: &[u8], needle: &[u8]) -> bool {
+    line.windows(needle.len()).any(|w| w == needle)
 }
 
 /// The bytes of the request's `"id"` value (a number or a string), found by a plain scan.
