@@ -25,7 +25,7 @@
 //!   with timeouts and cancellation, clean shutdown.
 //! - [`transport`]: our rmcp `Transport<RoleClient>` over a spawned child process; the
 //!   process group's shutdown, safe reaping and parent-death signal (`transport::process`).
-//! - [`bench`]: `mcp-client bench`, how fast one server answers through a
+//! - [`bench`](mod@bench): `mcp-client bench`, how fast one server answers through a
 //!   [`ServerConnection`] (latency, throughput, the server's CPU and memory).
 //! - [`signals`]: stopping every server when the host is asked to stop (SIGINT, SIGTERM).
 
