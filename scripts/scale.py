@@ -64,6 +64,13 @@ class Server:
         self.p.wait()
 
 
+def stop(*processes):
+    for process in processes:
+        if process:
+            process.kill()
+            process.wait()
+
+
 def timed(server, tool, args):
     times = []
     for _ in range(CALLS):
@@ -99,10 +106,7 @@ def measure(nodes):
         return (f"| {nodes} | {init_ms:.1f} ms | {first_ms:.0f} ms | {list_p50:.0f} µs | {list_p99:.0f} µs "
                 f"| {status_p50:.0f} µs | {status_p99:.0f} µs | {rss:.1f} MiB |")
     finally:
-        for process in (sim, broker):
-            if process:
-                process.kill()
-                process.wait()
+        stop(sim, broker)
 
 
 if __name__ == "__main__":

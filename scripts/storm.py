@@ -14,7 +14,7 @@ Usage: python3 scripts/storm.py [RATE ...]   (env NODES, CALLS, WINDOW)
 import json, os, re, subprocess, sys, time
 
 sys.path.insert(0, os.path.dirname(__file__))
-from scale import BIN, Server, free_port, wait_port  # noqa: E402
+from scale import BIN, Server, free_port, stop, wait_port  # noqa: E402
 
 CLIENT = os.path.join(os.path.dirname(BIN), "mcp-client")
 NODES = int(os.environ.get("NODES", "232"))
@@ -93,10 +93,7 @@ def measure(rate):
         return (f"| {label} | {status[0]:.0f} µs | {status[1]:.0f} µs | {listing[0]:.0f} µs "
                 f"| {listing[1]:.0f} µs | {cpu} |")
     finally:
-        for process in (sim, broker):
-            if process:
-                process.kill()
-                process.wait()
+        stop(sim, broker)
 
 
 if __name__ == "__main__":
