@@ -21,10 +21,10 @@ pub mod usage;
 use std::time::{Duration, Instant};
 
 use futures_util::StreamExt as _;
-use rmcp::model::{CallToolResult, JsonObject};
+use rmcp::model::JsonObject;
 use serde::Serialize;
 
-use crate::{ClientError, ServerConfig, ServerConnection};
+use crate::{ClientError, ServerConfig, ServerConnection, tools::executor::error_text};
 use latency::{Latencies, Summary};
 use usage::Usage;
 
@@ -276,24 +276,11 @@ async fn call(server: &ServerConnection, request: &Request) -> Result<Answer, Cl
         Request::Tool { name, arguments } => {
             let result = server.call_tool(name, arguments.clone()).await?;
             Ok(if result.is_error == Some(true) {
-                Answer::ToolError(text_of(&result))
+                Answer::ToolError(error_text(&result))
             } else {
                 Answer::Fine
             })
         }
-    }
-}
-
-fn text_of(result: &CallToolResult) -> String {
-    let text: Vec<&str> = result
-        .content
-        .iter()
-        .filter_map(|c| c.as_text().map(|t| t.text.as_str()))
-        .collect();
-    if text.is_empty() {
-        "(no text)".to_owned()
-    } else {
-        text.join(" ")
     }
 }
 

@@ -527,18 +527,23 @@ fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
 /// An MCP result: `isError` results are failures with their text; others are the result.
 fn mcp_outcome(result: CallToolResult) -> Result<Value, String> {
     if result.is_error == Some(true) {
-        let text: Vec<String> = result
-            .content
-            .iter()
-            .filter_map(|c| c.as_text().map(|t| t.text.clone()))
-            .collect();
-        return Err(if text.is_empty() {
-            "the tool reported an error without a message".into()
-        } else {
-            text.join("\n")
-        });
+        return Err(error_text(&result));
     }
     serde_json::to_value(&result).map_err(|err| format!("cannot encode the tool's result: {err}"))
+}
+
+/// The text of an `isError` result, its text blocks joined by lines.
+pub(crate) fn error_text(result: &CallToolResult) -> String {
+    let text: Vec<&str> = result
+        .content
+        .iter()
+        .filter_map(|c| c.as_text().map(|t| t.text.as_str()))
+        .collect();
+    if text.is_empty() {
+        "the tool reported an error without a message".into()
+    } else {
+        text.join("\n")
+    }
 }
 
 /// Checks `args` against the tool's schema; extra parameters are allowed (spec 001).
