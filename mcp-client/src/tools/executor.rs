@@ -665,3 +665,23 @@ fn kind(value: &Value) -> &'static str {
         Value::Object(_) => "an object",
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use rmcp::model::Content;
+
+    use super::*;
+
+    #[test]
+    fn an_error_result_reads_as_its_text_or_says_it_has_none() {
+        let two = CallToolResult::error(vec![
+            Content::text("no such device"),
+            Content::text("try list"),
+        ]);
+        assert_eq!(error_text(&two), "no such device\ntry list");
+        assert_eq!(
+            error_text(&CallToolResult::error(Vec::new())),
+            "the tool reported an error without a message"
+        );
+    }
+}
