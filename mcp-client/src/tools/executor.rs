@@ -668,15 +668,15 @@ fn kind(value: &Value) -> &'static str {
 
 #[cfg(test)]
 mod tests {
-    use rmcp::model::Content;
+    use rmcp::model::ContentBlock;
 
     use super::*;
 
     #[test]
     fn an_error_result_reads_as_its_text_or_says_it_has_none() {
         let two = CallToolResult::error(vec![
-            Content::text("no such device"),
-            Content::text("try list"),
+            ContentBlock::text("no such device"),
+            ContentBlock::text("try list"),
         ]);
         assert_eq!(error_text(&two), "no such device\ntry list");
         assert_eq!(
