@@ -61,6 +61,39 @@ async fn send_cancelled(peer: &Peer<RoleClient>, id: RequestId) {
     }
 }
 
+/// A request the server has been sent and not yet answered. Dropped unanswered (the caller
+/// stopped waiting), it sends `notifications/cancelled` for the request from a task of its own.
+struct Unanswered {
+    pending: Option<(Peer<RoleClient>, RequestId)>,
+}
+
+impl Unanswered {
+    fn new(peer: &Peer<RoleClient>, id: RequestId) -> Self {
+        Self {
+            pending: Some((peer.clone(), id)),
+        }
+    }
+
+    /// The answer came (or rmcp's own timeout cancelled the request): nothing to send.
+    fn answered(mut self) {
+        self.pending = None;
+    }
+}
+
+impl Drop for Unanswered {
+    fn drop(&mut self) {
+        let Some((peer, id)) = self.pending.take() else {
+            return;
+        };
+        match tokio::runtime::Handle::try_current() {
+            Ok(runtime) => {
+                runtime.spawn(async move { send_cancelled(&peer, id).await });
+            }
+            Err(_) => debug!(%id, "no runtime left to send notifications/cancelled"),
+        }
+    }
+}
+
 /// A live session with a server.
 struct Live {
     peer: Peer<RoleClient>,
@@ -422,63 +455,45 @@ impl ServerConnection {
         }
         let params = CallToolRequestParams::new(name.to_owned()).with_arguments(arguments);
         let request = ClientRequest::CallToolRequest(CallToolRequest::new(params));
-        // The request runs in a task of its own that outlives this future: if the caller stops
-        // waiting (a cancelled conversation), the task still learns the request's id, even
-        // mid-send, and tells the server with `notifications/cancelled`. rmcp itself cancels
+        // The request is sent from this future (no task per call: a task costs two
+        // cross-thread wake-ups per call). If the caller stops waiting once the request is
+        // queued, `Unanswered` tells the server with `notifications/cancelled` when dropped;
+        // before that, nothing was queued and there is nothing to cancel. rmcp itself cancels
         // only the requests its timeout ends.
-        let (caller_alive, caller_gone) = tokio::sync::oneshot::channel::<()>();
-        let request_task = {
-            let live = Arc::clone(&live);
-            tokio::spawn(async move {
-                let handle = live.peer.send_request_with_option(request, options).await?;
-                let _registration = progress.map(|callback| {
-                    live.handler
-                        .track_progress(handle.progress_token.clone(), callback)
-                });
-                let id = handle.id.clone();
-                tokio::select! {
-                    response = handle.await_response() => response.map(Some),
-                    _ = caller_gone => {
-                        send_cancelled(&live.peer, id).await;
-                        Ok(None)
-                    }
-                }
-            })
+        let exchange = async {
+            let handle = live.peer.send_request_with_option(request, options).await?;
+            let _registration = progress.map(|callback| {
+                live.handler
+                    .track_progress(handle.progress_token.clone(), callback)
+            });
+            let unanswered = Unanswered::new(&live.peer, handle.id.clone());
+            let response = handle.await_response().await;
+            unanswered.answered();
+            response
         };
         // rmcp's timeout starts once the request is handed over; handing it over can itself
         // block (a server that stops reading stdin fills the pipe). The caller's deadline
-        // covers both; the request task, detached, cancels the request if it ever gets an id.
+        // covers both.
         let budget = if reset_on_progress {
             timeout.saturating_mul(MAX_TOTAL_FACTOR)
         } else {
             timeout
         } + EXIT_GRACE;
-        let Ok(outcome) = tokio::time::timeout(budget, request_task).await else {
+        let Ok(outcome) = tokio::time::timeout(budget, exchange).await else {
             return Err(ClientError::Timeout {
                 server: self.name().to_owned(),
                 method,
                 timeout,
             });
         };
-        drop(caller_alive);
         let result = match outcome {
-            Ok(Ok(Some(ServerResult::CallToolResult(result)))) => Ok(result),
-            Ok(Ok(Some(other))) => Err(ClientError::Refused {
+            Ok(ServerResult::CallToolResult(result)) => Ok(result),
+            Ok(other) => Err(ClientError::Refused {
                 server: self.name().to_owned(),
                 method: method.clone(),
                 message: format!("unexpected answer {other:?}"),
             }),
-            Ok(Err(err)) => Err(service_error(&live, &method, timeout, err).await),
-            Ok(Ok(None)) | Err(_) => Err(ClientError::ServerDied {
-                method: method.clone(),
-                failure: Failure {
-                    server: self.name().to_owned(),
-                    reason: "the request task ended without an answer".into(),
-                    exit: None,
-                    stderr: Vec::new(),
-                    hint: None,
-                },
-            }),
+            Err(err) => Err(service_error(&live, &method, timeout, err).await),
         };
         if let Err(ClientError::ServerDied { failure, .. }) = &result {
             self.mark_down(&live, failure.reason.clone()).await;

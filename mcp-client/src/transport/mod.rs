@@ -12,6 +12,7 @@
 //! answers JSON that is not JSON-RPC with -32600 into the server's stdin, drops a response
 //! containing one invalid UTF-8 byte, and reports a crash as a bare "Transport closed".
 
+mod decode;
 pub mod lines;
 pub mod process;
 pub mod stderr;
@@ -39,6 +40,7 @@ use tokio::{
 };
 use tracing::{error, warn};
 
+pub use decode::to_message;
 use lines::{Line, LineReader};
 pub use process::{Exit, SHUTDOWN_GRACE, ServerProcess, shutdown_all};
 pub use stderr::StderrTail;
@@ -436,14 +438,6 @@ pub fn classify(bytes: &[u8]) -> ClassifiedLine<'_> {
         invalid_utf8,
         kind,
     }
-}
-
-/// Types a JSON-RPC 2.0 value as a message a client receives.
-///
-/// # Errors
-/// Why it fits no MCP message.
-pub fn to_message(value: Value) -> Result<RxJsonRpcMessage<RoleClient>, String> {
-    serde_json::from_value(value).map_err(|err| err.to_string())
 }
 
 /// An escaped, truncated preview of a line for logs: `"{\"a\":1}…" (17 bytes)`.

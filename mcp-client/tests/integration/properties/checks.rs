@@ -7,10 +7,12 @@ use mcp_client::{
     tools::builtins::math,
     transport::{LineKind, classify, to_message},
 };
+use rmcp::{RoleClient, service::RxJsonRpcMessage};
 use serde_json::Value;
 
 /// A stdout line is judged without panicking; the judgement agrees with the bytes, and a
-/// JSON-RPC value is typed (or refused) without panicking either.
+/// JSON-RPC value is typed (or refused) without panicking either, exactly as rmcp's own
+/// decoding types it (the client's shortcut for tool results must never disagree).
 pub fn stdout_line(bytes: &[u8]) -> Result<(), String> {
     let line = classify(bytes);
     let stripped = bytes.strip_suffix(b"\r").unwrap_or(bytes);
@@ -27,7 +29,14 @@ pub fn stdout_line(bytes: &[u8]) -> Result<(), String> {
                 "judged JSON-RPC without \"jsonrpc\": \"2.0\": {value}"
             ));
         }
-        let _typed = to_message(value);
+        let ours = to_message(value.clone()).map(|message| format!("{message:?}"));
+        let rmcp = serde_json::from_value::<RxJsonRpcMessage<RoleClient>>(value.clone())
+            .map(|message| format!("{message:?}"));
+        if ours.is_ok() != rmcp.is_ok() || ours.as_ref().ok() != rmcp.as_ref().ok() {
+            return Err(format!(
+                "{value} was typed {ours:?}, and by rmcp {rmcp:?}"
+            ));
+        }
     }
     Ok(())
 }
