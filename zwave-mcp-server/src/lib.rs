@@ -56,8 +56,11 @@ async fn serve(config: Config) -> anyhow::Result<()> {
     let exposure = config.exposure()?;
     // Take the protocol pipes first: from here on a stray write to fd 1 goes to stderr.
     let io = stdio::take();
-    // The simulator lives as long as this function: until the MCP session ends.
-    let (settings, _simulator) = if config.demo {
+    // The simulator lives as long as this function: until the MCP session ends. The session
+    // starts at once; the gateway connects once the simulator has published its home, so it
+    // loads one consistent snapshot instead of racing the first publications (a tool called
+    // before then waits, as for any first connection).
+    let (settings, _simulator, demo_ready) = if config.demo {
         let broker = sim::EmbeddedBroker::start()?;
         let mut settings = MqttSettings::new(broker.url());
         settings.api_timeout = config.api_timeout;
@@ -66,21 +69,18 @@ async fn serve(config: Config) -> anyhow::Result<()> {
             sim::SimOptions::default(),
             home(config.demo_nodes),
         );
-        // Everything published and retained first: the gateway then loads one consistent
-        // snapshot instead of racing the simulator's first publications.
-        simulator
-            .wait_published(Duration::from_secs(10))
-            .await
-            .context(
-                "the simulated gateway did not publish its home to the embedded broker within 10 s",
-            )?;
-        tracing::info!(broker = %broker.url(), "demo home ready: embedded broker and simulated gateway");
-        (settings, Some(simulator))
+        (settings, Some(simulator.clone()), Some(demo_published(simulator)))
     } else {
-        (config.mqtt()?, None)
+        (config.mqtt()?, None, None)
     };
     tracing::info!(broker = %settings.url, prefix = %settings.topic_prefix, gateway = %settings.gateway_name, "starting");
-    let gateway = Gateway::connect(settings, Backoff::default());
+    let (gateway, demo_failed) = match demo_ready {
+        Some((published, failed)) => (
+            Gateway::connect_after(settings, Backoff::default(), published),
+            Some(failed),
+        ),
+        None => (Gateway::connect(settings, Backoff::default()), None),
+    };
     let server = ZwaveServer::new(gateway, config.confirm_timeout).with_exposure(exposure);
     let (reader, writer) = io;
     let transport = mcp::bounded::Bounded::new(
@@ -91,9 +91,54 @@ async fn serve(config: Config) -> anyhow::Result<()> {
         .serve(transport)
         .await
         .context("the MCP session could not start")?;
-    let reason = running.waiting().await.context("the MCP session failed")?;
+    // Completes only when the demo home failed to appear; otherwise never.
+    let failed = async {
+        let failed = match demo_failed {
+            Some(failed) => failed.await.is_ok(),
+            None => false,
+        };
+        if !failed {
+            std::future::pending::<()>().await;
+        }
+    };
+    let reason = tokio::select! {
+        reason = running.waiting() => reason.context("the MCP session failed")?,
+        () = failed => anyhow::bail!(
+            "the simulated gateway did not publish its home to the embedded broker within {DEMO_PUBLISH_TIMEOUT:?}"
+        ),
+    };
     tracing::info!(?reason, "MCP session ended");
     Ok(())
+}
+
+/// How long the demo's simulated gateway may take to publish its home.
+const DEMO_PUBLISH_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// Waits in the background for the simulator to publish its home: the first future completes
+/// when it has (or has failed to: the gateway then connects to what there is), the second only
+/// when it failed within [`DEMO_PUBLISH_TIMEOUT`].
+fn demo_published(
+    simulator: sim::SimControl,
+) -> (
+    impl Future<Output = ()> + Send + 'static,
+    tokio::sync::oneshot::Receiver<()>,
+) {
+    let (published_tx, published_rx) = tokio::sync::oneshot::channel::<()>();
+    let (failed_tx, failed_rx) = tokio::sync::oneshot::channel::<()>();
+    tokio::spawn(async move {
+        if simulator.wait_published(DEMO_PUBLISH_TIMEOUT).await.is_ok() {
+            tracing::info!("demo home ready: embedded broker and simulated gateway");
+        } else {
+            let _ = failed_tx.send(());
+        }
+        let _ = published_tx.send(());
+    });
+    (
+        async move {
+            let _ = published_rx.await;
+        },
+        failed_rx,
+    )
 }
 
 /// The demo home, or a generated home of `nodes` nodes.

@@ -83,6 +83,17 @@ impl Gateway {
     /// The connection is retried forever with `backoff`; after every connection the client
     /// subscribes to `<prefix>/#` and refreshes the node list.
     pub fn connect(settings: MqttSettings, backoff: Backoff) -> Self {
+        Self::connect_after(settings, backoff, std::future::ready(()))
+    }
+
+    /// [`Gateway::connect`], with the first connection attempt made once `ready` completes
+    /// (the demo's simulated gateway has published its home). Until then the gateway is
+    /// connecting: calls wait for it as they wait for a first connection.
+    pub fn connect_after(
+        settings: MqttSettings,
+        backoff: Backoff,
+        ready: impl Future<Output = ()> + Send + 'static,
+    ) -> Self {
         let mut options = settings.mqtt_options(&settings.client_id);
         options.set_clean_session(true);
         let (client, mut event_loop) = AsyncClient::new(options, CLIENT_QUEUE);
@@ -115,9 +126,13 @@ impl Gateway {
             reloads: refresh::ReloadRequests::default(),
         });
         let span = info_span!("mqtt", url = %shared.settings.url);
+        let shared_weak = Arc::downgrade(&shared);
         tokio::spawn(
-            event_loop::run_event_loop(Arc::downgrade(&shared), event_loop, backoff)
-                .instrument(span),
+            async move {
+                ready.await;
+                event_loop::run_event_loop(shared_weak, event_loop, backoff).await;
+            }
+            .instrument(span),
         );
         Self { shared }
     }

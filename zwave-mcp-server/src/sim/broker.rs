@@ -110,7 +110,7 @@ impl EmbeddedBroker {
             if Instant::now() > deadline {
                 return Err(BrokerError::NotListening(addr));
             }
-            std::thread::sleep(Duration::from_millis(10));
+            std::thread::sleep(Duration::from_millis(1));
         }
         Ok(Self { addr })
     }
