@@ -69,7 +69,11 @@ async fn serve(config: Config) -> anyhow::Result<()> {
             sim::SimOptions::default(),
             home(config.demo_nodes),
         );
-        (settings, Some(simulator.clone()), Some(demo_published(simulator)))
+        (
+            settings,
+            Some(simulator.clone()),
+            Some(demo_published(simulator)),
+        )
     } else {
         (config.mqtt()?, None, None)
     };
@@ -84,7 +88,7 @@ async fn serve(config: Config) -> anyhow::Result<()> {
     let server = ZwaveServer::new(gateway, config.confirm_timeout).with_exposure(exposure);
     let (reader, writer) = io;
     let transport = mcp::bounded::Bounded::new(
-        rmcp::transport::async_rw::AsyncRwTransport::new_server(reader, writer),
+        mcp::transport::LineTransport::new(reader, writer),
         mcp::bounded::MAX_IN_FLIGHT,
     );
     let running = server

@@ -14,11 +14,13 @@
 //! | `cache` | list rows and the name directory, cached by node and list revision |
 //! | `stale` | saying when read results come from the cache while a link is down |
 //! | `bounded` | the transport wrapper that bounds requests in flight |
+//! | `transport` | newline-delimited JSON-RPC on stdio, with `tools/call` typed directly |
 
 pub mod bounded;
 mod cache;
 mod stale;
 mod tools;
+pub mod transport;
 
 use std::{sync::Arc, time::Duration};
 

@@ -33,9 +33,7 @@ pub fn stdout_line(bytes: &[u8]) -> Result<(), String> {
         let rmcp = serde_json::from_value::<RxJsonRpcMessage<RoleClient>>(value.clone())
             .map(|message| format!("{message:?}"));
         if ours.is_ok() != rmcp.is_ok() || ours.as_ref().ok() != rmcp.as_ref().ok() {
-            return Err(format!(
-                "{value} was typed {ours:?}, and by rmcp {rmcp:?}"
-            ));
+            return Err(format!("{value} was typed {ours:?}, and by rmcp {rmcp:?}"));
         }
     }
     Ok(())
