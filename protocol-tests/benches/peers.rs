@@ -198,25 +198,60 @@ fn compare_clients(floor: &str, mcp_client: &str, floor_p50: Duration) {
     }
     println!();
     println!(
-        "{:<42} {:>10} {:>10} {:>12} {:>12}",
-        "client (2,000 sequential tools/call, mcp-floor)",
-        "p50",
-        "p99",
-        "× floor p50",
-        "× ours p50"
+        "| client (2,000 sequential `tools/call` of `mcp-floor`) | p50 | p99 | × floor p50 | × ours p50 |"
     );
+    println!("|---|---|---|---|---|");
     let ours = rows[0].1;
     let floor_us = floor_p50.as_secs_f64() * 1e6;
     for (label, p50, p99) in rows {
         println!(
-            "{label:<42} {:>7.1} µs {:>7.1} µs {:>12.1} {:>12.1}",
-            p50,
-            p99,
+            "| {label} | {} | {} | {:.1} | {:.1} |",
+            micros(Duration::from_secs_f64(p50 / 1e6)),
+            micros(Duration::from_secs_f64(p99 / 1e6)),
             p50 / floor_us,
             p50 / ours
         );
     }
-    println!("the floor p50 is the raw driver's round trip to mcp-floor in the table above");
+    println!(
+        "\nThe floor p50 is the raw driver's round trip to `mcp-floor` in the servers' table."
+    );
+}
+
+/// A duration in µs, with a thousands separator past 1 ms.
+fn micros(duration: Duration) -> String {
+    let us = duration.as_secs_f64() * 1e6;
+    if us >= 1000.0 {
+        let whole = us.round() as u64;
+        format!("{},{:03} µs", whole / 1000, whole % 1000)
+    } else {
+        format!("{us:.1} µs")
+    }
+}
+
+/// `12345` as `12,345`.
+fn thousands(n: u64) -> String {
+    let digits = n.to_string();
+    let mut out = String::new();
+    for (i, digit) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(digit);
+    }
+    out
+}
+
+/// The CPUs this process may run on (`taskset` narrows them), from `/proc/self/status`.
+fn allowed_cpus() -> String {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|status| {
+            status
+                .lines()
+                .find_map(|line| line.strip_prefix("Cpus_allowed_list:"))
+                .map(|list| list.trim().to_owned())
+        })
+        .unwrap_or_else(|| "unknown".into())
 }
 
 fn main() {
@@ -254,7 +289,7 @@ fn main() {
             json!({"deviceName": "Switch One"}),
         ),
         measure(
-            "  the same, list_zwave_devices",
+            "the same server, list_zwave_devices",
             vec![ours, "--demo".into()],
             "list_zwave_devices",
             json!({}),
@@ -283,24 +318,25 @@ fn main() {
             json!({"a": 1, "b": 2}),
         ));
     }
+    println!("CPUs: {}\n", allowed_cpus());
     println!(
-        "{:<34} {:>12} {:>10} {:>10} {:>10} {:>12}",
-        "server (2,000 sequential tools/call)", "start→init", "p50", "p99", "calls/s", "peak RSS"
+        "| server (2,000 sequential `tools/call`) | start → initialize | p50 | p99 | calls/s | peak RSS |"
     );
+    println!("|---|---|---|---|---|---|");
     let floor_p50 = rows[0].p50;
     for row in rows {
         println!(
-            "{:<34} {:>12.1?} {:>10.1?} {:>10.1?} {:>10.0} {:>9.1} MiB",
+            "| {} | {:.1} ms | {} | {} | {} | {:.1} MiB |",
             row.label,
-            row.init,
-            row.p50,
-            row.p99,
-            row.per_second,
+            row.init.as_secs_f64() * 1e3,
+            micros(row.p50),
+            micros(row.p99),
+            thousands(row.per_second.round() as u64),
             row.peak_rss_kib as f64 / 1024.0
         );
     }
     println!(
-        "our server's figures include its embedded MQTT broker and simulated gateway (--demo)"
+        "\nOur server's figures include its embedded MQTT broker and simulated gateway (--demo)."
     );
     compare_clients(&floor, &mcp_client, floor_p50);
 }
