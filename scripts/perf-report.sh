@@ -21,7 +21,7 @@ machine() {
 }
 
 peers() { # peers [taskset prefix...]: the bench's tables without its CPU line
-    "$@" cargo bench -q -p protocol-tests --bench peers 2>/dev/null | sed '/^CPUs:/d'
+    "$@" cargo bench -q -p protocol-tests --bench peers 2>/dev/null | sed '/^CPUs:/{N;d}'
 }
 
 {
@@ -53,7 +53,7 @@ peers() { # peers [taskset prefix...]: the bench's tables without its CPU line
     echo "**The cache alone** (\`cargo bench -p zwave-mcp-server --bench cache\`, 232 nodes):"
     echo
     echo '```text'
-    cargo bench -q -p zwave-mcp-server --bench cache 2>/dev/null | sed -n '/^cache/,$p'
+    cargo bench -q -p zwave-mcp-server --bench cache 2>/dev/null | sed -n '/^cache/,$p' | sed '/^$/d'
     echo '```'
     echo "<!-- perf-report:end -->"
 } > "$block"
