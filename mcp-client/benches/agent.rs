@@ -6,7 +6,11 @@
 //!   arrived, so each is measured alone).
 //!
 //! Run: `cargo bench -p mcp-client --bench agent`.
-#![allow(clippy::unwrap_used, clippy::print_stdout, missing_docs)]
+#![expect(
+    clippy::unwrap_used,
+    clippy::print_stdout,
+    reason = "a benchmark: a failed setup should stop it loudly, and it prints its table"
+)]
 
 use std::{
     collections::VecDeque,

@@ -1,6 +1,10 @@
 //! How long a call through the ToolExecutor takes (validation + execution + outcome), for a
 //! mock tool, the echo builtin and math_eval. Run: `cargo bench -p mcp-client --bench executor`.
-#![allow(clippy::unwrap_used, clippy::print_stdout, missing_docs)]
+#![expect(
+    clippy::unwrap_used,
+    clippy::print_stdout,
+    reason = "a benchmark: a failed setup should stop it loudly, and it prints its table"
+)]
 
 use std::time::Instant;
 

@@ -3,7 +3,10 @@
 //! peaks within 2× of its steady state, and open file descriptors and live tasks are the same
 //! after the run as before it. Its own test binary, so no other test shares the process whose
 //! memory, descriptors and tasks are counted.
-#![allow(clippy::unwrap_used, missing_docs)]
+#![expect(
+    clippy::unwrap_used,
+    reason = "tests: an unexpected error should fail the test with its message"
+)]
 
 #[allow(dead_code, reason = "the load test uses only the fake-server helper")]
 #[path = "integration/harness.rs"]

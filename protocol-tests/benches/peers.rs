@@ -4,7 +4,11 @@
 //! official TypeScript and Python SDK clients, each making sequential `tools/call`s of the
 //! floor and timing them itself.
 //! Run: `cargo build --release --workspace --bins && cargo bench -p protocol-tests --bench peers`.
-#![allow(clippy::unwrap_used, clippy::print_stdout, missing_docs)]
+#![expect(
+    clippy::unwrap_used,
+    clippy::print_stdout,
+    reason = "a benchmark: a failed setup should stop it loudly, and it prints its tables"
+)]
 
 use std::time::{Duration, Instant};
 

@@ -6,7 +6,10 @@
 //! The report benchmark is the cache's share of what the event loop does per value topic;
 //! the rest (MQTT decoding, the state lock, the change notification) is in the end-to-end
 //! figure of `scripts/storm.py`, the server's CPU time per report during a storm.
-#![allow(clippy::unwrap_used, missing_docs)]
+#![expect(
+    clippy::unwrap_used,
+    reason = "a benchmark: a failed setup should stop it loudly"
+)]
 
 use std::{collections::BTreeMap, hint::black_box};
 

@@ -72,12 +72,12 @@ impl ServerConfig {
 #[non_exhaustive]
 pub enum ConfigError {
     /// The file could not be read.
-    #[error("cannot read {path:?}: {source}")]
+    #[error("cannot read {path:?}: {reason}")]
     Read {
         /// The file.
         path: PathBuf,
-        /// Why.
-        source: std::io::Error,
+        /// Why (part of the message, so not also chained as a source).
+        reason: std::io::Error,
     },
     /// The file is not JSON.
     #[error("{path:?} is not valid JSON: {reason}")]
@@ -114,9 +114,9 @@ pub enum ConfigError {
 /// # Errors
 /// [`ConfigError`] naming the file, server and key at fault.
 pub fn load(path: &Path) -> Result<Vec<ServerConfig>, ConfigError> {
-    let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Read {
+    let text = std::fs::read_to_string(path).map_err(|reason| ConfigError::Read {
         path: path.to_owned(),
-        source,
+        reason,
     })?;
     parse(path, &text, &|name| std::env::var(name).ok())
 }
@@ -144,9 +144,9 @@ pub struct LlmSection {
 /// # Errors
 /// The file cannot be read, is not JSON, or the section has unknown keys.
 pub fn load_llm(path: &Path) -> Result<LlmSection, ConfigError> {
-    let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Read {
+    let text = std::fs::read_to_string(path).map_err(|reason| ConfigError::Read {
         path: path.to_owned(),
-        source,
+        reason,
     })?;
     let root: Value = serde_json::from_str(&text).map_err(|err| ConfigError::Json {
         path: path.to_owned(),

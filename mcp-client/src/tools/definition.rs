@@ -116,12 +116,12 @@ impl ToolDefinition {
 #[non_exhaustive]
 pub enum DefinitionError {
     /// The file could not be read.
-    #[error("cannot read tool definitions {path:?}: {source}")]
+    #[error("cannot read tool definitions {path:?}: {reason}")]
     Read {
         /// The file.
         path: std::path::PathBuf,
-        /// Why.
-        source: std::io::Error,
+        /// Why (part of the message, so not also chained as a source).
+        reason: std::io::Error,
     },
     /// The file or a tool in it does not parse.
     #[error("tool definitions {path:?}: {problem}")]
@@ -173,9 +173,9 @@ enum FileImplementation {
 /// # Errors
 /// [`DefinitionError`] naming the file and the tool at fault.
 pub fn load_file(path: &Path) -> Result<Vec<ToolDefinition>, DefinitionError> {
-    let text = std::fs::read_to_string(path).map_err(|source| DefinitionError::Read {
+    let text = std::fs::read_to_string(path).map_err(|reason| DefinitionError::Read {
         path: path.to_owned(),
-        source,
+        reason,
     })?;
     parse(&text).map_err(|problem| DefinitionError::Invalid {
         path: path.to_owned(),
@@ -279,6 +279,19 @@ fn duration(value: &Value) -> Result<Duration, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_unreadable_file_is_named_with_its_cause_once() {
+        let err = load_file(Path::new("/nonexistent/tools.json")).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "cannot read tool definitions \"/nonexistent/tools.json\": No such file or directory (os error 2)"
+        );
+        assert!(
+            std::error::Error::source(&err).is_none(),
+            "the cause would print twice"
+        );
+    }
 
     #[test]
     fn every_file_shape_parses() {

@@ -108,12 +108,12 @@ pub enum SpawnError {
         path: String,
     },
     /// Any other failure to start it.
-    #[error("cannot start `{command}`: {source}")]
+    #[error("cannot start `{command}`: {reason}")]
     Io {
         /// The command line.
         command: String,
-        /// Why.
-        source: std::io::Error,
+        /// Why (part of the message, so not also chained as a source).
+        reason: std::io::Error,
     },
 }
 
@@ -250,6 +250,17 @@ pub fn spawn(command: &ServerCommand) -> Result<(ChildTransport, ServerProcess),
         .process_group(0)
         .kill_on_drop(true);
     if let Some(cwd) = &command.cwd {
+        // Checked first: the OS reports a missing directory as a missing program, which
+        // would send the user looking at PATH.
+        if !cwd.is_dir() {
+            return Err(SpawnError::Io {
+                command: command.display(),
+                reason: std::io::Error::new(
+                    std::io::ErrorKind::NotFound,
+                    format!("its working directory {cwd:?} is not a directory"),
+                ),
+            });
+        }
         process.current_dir(cwd);
     }
     let mut child = process.spawn().map_err(|source| {
@@ -261,7 +272,7 @@ pub fn spawn(command: &ServerCommand) -> Result<(ChildTransport, ServerProcess),
         } else {
             SpawnError::Io {
                 command: command.display(),
-                source,
+                reason: source,
             }
         }
     })?;
@@ -269,7 +280,7 @@ pub fn spawn(command: &ServerCommand) -> Result<(ChildTransport, ServerProcess),
     let stdin = Arc::new(Mutex::new(child.stdin.take()));
     let stdout = child.stdout.take().ok_or_else(|| SpawnError::Io {
         command: command.display(),
-        source: std::io::Error::other("stdout was not captured"),
+        reason: std::io::Error::other("stdout was not captured"),
     })?;
     let tail = Arc::new(StderrTail::new(STDERR_TAIL_LINES, STDERR_LINE_CAP));
     if let Some(stderr) = child.stderr.take() {
@@ -533,5 +544,28 @@ impl rmcp::transport::Transport<RoleClient> for ChildTransport {
             }
             Ok(())
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn a_program_that_cannot_start_is_named_with_its_cause_once() {
+        // A working directory that does not exist: the process cannot be created at all.
+        let mut command = ServerCommand::new("s", "true", Vec::<String>::new());
+        command.cwd = Some("/nonexistent/dir".into());
+        let Err(err) = spawn(&command) else {
+            panic!("a server started in a missing directory");
+        };
+        assert_eq!(
+            err.to_string(),
+            "cannot start `true`: its working directory \"/nonexistent/dir\" is not a directory"
+        );
+        assert!(
+            std::error::Error::source(&err).is_none(),
+            "the cause would print twice"
+        );
     }
 }

@@ -1,5 +1,8 @@
 //! mcp-client against misbehaving fake servers (fixtures/fake-servers) and real servers.
-#![allow(clippy::unwrap_used, missing_docs)]
+#![expect(
+    clippy::unwrap_used,
+    reason = "tests: an unexpected error should fail the test with its message"
+)]
 
 mod agent;
 mod agent_policies;

@@ -1,5 +1,8 @@
 //! Interop: our client against our server and against third-party servers.
-#![allow(clippy::unwrap_used, missing_docs)]
+#![expect(
+    clippy::unwrap_used,
+    reason = "tests: an unexpected error should fail the test with its message"
+)]
 
 mod client_vs_everything;
 mod client_vs_fastmcp;

@@ -212,3 +212,138 @@ pub fn plan(node: &NodeInfo, action: Action, level: Option<i64>) -> Result<Write
         expect,
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::gateway::parse_nodes;
+
+    /// A node of the demo home: 2 Switch One (switch + meters), 3 Living Room Light (dimmer),
+    /// 4 Office Temperature (sensor), 7 Garage Light (dead switch).
+    fn demo(id: u16) -> NodeInfo {
+        let nodes = parse_nodes(Value::Array(crate::sim::home::demo_home(0))).unwrap();
+        nodes
+            .into_values()
+            .find(|node| node.id == crate::gateway::NodeId(id))
+            .unwrap()
+    }
+
+    fn planned(id: u16, action: Action, level: Option<i64>) -> (Value, Expect) {
+        let plan = plan(&demo(id), action, level).unwrap();
+        (plan.value, plan.expect)
+    }
+
+    fn refused(id: u16, action: Action, level: Option<i64>) -> String {
+        plan(&demo(id), action, level).unwrap_err().to_string()
+    }
+
+    #[test]
+    fn a_switch_is_switched_with_true_and_false_and_never_dimmed() {
+        assert_eq!(
+            planned(2, Action::On, None),
+            (json!(true), Expect::Bool(true))
+        );
+        assert_eq!(
+            planned(2, Action::Off, None),
+            (json!(false), Expect::Bool(false))
+        );
+        // A level says nothing to a switch: "on" with 40 still just switches on.
+        assert_eq!(
+            planned(2, Action::On, Some(40)),
+            (json!(true), Expect::Bool(true))
+        );
+        assert_eq!(
+            refused(2, Action::Dim, Some(40)),
+            "\"Switch One\" (node 2, Kitchen) is an on/off switch and cannot be dimmed: use action \"on\" or \"off\""
+        );
+        let plan = plan(&demo(2), Action::On, None).unwrap();
+        assert_eq!(plan.target.to_string(), "2-37-0-targetValue");
+        assert_eq!(plan.current_key, "37-0-currentValue");
+    }
+
+    #[test]
+    fn a_dimmer_goes_off_to_0_on_to_its_last_level_and_dims_with_100_clamped_to_99() {
+        assert_eq!(planned(3, Action::Off, None), (json!(0), Expect::Level(0)));
+        assert_eq!(
+            planned(3, Action::Off, Some(40)),
+            (json!(0), Expect::Level(0))
+        );
+        assert_eq!(planned(3, Action::On, None), (json!(255), Expect::NonZero));
+        assert_eq!(
+            planned(3, Action::On, Some(40)),
+            (json!(40), Expect::Level(40))
+        );
+        assert_eq!(
+            planned(3, Action::Dim, Some(40)),
+            (json!(40), Expect::Level(40))
+        );
+        assert_eq!(
+            planned(3, Action::Dim, Some(0)),
+            (json!(0), Expect::Level(0))
+        );
+        assert_eq!(
+            planned(3, Action::Dim, Some(99)),
+            (json!(99), Expect::Level(99))
+        );
+        assert_eq!(
+            planned(3, Action::Dim, Some(100)),
+            (json!(99), Expect::Level(99))
+        );
+        assert_eq!(
+            refused(3, Action::Dim, None),
+            "action \"dim\" needs a level from 0 to 100 for \"Living Room Light\" (node 3, Living Room)"
+        );
+        let plan = plan(&demo(3), Action::Dim, Some(40)).unwrap();
+        assert_eq!(plan.target.to_string(), "3-38-0-targetValue");
+    }
+
+    #[test]
+    fn levels_outside_0_to_100_are_refused_before_anything_is_written() {
+        for level in [-1, 101, 255, i64::MIN, i64::MAX] {
+            for (id, action) in [(3, Action::Dim), (3, Action::On), (2, Action::On)] {
+                assert_eq!(
+                    plan(&demo(id), action, Some(level)),
+                    Err(ActionError::LevelOutOfRange {
+                        device: describe(&demo(id)),
+                        level
+                    }),
+                    "node {id} {action} {level}"
+                );
+            }
+        }
+        assert_eq!(
+            refused(3, Action::Dim, Some(101)),
+            "level 101 is out of range for \"Living Room Light\" (node 3, Living Room): use 0 to 100 (0 is off, 100 is full brightness)"
+        );
+    }
+
+    #[test]
+    fn sensors_dead_and_unknown_devices_are_refused() {
+        assert_eq!(
+            refused(4, Action::On, None),
+            "\"Office Temperature\" (node 4, Office) is a sensor and cannot be switched: only switches and dimmers accept \"on\", \"off\" and \"dim\""
+        );
+        assert_eq!(
+            refused(7, Action::On, None),
+            "\"Garage Light\" (node 7, Garage) is offline (status Dead) and cannot be controlled until it is reachable again"
+        );
+        let mut interviewing = demo(3);
+        interviewing.ready = false;
+        interviewing.values.clear();
+        assert!(matches!(
+            plan(&interviewing, Action::On, None),
+            Err(ActionError::Interviewing { .. })
+        ));
+    }
+
+    #[test]
+    fn what_a_confirmation_accepts() {
+        assert!(Expect::Bool(true).accepts(&json!(true)));
+        assert!(!Expect::Bool(true).accepts(&json!(1)));
+        assert!(Expect::Level(40).accepts(&json!(40.4)));
+        assert!(!Expect::Level(40).accepts(&json!(41)));
+        assert!(Expect::NonZero.accepts(&json!(1)));
+        assert!(!Expect::NonZero.accepts(&json!(0)));
+        assert!(!Expect::NonZero.accepts(&json!("on")));
+    }
+}

@@ -235,3 +235,54 @@ impl DeviceSummary {
         }
     }
 }
+
+#[cfg(test)]
+mod kind_tests {
+    use super::*;
+    use crate::gateway::parse_nodes;
+
+    fn demo(id: u16) -> NodeInfo {
+        let nodes = parse_nodes(serde_json::Value::Array(crate::sim::home::demo_home(0))).unwrap();
+        nodes
+            .into_values()
+            .find(|node| node.id == crate::gateway::NodeId(id))
+            .unwrap()
+    }
+
+    #[test]
+    fn a_device_is_what_its_command_classes_make_it() {
+        assert_eq!(
+            DeviceKind::of(&demo(2)),
+            DeviceKind::Switch,
+            "switch with meters"
+        );
+        assert_eq!(DeviceKind::of(&demo(3)), DeviceKind::Dimmer);
+        assert_eq!(
+            DeviceKind::of(&demo(4)),
+            DeviceKind::Sensor,
+            "multilevel + battery"
+        );
+        assert_eq!(
+            DeviceKind::of(&demo(5)),
+            DeviceKind::Sensor,
+            "notification (motion)"
+        );
+        assert_eq!(
+            DeviceKind::of(&demo(1)),
+            DeviceKind::Other,
+            "the controller"
+        );
+        // Without its switch values, the plug is a meter; without those, nothing known.
+        let mut plug = demo(2);
+        plug.values
+            .retain(|_, value| value.command_class != cc::BINARY_SWITCH);
+        assert_eq!(DeviceKind::of(&plug), DeviceKind::Meter);
+        plug.values
+            .retain(|_, value| value.command_class != cc::METER);
+        assert_eq!(DeviceKind::of(&plug), DeviceKind::Other);
+        // A dimmer that also reports a binary switch is a dimmer (it can do more).
+        let mut both = demo(3);
+        both.values.extend(demo(2).values);
+        assert_eq!(DeviceKind::of(&both), DeviceKind::Dimmer);
+    }
+}

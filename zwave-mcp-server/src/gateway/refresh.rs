@@ -204,3 +204,69 @@ fn unready_nodes(shared: &Shared) -> Vec<NodeId> {
         .map(|node| node.id)
         .collect()
 }
+
+#[cfg(test)]
+mod tests {
+    use std::time::{Duration, Instant};
+
+    use serde_json::{Value, json};
+
+    use super::*;
+    use crate::gateway::parse_nodes;
+
+    const LEVEL: &str = "38-0-currentValue";
+
+    fn home() -> BTreeMap<NodeId, NodeInfo> {
+        parse_nodes(Value::Array(crate::sim::home::demo_home(0))).unwrap()
+    }
+
+    fn level(nodes: &BTreeMap<NodeId, NodeInfo>) -> (Option<Value>, Option<Instant>) {
+        let value = &nodes.values().find(|n| n.id == NodeId(3)).unwrap().values[LEVEL];
+        (value.value.clone(), value.seen_at)
+    }
+
+    fn set_level(nodes: &mut BTreeMap<NodeId, NodeInfo>, level: i64, seen: Option<Instant>) {
+        let node = nodes.values_mut().find(|n| n.id == NodeId(3)).unwrap();
+        let value = node.values.get_mut(LEVEL).unwrap();
+        value.value = Some(json!(level));
+        value.seen_at = seen;
+    }
+
+    #[test]
+    fn a_value_seen_after_the_request_was_sent_beats_the_reply() {
+        let sent = Instant::now();
+        let after = sent + Duration::from_millis(5);
+        let mut cached = home();
+        set_level(&mut cached, 40, Some(after));
+        let mut fresh = home();
+        set_level(&mut fresh, 0, None);
+        keep_newer_values(&mut fresh, &cached, sent);
+        assert_eq!(level(&fresh), (Some(json!(40)), Some(after)));
+    }
+
+    #[test]
+    fn a_value_seen_before_the_request_or_never_yields_to_the_reply() {
+        let sent = Instant::now();
+        for seen in [Some(sent - Duration::from_millis(5)), Some(sent), None] {
+            let mut cached = home();
+            set_level(&mut cached, 40, seen);
+            let mut fresh = home();
+            set_level(&mut fresh, 0, None);
+            keep_newer_values(&mut fresh, &cached, sent);
+            assert_eq!(level(&fresh), (Some(json!(0)), None), "seen {seen:?}");
+        }
+    }
+
+    #[test]
+    fn nodes_and_values_only_one_side_has_are_left_alone() {
+        let sent = Instant::now();
+        let mut cached = home();
+        set_level(&mut cached, 40, Some(sent + Duration::from_millis(5)));
+        cached.retain(|_, node| node.id != NodeId(2));
+        let mut fresh = home();
+        fresh.retain(|_, node| node.id != NodeId(3));
+        let before = format!("{fresh:?}");
+        keep_newer_values(&mut fresh, &cached, sent);
+        assert_eq!(format!("{fresh:?}"), before);
+    }
+}

@@ -69,7 +69,7 @@ pub fn settings_for(url: zwave_mcp_server::config::MqttUrl, api_timeout: Duratio
 
 /// Broker + simulated gateway + gateway client + MCP server + MCP client.
 pub struct Home {
-    #[allow(dead_code)]
+    #[expect(dead_code, reason = "held so the broker lives as long as the home")]
     pub broker: EmbeddedBroker,
     pub sim: SimControl,
     pub gateway: Gateway,

@@ -1,6 +1,9 @@
 //! Integration tests of zwave-mcp-server over real MQTT connections (embedded broker plus the
 //! simulated gateway), through a real MCP client, and of the real binary's stdout.
-#![allow(clippy::unwrap_used, missing_docs)]
+#![expect(
+    clippy::unwrap_used,
+    reason = "tests: an unexpected error should fail the test with its message"
+)]
 
 mod binary;
 mod captures;
