@@ -10,6 +10,12 @@ need() { # need <command> <why> <how to get it>
     command -v "$1" >/dev/null 2>&1 || missing+=("$1 (needed for $2): $3")
 }
 need cargo "everything" "install Rust 1.95 with rustup (https://rustup.rs)"
+if command -v cargo >/dev/null 2>&1; then
+    cargo fmt --version >/dev/null 2>&1 ||
+        missing+=("rustfmt (needed for scripts/lint.sh's format check): rustup component add rustfmt")
+    cargo clippy --version >/dev/null 2>&1 ||
+        missing+=("clippy (needed for scripts/lint.sh): rustup component add clippy")
+fi
 need python3 "the fake MCP servers and the Python SDK peers" "apt-get install python3 python3-venv"
 need node "the TypeScript SDK peers (server-everything, inspector)" "apt-get install nodejs"
 need npm "installing the TypeScript SDK peers" "apt-get install npm"

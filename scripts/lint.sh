@@ -1,0 +1,8 @@
+#!/usr/bin/env bash
+# The second step of the README's test command: formatting, clippy and the docs, each with
+# warnings as errors, so CI holds them as it holds the tests.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+cargo fmt --all --check
+cargo clippy --workspace --all-targets --locked -- -D warnings
+RUSTDOCFLAGS=-Dwarnings cargo doc --workspace --no-deps --locked
