@@ -1,0 +1,331 @@
+//! One live session with a server: connecting once (spawn, `initialize`, `tools/list`), the
+//! session's handles, requests with their timeouts and rmcp's errors turned into ours, and
+//! closing it. [`ServerConnection`](super::ServerConnection) decides when to connect again.
+
+use std::{
+    sync::{Arc, atomic::AtomicU64},
+    time::{Duration, Instant},
+};
+
+use rmcp::{
+    ServiceExt as _,
+    model::{
+        CancelledNotification, CancelledNotificationParam, ClientNotification, RequestId, Tool,
+    },
+    service::{Peer, RoleClient, RunningService, ServiceError},
+};
+use tokio::sync::Mutex;
+use tracing::{debug, info, warn};
+
+use super::{ClientError, Failure, HostHandler, ServerConfig};
+use crate::transport::{self, ServerProcess, SpawnError};
+
+/// How long to wait for a dying server's exit status before reporting without it.
+pub(super) const EXIT_GRACE: Duration = Duration::from_millis(500);
+
+/// Tells the server that the request `id` is no longer wanted.
+pub(super) async fn send_cancelled(peer: &Peer<RoleClient>, id: RequestId) {
+    let notification = CancelledNotification::new(CancelledNotificationParam::new(
+        Some(id),
+        Some("the client stopped waiting for the result".into()),
+    ));
+    if let Err(err) = peer
+        .send_notification(ClientNotification::CancelledNotification(notification))
+        .await
+    {
+        debug!(error = %err, "could not send notifications/cancelled");
+    }
+}
+
+/// A request the server has been sent and not yet answered. Dropped unanswered (the caller
+/// stopped waiting), it sends `notifications/cancelled` for the request from a task of its own.
+pub(super) struct Unanswered {
+    pending: Option<(Peer<RoleClient>, RequestId)>,
+}
+
+impl Unanswered {
+    pub(super) fn new(peer: &Peer<RoleClient>, id: RequestId) -> Self {
+        Self {
+            pending: Some((peer.clone(), id)),
+        }
+    }
+
+    /// The answer came (or rmcp's own timeout cancelled the request): nothing to send.
+    pub(super) fn answered(mut self) {
+        self.pending = None;
+    }
+}
+
+impl Drop for Unanswered {
+    fn drop(&mut self) {
+        let Some((peer, id)) = self.pending.take() else {
+            return;
+        };
+        match tokio::runtime::Handle::try_current() {
+            Ok(runtime) => {
+                runtime.spawn(async move { send_cancelled(&peer, id).await });
+            }
+            Err(_) => debug!(%id, "no runtime left to send notifications/cancelled"),
+        }
+    }
+}
+
+/// A live session with a server.
+pub(super) struct Live {
+    pub(super) peer: Peer<RoleClient>,
+    pub(super) service: Mutex<Option<RunningService<RoleClient, HostHandler>>>,
+    pub(super) handler: HostHandler,
+    pub(super) process: Arc<ServerProcess>,
+    pub(super) info: SessionInfo,
+    pub(super) tools: std::sync::RwLock<Vec<Tool>>,
+}
+
+/// What the handshake told us.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SessionInfo {
+    /// Protocol version agreed.
+    pub protocol_version: String,
+    /// The server's name and version.
+    pub server: String,
+    /// Time from spawn to an answered `initialize`.
+    pub init_time: Duration,
+    /// Process id.
+    pub pid: Option<u32>,
+    /// Whether the server announced the tools capability.
+    pub has_tools: bool,
+}
+
+/// Most pages of `tools/list` read; a server that keeps sending cursors is stopped there.
+pub const MAX_TOOL_PAGES: usize = 64;
+/// Most tools kept from one server.
+pub const MAX_TOOLS: usize = 4096;
+
+/// Every page of the server's `tools/list`, up to [`MAX_TOOL_PAGES`] pages and [`MAX_TOOLS`]
+/// tools (rmcp's `list_all_tools` follows cursors without end), stopping at a cursor seen
+/// before.
+pub(super) async fn list_tools_bounded(
+    peer: &Peer<RoleClient>,
+    server: &str,
+) -> Result<Vec<Tool>, ServiceError> {
+    let mut tools = Vec::new();
+    let mut cursor = None;
+    let mut seen = std::collections::HashSet::new();
+    for _ in 0..MAX_TOOL_PAGES {
+        let params = rmcp::model::PaginatedRequestParams::default().with_cursor(cursor);
+        let page = peer.list_tools(Some(params)).await?;
+        let room = MAX_TOOLS - tools.len();
+        if page.tools.len() > room {
+            warn!(
+                server,
+                max = MAX_TOOLS,
+                "the server offers more tools than a host keeps; the rest are left out"
+            );
+            tools.extend(page.tools.into_iter().take(room));
+            return Ok(tools);
+        }
+        tools.extend(page.tools);
+        match page.next_cursor {
+            None => return Ok(tools),
+            Some(next) if !seen.insert(next.clone()) => {
+                warn!(server, cursor = %next.escape_debug(), "tools/list sent a cursor it sent before; stopping there");
+                return Ok(tools);
+            }
+            Some(next) => cursor = Some(next),
+        }
+    }
+    warn!(
+        server,
+        pages = MAX_TOOL_PAGES,
+        "tools/list has more pages than a host reads; the rest are left out"
+    );
+    Ok(tools)
+}
+
+/// Ends a session: closes it (bounded) and stops the server.
+pub(super) async fn close(server: &str, live: &Live) {
+    if let Some(service) = live.service.lock().await.take() {
+        // rmcp's close waits for the transport, which waits for stdin: bounded, so a server
+        // that stops reading cannot keep shutdown from reaching the signals.
+        if tokio::time::timeout(transport::SHUTDOWN_GRACE, service.cancel())
+            .await
+            .is_err()
+        {
+            warn!(
+                server,
+                "the MCP session did not close in time; stopping the server"
+            );
+        }
+    }
+    let exit = live.process.shutdown().await;
+    info!(server, exit = ?exit, "MCP server stopped");
+}
+
+/// Runs one request with a timeout and turns rmcp's errors into ours.
+pub(super) async fn request<T>(
+    live: &Live,
+    timeout: Duration,
+    method: &str,
+    call: impl Future<Output = Result<T, ServiceError>>,
+) -> Result<T, ClientError> {
+    match tokio::time::timeout(timeout, call).await {
+        // Dropping rmcp's request future sends notifications/cancelled.
+        Err(_) => Err(ClientError::Timeout {
+            server: live.process.name().to_owned(),
+            method: method.to_owned(),
+            timeout,
+        }),
+        Ok(Ok(value)) => Ok(value),
+        Ok(Err(err)) => Err(service_error(live, method, timeout, err).await),
+    }
+}
+
+/// Turns an rmcp error into ours; a closed transport becomes the server's death, with its
+/// exit status and stderr once known.
+pub(super) async fn service_error(
+    live: &Live,
+    method: &str,
+    timeout: Duration,
+    err: ServiceError,
+) -> ClientError {
+    let server = live.process.name().to_owned();
+    match err {
+        ServiceError::Timeout { .. } => ClientError::Timeout {
+            server,
+            method: method.to_owned(),
+            timeout,
+        },
+        ServiceError::McpError(error) => ClientError::Refused {
+            server,
+            method: method.to_owned(),
+            message: error.message.to_string(),
+        },
+        other => {
+            let exit = live.process.wait_exit(EXIT_GRACE).await;
+            let reason = match (&other, &exit) {
+                (ServiceError::TransportClosed, Some(_)) => {
+                    "the server exited before answering".to_owned()
+                }
+                (ServiceError::TransportClosed, None) => {
+                    "the server closed its stdout before answering".to_owned()
+                }
+                _ => other.to_string(),
+            };
+            ClientError::ServerDied {
+                method: method.to_owned(),
+                failure: Failure {
+                    server,
+                    reason,
+                    exit: exit.map(|e| e.status),
+                    stderr: live.process.stderr().lines(),
+                    hint: None,
+                },
+            }
+        }
+    }
+}
+
+/// One attempt: spawn, `initialize` (bounded by the init timeout), `tools/list`.
+pub(super) async fn connect_once(
+    config: &ServerConfig,
+    changes: &Arc<AtomicU64>,
+) -> Result<Live, Failure> {
+    let name = config.name().to_owned();
+    let started = Instant::now();
+    let (mut transport, process) = transport::spawn(&config.command).map_err(|err| Failure {
+        server: name.clone(),
+        hint: Some(match &err {
+            SpawnError::NotFound { command, .. } => format!(
+                "is `{command}` installed and on PATH? (or give its full path in `command`)"
+            ),
+            _ => "is `command` an executable file? is `cwd` a directory?".to_owned(),
+        }),
+        reason: err.to_string(),
+        exit: None,
+        stderr: Vec::new(),
+    })?;
+    let process = Arc::new(process);
+    let handler = HostHandler::new(&name, Arc::clone(changes));
+    transport.set_notification_tap(handler.tap());
+    let failure = |reason: String,
+                   exit: Option<String>,
+                   hint: Option<String>,
+                   process: &ServerProcess| Failure {
+        server: name.clone(),
+        reason,
+        exit,
+        stderr: process.stderr().lines(),
+        hint,
+    };
+    let service = match tokio::time::timeout(config.init_timeout, handler.clone().serve(transport))
+        .await
+    {
+        Ok(Ok(service)) => service,
+        Ok(Err(err)) => {
+            let exit = process.wait_exit(EXIT_GRACE).await;
+            let hint = if exit.is_some() {
+                "the server exited right after starting: its stderr above says why".to_owned()
+            } else {
+                "does the command start an MCP server speaking stdio?".to_owned()
+            };
+            process.shutdown().await;
+            return Err(failure(
+                format!("initialize failed: {err}"),
+                exit.map(|e| e.status),
+                Some(hint),
+                &process,
+            ));
+        }
+        Err(_) => {
+            let exit = process.shutdown().await;
+            return Err(failure(
+                format!("no answer to initialize within {:?}", config.init_timeout),
+                exit.map(|e| e.status),
+                Some("the server may just be slow to start (first npx/uvx runs download packages): raise timeouts.initialize".into()),
+                &process,
+            ));
+        }
+    };
+    let init_time = started.elapsed();
+    let peer = service.peer().clone();
+    let info = SessionInfo {
+        protocol_version: peer
+            .peer_info()
+            .map(|i| i.protocol_version.to_string())
+            .unwrap_or_default(),
+        server: peer
+            .peer_info()
+            .and_then(|i| {
+                i.server_info
+                    .as_ref()
+                    .map(|s| format!("{} {}", s.name, s.version))
+            })
+            .unwrap_or_default(),
+        init_time,
+        pid: process.pid(),
+        has_tools: peer
+            .peer_info()
+            .is_some_and(|i| i.capabilities.tools.is_some()),
+    };
+    let tools = match tokio::time::timeout(config.call_timeout, list_tools_bounded(&peer, &name))
+        .await
+    {
+        Ok(Ok(tools)) => tools,
+        Ok(Err(err)) => {
+            warn!(server = %name, error = %err, "tools/list failed; the server offers no tools for now");
+            Vec::new()
+        }
+        Err(_) => {
+            warn!(server = %name, timeout = ?config.call_timeout, "tools/list timed out; the server offers no tools for now");
+            Vec::new()
+        }
+    };
+    info!(server = %name, protocol = %info.protocol_version, tools = tools.len(), init = ?init_time, "MCP server connected");
+    Ok(Live {
+        peer,
+        service: Mutex::new(Some(service)),
+        handler,
+        process,
+        info,
+        tools: std::sync::RwLock::new(tools),
+    })
+}

@@ -1,0 +1,529 @@
+//! [`ServerConnection`]: one configured server, connected with retry, restarted after a
+//! crash with backoff, its calls timed out and cancelled, shut down cleanly.
+
+use std::{
+    sync::{
+        Arc,
+        atomic::{AtomicU64, Ordering},
+    },
+    time::{Duration, Instant},
+};
+
+use rmcp::{
+    model::{
+        CallToolRequest, CallToolRequestParams, CallToolResult, ClientRequest, JsonObject,
+        PingRequest, ServerResult, Tool,
+    },
+    service::PeerRequestOptions,
+};
+use tokio::sync::Mutex;
+use tokio_util::sync::CancellationToken;
+use tracing::{debug, info, warn};
+
+use super::{
+    ClientError, Failure, ProgressFn, ServerConfig, SessionInfo,
+    live::{
+        EXIT_GRACE, Live, Unanswered, close, connect_once, list_tools_bounded, request,
+        service_error,
+    },
+};
+use crate::transport::ServerProcess;
+
+/// Shortest wait before restarting a crashed server; doubled per failure up to the longest.
+const RESTART_BACKOFF_MIN: Duration = Duration::from_secs(1);
+const RESTART_BACKOFF_MAX: Duration = Duration::from_secs(30);
+/// With progress, a call may run this many times its timeout in total.
+const MAX_TOTAL_FACTOR: u32 = 4;
+
+/// Where a connection stands (see [`ServerConnection::status`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum ConnectionStatus {
+    /// Never started, or shut down.
+    Idle,
+    /// A connection attempt is running.
+    Connecting {
+        /// The attempt running now (1-based).
+        attempt: u32,
+        /// Attempts planned.
+        of: u32,
+    },
+    /// Connected (the process may have died since; the next call finds out).
+    Live(SessionInfo),
+    /// The last attempt failed, or the server died.
+    Down {
+        /// Why.
+        reason: String,
+    },
+}
+
+enum State {
+    Idle,
+    /// An attempt is running without the lock held; `ticket` tells whether the state was
+    /// replaced (by `shutdown`) while it ran.
+    Connecting {
+        ticket: u64,
+        attempt: u32,
+        of: u32,
+        /// Cancelled by `shutdown`: the attempt stops and its server is stopped.
+        cancel: CancellationToken,
+    },
+    Live(Arc<Live>),
+    Down {
+        since: Instant,
+        failures: u32,
+        reason: String,
+    },
+}
+
+/// A connection to one configured server, restarted on demand after a crash.
+///
+/// The state lock is held only to read or replace the state, never across a connection
+/// attempt or its retry delays: while one runs, calls fail at once with
+/// [`ClientError::Connecting`].
+pub struct ServerConnection {
+    config: ServerConfig,
+    state: Mutex<State>,
+    /// Tickets of connection attempts.
+    tickets: AtomicU64,
+    /// Grows each time a session starts or the server says its tools changed.
+    changes: Arc<AtomicU64>,
+}
+
+/// Whether [`ServerConnection::begin_connect`] may start an attempt.
+enum Begin {
+    Start {
+        ticket: u64,
+        failures: u32,
+        cancel: CancellationToken,
+    },
+    Ready(Arc<Live>),
+    Refuse(ClientError),
+}
+
+impl ServerConnection {
+    /// A connection (not yet started) to the server `config` describes.
+    pub fn new(config: ServerConfig) -> Self {
+        Self {
+            config,
+            state: Mutex::new(State::Idle),
+            tickets: AtomicU64::new(0),
+            changes: Arc::default(),
+        }
+    }
+
+    /// A number that grows whenever this server's tools may have changed: a session started
+    /// (first connection, restart) or the server sent `notifications/tools/list_changed`.
+    pub fn generation(&self) -> u64 {
+        self.changes.load(Ordering::Acquire)
+    }
+
+    /// The server's configuration.
+    pub fn config(&self) -> &ServerConfig {
+        &self.config
+    }
+
+    /// The server's name.
+    pub fn name(&self) -> &str {
+        self.config.name()
+    }
+
+    /// Connects with the retry policy (3 attempts, 0/2/4 s by default).
+    ///
+    /// # Errors
+    /// [`ClientError::ConnectFailed`] with the last attempt's failure, or
+    /// [`ClientError::Connecting`] when another attempt is under way.
+    pub async fn connect(&self) -> Result<SessionInfo, ClientError> {
+        let of = self.config.retry.attempts.max(1);
+        let (ticket, cancel) = match self.begin_connect(of, true).await {
+            Begin::Ready(live) => return Ok(live.info.clone()),
+            Begin::Refuse(err) => return Err(err),
+            Begin::Start { ticket, cancel, .. } => (ticket, cancel),
+        };
+        let attempts = self.config.retry.run(self.name(), |attempt| async move {
+            self.set_attempt(ticket, attempt, of).await;
+            connect_once(&self.config, &self.changes).await
+        });
+        let result = tokio::select! {
+            result = attempts => result,
+            () = cancel.cancelled() => Err((self.shut_down_while_starting(), 1)),
+        };
+        match result {
+            Ok(live) => self
+                .finish_connect(ticket, live)
+                .await
+                .map(|live| live.info.clone()),
+            Err((failure, attempts)) => {
+                self.fail_connect(ticket, 0, &failure).await;
+                Err(ClientError::ConnectFailed { attempts, failure })
+            }
+        }
+    }
+
+    /// Decides, under the lock, whether to start an attempt; marks the state as connecting.
+    /// `fresh` (an explicit connect) ignores the restart backoff.
+    async fn begin_connect(&self, of: u32, fresh: bool) -> Begin {
+        let mut state = self.state.lock().await;
+        let failures = match &*state {
+            State::Live(live) => match live.process.exit() {
+                None if !live.peer.is_transport_closed() => return Begin::Ready(Arc::clone(live)),
+                exit => {
+                    let reason = exit.map_or_else(
+                        || "its stdout closed".to_owned(),
+                        |exit| format!("it exited ({})", exit.status),
+                    );
+                    warn!(server = self.name(), %reason, "MCP server is gone; restarting it");
+                    0
+                }
+            },
+            State::Connecting { attempt, of, .. } => {
+                return Begin::Refuse(ClientError::Connecting {
+                    server: self.name().to_owned(),
+                    attempt: *attempt,
+                    of: *of,
+                });
+            }
+            State::Down {
+                since,
+                failures,
+                reason,
+            } => {
+                let wait = restart_delay(*failures);
+                let elapsed = since.elapsed();
+                if !fresh && elapsed < wait {
+                    return Begin::Refuse(ClientError::BackingOff {
+                        server: self.name().to_owned(),
+                        retry_in: wait - elapsed,
+                        last: reason.clone(),
+                    });
+                }
+                *failures
+            }
+            State::Idle => 0,
+        };
+        let ticket = self.tickets.fetch_add(1, Ordering::Relaxed) + 1;
+        let cancel = CancellationToken::new();
+        *state = State::Connecting {
+            ticket,
+            attempt: 1,
+            of,
+            cancel: cancel.clone(),
+        };
+        Begin::Start {
+            ticket,
+            failures,
+            cancel,
+        }
+    }
+
+    /// Why an attempt ended that `shutdown` cancelled.
+    fn shut_down_while_starting(&self) -> Failure {
+        Failure {
+            server: self.name().to_owned(),
+            reason: "the connection was shut down while the server was starting".into(),
+            exit: None,
+            stderr: Vec::new(),
+            hint: None,
+        }
+    }
+
+    /// Records which attempt of connection `ticket` is running.
+    async fn set_attempt(&self, ticket: u64, attempt: u32, of: u32) {
+        if let State::Connecting {
+            ticket: current,
+            attempt: running,
+            of: planned,
+            ..
+        } = &mut *self.state.lock().await
+            && *current == ticket
+        {
+            *running = attempt;
+            *planned = of;
+        }
+    }
+
+    /// Installs the session of connection `ticket`, unless the connection was shut down
+    /// meanwhile: then the new server is stopped and the call fails.
+    async fn finish_connect(&self, ticket: u64, live: Live) -> Result<Arc<Live>, ClientError> {
+        let live = Arc::new(live);
+        {
+            let mut state = self.state.lock().await;
+            if matches!(&*state, State::Connecting { ticket: t, .. } if *t == ticket) {
+                *state = State::Live(Arc::clone(&live));
+                self.changes.fetch_add(1, Ordering::AcqRel);
+                return Ok(live);
+            }
+        }
+        warn!(
+            server = self.name(),
+            "the connection was shut down while it was starting; stopping the new server"
+        );
+        close(self.name(), &live).await;
+        Err(ClientError::ConnectFailed {
+            attempts: 1,
+            failure: self.shut_down_while_starting(),
+        })
+    }
+
+    /// Records a failed connection `ticket` (unless it was shut down meanwhile).
+    async fn fail_connect(&self, ticket: u64, failures: u32, failure: &Failure) {
+        let mut state = self.state.lock().await;
+        if matches!(&*state, State::Connecting { ticket: t, .. } if *t == ticket) {
+            *state = State::Down {
+                since: Instant::now(),
+                failures: failures + 1,
+                reason: failure.reason.clone(),
+            };
+        }
+    }
+
+    /// Where the connection stands.
+    pub async fn status(&self) -> ConnectionStatus {
+        match &*self.state.lock().await {
+            State::Idle => ConnectionStatus::Idle,
+            State::Connecting { attempt, of, .. } => ConnectionStatus::Connecting {
+                attempt: *attempt,
+                of: *of,
+            },
+            State::Live(live) => ConnectionStatus::Live(live.info.clone()),
+            State::Down { reason, .. } => ConnectionStatus::Down {
+                reason: reason.clone(),
+            },
+        }
+    }
+
+    /// The session info, when connected.
+    pub async fn session(&self) -> Option<SessionInfo> {
+        match &*self.state.lock().await {
+            State::Live(live) => Some(live.info.clone()),
+            _ => None,
+        }
+    }
+
+    /// The live server process, when connected (stderr tail, counters, exit).
+    pub async fn process(&self) -> Option<Arc<ServerProcess>> {
+        match &*self.state.lock().await {
+            State::Live(live) => Some(Arc::clone(&live.process)),
+            _ => None,
+        }
+    }
+
+    /// The server's tools, listed again when it announced a change.
+    ///
+    /// # Errors
+    /// As [`ServerConnection::call_tool`].
+    pub async fn tools(&self) -> Result<Vec<Tool>, ClientError> {
+        let live = self.live().await?;
+        if live.handler.take_tools_changed() {
+            let tools = request(
+                &live,
+                self.config.call_timeout,
+                "tools/list",
+                list_tools_bounded(&live.peer, self.name()),
+            )
+            .await?;
+            *live
+                .tools
+                .write()
+                .unwrap_or_else(std::sync::PoisonError::into_inner) = tools;
+        }
+        Ok(live
+            .tools
+            .read()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .clone())
+    }
+
+    /// Calls a tool, restarting the server first if it had crashed (with backoff).
+    ///
+    /// # Errors
+    /// Timeouts (the request is cancelled), a server that died (with its exit status and
+    /// stderr), a server backing off after crashes, or a JSON-RPC error from the server.
+    pub async fn call_tool(
+        &self,
+        name: &str,
+        arguments: JsonObject,
+    ) -> Result<CallToolResult, ClientError> {
+        self.call_tool_with_progress(name, arguments, None).await
+    }
+
+    /// [`ServerConnection::call_tool`], with progress notifications sent to `progress`.
+    ///
+    /// # Errors
+    /// As [`ServerConnection::call_tool`].
+    pub async fn call_tool_with_progress(
+        &self,
+        name: &str,
+        arguments: JsonObject,
+        progress: Option<ProgressFn>,
+    ) -> Result<CallToolResult, ClientError> {
+        let live = self.live().await?;
+        let method = format!("tools/call {name}");
+        let timeout = self.config.call_timeout;
+        let mut options = PeerRequestOptions::no_options();
+        // rmcp times the request out and sends notifications/cancelled for it. Progress resets
+        // the timeout, but never beyond a total of MAX_TOTAL_FACTOR × the timeout.
+        options.timeout = Some(timeout);
+        let reset_on_progress = progress.is_some();
+        if reset_on_progress {
+            options.reset_timeout_on_progress = true;
+            options.max_total_timeout = Some(timeout.saturating_mul(MAX_TOTAL_FACTOR));
+        }
+        let params = CallToolRequestParams::new(name.to_owned()).with_arguments(arguments);
+        let request = ClientRequest::CallToolRequest(CallToolRequest::new(params));
+        // The request is sent from this future (no task per call: a task costs two
+        // cross-thread wake-ups per call). If the caller stops waiting once the request is
+        // queued, `Unanswered` tells the server with `notifications/cancelled` when dropped;
+        // before that, nothing was queued and there is nothing to cancel. rmcp itself cancels
+        // only the requests its timeout ends.
+        let exchange = async {
+            let handle = live.peer.send_request_with_option(request, options).await?;
+            let _registration = progress.map(|callback| {
+                live.handler
+                    .track_progress(handle.progress_token.clone(), callback)
+            });
+            let unanswered = Unanswered::new(&live.peer, handle.id.clone());
+            let response = handle.await_response().await;
+            unanswered.answered();
+            response
+        };
+        // rmcp's timeout starts once the request is handed over; handing it over can itself
+        // block (a server that stops reading stdin fills the pipe). The caller's deadline
+        // covers both.
+        let budget = if reset_on_progress {
+            timeout.saturating_mul(MAX_TOTAL_FACTOR)
+        } else {
+            timeout
+        } + EXIT_GRACE;
+        let Ok(outcome) = tokio::time::timeout(budget, exchange).await else {
+            return Err(ClientError::Timeout {
+                server: self.name().to_owned(),
+                method,
+                timeout,
+            });
+        };
+        let result = match outcome {
+            Ok(ServerResult::CallToolResult(result)) => Ok(result),
+            Ok(other) => Err(ClientError::Refused {
+                server: self.name().to_owned(),
+                method: method.clone(),
+                message: format!("unexpected answer {other:?}"),
+            }),
+            Err(err) => Err(service_error(&live, &method, timeout, err).await),
+        };
+        if let Err(ClientError::ServerDied { failure, .. }) = &result {
+            self.mark_down(&live, failure.reason.clone()).await;
+        }
+        result
+    }
+
+    /// Sends `ping` and returns the round-trip time.
+    ///
+    /// # Errors
+    /// As [`ServerConnection::call_tool`].
+    pub async fn ping(&self) -> Result<Duration, ClientError> {
+        let live = self.live().await?;
+        let started = Instant::now();
+        let ping = ClientRequest::PingRequest(PingRequest {
+            method: Default::default(),
+            extensions: Default::default(),
+        });
+        request(
+            &live,
+            self.config.call_timeout,
+            "ping",
+            live.peer.send_request(ping),
+        )
+        .await?;
+        Ok(started.elapsed())
+    }
+
+    /// Stops the server (close stdin, wait, SIGTERM, SIGKILL) and forgets the session.
+    pub async fn shutdown(&self) {
+        let previous = std::mem::replace(&mut *self.state.lock().await, State::Idle);
+        match previous {
+            State::Live(live) => close(self.name(), &live).await,
+            // The attempt stops; the server it started is killed with its process group.
+            State::Connecting { cancel, .. } => cancel.cancel(),
+            State::Idle | State::Down { .. } => {}
+        }
+    }
+
+    /// The live session, restarting the server if it died and its backoff has passed.
+    async fn live(&self) -> Result<Arc<Live>, ClientError> {
+        let (ticket, failures, cancel) = match self.begin_connect(1, false).await {
+            Begin::Ready(live) => return Ok(live),
+            Begin::Refuse(err) => return Err(err),
+            Begin::Start {
+                ticket,
+                failures,
+                cancel,
+            } => (ticket, failures, cancel),
+        };
+        let attempt = tokio::select! {
+            attempt = connect_once(&self.config, &self.changes) => attempt,
+            () = cancel.cancelled() => Err(self.shut_down_while_starting()),
+        };
+        match attempt {
+            Ok(live) => {
+                let live = self.finish_connect(ticket, live).await?;
+                info!(server = self.name(), "MCP server (re)started");
+                Ok(live)
+            }
+            Err(failure) => {
+                self.fail_connect(ticket, failures, &failure).await;
+                Err(ClientError::ConnectFailed {
+                    attempts: 1,
+                    failure,
+                })
+            }
+        }
+    }
+
+    /// Starts the server again in the background when it is down and its restart backoff
+    /// has passed (or it was never started); returns at once. A server that failed at
+    /// start-up thus joins later, and [`ServerConnection::generation`] tells when.
+    pub fn revive(self: &Arc<Self>) {
+        let server = Arc::clone(self);
+        tokio::spawn(async move {
+            let due = match &*server.state.lock().await {
+                State::Idle => true,
+                State::Down {
+                    since, failures, ..
+                } => since.elapsed() >= restart_delay(*failures),
+                State::Connecting { .. } | State::Live(_) => false,
+            };
+            if due
+                && !server.config.disabled
+                && let Err(err) = server.live().await
+            {
+                debug!(server = server.name(), error = %err, "the server is still down");
+            }
+        });
+    }
+
+    async fn mark_down(&self, dead: &Arc<Live>, reason: String) {
+        let mut state = self.state.lock().await;
+        if let State::Live(live) = &*state
+            && Arc::ptr_eq(live, dead)
+        {
+            // Restart on the next use without waiting: the first restart after a crash is free.
+            *state = State::Down {
+                since: Instant::now() - RESTART_BACKOFF_MAX,
+                failures: 0,
+                reason,
+            };
+        }
+    }
+}
+
+/// The wait before restart number `failures + 1`.
+fn restart_delay(failures: u32) -> Duration {
+    if failures == 0 {
+        Duration::ZERO
+    } else {
+        RESTART_BACKOFF_MIN
+            .saturating_mul(1 << (failures - 1).min(8))
+            .min(RESTART_BACKOFF_MAX)
+    }
+}
