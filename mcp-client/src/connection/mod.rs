@@ -9,11 +9,11 @@
 //! |---|---|
 //! | `server_connection` | [`ServerConnection`]: the state machine (idle, connecting, live, down), restarts with backoff, calls with timeouts and cancellation |
 //! | `live` | one session: connect once (spawn, `initialize`, `tools/list`), requests, rmcp's errors as ours, close |
-//! | `handler` | [`HostHandler`]: what the server sends us (progress, list changes, logs) |
+//! | `handler` | [`HostHandler`]: the identity we announce (the pinned protocol version), progress routing, `tools/list_changed` |
 //! | `error` | [`ClientError`] and [`Failure`], with exit status and stderr |
 //! | `config` | the `mcpServers` file |
-//! | `retry` | [`RetryPolicy`] for connecting |
-//! | `pool` | several servers by name |
+//! | `retry` | [`RetryPolicy`]: connection retry with exponential backoff |
+//! | `pool` | many servers at once, connected in the background, with a report of which are down |
 
 pub mod config;
 mod error;
