@@ -18,9 +18,9 @@
 pub mod config;
 mod error;
 mod handler;
+mod live;
 pub mod pool;
 pub mod retry;
-mod live;
 mod server_connection;
 
 pub use config::{ConfigError, ServerConfig};

@@ -1,5 +1,14 @@
 //! The demo and test world: an embedded MQTT broker and a simulated Z-Wave JS UI gateway.
+//!
+//! | module | owns |
+//! |---|---|
+//! | `broker` | [`EmbeddedBroker`]: rumqttd on a free loopback port |
+//! | `gateway` | [`SimControl`]: starting the simulated gateway, and its knobs |
+//! | `api` | what the simulated gateway publishes and how it answers API requests |
+//! | `home`, `node` | the demo home and generated homes of any size, as `getNodes` shows them |
+//! | `storm` | [`Storm`]: a steady stream of new readings |
 
+mod api;
 mod broker;
 mod gateway;
 pub mod home;

@@ -20,7 +20,10 @@ use std::{
 use serde_json::{Value, json};
 use tracing::info;
 
-use super::gateway::{Sim, SimControl, lock, publish, value_payload, value_topic};
+use super::{
+    api::{publish, value_payload, value_topic},
+    gateway::{Sim, SimControl, lock},
+};
 use crate::gateway::now_ms;
 
 /// Fastest storm a simulator can be asked for, in reports per second.

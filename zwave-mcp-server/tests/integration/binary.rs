@@ -29,7 +29,11 @@ fn run_with_env(args: &[&str], env: &[(&str, &str)], input: &[Value]) -> Output 
         .unwrap();
     let mut stdin = child.stdin.take().unwrap();
     for message in input {
-        writeln!(stdin, "{message}").unwrap();
+        // A server that refuses its start-up exits without reading: the pipe may be closed.
+        if let Err(err) = writeln!(stdin, "{message}") {
+            assert_eq!(err.kind(), std::io::ErrorKind::BrokenPipe, "{err}");
+            break;
+        }
     }
     drop(stdin);
     let (sender, receiver) = std::sync::mpsc::channel();
