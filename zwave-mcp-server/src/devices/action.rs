@@ -216,17 +216,7 @@ pub fn plan(node: &NodeInfo, action: Action, level: Option<i64>) -> Result<Write
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::gateway::parse_nodes;
-
-    /// A node of the demo home: 2 Switch One (switch + meters), 3 Living Room Light (dimmer),
-    /// 4 Office Temperature (sensor), 7 Garage Light (dead switch).
-    fn demo(id: u16) -> NodeInfo {
-        let nodes = parse_nodes(Value::Array(crate::sim::home::demo_home(0))).unwrap();
-        nodes
-            .into_values()
-            .find(|node| node.id == crate::gateway::NodeId(id))
-            .unwrap()
-    }
+    use crate::sim::home::demo_node as demo;
 
     fn planned(id: u16, action: Action, level: Option<i64>) -> (Value, Expect) {
         let plan = plan(&demo(id), action, level).unwrap();

@@ -239,15 +239,7 @@ impl DeviceSummary {
 #[cfg(test)]
 mod kind_tests {
     use super::*;
-    use crate::gateway::parse_nodes;
-
-    fn demo(id: u16) -> NodeInfo {
-        let nodes = parse_nodes(serde_json::Value::Array(crate::sim::home::demo_home(0))).unwrap();
-        nodes
-            .into_values()
-            .find(|node| node.id == crate::gateway::NodeId(id))
-            .unwrap()
-    }
+    use crate::sim::home::demo_node as demo;
 
     #[test]
     fn a_device_is_what_its_command_classes_make_it() {

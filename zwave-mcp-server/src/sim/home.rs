@@ -11,6 +11,18 @@ pub const MAX_NODES: u16 = 232;
 /// The fewest nodes of a generated home: the controller and one device.
 pub const MIN_NODES: u16 = 2;
 
+/// The demo home's nodes as the gateway client parses them, for unit tests of the domain
+/// logic: 2 Switch One (switch + meters), 3 Living Room Light (dimmer), 4 Office Temperature
+/// (sensor), 5 Hallway Motion, 6 an unnamed switch, 7 Garage Light (dead switch).
+#[cfg(test)]
+pub(crate) fn demo_node(id: u16) -> crate::gateway::NodeInfo {
+    let nodes = crate::gateway::parse_nodes(Value::Array(demo_home(0))).unwrap_or_default();
+    nodes
+        .into_values()
+        .find(|node| node.id == crate::gateway::NodeId(id))
+        .unwrap_or_else(|| panic!("the demo home has no node {id}"))
+}
+
 /// The demo home's nodes, as Z-Wave JS UI's `getNodes` returns them.
 ///
 /// Node 1 is the controller, 255 the virtual broadcast node; the devices are a switch with a
