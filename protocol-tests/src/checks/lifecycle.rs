@@ -1,0 +1,143 @@
+//! The lifecycle: `initialize` (each version, and an unknown one), `server/discover`, requests
+//! before `initialize`, `ping`.
+
+use std::time::Duration;
+
+use serde_json::{Value, json};
+
+use super::{LEGACY_VERSIONS, MODERN_VERSION, Outcome, Verdict, error_code, show};
+use crate::session::{ANSWER_TIMEOUT, Session};
+
+pub(super) async fn check_initialize(
+    session: &mut Session,
+    version: &str,
+    unknown: bool,
+) -> Outcome {
+    let response = session.initialize(version).await;
+    let Some(result) = response.as_ref().and_then(|r| r.get("result")) else {
+        return (
+            Verdict::Fail,
+            format!("no initialize result: {}", show(&response)),
+        );
+    };
+    let answered = result
+        .get("protocolVersion")
+        .and_then(Value::as_str)
+        .unwrap_or_default();
+    let name = result.pointer("/serverInfo/name").and_then(Value::as_str);
+    if !result.get("capabilities").is_some_and(Value::is_object) || name.is_none() {
+        return (
+            Verdict::Fail,
+            format!("the result lacks capabilities or serverInfo.name: {result}"),
+        );
+    }
+    let server = format!(
+        "{} {}",
+        name.unwrap_or_default(),
+        result
+            .pointer("/serverInfo/version")
+            .and_then(Value::as_str)
+            .unwrap_or("")
+    );
+    if unknown {
+        return if LEGACY_VERSIONS.contains(&answered) {
+            (
+                Verdict::Pass,
+                format!("answered with a version it supports: {answered}"),
+            )
+        } else {
+            (
+                Verdict::Fail,
+                format!("answered {answered:?}, which is not a protocol version"),
+            )
+        };
+    }
+    if answered == version {
+        (
+            Verdict::Pass,
+            format!("agreed on {answered} ({})", server.trim()),
+        )
+    } else if LEGACY_VERSIONS.contains(&answered) {
+        (
+            Verdict::Pass,
+            format!("offered {answered} instead ({})", server.trim()),
+        )
+    } else {
+        (Verdict::Fail, format!("answered {answered:?} to {version}"))
+    }
+}
+
+pub(super) async fn check_discover(session: &mut Session) -> Outcome {
+    let params = json!({"_meta": {
+        "io.modelcontextprotocol/protocolVersion": MODERN_VERSION,
+        "io.modelcontextprotocol/clientInfo": {"name": "mcp-conformance", "version": env!("CARGO_PKG_VERSION")},
+        "io.modelcontextprotocol/clientCapabilities": {},
+    }});
+    let response = session
+        .request("server/discover", Some(params), ANSWER_TIMEOUT)
+        .await;
+    match &response {
+        Some(r) if r.get("result").is_some() => {
+            let versions = r
+                .pointer("/result/supportedVersions")
+                .map_or_else(|| "no supportedVersions".to_owned(), Value::to_string);
+            (Verdict::Pass, format!("answered; {versions}"))
+        }
+        Some(r) => (
+            Verdict::Warn,
+            format!(
+                "not supported (error {}): the server speaks only the legacy initialize handshake",
+                error_code(r).unwrap_or_default()
+            ),
+        ),
+        None => (Verdict::Fail, "no answer within 10 s".into()),
+    }
+}
+
+pub(super) async fn check_before_initialize(session: &mut Session) -> Outcome {
+    let early = session
+        .request("tools/list", None, Duration::from_secs(3))
+        .await;
+    let init = session.initialize("2025-11-25").await;
+    let initialized = init.as_ref().is_some_and(|r| r.get("result").is_some());
+    match (&early, initialized) {
+        (_, false) => (
+            Verdict::Fail,
+            format!(
+                "after an early request the server no longer initializes: {}",
+                show(&init)
+            ),
+        ),
+        (Some(r), true) if r.get("error").is_some() => (
+            Verdict::Pass,
+            format!(
+                "refused with error {} and initialized afterwards",
+                error_code(r).unwrap_or_default()
+            ),
+        ),
+        (None, true) => (
+            Verdict::Pass,
+            "ignored it and initialized afterwards".into(),
+        ),
+        (Some(_), true) => (
+            Verdict::Warn,
+            "answered tools/list before initialize (allowed, but clients must not rely on it)"
+                .into(),
+        ),
+    }
+}
+
+pub(super) async fn check_ping(session: &mut Session) -> Outcome {
+    let started = std::time::Instant::now();
+    let response = session.request("ping", None, ANSWER_TIMEOUT).await;
+    match &response {
+        Some(r) if r.get("result").is_some_and(Value::is_object) => (
+            Verdict::Pass,
+            format!("answered in {} µs", started.elapsed().as_micros()),
+        ),
+        _ => (
+            Verdict::Fail,
+            format!("ping must answer with an empty result: {}", show(&response)),
+        ),
+    }
+}
