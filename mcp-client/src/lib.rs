@@ -7,8 +7,9 @@
 //!               │  └──────────── text, tool calls, usage ◀─────────────┘
 //!               │ tool calls ─▶ tools (ToolExecutor: normalize, validate, time out) ─▶ ToolManager
 //!               │                  ├─ local tools (mock, builtin, internal)
-//!               │                  └─ connection (retry, restart, timeouts, cancel, tools/list_changed) ─▶ transport
-//!               │                       (spawn, line reader, stderr tail, shutdown) ─stdio─▶ MCP server
+//!               │                  └─ connection (pool of servers, retry, restart, timeouts, cancel,
+//!               │                       tools/list_changed) ─▶ transport (spawn, line reader, typing,
+//!               │                       stderr tail, shutdown) ─stdio─▶ MCP server
 //!               └─ every message ─▶ history (SQLite store, its own writer thread)
 //! ```
 //!
@@ -21,10 +22,12 @@
 //!   implementation for the three dialects, their wire formats.
 //! - [`tools`]: ToolManager and ToolExecutor, local tool kinds, the servers' tools under safe
 //!   unique names, argument normalization, results for models.
-//! - [`connection`]: `mcpServers` configuration, connect with retry, crash restart, requests
-//!   with timeouts and cancellation, clean shutdown.
-//! - [`transport`]: our rmcp `Transport<RoleClient>` over a spawned child process; the
-//!   process group's shutdown, safe reaping and parent-death signal (`transport::process`).
+//! - [`connection`]: `mcpServers` configuration, a [`ServerPool`] of servers connected in the
+//!   background, and per server a [`ServerConnection`]: connect with retry, crash restart,
+//!   requests with timeouts and cancellation, clean shutdown.
+//! - [`transport`]: our rmcp `Transport<RoleClient>` over a spawned child process: lines
+//!   judged and typed (tool results without rmcp's untagged search), the process group's
+//!   shutdown, safe reaping and parent-death signal (`transport::process`).
 //! - [`bench`](mod@bench): `mcp-client bench`, how fast one server answers through a
 //!   [`ServerConnection`] (latency, throughput, the server's CPU and memory).
 //! - [`signals`]: stopping every server when the host is asked to stop (SIGINT, SIGTERM).
