@@ -1,0 +1,181 @@
+//! Starting a server: [`ServerCommand`] (program, arguments, environment, working directory)
+//! and [`spawn`], which starts it in its own process group and returns its transport and
+//! process.
+
+use std::{collections::BTreeMap, path::PathBuf, process::Stdio, sync::Arc};
+
+use tokio::{process::Command, sync::Mutex};
+
+use super::{
+    ChildTransport, DEFAULT_MAX_LINE, ReadStats, STDERR_LINE_CAP, STDERR_TAIL_LINES, ServerProcess,
+    StderrTail, lines::LineReader, process, stderr,
+};
+
+/// How to start one server.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ServerCommand {
+    /// The server's name in logs and errors.
+    pub name: String,
+    /// Program to run (looked up on `PATH` when it has no `/`).
+    pub command: String,
+    /// Its arguments.
+    pub args: Vec<String>,
+    /// Extra environment variables (the host's environment is inherited).
+    pub env: BTreeMap<String, String>,
+    /// Working directory.
+    pub cwd: Option<PathBuf>,
+    /// Longest stdout line accepted.
+    pub max_line: usize,
+}
+
+impl ServerCommand {
+    /// `command args` named `name`, with the defaults.
+    pub fn new(
+        name: impl Into<String>,
+        command: impl Into<String>,
+        args: impl IntoIterator<Item = impl Into<String>>,
+    ) -> Self {
+        Self {
+            name: name.into(),
+            command: command.into(),
+            args: args.into_iter().map(Into::into).collect(),
+            env: BTreeMap::new(),
+            cwd: None,
+            max_line: DEFAULT_MAX_LINE,
+        }
+    }
+
+    /// The command line as a person would type it.
+    pub fn display(&self) -> String {
+        std::iter::once(self.command.as_str())
+            .chain(self.args.iter().map(String::as_str))
+            .collect::<Vec<_>>()
+            .join(" ")
+    }
+}
+
+/// Why a server could not be started.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum SpawnError {
+    /// The program is not on `PATH`.
+    #[error("command `{command}` not found (searched PATH={path})")]
+    NotFound {
+        /// The program.
+        command: String,
+        /// The `PATH` searched.
+        path: String,
+    },
+    /// Any other failure to start it.
+    #[error("cannot start `{command}`: {reason}")]
+    Io {
+        /// The command line.
+        command: String,
+        /// Why (part of the message, so not also chained as a source).
+        reason: std::io::Error,
+    },
+}
+
+/// Starts the server described by `command`.
+///
+/// # Errors
+/// [`SpawnError`] when the program cannot be started.
+pub fn spawn(command: &ServerCommand) -> Result<(ChildTransport, ServerProcess), SpawnError> {
+    let path = command
+        .env
+        .get("PATH")
+        .cloned()
+        .or_else(|| std::env::var("PATH").ok())
+        .unwrap_or_default();
+    // Looked up here, not by the wrapper, so that a missing program stays a spawn error.
+    let program =
+        process::find_program(&command.command, &path).ok_or_else(|| SpawnError::NotFound {
+            command: command.command.clone(),
+            path: path.clone(),
+        })?;
+    let mut process = match process::parent_death_wrapper() {
+        Some(setpriv) => {
+            let mut wrapped = Command::new(setpriv);
+            wrapped.args(["--pdeathsig", "KILL", "--"]).arg(&program);
+            wrapped
+        }
+        None => Command::new(&program),
+    };
+    process
+        .args(&command.args)
+        .envs(&command.env)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .process_group(0)
+        .kill_on_drop(true);
+    if let Some(cwd) = &command.cwd {
+        // Checked first: the OS reports a missing directory as a missing program, which
+        // would send the user looking at PATH.
+        if !cwd.is_dir() {
+            return Err(SpawnError::Io {
+                command: command.display(),
+                reason: std::io::Error::new(
+                    std::io::ErrorKind::NotFound,
+                    format!("its working directory {cwd:?} is not a directory"),
+                ),
+            });
+        }
+        process.current_dir(cwd);
+    }
+    let mut child = process.spawn().map_err(|source| {
+        if source.kind() == std::io::ErrorKind::NotFound && !command.command.contains('/') {
+            SpawnError::NotFound {
+                command: command.command.clone(),
+                path,
+            }
+        } else {
+            SpawnError::Io {
+                command: command.display(),
+                reason: source,
+            }
+        }
+    })?;
+    let name: Arc<str> = Arc::from(command.name.as_str());
+    let stdin = Arc::new(Mutex::new(child.stdin.take()));
+    let stdout = child.stdout.take().ok_or_else(|| SpawnError::Io {
+        command: command.display(),
+        reason: std::io::Error::other("stdout was not captured"),
+    })?;
+    let tail = Arc::new(StderrTail::new(STDERR_TAIL_LINES, STDERR_LINE_CAP));
+    if let Some(stderr) = child.stderr.take() {
+        tokio::spawn(stderr::drain(Arc::clone(&name), stderr, Arc::clone(&tail)));
+    }
+    let stats = Arc::new(ReadStats::default());
+    let transport = ChildTransport::new(
+        Arc::clone(&name),
+        Arc::clone(&stdin),
+        LineReader::new(stdout, command.max_line),
+        Arc::clone(&stats),
+    );
+    let process = ServerProcess::start(name, command.display(), child, stdin, tail, stats);
+    Ok((transport, process))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn a_program_that_cannot_start_is_named_with_its_cause_once() {
+        // A working directory that does not exist: the process cannot be created at all.
+        let mut command = ServerCommand::new("s", "true", Vec::<String>::new());
+        command.cwd = Some("/nonexistent/dir".into());
+        let Err(err) = spawn(&command) else {
+            panic!("a server started in a missing directory");
+        };
+        assert_eq!(
+            err.to_string(),
+            "cannot start `true`: its working directory \"/nonexistent/dir\" is not a directory"
+        );
+        assert!(
+            std::error::Error::source(&err).is_none(),
+            "the cause would print twice"
+        );
+    }
+}
