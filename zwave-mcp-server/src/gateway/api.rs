@@ -35,14 +35,12 @@ impl fmt::Display for RequestId {
     }
 }
 
-/// The payload published to `.../api/<api>/set`.
-#[derive(Debug, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct ApiRequest {
-    /// Our correlation id; Z-Wave JS UI ignores it and echoes it back in `origin`.
-    pub request_id: RequestId,
-    /// Positional arguments of the API.
-    pub args: Vec<Value>,
+/// The payload published to `.../api/<api>/set`: `{"requestId": <id>, "args": [...]}`. Z-Wave
+/// JS UI ignores `requestId` and echoes the whole object back in the reply's `origin`.
+pub fn request_payload(request_id: &RequestId, args: Vec<Value>) -> Vec<u8> {
+    serde_json::json!({ "requestId": request_id.0, "args": args })
+        .to_string()
+        .into_bytes()
 }
 
 /// The payload Z-Wave JS UI publishes on `.../api/<api>`.
@@ -181,6 +179,18 @@ mod tests {
 
     fn reply(text: &str) -> ApiReply {
         serde_json::from_str(text).unwrap()
+    }
+
+    #[test]
+    fn a_request_carries_our_id_and_the_positional_args() {
+        let payload = request_payload(
+            &RequestId("zwave-mcp-x-7".into()),
+            vec![serde_json::json!({"nodeId": 5}), serde_json::json!(true)],
+        );
+        assert_eq!(
+            String::from_utf8(payload).unwrap(),
+            r#"{"args":[{"nodeId":5},true],"requestId":"zwave-mcp-x-7"}"#
+        );
     }
 
     #[test]

@@ -8,10 +8,10 @@ use rumqttc::{Event, EventLoop, Packet, QoS};
 use tracing::{debug, info, warn};
 
 use super::{
-    ApiReply, Backoff, BrokerState, Shared, now_ms, read,
+    ApiReply, Backoff, BrokerState,
     refresh::request_reload,
+    shared::{Shared, now_ms, read, write},
     topics::{self, Route},
-    write,
 };
 
 /// Owns the rumqttc event loop until every [`Gateway`] handle is gone.

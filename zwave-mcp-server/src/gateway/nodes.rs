@@ -323,6 +323,16 @@ impl fmt::Display for Property {
     }
 }
 
+impl Property {
+    /// The property as JSON: a number or a string.
+    pub fn to_json(&self) -> Value {
+        match self {
+            Self::Number(number) => (*number).into(),
+            Self::Name(name) => name.as_str().into(),
+        }
+    }
+}
+
 impl From<&str> for Property {
     fn from(name: &str) -> Self {
         Self::Name(name.to_owned())
@@ -348,6 +358,21 @@ pub struct ValueId {
 }
 
 impl ValueId {
+    /// The value id as Z-Wave JS UI's API takes it (`{"nodeId", "commandClass", "endpoint",
+    /// "property"[, "propertyKey"]}`), built directly: it cannot fail, unlike a round through
+    /// `Serialize`.
+    pub fn to_json(&self) -> Value {
+        let mut id = serde_json::Map::with_capacity(5);
+        id.insert("nodeId".into(), self.node_id.0.into());
+        id.insert("commandClass".into(), self.command_class.into());
+        id.insert("endpoint".into(), self.endpoint.into());
+        id.insert("property".into(), self.property.to_json());
+        if let Some(key) = &self.property_key {
+            id.insert("propertyKey".into(), key.to_json());
+        }
+        Value::Object(id)
+    }
+
     /// The key of this value inside `NodeInfo::values`.
     pub fn key(&self) -> String {
         value_key(
@@ -429,5 +454,35 @@ fn kind_of(value: &Value) -> &'static str {
         Value::String(_) => "a string",
         Value::Array(_) => "an array",
         Value::Object(_) => "an object",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_value_id_reaches_the_api_in_the_shape_serde_reads_back() {
+        let ids = [
+            ValueId {
+                node_id: NodeId(5),
+                command_class: 38,
+                endpoint: 0,
+                property: "targetValue".into(),
+                property_key: None,
+            },
+            ValueId {
+                node_id: NodeId(232),
+                command_class: 50,
+                endpoint: 2,
+                property: Property::Number(65_537),
+                property_key: Some(Property::Name("kWh".into())),
+            },
+        ];
+        for id in ids {
+            let json = id.to_json();
+            assert_eq!(json, serde_json::to_value(&id).unwrap());
+            assert_eq!(serde_json::from_value::<ValueId>(json).unwrap(), id);
+        }
     }
 }

@@ -14,11 +14,11 @@ use std::{
 use tracing::{debug, info, warn};
 
 use super::{
-    BrokerState, GatewayError, Shared, call_raw,
+    BrokerState, GatewayError,
+    call::call_raw,
     nodes::{NodeId, NodeInfo, Nodes, parse_nodes_raw},
-    read,
+    shared::{Shared, read, write},
     topics::TopicIndex,
-    write,
 };
 
 /// Loads the node list; with `only_if_missing`, a list loaded meanwhile by another caller

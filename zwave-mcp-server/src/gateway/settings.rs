@@ -1,11 +1,11 @@
-//! How to reach the broker and the gateway ([`MqttSettings`]) and how patiently to reconnect
-//! ([`Backoff`]).
+//! How to reach the broker and the gateway ([`MqttSettings`], with the password kept out of
+//! logs as a [`Secret`]) and how patiently to reconnect ([`Backoff`]).
 
-use std::time::Duration;
+use std::{fmt, str::FromStr, time::Duration};
 
 use rumqttc::{MqttOptions, Transport};
 
-use crate::config::{MqttUrl, Secret};
+use super::url::MqttUrl;
 
 /// How to reach the broker and the gateway.
 #[derive(Debug, Clone)]
@@ -92,5 +92,33 @@ impl Default for Backoff {
             min: Duration::from_millis(250),
             max: Duration::from_secs(10),
         }
+    }
+}
+
+/// A secret string whose `Debug` output never shows the value.
+#[derive(Clone, PartialEq, Eq)]
+pub struct Secret(pub String);
+
+impl fmt::Debug for Secret {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("Secret(***)")
+    }
+}
+
+impl FromStr for Secret {
+    type Err = std::convert::Infallible;
+
+    fn from_str(text: &str) -> Result<Self, Self::Err> {
+        Ok(Self(text.to_owned()))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn secret_debug_hides_the_value() {
+        assert_eq!(format!("{:?}", Secret("hunter2".into())), "Secret(***)");
     }
 }

@@ -28,7 +28,7 @@ use super::{
     home::demo_home,
 };
 use crate::{
-    config::MqttUrl,
+    gateway::MqttUrl,
     gateway::{
         MqttSettings, NodeInfo, now_ms,
         topics::{self, TopicStyle},

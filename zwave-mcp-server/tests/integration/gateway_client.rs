@@ -150,7 +150,7 @@ async fn broker_down_at_start_is_reported_and_the_client_connects_when_it_comes_
         .unwrap()
         .local_addr()
         .unwrap();
-    let url = zwave_mcp_server::config::MqttUrl {
+    let url = zwave_mcp_server::gateway::MqttUrl {
         host: "127.0.0.1".into(),
         port: addr.port(),
         tls: false,

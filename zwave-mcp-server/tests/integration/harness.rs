@@ -55,7 +55,10 @@ pub fn fast_backoff() -> Backoff {
 }
 
 /// Settings for a gateway client of `broker` with a unique client id.
-pub fn settings_for(url: zwave_mcp_server::config::MqttUrl, api_timeout: Duration) -> MqttSettings {
+pub fn settings_for(
+    url: zwave_mcp_server::gateway::MqttUrl,
+    api_timeout: Duration,
+) -> MqttSettings {
     static NEXT: AtomicU32 = AtomicU32::new(0);
     let mut settings = MqttSettings::new(url);
     settings.client_id = format!(

@@ -5,7 +5,7 @@ use std::time::Duration;
 use serde_json::{Value, json};
 use zwave_mcp_server::{
     Gateway, MqttSettings,
-    config::MqttUrl,
+    gateway::MqttUrl,
     gateway::{BrokerState, now_ms},
     sim::{
         SimControl, SimOptions,

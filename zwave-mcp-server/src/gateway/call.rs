@@ -1,0 +1,137 @@
+//! One API call over MQTT: refused at once while the broker is down or the gateway offline,
+//! published only on a live connection, answered by the reply with our request id or by a
+//! timeout that names the gateway and prefix to check.
+
+use rumqttc::QoS;
+use serde_json::{Value, value::RawValue};
+use tracing::debug;
+
+use super::{
+    BrokerState, GatewayError, api,
+    shared::{CLIENT_QUEUE, Shared, now_ms, read, write},
+};
+
+/// Calls `api` with `args` and returns its `result` parsed (`Null` when the gateway sent none).
+pub(super) async fn call(
+    shared: &Shared,
+    api: &'static str,
+    args: Vec<Value>,
+) -> Result<Value, GatewayError> {
+    match call_raw(shared, api, args).await? {
+        Some(raw) => serde_json::from_str(raw.get()).map_err(|err| GatewayError::BadReply {
+            api,
+            reason: err.to_string(),
+        }),
+        None => Ok(Value::Null),
+    }
+}
+
+/// [`call`], with the result as the gateway sent it (`None` when it sent none).
+pub(super) async fn call_raw(
+    shared: &Shared,
+    api: &'static str,
+    args: Vec<Value>,
+) -> Result<Option<Box<RawValue>>, GatewayError> {
+    let settings = &shared.settings;
+    wait_while_connecting(shared).await;
+    {
+        let state = read(&shared.state);
+        match &state.broker {
+            BrokerState::Connected => {}
+            BrokerState::Connecting => {
+                return Err(GatewayError::BrokerUnreachable {
+                    url: settings.url.to_string(),
+                    reason: "not connected yet".into(),
+                });
+            }
+            BrokerState::Down { reason } => {
+                return Err(GatewayError::BrokerUnreachable {
+                    url: settings.url.to_string(),
+                    reason: reason.clone(),
+                });
+            }
+        }
+        if state.gateway_online == Some(false) {
+            return Err(GatewayError::GatewayOffline {
+                gateway: settings.gateway_name.clone(),
+            });
+        }
+    }
+    let (request_id, reply) = shared.pending.register(api);
+    let topic = format!("{}/api/{api}/set", shared.gateway_topic);
+    let payload = api::request_payload(&request_id, args);
+    debug!(api, %request_id, "api request");
+    {
+        let _gate = shared
+            .send_gate
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let down = match &read(&shared.state).broker {
+            BrokerState::Connected => None,
+            BrokerState::Connecting => Some("not connected yet".to_owned()),
+            BrokerState::Down { reason } => Some(reason.clone()),
+        };
+        if let Some(reason) = down {
+            shared.pending.forget(&request_id);
+            return Err(GatewayError::BrokerUnreachable {
+                url: settings.url.to_string(),
+                reason,
+            });
+        }
+        // try_publish: a full queue is an error at once, never a wait that could end after
+        // the caller gave up.
+        if let Err(err) = shared
+            .client
+            .try_publish(topic, QoS::AtLeastOnce, false, payload)
+        {
+            shared.pending.forget(&request_id);
+            debug!(api, error = %err, "the mqtt client's queue is full");
+            return Err(GatewayError::Busy {
+                api,
+                queued: CLIENT_QUEUE,
+            });
+        }
+    }
+    let reply = match tokio::time::timeout(settings.api_timeout, reply).await {
+        Ok(Ok(reply)) => reply,
+        Ok(Err(_)) => return Err(GatewayError::ConnectionLost { api }),
+        Err(_) => {
+            shared.pending.forget(&request_id);
+            return Err(GatewayError::Timeout {
+                api,
+                gateway: settings.gateway_name.clone(),
+                prefix: settings.topic_prefix.clone(),
+                timeout: settings.api_timeout,
+            });
+        }
+    };
+    if reply.success {
+        Ok(reply.result)
+    } else if reply.message == "Z-Wave client not connected" {
+        let mut state = write(&shared.state);
+        state.driver_ready = Some(false);
+        state.driver_down_since.get_or_insert_with(now_ms);
+        drop(state);
+        Err(GatewayError::DriverDown { api })
+    } else {
+        Err(GatewayError::Rejected {
+            api,
+            message: reply.message,
+        })
+    }
+}
+
+/// While the first connection attempt is under way, waits for its outcome (at most the API
+/// timeout), so a call made right after start-up is not refused needlessly.
+async fn wait_while_connecting(shared: &Shared) {
+    let mut changes = shared.changes.subscribe();
+    let deadline = tokio::time::Instant::now() + shared.settings.api_timeout;
+    while read(&shared.state).broker == BrokerState::Connecting {
+        if tokio::time::timeout_at(deadline, changes.changed())
+            .await
+            .is_err()
+        {
+            return;
+        }
+    }
+}

@@ -1,0 +1,70 @@
+//! What the [`Gateway`](super::Gateway) handles and the event loop task share, and the small
+//! helpers both sides use on it: poison-tolerant locks, storing a reported value, the clock.
+
+use std::{
+    sync::RwLock,
+    time::{SystemTime, UNIX_EPOCH},
+};
+
+use rumqttc::AsyncClient;
+use serde_json::Value;
+use tokio::sync::watch;
+
+use super::{
+    HomeState, MqttSettings, NodeId, PendingRequests, refresh::ReloadRequests, topics::TopicIndex,
+};
+
+/// What the handles and the event loop task share.
+pub(super) struct Shared {
+    pub(super) client: AsyncClient,
+    pub(super) settings: MqttSettings,
+    /// `settings.gateway_topic()`, computed once: it is compared with every message.
+    pub(super) gateway_topic: String,
+    pub(super) pending: PendingRequests,
+    pub(super) state: RwLock<HomeState>,
+    pub(super) topics: RwLock<TopicIndex>,
+    /// Bumped after every value change, so waiters can re-check the cache.
+    pub(super) changes: watch::Sender<u64>,
+    /// Serializes node refreshes so reconnect storms do not stack `getNodes` calls.
+    pub(super) refresh_lock: tokio::sync::Mutex<()>,
+    /// Held to hand a request to rumqttc, and by the event loop task while it marks the
+    /// connection down and empties rumqttc's queues. So a request is handed over only while
+    /// the connection is up, and one handed over on a connection that is then lost is
+    /// discarded, never sent after the reconnection (a caller that got an error must not see
+    /// its command carried out later).
+    pub(super) send_gate: std::sync::Mutex<()>,
+    /// Background node-list reloads, coalesced.
+    pub(super) reloads: ReloadRequests,
+}
+
+/// Requests the rumqttc client queues before `try_publish` refuses more.
+pub(super) const CLIENT_QUEUE: usize = 64;
+
+pub(super) fn read<T>(lock: &RwLock<T>) -> std::sync::RwLockReadGuard<'_, T> {
+    // Writers only assign whole fields, so a poisoned lock holds consistent data.
+    lock.read()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+pub(super) fn write<T>(lock: &RwLock<T>) -> std::sync::RwLockWriteGuard<'_, T> {
+    lock.write()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+/// Wall-clock time in epoch milliseconds, the unit Z-Wave JS UI uses.
+pub fn now_ms() -> i64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
+        .unwrap_or_default()
+}
+
+pub(super) fn store_value(shared: &Shared, node: NodeId, key: &str, value: Value) -> bool {
+    let stored = write(&shared.state)
+        .nodes
+        .record_report(node, key, Some(value), now_ms());
+    if stored {
+        shared.changes.send_modify(|version| *version += 1);
+    }
+    stored
+}
