@@ -23,8 +23,9 @@ use crate::{
         ToolResult, Usage,
     },
     tools::{
+        ToolCall, ToolOutcome,
         definition::ToolDefinition,
-        executor::{BatchProgressFn, ToolCall, ToolExecutor, ToolOutcome},
+        executor::{BatchProgressFn, ToolExecutor},
         results,
     },
 };

@@ -5,7 +5,7 @@ use serde::Serialize;
 
 use crate::{
     llm::{Usage, message::ToolResult},
-    tools::executor::ToolCall,
+    tools::ToolCall,
 };
 
 /// Something that happened in a conversation.

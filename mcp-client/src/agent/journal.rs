@@ -6,7 +6,7 @@ use std::{future::Future, pin::Pin};
 use super::event::DoneReason;
 use crate::{
     llm::{Message, Usage},
-    tools::{definition::ToolDefinition, executor::ToolCall},
+    tools::{ToolCall, definition::ToolDefinition},
 };
 
 /// How a question ended, as recorded.

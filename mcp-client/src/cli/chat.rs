@@ -23,7 +23,7 @@ use crate::{
     connection::config,
     history::{self, Store},
     llm::{Dialect, HttpProvider, ProviderConfig},
-    tools::{definition::ToolDefinition, executor::ToolCall},
+    tools::{ToolCall, definition::ToolDefinition},
 };
 
 /// Which API the model speaks.

@@ -291,7 +291,7 @@ mod tests {
     use super::*;
     use crate::{
         llm::message::ToolResult,
-        tools::{executor::ToolCall, results::ModelResult},
+        tools::{outcome::ToolCall, results::ModelResult},
     };
 
     fn decode(frames: &[&str]) -> Result<Vec<StreamEvent>, ProviderError> {

@@ -5,7 +5,7 @@
 use serde::Serialize;
 
 use super::message::Usage;
-use crate::tools::executor::ToolCall;
+use crate::tools::ToolCall;
 
 /// One piece of a model's response.
 #[derive(Debug, Clone, PartialEq)]

@@ -3,7 +3,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::tools::{definition::ToolDefinition, executor::ToolCall, results::ModelResult};
+use crate::tools::{definition::ToolDefinition, outcome::ToolCall, results::ModelResult};
 
 /// One message of a conversation.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

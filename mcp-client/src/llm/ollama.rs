@@ -228,7 +228,7 @@ mod tests {
     use serde_json::json;
 
     use super::*;
-    use crate::tools::executor::ToolCall;
+    use crate::tools::ToolCall;
 
     fn decode(frames: &[&str]) -> Result<Vec<StreamEvent>, ProviderError> {
         crate::llm::http::decode_all(OllamaDecoder::default(), frames)

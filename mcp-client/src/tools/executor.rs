@@ -16,7 +16,6 @@ use std::{
 };
 
 use rmcp::model::{CallToolResult, JsonObject};
-use serde::Serialize;
 use serde_json::Value;
 use tokio::{sync::Semaphore, task::JoinSet};
 use tracing::{debug, info, warn};
@@ -25,7 +24,9 @@ use super::{
     Normalizer, builtins,
     definition::Implementation,
     manager::{ManagedTool, ToolManager},
+    outcome::{ToolCall, ToolOutcome, one_per_call},
     redact::redact,
+    validate::validate,
 };
 use crate::connection::{Progress, ProgressFn, pool::ServerPool};
 
@@ -35,88 +36,6 @@ pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(30);
 pub const SLOW_CALL: Duration = Duration::from_millis(1000);
 /// Calls of one batch running at once.
 pub const DEFAULT_PARALLEL: usize = 8;
-
-/// A tool call as models make them (spec 000: `{id, name, args}` with parsed args).
-#[derive(Debug, Clone, PartialEq, Serialize, serde::Deserialize)]
-pub struct ToolCall {
-    /// The call's id, to pair it with its result.
-    pub id: String,
-    /// The tool's name.
-    pub name: String,
-    /// The arguments (normally an object).
-    pub args: Value,
-}
-
-/// The outcome of one call, shaped exactly as spec 001 says:
-/// `{success: true, result, tool_name, execution_time_ms}` or
-/// `{success: false, error, tool_name, execution_time_ms}`.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct ToolOutcome {
-    /// Whether the tool ran and succeeded.
-    pub success: bool,
-    /// The tool's result, on success.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub result: Option<Value>,
-    /// What went wrong, on failure.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub error: Option<String>,
-    /// The tool called.
-    pub tool_name: String,
-    /// Validation plus execution time, in milliseconds.
-    pub execution_time_ms: u64,
-    /// Whether the failure was an unknown tool (models are told `Unknown tool "<name>"`).
-    #[serde(skip)]
-    pub unknown_tool: bool,
-    /// Whether the failure was transient (timeout, server died or restarting), so the same
-    /// call may succeed if made again.
-    #[serde(skip)]
-    pub retryable: bool,
-}
-
-impl ToolOutcome {
-    fn ok(tool: &str, result: Value, started: Instant) -> Self {
-        Self {
-            success: true,
-            result: Some(result),
-            error: None,
-            tool_name: tool.to_owned(),
-            execution_time_ms: ms(started),
-            unknown_tool: false,
-            retryable: false,
-        }
-    }
-
-    fn failed(tool: &str, error: String, started: Instant) -> Self {
-        Self {
-            success: false,
-            result: None,
-            error: Some(error),
-            tool_name: tool.to_owned(),
-            execution_time_ms: ms(started),
-            unknown_tool: false,
-            retryable: false,
-        }
-    }
-
-    /// A failure decided outside the executor (a call that was declined, cancelled or had
-    /// unusable arguments).
-    pub fn failure(tool: &str, error: &str) -> Self {
-        Self::failed(tool, error.to_owned(), Instant::now())
-    }
-
-    /// A stand-in for a call that produced no outcome, so results stay one per call.
-    pub fn placeholder(tool: &str, reason: &str) -> Self {
-        Self::failed(
-            tool,
-            format!("no result was produced for this call ({reason})"),
-            Instant::now(),
-        )
-    }
-}
-
-fn ms(started: Instant) -> u64 {
-    u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX)
-}
 
 /// Receives the progress of one call of a batch, with the call's id.
 pub type BatchProgressFn = Arc<dyn Fn(&str, Progress) + Send + Sync>;
@@ -344,10 +263,8 @@ impl ToolExecutor {
                 Arc::new(move |update: Progress| report(&id, update)) as ProgressFn
             });
             running.spawn(async move {
-                let _permit = permits
-                    .acquire_owned()
-                    .await
-                    .expect("the semaphore is never closed");
+                // The semaphore is never closed, so a permit always comes.
+                let _permit = permits.acquire_owned().await;
                 (
                     index,
                     executor
@@ -363,7 +280,7 @@ impl ToolExecutor {
                 Err(err) => warn!(error = %err, "a tool call task ended without an outcome"),
             }
         }
-        super::results::one_per_call(calls, outcomes)
+        one_per_call(calls, outcomes)
     }
 
     /// Runs a validated call with its timeout, isolating panics.
@@ -543,126 +460,6 @@ pub(crate) fn error_text(result: &CallToolResult) -> String {
         "the tool reported an error without a message".into()
     } else {
         text.join("\n")
-    }
-}
-
-/// Checks `args` against the tool's schema; extra parameters are allowed (spec 001).
-fn validate(tool: &ManagedTool, args: Value) -> Result<JsonObject, String> {
-    let parameters = match args {
-        Value::Object(map) => map,
-        Value::Null => JsonObject::new(),
-        other => {
-            return Err(format!(
-                "Invalid parameters: expected an object of named parameters, got {}",
-                kind(&other)
-            ));
-        }
-    };
-    let instance = Value::Object(parameters);
-    if let Some(error) = tool.validator.iter_errors(&instance).next() {
-        return Err(describe(&error));
-    }
-    let Value::Object(parameters) = instance else {
-        unreachable_object()
-    };
-    Ok(parameters)
-}
-
-#[allow(
-    clippy::panic,
-    reason = "the value was built as an object two lines above"
-)]
-fn unreachable_object() -> ! {
-    panic!("validated parameters are an object")
-}
-
-/// Spec 001's texts for validation errors.
-fn describe(error: &jsonschema::ValidationError<'_>) -> String {
-    use jsonschema::error::{TypeKind, ValidationErrorKind};
-    let path = error.instance_path().to_string();
-    let parameter = path.trim_start_matches('/').replace('/', ".");
-    let at = if parameter.is_empty() {
-        "parameters".to_owned()
-    } else {
-        format!("'{parameter}'")
-    };
-    let got = error.instance();
-    match error.kind() {
-        ValidationErrorKind::Required { property } => {
-            let property = property
-                .as_str()
-                .map_or_else(|| property.to_string(), str::to_owned);
-            let property = if parameter.is_empty() {
-                property
-            } else {
-                format!("{parameter}.{property}")
-            };
-            format!("Invalid parameters: missing '{property}'")
-        }
-        ValidationErrorKind::Type {
-            kind: TypeKind::Single(expected),
-        } => {
-            let expected = expected.to_string();
-            let wanted = if expected == "integer" {
-                "an integer (a whole number)".to_owned()
-            } else {
-                article(&expected)
-            };
-            format!(
-                "Invalid parameters: {at} must be {wanted}, got {}",
-                show(got)
-            )
-        }
-        ValidationErrorKind::Type {
-            kind: TypeKind::Multiple(set),
-        } => {
-            let types: Vec<String> = set.iter().map(|t| t.to_string()).collect();
-            format!(
-                "Invalid parameters: {at} must be one of the types {}, got {}",
-                types.join(", "),
-                show(got)
-            )
-        }
-        ValidationErrorKind::Enum { options } => {
-            let options: Vec<String> = options
-                .as_array()
-                .map(|o| o.iter().map(Value::to_string).collect())
-                .unwrap_or_default();
-            format!(
-                "Invalid parameters: {at} must be one of {}, got {}",
-                options.join(", "),
-                show(got)
-            )
-        }
-        _ => format!("Invalid parameters: {at}: {error}"),
-    }
-}
-
-fn article(word: &str) -> String {
-    if word.starts_with(['a', 'e', 'i', 'o', 'u']) {
-        format!("an {word}")
-    } else {
-        format!("a {word}")
-    }
-}
-
-fn show(value: &Value) -> String {
-    let text = value.to_string();
-    if text.len() > 80 {
-        format!("{}…", &text[..text.floor_char_boundary(80)])
-    } else {
-        text
-    }
-}
-
-fn kind(value: &Value) -> &'static str {
-    match value {
-        Value::Null => "null",
-        Value::Bool(_) => "a boolean",
-        Value::Number(_) => "a number",
-        Value::String(_) => "a string",
-        Value::Array(_) => "an array",
-        Value::Object(_) => "an object",
     }
 }
 

@@ -1,223 +1,32 @@
-//! The tools of the connected MCP servers, as a host offers them to a model: names valid for
-//! every provider, collisions between servers resolved by prefixing, an exact way back to the
-//! server and the tool's own name, and argument normalization on the way in.
+//! Every tool a host offers a model, local or from a connected MCP server, and the one path
+//! every call takes: [`ToolExecutor`](executor::ToolExecutor).
+//!
+//! | module | owns |
+//! |---|---|
+//! | `manager` | [`ToolManager`](manager::ToolManager): local and MCP tools under one list of names |
+//! | `definition` | local tool definitions (mock, builtin, internal) and their files |
+//! | `builtins` | the named Rust handlers `builtin` definitions refer to (echo, math, …) |
+//! | `mcp_tools` | [`McpTools`]: the servers' tools under provider-safe unique names |
+//! | `names` | what makes a tool name valid for every provider |
+//! | `normalize` | [`Normalizer`]: snake_case → camelCase and configured argument renames |
+//! | `executor` | [`ToolExecutor`](executor::ToolExecutor): lookup → normalize → validate → run with a timeout |
+//! | `validate` | arguments checked against the tool's schema, with spec 001's messages |
+//! | `outcome` | [`ToolCall`] in, [`ToolOutcome`] out, one outcome per call |
+//! | `results` | outcomes as text for a model |
+//! | `redact` | arguments as logs show them, secrets as `***` |
 
 pub mod builtins;
 pub mod definition;
 pub mod executor;
 pub mod manager;
+mod mcp_tools;
 pub mod names;
 pub mod normalize;
+pub mod outcome;
 pub mod redact;
 pub mod results;
+mod validate;
 
-use std::collections::{BTreeMap, HashMap};
-
-use rmcp::model::{CallToolResult, JsonObject, Tool};
-use tracing::warn;
-
+pub use mcp_tools::{McpTool, McpTools};
 pub use normalize::Normalizer;
-
-use crate::connection::{ClientError, pool::ServerPool};
-
-/// A tool discovered on a server.
-#[derive(Debug, Clone)]
-pub struct McpTool {
-    /// The name offered to models (unique, provider-safe).
-    pub name: String,
-    /// The server it belongs to.
-    pub server: String,
-    /// Its name on the server.
-    pub original_name: String,
-    /// Its definition as the server gave it.
-    pub tool: Tool,
-}
-
-/// Why a call through the catalog failed.
-#[derive(Debug, Clone, thiserror::Error)]
-#[non_exhaustive]
-pub enum CallError {
-    /// No tool by that name.
-    #[error("Tool '{0}' not found")]
-    UnknownTool(String),
-    /// The connection failed.
-    #[error(transparent)]
-    Connection(#[from] ClientError),
-}
-
-/// The tools of every connected server.
-#[derive(Debug, Clone, Default)]
-pub struct McpTools {
-    tools: Vec<McpTool>,
-    by_name: HashMap<String, usize>,
-}
-
-impl McpTools {
-    /// Builds the catalog from `(server, tool prefix, tools)`, in server order.
-    pub fn build(servers: Vec<(String, Option<String>, Vec<Tool>)>) -> Self {
-        let base = |prefix: &Option<String>, tool: &Tool| match prefix {
-            Some(prefix) => format!("{prefix}__{}", tool.name),
-            None => tool.name.to_string(),
-        };
-        let mut owners: HashMap<String, Vec<&str>> = HashMap::new();
-        for (server, prefix, tools) in &servers {
-            for tool in tools {
-                owners.entry(base(prefix, tool)).or_default().push(server);
-            }
-        }
-        let mut catalog = Self::default();
-        for (server, prefix, tools) in &servers {
-            for tool in tools {
-                let wanted = base(prefix, tool);
-                let holders = &owners[&wanted];
-                let wanted = if holders.len() > 1 {
-                    let prefixed = format!("{server}__{}", tool.name);
-                    warn!(tool = %tool.name, servers = ?holders, exposed = %prefixed, "tool name collision between servers; prefixing with the server name");
-                    prefixed
-                } else {
-                    wanted
-                };
-                let mut name = names::provider_safe(&wanted);
-                let mut n = 2;
-                while catalog.by_name.contains_key(&name) {
-                    name = names::provider_safe(&format!("{wanted}_{n}"));
-                    n += 1;
-                }
-                catalog.by_name.insert(name.clone(), catalog.tools.len());
-                catalog.tools.push(McpTool {
-                    name,
-                    server: server.clone(),
-                    original_name: tool.name.to_string(),
-                    tool: tool.clone(),
-                });
-            }
-        }
-        catalog
-    }
-
-    /// Lists the tools of every connected server of `pool`.
-    pub async fn discover(pool: &ServerPool) -> Self {
-        let mut servers = Vec::new();
-        for server in pool.servers() {
-            if server.session().await.is_none() {
-                continue;
-            }
-            match server.tools().await {
-                Ok(tools) => servers.push((
-                    server.name().to_owned(),
-                    server.config().tool_prefix.clone(),
-                    tools,
-                )),
-                Err(err) => {
-                    warn!(server = server.name(), error = %err, "cannot list the server's tools")
-                }
-            }
-        }
-        Self::build(servers)
-    }
-
-    /// Every tool, in server order.
-    pub fn all(&self) -> &[McpTool] {
-        &self.tools
-    }
-
-    /// A tool by the name offered to models.
-    pub fn get(&self, name: &str) -> Option<&McpTool> {
-        self.by_name.get(name).map(|&i| &self.tools[i])
-    }
-
-    /// Calls a tool by the name offered to models: normalizes the arguments (static mappings,
-    /// then the schema-checked snake_case → camelCase heuristic) and sends them to its server
-    /// under the tool's own name. The server's result, errors included, comes back unchanged.
-    ///
-    /// # Errors
-    /// [`CallError::UnknownTool`], or the connection's error.
-    pub async fn call(
-        &self,
-        pool: &ServerPool,
-        normalizer: &Normalizer,
-        name: &str,
-        arguments: JsonObject,
-    ) -> Result<CallToolResult, CallError> {
-        let tool = self
-            .get(name)
-            .ok_or_else(|| CallError::UnknownTool(name.to_owned()))?;
-        let server = pool
-            .get(&tool.server)
-            .ok_or_else(|| CallError::UnknownTool(name.to_owned()))?;
-        let arguments = normalizer.normalize(
-            &tool.server,
-            &tool.original_name,
-            &tool.tool.input_schema,
-            arguments,
-        );
-        Ok(server.call_tool(&tool.original_name, arguments).await?)
-    }
-
-    /// A normalizer with the built-in mappings plus every server's `parameterMappings`.
-    pub fn normalizer(pool: &ServerPool) -> Normalizer {
-        let mut normalizer = Normalizer::with_builtins();
-        for server in pool.servers() {
-            let mappings: &BTreeMap<String, BTreeMap<String, String>> =
-                &server.config().parameter_mappings;
-            for (tool, renames) in mappings {
-                normalizer.add(tool, renames.iter().map(|(a, b)| (a.as_str(), b.as_str())));
-            }
-        }
-        normalizer
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use std::sync::Arc;
-
-    use serde_json::json;
-
-    use super::*;
-
-    fn tool(name: &str) -> Tool {
-        Tool::new(
-            name.to_owned(),
-            "d",
-            Arc::new(json!({"type": "object"}).as_object().unwrap().clone()),
-        )
-    }
-
-    #[test]
-    fn collisions_are_prefixed_with_the_server_and_names_made_safe() {
-        let catalog = McpTools::build(vec![
-            (
-                "home".into(),
-                None,
-                vec![tool("echo"), tool("list.devices")],
-            ),
-            (
-                "everything".into(),
-                None,
-                vec![tool("echo"), tool("get-sum")],
-            ),
-            ("files".into(), Some("fs".into()), vec![tool("read")]),
-        ]);
-        let names: Vec<(&str, &str, &str)> = catalog
-            .all()
-            .iter()
-            .map(|t| (t.name.as_str(), t.server.as_str(), t.original_name.as_str()))
-            .collect();
-        assert_eq!(
-            names,
-            [
-                ("home__echo", "home", "echo"),
-                ("list_devices", "home", "list.devices"),
-                ("everything__echo", "everything", "echo"),
-                ("get-sum", "everything", "get-sum"),
-                ("fs__read", "files", "read"),
-            ]
-        );
-        assert_eq!(
-            catalog.get("list_devices").unwrap().original_name,
-            "list.devices"
-        );
-        assert!(catalog.get("echo").is_none());
-    }
-}
+pub use outcome::{ToolCall, ToolOutcome};

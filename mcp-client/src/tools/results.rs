@@ -7,7 +7,7 @@
 
 use serde_json::Value;
 
-use super::executor::{ToolCall, ToolOutcome};
+use super::outcome::ToolOutcome;
 
 /// A result ready for a model.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
@@ -53,24 +53,6 @@ pub fn for_model(outcome: &ToolOutcome, max_chars: Option<usize>) -> ModelResult
         is_error,
         artifacts,
     }
-}
-
-/// One result per call, in call order: a call without an outcome gets a placeholder error, so
-/// every call id gets exactly one result (spec 000 "Tool call/result mismatch prevention").
-pub fn one_per_call(
-    calls: &[ToolCall],
-    mut outcomes: Vec<Option<ToolOutcome>>,
-) -> Vec<ToolOutcome> {
-    outcomes.resize(calls.len(), None);
-    calls
-        .iter()
-        .zip(outcomes)
-        .map(|(call, outcome)| {
-            outcome.unwrap_or_else(|| {
-                ToolOutcome::placeholder(&call.name, "the call was not executed")
-            })
-        })
-        .collect()
 }
 
 fn result_text(result: &Value) -> (String, Vec<Value>) {
@@ -171,29 +153,5 @@ mod tests {
     fn long_results_are_cut_with_a_visible_marker() {
         let result = for_model(&success(json!("abcdefghij")), Some(4));
         assert_eq!(result.text, "abcd\n[… truncated: 6 more characters]");
-    }
-
-    #[test]
-    fn every_call_gets_exactly_one_result() {
-        let calls: Vec<ToolCall> = ["a", "b", "c"]
-            .iter()
-            .map(|n| ToolCall {
-                id: format!("id-{n}"),
-                name: (*n).into(),
-                args: json!({}),
-            })
-            .collect();
-        let results = one_per_call(&calls, vec![Some(success(json!(1))), None]);
-        assert_eq!(results.len(), 3);
-        assert!(results[0].success);
-        assert_eq!(
-            results[1].error.as_deref(),
-            Some("no result was produced for this call (the call was not executed)")
-        );
-        assert_eq!(results[2].tool_name, "c");
-        assert_eq!(
-            for_model(&results[2], None).text,
-            "Error: no result was produced for this call (the call was not executed)"
-        );
     }
 }

@@ -13,9 +13,7 @@ use mcp_client::{
     connection::RetryPolicy,
     llm::{Dialect, HttpProvider, Message, ProviderConfig},
     tools::{
-        definition::ToolDefinition,
-        executor::{ToolCall, ToolExecutor},
-        manager::ToolManager,
+        ToolCall, definition::ToolDefinition, executor::ToolExecutor, manager::ToolManager,
         results::for_model,
     },
 };

@@ -6,8 +6,9 @@ use std::{
 };
 
 use mcp_client::tools::{
+    ToolCall, ToolOutcome,
     definition::{self, Implementation, ToolDefinition},
-    executor::{InternalHandler, ToolCall, ToolExecutor, ToolOutcome},
+    executor::{InternalHandler, ToolExecutor},
     manager::ToolManager,
 };
 use serde_json::{Value, json};

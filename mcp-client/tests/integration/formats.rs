@@ -8,8 +8,8 @@ use mcp_client::{
         openai_tool_results, openai_tools,
     },
     tools::{
+        ToolCall, ToolOutcome,
         definition::{self, Implementation, ToolDefinition},
-        executor::{ToolCall, ToolOutcome},
         results::for_model,
     },
 };

@@ -60,17 +60,12 @@ async fn servers_start_concurrently_and_failures_are_reported_not_fatal() {
         names.contains(&"echo") && names.contains(&"slow__echo"),
         "{names:?}"
     );
-    let normalizer = McpTools::normalizer(&pool);
-    let result = catalog
-        .call(
-            &pool,
-            &normalizer,
-            "greet",
-            args(json!({"user_name": "Ann"})),
-        )
-        .await
-        .unwrap();
-    assert_eq!(result.content[0].as_text().unwrap().text, "Hello, Ann");
+    let mut manager = ToolManager::new();
+    manager.add_mcp(&catalog);
+    let executor = ToolExecutor::new(manager).with_mcp(pool.clone(), McpTools::normalizer(&pool));
+    let outcome = executor.execute("greet", json!({"user_name": "Ann"})).await;
+    assert!(outcome.success, "{outcome:?}");
+    assert_eq!(outcome.result.unwrap()["content"][0]["text"], "Hello, Ann");
     assert!(
         logs_of("pool-good")
             .iter()
@@ -78,11 +73,9 @@ async fn servers_start_concurrently_and_failures_are_reported_not_fatal() {
         "{:#?}",
         logs_of("pool-good")
     );
-    let err = catalog
-        .call(&pool, &normalizer, "nope", args(json!({})))
-        .await
-        .unwrap_err();
-    assert_eq!(err.to_string(), "Tool 'nope' not found");
+    let outcome = executor.execute("nope", json!({})).await;
+    assert!(outcome.unknown_tool, "{outcome:?}");
+    assert_eq!(outcome.error.as_deref(), Some("Tool 'nope' not found"));
     pool.shutdown().await;
 }
 

@@ -2,7 +2,7 @@
 
 use std::time::Duration;
 
-use mcp_client::{McpTools, ServerCommand, ServerConfig, ServerPool};
+use mcp_client::{McpTools, ServerCommand, ServerConfig, ServerPool, ToolExecutor, ToolManager};
 use protocol_tests::peers::{PYTHON_FASTMCP, python_venv, workspace_root};
 use serde_json::json;
 
@@ -27,27 +27,16 @@ async fn the_client_calls_a_fastmcp_server_and_leaves_its_snake_case_alone() {
     let mut names: Vec<&str> = catalog.all().iter().map(|t| t.name.as_str()).collect();
     names.sort_unstable();
     assert_eq!(names, ["add", "shout"]);
-    let normalizer = McpTools::normalizer(&pool);
-    let sum = catalog
-        .call(
-            &pool,
-            &normalizer,
-            "add",
-            crate::support::args(json!({"a": 2, "b": 40})),
-        )
-        .await
-        .unwrap();
-    assert_eq!(sum.content[0].as_text().unwrap().text, "42");
-    // The server's own parameter is `user_name`: the heuristic must not turn it into `userName`.
-    let shout = catalog
-        .call(
-            &pool,
-            &normalizer,
-            "shout",
-            crate::support::args(json!({"user_name": "ann"})),
-        )
-        .await
-        .unwrap();
-    assert_eq!(shout.content[0].as_text().unwrap().text, "HELLO, ANN!");
+    let mut manager = ToolManager::new();
+    manager.add_mcp(&catalog);
+    let executor = ToolExecutor::new(manager).with_mcp(pool.clone(), McpTools::normalizer(&pool));
+    let sum = executor.execute("add", json!({"a": 2, "b": 40})).await;
+    assert!(sum.success, "{sum:?}");
+    assert_eq!(sum.result.unwrap()["content"][0]["text"], "42");
+    // The server's own parameter is `user_name`: the heuristic must not turn it into `userName`
+    // (and the schema check after normalization would refuse it if it did).
+    let shout = executor.execute("shout", json!({"user_name": "ann"})).await;
+    assert!(shout.success, "{shout:?}");
+    assert_eq!(shout.result.unwrap()["content"][0]["text"], "HELLO, ANN!");
     crate::support::shut_down_and_check(&pool, "fastmcp").await;
 }

@@ -2,7 +2,7 @@
 
 use std::time::Duration;
 
-use mcp_client::{McpTools, ServerCommand, ServerConfig, ServerPool};
+use mcp_client::{McpTools, ServerCommand, ServerConfig, ServerPool, ToolExecutor, ToolManager};
 use protocol_tests::peers::workspace_bin;
 use serde_json::json;
 
@@ -32,28 +32,36 @@ async fn the_client_lists_and_calls_the_zwave_tools_with_normalized_arguments() 
         ]
     );
 
-    // spec 003: the model's snake_case arguments reach the server as camelCase.
-    let normalizer = McpTools::normalizer(&pool);
-    let arguments = crate::support::args(json!({"device_name": "Switch One", "command": "on"}));
-    let result = catalog
-        .call(&pool, &normalizer, "control_zwave_device", arguments)
-        .await
-        .unwrap();
-    assert_eq!(result.is_error, Some(false), "{result:?}");
-    assert_eq!(result.structured_content.unwrap()["confirmed"], true);
-
-    // A server-side refusal comes back unchanged.
-    let arguments = crate::support::args(
-        json!({"device_name": "Switch One", "command": "dim", "brightness": 50}),
-    );
-    let result = catalog
-        .call(&pool, &normalizer, "control_zwave_device", arguments)
-        .await
-        .unwrap();
-    assert_eq!(result.is_error, Some(true));
+    // spec 003: the model's snake_case arguments reach the server as camelCase, through the
+    // executor every call takes (validation after normalization, timeout, timing).
+    let mut manager = ToolManager::new();
+    manager.add_mcp(&catalog);
+    let executor = ToolExecutor::new(manager).with_mcp(pool.clone(), McpTools::normalizer(&pool));
+    let outcome = executor
+        .execute(
+            "control_zwave_device",
+            json!({"device_name": "Switch One", "command": "on"}),
+        )
+        .await;
+    assert!(outcome.success, "{outcome:?}");
     assert_eq!(
-        result.content[0].as_text().unwrap().text,
-        "\"Switch One\" (node 2, Kitchen) is an on/off switch and cannot be dimmed: use action \"on\" or \"off\""
+        outcome.result.unwrap()["structuredContent"]["confirmed"],
+        true
+    );
+
+    // A server-side refusal comes back with the server's own words.
+    let outcome = executor
+        .execute(
+            "control_zwave_device",
+            json!({"device_name": "Switch One", "command": "dim", "brightness": 50}),
+        )
+        .await;
+    assert!(!outcome.success, "{outcome:?}");
+    assert_eq!(
+        outcome.error.as_deref(),
+        Some(
+            "\"Switch One\" (node 2, Kitchen) is an on/off switch and cannot be dimmed: use action \"on\" or \"off\""
+        )
     );
     crate::support::shut_down_and_check(&pool, "zwave").await;
 }

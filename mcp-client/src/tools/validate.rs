@@ -1,0 +1,120 @@
+//! Checking a call's arguments against the tool's JSON Schema, with spec 001's messages: the
+//! parameter at fault, what it must be, and what it got.
+
+use rmcp::model::JsonObject;
+use serde_json::Value;
+
+use super::manager::ManagedTool;
+
+/// Checks `args` against the tool's schema; extra parameters are allowed (spec 001).
+pub(super) fn validate(tool: &ManagedTool, args: Value) -> Result<JsonObject, String> {
+    let parameters = match args {
+        Value::Object(map) => map,
+        Value::Null => JsonObject::new(),
+        other => {
+            return Err(format!(
+                "Invalid parameters: expected an object of named parameters, got {}",
+                kind(&other)
+            ));
+        }
+    };
+    let mut instance = Value::Object(parameters);
+    if let Some(error) = tool.validator.iter_errors(&instance).next() {
+        return Err(describe(&error));
+    }
+    // `instance` is the object built above; taking its map back cannot come out empty.
+    Ok(instance
+        .as_object_mut()
+        .map(std::mem::take)
+        .unwrap_or_default())
+}
+
+/// Spec 001's texts for validation errors.
+fn describe(error: &jsonschema::ValidationError<'_>) -> String {
+    use jsonschema::error::{TypeKind, ValidationErrorKind};
+    let path = error.instance_path().to_string();
+    let parameter = path.trim_start_matches('/').replace('/', ".");
+    let at = if parameter.is_empty() {
+        "parameters".to_owned()
+    } else {
+        format!("'{parameter}'")
+    };
+    let got = error.instance();
+    match error.kind() {
+        ValidationErrorKind::Required { property } => {
+            let property = property
+                .as_str()
+                .map_or_else(|| property.to_string(), str::to_owned);
+            let property = if parameter.is_empty() {
+                property
+            } else {
+                format!("{parameter}.{property}")
+            };
+            format!("Invalid parameters: missing '{property}'")
+        }
+        ValidationErrorKind::Type {
+            kind: TypeKind::Single(expected),
+        } => {
+            let expected = expected.to_string();
+            let wanted = if expected == "integer" {
+                "an integer (a whole number)".to_owned()
+            } else {
+                article(&expected)
+            };
+            format!(
+                "Invalid parameters: {at} must be {wanted}, got {}",
+                show(got)
+            )
+        }
+        ValidationErrorKind::Type {
+            kind: TypeKind::Multiple(set),
+        } => {
+            let types: Vec<String> = set.iter().map(|t| t.to_string()).collect();
+            format!(
+                "Invalid parameters: {at} must be one of the types {}, got {}",
+                types.join(", "),
+                show(got)
+            )
+        }
+        ValidationErrorKind::Enum { options } => {
+            let options: Vec<String> = options
+                .as_array()
+                .map(|o| o.iter().map(Value::to_string).collect())
+                .unwrap_or_default();
+            format!(
+                "Invalid parameters: {at} must be one of {}, got {}",
+                options.join(", "),
+                show(got)
+            )
+        }
+        _ => format!("Invalid parameters: {at}: {error}"),
+    }
+}
+
+fn article(word: &str) -> String {
+    if word.starts_with(['a', 'e', 'i', 'o', 'u']) {
+        format!("an {word}")
+    } else {
+        format!("a {word}")
+    }
+}
+
+fn show(value: &Value) -> String {
+    let text = value.to_string();
+    if text.len() > 80 {
+        format!("{}…", &text[..text.floor_char_boundary(80)])
+    } else {
+        text
+    }
+}
+
+fn kind(value: &Value) -> &'static str {
+    match value {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
+}
