@@ -48,5 +48,8 @@ pub use connection::{
     pool::{ConnectReport, ServerPool},
 };
 pub use llm::{HttpProvider, Provider, ProviderConfig};
-pub use tools::{McpTools, Normalizer, executor::ToolExecutor, manager::ToolManager};
+pub use tools::{
+    McpTools, Normalizer, ToolCall, ToolError, ToolOutcome, executor::ToolExecutor,
+    manager::ToolManager,
+};
 pub use transport::ServerCommand;

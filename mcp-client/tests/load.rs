@@ -70,14 +70,15 @@ async fn run_calls(executor: &ToolExecutor, range: std::ops::Range<usize>) -> (u
                 let tool = format!("load-{}__echo", i % SERVERS as u64);
                 let message = format!("call {i}");
                 let outcome = executor.execute(&tool, json!({"message": message})).await;
-                if !outcome.success {
+                if !outcome.is_success() {
                     failed.fetch_add(1, Ordering::Relaxed);
-                    eprintln!("call {i} failed: {:?}", outcome.error);
+                    eprintln!("call {i} failed: {:?}", outcome.error_text());
                     continue;
                 }
                 let text = outcome
                     .result
                     .as_ref()
+                    .ok()
                     .and_then(|r| r.pointer("/content/0/text"))
                     .and_then(serde_json::Value::as_str);
                 if text != Some(format!("Echo: {message}").as_str()) {

@@ -23,7 +23,7 @@ use crate::{
         ToolResult, Usage,
     },
     tools::{
-        ToolCall, ToolOutcome,
+        ToolCall, ToolError, ToolOutcome,
         definition::ToolDefinition,
         executor::{BatchProgressFn, ToolExecutor},
         results,
@@ -500,9 +500,12 @@ impl Agent {
             .find(&call.name)
             .is_some_and(|tool| tool.definition.hints.idempotent);
         let mut attempt = 1;
-        while !outcome.success && outcome.retryable && idempotent && attempt < retry.attempts {
+        while outcome.error().is_some_and(ToolError::is_retryable)
+            && idempotent
+            && attempt < retry.attempts
+        {
             let wait = retry.base_delay.saturating_mul(1 << (attempt - 1).min(16));
-            warn!(tool = %call.name, attempt, wait = ?wait, error = ?outcome.error, "retrying an idempotent tool call");
+            warn!(tool = %call.name, attempt, wait = ?wait, error = ?outcome.error_text(), "retrying an idempotent tool call");
             tokio::time::sleep(wait).await;
             attempt += 1;
             outcome = self.executor.execute(&call.name, call.args.clone()).await;
@@ -526,7 +529,7 @@ fn error_result(call: &ToolCall, reason: &str) -> ToolResult {
     ToolResult {
         call_id: call.id.clone(),
         tool_name: call.name.clone(),
-        result: results::for_model(&ToolOutcome::failure(&call.name, reason), None),
+        result: results::for_model(&ToolOutcome::not_run(&call.name, reason), None),
     }
 }
 

@@ -236,7 +236,7 @@ async fn call(
     let outcome = executor.execute(tool, Value::Object(arguments)).await;
     emit(&serde_json::to_string_pretty(&outcome)?);
     pool.shutdown().await;
-    Ok(if outcome.success {
+    Ok(if outcome.is_success() {
         ExitCode::SUCCESS
     } else {
         ExitCode::FAILURE

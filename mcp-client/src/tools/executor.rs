@@ -24,7 +24,7 @@ use super::{
     Normalizer, builtins,
     definition::Implementation,
     manager::{ManagedTool, ToolManager},
-    outcome::{ToolCall, ToolOutcome, one_per_call},
+    outcome::{ToolCall, ToolError, ToolOutcome, one_per_call},
     redact::redact,
     validate::validate,
 };
@@ -40,22 +40,7 @@ pub const DEFAULT_PARALLEL: usize = 8;
 /// Receives the progress of one call of a batch, with the call's id.
 pub type BatchProgressFn = Arc<dyn Fn(&str, Progress) + Send + Sync>;
 
-/// Why a tool's work failed.
-struct WorkError {
-    message: String,
-    retryable: bool,
-}
-
-impl From<String> for WorkError {
-    fn from(message: String) -> Self {
-        Self {
-            message,
-            retryable: false,
-        }
-    }
-}
-
-type Work = Pin<Box<dyn Future<Output = Result<Value, WorkError>> + Send>>;
+type Work = Pin<Box<dyn Future<Output = Result<Value, ToolError>> + Send>>;
 
 /// Aborts a spawned task when dropped, so a caller that stops waiting (a cancelled
 /// conversation) also stops the work, and an MCP request future dropped this way sends
@@ -193,17 +178,17 @@ impl ToolExecutor {
         let started = Instant::now();
         let Some(tool) = self.manager().find(name).cloned() else {
             warn!(tool = name, "unknown tool requested");
-            let mut outcome =
-                ToolOutcome::failed(name, format!("Tool '{name}' not found"), started);
-            outcome.unknown_tool = true;
-            return outcome;
+            let unknown = ToolError::UnknownTool {
+                name: name.to_owned(),
+            };
+            return ToolOutcome::new(name, Err(unknown), started);
         };
         // MCP tools: names are normalized before validation, or the very calls normalization
         // exists for (`device_name` for a required `deviceName`) would be refused.
         let args = self.normalize(&tool, args);
         let shown = args.as_object().map_or_else(|| args.to_string(), redact);
         let outcome = match validate(&tool, args) {
-            Err(problem) => ToolOutcome::failed(name, problem, started),
+            Err(problem) => ToolOutcome::new(name, Err(problem), started),
             Ok(parameters) => self.run(&tool, parameters, progress, started).await,
         };
         self.log(&tool, &shown, &outcome);
@@ -295,41 +280,26 @@ impl ToolExecutor {
         let timeout = tool.definition.timeout.unwrap_or(self.default_timeout);
         let work = self.work(tool, parameters, progress);
         let mut task = AbortOnDrop(tokio::spawn(work));
-        match tokio::time::timeout(timeout, &mut task.0).await {
-            Ok(Ok(Ok(result))) => ToolOutcome::ok(&name, result, started),
-            Ok(Ok(Err(error))) => {
-                let mut outcome = ToolOutcome::failed(&name, error.message, started);
-                outcome.retryable = error.retryable;
-                outcome
-            }
+        let result = match tokio::time::timeout(timeout, &mut task.0).await {
+            Ok(Ok(result)) => result,
             Ok(Err(join)) if join.is_panic() => {
                 let payload = join.into_panic();
                 let message = panic_message(payload.as_ref());
                 warn!(tool = %name, panic = %message, "tool handler panicked");
-                ToolOutcome::failed(
-                    &name,
-                    format!("Tool '{name}' failed: its handler panicked ({message})"),
-                    started,
-                )
+                Err(ToolError::Panicked { name, message })
             }
-            Ok(Err(join)) => ToolOutcome::failed(
-                &name,
-                format!("Tool '{name}' was cancelled: {join}"),
-                started,
-            ),
+            Ok(Err(join)) => Err(ToolError::NotRun(format!(
+                "Tool '{name}' was cancelled: {join}"
+            ))),
             Err(_) => {
                 task.0.abort();
-                let mut outcome = ToolOutcome::failed(
-                    &name,
-                    format!(
-                        "Tool '{name}' timed out after {timeout:?} and was cancelled; try again, or ask for less"
-                    ),
-                    started,
-                );
-                outcome.retryable = true;
-                outcome
+                Err(ToolError::TimedOut {
+                    name,
+                    after: timeout,
+                })
             }
-        }
+        };
+        ToolOutcome::new(&tool.definition.name, result, started)
     }
 
     /// The call's work as a task future.
@@ -346,10 +316,11 @@ impl ToolExecutor {
                 Box::pin(async move { Ok(response) })
             }
             Implementation::Builtin { handler } => match builtins::builtin(handler) {
-                Some(run) => Box::pin(async move { run(&parameters).map_err(WorkError::from) }),
+                Some(run) => Box::pin(async move { run(&parameters).map_err(ToolError::Failed) }),
                 None => {
-                    let message = format!("Builtin handler '{handler}' not found");
-                    Box::pin(async move { Err(message.into()) })
+                    let error =
+                        ToolError::Misconfigured(format!("Builtin handler '{handler}' not found"));
+                    Box::pin(async move { Err(error) })
                 }
             },
             Implementation::Internal { handler } => match self.internal.get(handler) {
@@ -358,21 +329,21 @@ impl ToolExecutor {
                 Some(run) => {
                     match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| run(parameters)))
                     {
-                        Ok(work) => Box::pin(async move { work.await.map_err(WorkError::from) }),
+                        Ok(work) => Box::pin(async move { work.await.map_err(ToolError::Failed) }),
                         Err(payload) => {
-                            let message = format!(
-                                "Tool '{}' failed: its handler panicked ({})",
-                                tool.definition.name,
-                                panic_message(payload.as_ref())
-                            );
+                            let error = ToolError::Panicked {
+                                name: tool.definition.name.clone(),
+                                message: panic_message(payload.as_ref()),
+                            };
                             warn!(tool = %tool.definition.name, "internal tool handler panicked before returning");
-                            Box::pin(async move { Err(message.into()) })
+                            Box::pin(async move { Err(error) })
                         }
                     }
                 }
                 None => {
-                    let message = format!("Internal handler '{handler}' not found");
-                    Box::pin(async move { Err(message.into()) })
+                    let error =
+                        ToolError::Misconfigured(format!("Internal handler '{handler}' not found"));
+                    Box::pin(async move { Err(error) })
                 }
             },
             Implementation::Mcp {
@@ -380,14 +351,17 @@ impl ToolExecutor {
                 original_name,
             } => {
                 let Some((pool, _)) = self.mcp.clone() else {
-                    let message =
-                        format!("MCP server `{server}` is not connected to this executor");
-                    return Box::pin(async move { Err(message.into()) });
+                    let error = ToolError::Misconfigured(format!(
+                        "MCP server `{server}` is not connected to this executor"
+                    ));
+                    return Box::pin(async move { Err(error) });
                 };
                 let (server, original) = (server.clone(), original_name.clone());
                 Box::pin(async move {
                     let Some(connection) = pool.get(&server) else {
-                        return Err(format!("MCP server `{server}` is not configured").into());
+                        return Err(ToolError::Misconfigured(format!(
+                            "MCP server `{server}` is not configured"
+                        )));
                     };
                     let result = connection
                         .call_tool_with_progress(&original, parameters, progress)
@@ -395,12 +369,12 @@ impl ToolExecutor {
                         .map_err(|err| {
                             // The host's log keeps the server's stderr; the model gets one line.
                             warn!(server = %server, error = %err.for_model(), stderr = ?err.stderr(), "MCP tool call failed");
-                            WorkError {
+                            ToolError::Server {
                                 message: err.for_model(),
                                 retryable: err.is_retryable(),
                             }
                         })?;
-                    mcp_outcome(result).map_err(WorkError::from)
+                    mcp_outcome(result)
                 })
             }
         }
@@ -412,7 +386,7 @@ impl ToolExecutor {
         if took > SLOW_CALL {
             warn!(tool = %name, duration_ms = outcome.execution_time_ms, "slow tool call");
         }
-        match &outcome.error {
+        match outcome.error() {
             None => info!(
                 tool = %name,
                 source = %tool.definition.source(),
@@ -442,11 +416,12 @@ fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
 }
 
 /// An MCP result: `isError` results are failures with their text; others are the result.
-fn mcp_outcome(result: CallToolResult) -> Result<Value, String> {
+fn mcp_outcome(result: CallToolResult) -> Result<Value, ToolError> {
     if result.is_error == Some(true) {
-        return Err(error_text(&result));
+        return Err(ToolError::Failed(error_text(&result)));
     }
-    serde_json::to_value(&result).map_err(|err| format!("cannot encode the tool's result: {err}"))
+    serde_json::to_value(&result)
+        .map_err(|err| ToolError::Failed(format!("cannot encode the tool's result: {err}")))
 }
 
 /// The text of an `isError` result, its text blocks joined by lines.

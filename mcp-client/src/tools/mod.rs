@@ -11,7 +11,7 @@
 //! | `normalize` | [`Normalizer`]: snake_case → camelCase and configured argument renames |
 //! | `executor` | [`ToolExecutor`](executor::ToolExecutor): lookup → normalize → validate → run with a timeout |
 //! | `validate` | arguments checked against the tool's schema, with spec 001's messages |
-//! | `outcome` | [`ToolCall`] in, [`ToolOutcome`] out, one outcome per call |
+//! | `outcome` | [`ToolCall`] in, [`ToolOutcome`] (a value or a [`ToolError`]) out, one per call |
 //! | `results` | outcomes as text for a model |
 //! | `redact` | arguments as logs show them, secrets as `***` |
 
@@ -29,4 +29,4 @@ mod validate;
 
 pub use mcp_tools::{McpTool, McpTools};
 pub use normalize::Normalizer;
-pub use outcome::{ToolCall, ToolOutcome};
+pub use outcome::{ToolCall, ToolError, ToolOutcome};

@@ -7,7 +7,7 @@
 
 use serde_json::Value;
 
-use super::outcome::ToolOutcome;
+use super::outcome::{ToolError, ToolOutcome};
 
 /// A result ready for a model.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
@@ -23,30 +23,15 @@ pub struct ModelResult {
 
 /// Normalizes an outcome for a model; `max_chars` cuts long texts with a marker.
 pub fn for_model(outcome: &ToolOutcome, max_chars: Option<usize>) -> ModelResult {
-    let (text, is_error, artifacts) = if outcome.success {
-        let (text, artifacts) = outcome
-            .result
-            .as_ref()
-            .map_or_else(|| (String::new(), Vec::new()), result_text);
-        (text, false, artifacts)
-    } else if outcome.unknown_tool {
-        (
-            format!("Error: Unknown tool \"{}\"", outcome.tool_name),
-            true,
-            Vec::new(),
-        )
-    } else {
-        (
-            format!(
-                "Error: {}",
-                outcome
-                    .error
-                    .as_deref()
-                    .unwrap_or("the tool failed without a message")
-            ),
-            true,
-            Vec::new(),
-        )
+    let (text, is_error, artifacts) = match &outcome.result {
+        Ok(value) => {
+            let (text, artifacts) = result_text(value);
+            (text, false, artifacts)
+        }
+        Err(ToolError::UnknownTool { name }) => {
+            (format!("Error: Unknown tool \"{name}\""), true, Vec::new())
+        }
+        Err(error) => (format!("Error: {error}"), true, Vec::new()),
     };
     ModelResult {
         text: truncate(text, max_chars),
@@ -98,15 +83,11 @@ mod tests {
     use super::*;
 
     fn success(result: Value) -> ToolOutcome {
-        ToolOutcome {
-            success: true,
-            result: Some(result),
-            error: None,
-            tool_name: "t".into(),
-            execution_time_ms: 1,
-            unknown_tool: false,
-            retryable: false,
-        }
+        ToolOutcome::new("t", Ok(result), std::time::Instant::now())
+    }
+
+    fn failure(error: ToolError) -> ToolOutcome {
+        ToolOutcome::new("t", Err(error), std::time::Instant::now())
     }
 
     #[test]
@@ -138,15 +119,15 @@ mod tests {
 
     #[test]
     fn errors_and_unknown_tools_read_as_errors() {
-        let mut failed = success(json!(null));
-        failed.success = false;
-        failed.result = None;
-        failed.error = Some("boom".into());
+        let failed = failure(ToolError::Failed("boom".into()));
         assert_eq!(for_model(&failed, None).text, "Error: boom");
-        failed.unknown_tool = true;
-        failed.tool_name = "fly".into();
-        assert_eq!(for_model(&failed, None).text, "Error: Unknown tool \"fly\"");
         assert!(for_model(&failed, None).is_error);
+        let unknown = failure(ToolError::UnknownTool { name: "fly".into() });
+        assert_eq!(
+            for_model(&unknown, None).text,
+            "Error: Unknown tool \"fly\""
+        );
+        assert!(for_model(&unknown, None).is_error);
     }
 
     #[test]

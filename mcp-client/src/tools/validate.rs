@@ -4,23 +4,23 @@
 use rmcp::model::JsonObject;
 use serde_json::Value;
 
-use super::manager::ManagedTool;
+use super::{manager::ManagedTool, outcome::ToolError};
 
 /// Checks `args` against the tool's schema; extra parameters are allowed (spec 001).
-pub(super) fn validate(tool: &ManagedTool, args: Value) -> Result<JsonObject, String> {
+pub(super) fn validate(tool: &ManagedTool, args: Value) -> Result<JsonObject, ToolError> {
     let parameters = match args {
         Value::Object(map) => map,
         Value::Null => JsonObject::new(),
         other => {
-            return Err(format!(
-                "Invalid parameters: expected an object of named parameters, got {}",
+            return Err(ToolError::InvalidParameters(format!(
+                "expected an object of named parameters, got {}",
                 kind(&other)
-            ));
+            )));
         }
     };
     let mut instance = Value::Object(parameters);
     if let Some(error) = tool.validator.iter_errors(&instance).next() {
-        return Err(describe(&error));
+        return Err(ToolError::InvalidParameters(describe(&error)));
     }
     // `instance` is the object built above; taking its map back cannot come out empty.
     Ok(instance
@@ -29,7 +29,7 @@ pub(super) fn validate(tool: &ManagedTool, args: Value) -> Result<JsonObject, St
         .unwrap_or_default())
 }
 
-/// Spec 001's texts for validation errors.
+/// Spec 001's texts for validation errors (after `Invalid parameters: `).
 fn describe(error: &jsonschema::ValidationError<'_>) -> String {
     use jsonschema::error::{TypeKind, ValidationErrorKind};
     let path = error.instance_path().to_string();
@@ -50,7 +50,7 @@ fn describe(error: &jsonschema::ValidationError<'_>) -> String {
             } else {
                 format!("{parameter}.{property}")
             };
-            format!("Invalid parameters: missing '{property}'")
+            format!("missing '{property}'")
         }
         ValidationErrorKind::Type {
             kind: TypeKind::Single(expected),
@@ -61,17 +61,14 @@ fn describe(error: &jsonschema::ValidationError<'_>) -> String {
             } else {
                 article(&expected)
             };
-            format!(
-                "Invalid parameters: {at} must be {wanted}, got {}",
-                show(got)
-            )
+            format!("{at} must be {wanted}, got {}", show(got))
         }
         ValidationErrorKind::Type {
             kind: TypeKind::Multiple(set),
         } => {
             let types: Vec<String> = set.iter().map(|t| t.to_string()).collect();
             format!(
-                "Invalid parameters: {at} must be one of the types {}, got {}",
+                "{at} must be one of the types {}, got {}",
                 types.join(", "),
                 show(got)
             )
@@ -82,12 +79,12 @@ fn describe(error: &jsonschema::ValidationError<'_>) -> String {
                 .map(|o| o.iter().map(Value::to_string).collect())
                 .unwrap_or_default();
             format!(
-                "Invalid parameters: {at} must be one of {}, got {}",
+                "{at} must be one of {}, got {}",
                 options.join(", "),
                 show(got)
             )
         }
-        _ => format!("Invalid parameters: {at}: {error}"),
+        _ => format!("{at}: {error}"),
     }
 }
 

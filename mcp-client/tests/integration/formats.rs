@@ -8,7 +8,7 @@ use mcp_client::{
         openai_tool_results, openai_tools,
     },
     tools::{
-        ToolCall, ToolOutcome,
+        ToolCall, ToolError, ToolOutcome,
         definition::{self, Implementation, ToolDefinition},
         results::for_model,
     },
@@ -85,15 +85,11 @@ fn anthropic_tool_definitions() {
     insta::assert_json_snapshot!(anthropic_tools(&tools()));
 }
 
-fn outcome(tool: &str, success: bool, payload: Value) -> ToolOutcome {
+fn outcome(tool: &str, result: Result<Value, ToolError>) -> ToolOutcome {
     ToolOutcome {
-        success,
-        result: success.then(|| payload.clone()),
-        error: (!success).then(|| payload.as_str().unwrap().to_owned()),
         tool_name: tool.into(),
         execution_time_ms: 3,
-        unknown_tool: false,
-        retryable: false,
+        result,
     }
 }
 
@@ -104,22 +100,25 @@ fn turn() -> Vec<ToolResult> {
         name: name.into(),
         args,
     };
-    let mut unknown = outcome("fly_to_moon", false, json!("Tool 'fly_to_moon' not found"));
-    unknown.unknown_tool = true;
+    let unknown = outcome(
+        "fly_to_moon",
+        Err(ToolError::UnknownTool {
+            name: "fly_to_moon".into(),
+        }),
+    );
     vec![
         (
             call("call_1", "control_zwave_device", json!({"deviceName": "Living Room Light", "action": "dim", "level": 40})),
             outcome(
                 "control_zwave_device",
-                true,
-                json!({"content": [{"type": "text", "text": "Living Room Light dimmed to 40%; the device confirmed it (now on at 40%)."}],
-                       "structuredContent": {"confirmed": true}, "isError": false}),
+                Ok(json!({"content": [{"type": "text", "text": "Living Room Light dimmed to 40%; the device confirmed it (now on at 40%)."}],
+                       "structuredContent": {"confirmed": true}, "isError": false})),
             ),
         ),
-        (call("call_2", "math_eval", json!({"expression": "2+2"})), outcome("math_eval", true, json!({"result": 4}))),
+        (call("call_2", "math_eval", json!({"expression": "2+2"})), outcome("math_eval", Ok(json!({"result": 4})))),
         (
             call("call_3", "control_zwave_device", json!({"deviceName": "Garage Light", "action": "on"})),
-            outcome("control_zwave_device", false, json!("\"Garage Light\" (node 7, Garage) is offline (status Dead) and cannot be controlled until it is reachable again")),
+            outcome("control_zwave_device", Err(ToolError::Failed("\"Garage Light\" (node 7, Garage) is offline (status Dead) and cannot be controlled until it is reachable again".into()))),
         ),
         (call("call_4", "fly_to_moon", json!({})), unknown),
     ]

@@ -4,7 +4,7 @@
 use std::time::{Duration, Instant};
 
 use mcp_client::{
-    ConnectionStatus, McpTools, ServerConnection, ServerPool, ToolExecutor, ToolManager,
+    ConnectionStatus, McpTools, ServerConnection, ServerPool, ToolError, ToolExecutor, ToolManager,
 };
 use serde_json::json;
 
@@ -64,7 +64,7 @@ async fn servers_start_concurrently_and_failures_are_reported_not_fatal() {
     manager.add_mcp(&catalog);
     let executor = ToolExecutor::new(manager).with_mcp(pool.clone(), McpTools::normalizer(&pool));
     let outcome = executor.execute("greet", json!({"user_name": "Ann"})).await;
-    assert!(outcome.success, "{outcome:?}");
+    assert!(outcome.is_success(), "{outcome:?}");
     assert_eq!(outcome.result.unwrap()["content"][0]["text"], "Hello, Ann");
     assert!(
         logs_of("pool-good")
@@ -74,8 +74,14 @@ async fn servers_start_concurrently_and_failures_are_reported_not_fatal() {
         logs_of("pool-good")
     );
     let outcome = executor.execute("nope", json!({})).await;
-    assert!(outcome.unknown_tool, "{outcome:?}");
-    assert_eq!(outcome.error.as_deref(), Some("Tool 'nope' not found"));
+    assert!(
+        matches!(outcome.result, Err(ToolError::UnknownTool { .. })),
+        "{outcome:?}"
+    );
+    assert_eq!(
+        outcome.error_text().as_deref(),
+        Some("Tool 'nope' not found")
+    );
     pool.shutdown().await;
 }
 
@@ -176,13 +182,13 @@ async fn the_executor_sees_servers_that_connect_late_and_tools_that_change() {
     let outcome = executor
         .execute("late-srv__echo", json!({"message": "late"}))
         .await;
-    assert!(outcome.success, "{outcome:?}");
+    assert!(outcome.is_success(), "{outcome:?}");
     assert!(!executor.refresh().await, "nothing changed since");
 
     // `notify` makes early-srv announce a new tool, `added` (a unique name: no prefix), with
     // notifications/tools/list_changed.
     let outcome = executor.execute("early-srv__notify", json!({})).await;
-    assert!(outcome.success, "{outcome:?}");
+    assert!(outcome.is_success(), "{outcome:?}");
     assert!(executor.refresh().await);
     assert!(
         names(&executor).contains(&"added".to_owned()),

@@ -31,12 +31,12 @@ async fn the_client_calls_a_fastmcp_server_and_leaves_its_snake_case_alone() {
     manager.add_mcp(&catalog);
     let executor = ToolExecutor::new(manager).with_mcp(pool.clone(), McpTools::normalizer(&pool));
     let sum = executor.execute("add", json!({"a": 2, "b": 40})).await;
-    assert!(sum.success, "{sum:?}");
+    assert!(sum.is_success(), "{sum:?}");
     assert_eq!(sum.result.unwrap()["content"][0]["text"], "42");
     // The server's own parameter is `user_name`: the heuristic must not turn it into `userName`
     // (and the schema check after normalization would refuse it if it did).
     let shout = executor.execute("shout", json!({"user_name": "ann"})).await;
-    assert!(shout.success, "{shout:?}");
+    assert!(shout.is_success(), "{shout:?}");
     assert_eq!(shout.result.unwrap()["content"][0]["text"], "HELLO, ANN!");
     crate::support::shut_down_and_check(&pool, "fastmcp").await;
 }

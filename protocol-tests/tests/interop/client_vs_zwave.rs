@@ -43,7 +43,7 @@ async fn the_client_lists_and_calls_the_zwave_tools_with_normalized_arguments() 
             json!({"device_name": "Switch One", "command": "on"}),
         )
         .await;
-    assert!(outcome.success, "{outcome:?}");
+    assert!(outcome.is_success(), "{outcome:?}");
     assert_eq!(
         outcome.result.unwrap()["structuredContent"]["confirmed"],
         true
@@ -56,9 +56,9 @@ async fn the_client_lists_and_calls_the_zwave_tools_with_normalized_arguments() 
             json!({"device_name": "Switch One", "command": "dim", "brightness": 50}),
         )
         .await;
-    assert!(!outcome.success, "{outcome:?}");
+    assert!(!outcome.is_success(), "{outcome:?}");
     assert_eq!(
-        outcome.error.as_deref(),
+        outcome.error_text().as_deref(),
         Some(
             "\"Switch One\" (node 2, Kitchen) is an on/off switch and cannot be dimmed: use action \"on\" or \"off\""
         )
