@@ -1,11 +1,12 @@
 //! The `mcp-client` command line: `servers` (status of every configured server), `doctor`
-//! (everything wrong with one server), `tools` (every tool a host would offer), `call` (one
+//! (everything wrong with one server; `doctor.rs`), `tools` (every tool a host would offer), `call` (one
 //! call through the executor), `chat` (talk to a model that calls the tools; `chat.rs`),
 //! `history` (the stored conversations; `history.rs`) and `bench` (how fast one server
 //! answers; `bench.rs`).
 
 mod bench;
 mod chat;
+mod doctor;
 mod history;
 mod view;
 
@@ -16,9 +17,9 @@ use rmcp::model::JsonObject;
 use serde_json::Value;
 
 use crate::{
-    McpTools, ServerCommand, ServerConfig, ServerConnection, ServerPool,
+    McpTools, ServerCommand, ServerConfig, ServerPool,
     connection::{RetryPolicy, config},
-    tools::{definition, executor::ToolExecutor, manager::ToolManager, names},
+    tools::{definition, executor::ToolExecutor, manager::ToolManager},
 };
 
 /// Command line of `mcp-client`.
@@ -127,7 +128,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         CliCommand::Doctor {
             init_timeout,
             command,
-        } => Ok(doctor(init_timeout, command).await),
+        } => Ok(doctor::doctor(init_timeout, command).await),
         CliCommand::Tools {
             config,
             tool_files,
@@ -319,226 +320,4 @@ async fn servers(path: &std::path::Path) -> anyhow::Result<ExitCode> {
     } else {
         ExitCode::FAILURE
     })
-}
-
-/// One finding of `doctor`.
-struct Finding {
-    level: &'static str,
-    check: &'static str,
-    detail: String,
-}
-
-async fn doctor(init_timeout: u64, command: Vec<String>) -> ExitCode {
-    let config = one_server(command, Duration::from_secs(init_timeout));
-    let findings = examine(ServerConnection::new(config)).await;
-    let (mut problems, mut warnings) = (0, 0);
-    for finding in &findings {
-        emit(&format!(
-            "{:<4} {}: {}",
-            finding.level, finding.check, finding.detail
-        ));
-        match finding.level {
-            "FAIL" => problems += 1,
-            "WARN" => warnings += 1,
-            _ => {}
-        }
-    }
-    emit(&format!(
-        "{problems} problem{}, {warnings} warning{}",
-        plural(problems),
-        plural(warnings)
-    ));
-    if problems == 0 {
-        ExitCode::SUCCESS
-    } else {
-        ExitCode::FAILURE
-    }
-}
-
-fn plural(n: usize) -> &'static str {
-    if n == 1 { "" } else { "s" }
-}
-
-async fn examine(server: ServerConnection) -> Vec<Finding> {
-    let mut findings = Vec::new();
-    let mut add = |level, check, detail: String| {
-        findings.push(Finding {
-            level,
-            check,
-            detail,
-        })
-    };
-    let info = match server.connect().await {
-        Ok(info) => info,
-        Err(err) => {
-            add("FAIL", "start", err.to_string());
-            return findings;
-        }
-    };
-    let start = format!(
-        "initialize answered in {} ms ({}, protocol {})",
-        info.init_time.as_millis(),
-        info.server,
-        info.protocol_version
-    );
-    if info.init_time > Duration::from_secs(2) {
-        add(
-            "WARN",
-            "start",
-            format!("slow: {start}; hosts often give up after 10–60 s"),
-        );
-    } else {
-        add("ok", "start", start);
-    }
-    if info.has_tools {
-        add("ok", "capabilities", "tools announced".into());
-    } else {
-        add(
-            "FAIL",
-            "capabilities",
-            "the server does not announce the `tools` capability".into(),
-        );
-    }
-    match server.ping().await {
-        Ok(rtt) => add("ok", "ping", format!("answered in {} µs", rtt.as_micros())),
-        Err(err) => add("WARN", "ping", err.to_string()),
-    }
-    match server.tools().await {
-        Ok(tools) => {
-            let mut clean = true;
-            for tool in &tools {
-                for (level, detail) in tool_problems(tool) {
-                    clean &= level == "note";
-                    add(level, "tools", format!("`{}`: {detail}", tool.name));
-                }
-            }
-            if clean {
-                add(
-                    "ok",
-                    "tools",
-                    format!(
-                        "{} tools, names valid for LLM providers, object schemas, descriptions",
-                        tools.len()
-                    ),
-                );
-            }
-        }
-        Err(err) => add("FAIL", "tools", err.to_string()),
-    }
-    if let Some(process) = server.process().await {
-        let counts = process.counts();
-        if counts.dropped() == 0 && counts.invalid_utf8 == 0 {
-            add(
-                "ok",
-                "stdout",
-                format!("clean: {} messages, nothing else", counts.messages),
-            );
-        } else {
-            add(
-                "FAIL",
-                "stdout",
-                format!(
-                    "{} lines were not MCP messages (they belong on stderr), {} had invalid UTF-8:",
-                    counts.dropped(),
-                    counts.invalid_utf8
-                ),
-            );
-            for line in process.dropped_lines() {
-                add("", "  stdout", line);
-            }
-        }
-        let stderr = process.stderr().lines();
-        if let Some(last) = stderr.last() {
-            add(
-                "note",
-                "stderr",
-                format!("{} lines, last: {last}", process.stderr().total()),
-            );
-        }
-        let started = std::time::Instant::now();
-        let exit = process.shutdown().await;
-        let took = started.elapsed();
-        match exit {
-            Some(exit) if took < Duration::from_secs(2) => {
-                add(
-                    "ok",
-                    "shutdown",
-                    format!(
-                        "exited within {} ms of stdin closing ({})",
-                        took.as_millis(),
-                        exit.status
-                    ),
-                );
-            }
-            Some(exit) if !exit.status.contains("SIGKILL") => {
-                add(
-                    "WARN",
-                    "shutdown",
-                    format!(
-                        "ignored stdin closing; stopped by SIGTERM ({})",
-                        exit.status
-                    ),
-                );
-            }
-            Some(exit) => add(
-                "FAIL",
-                "shutdown",
-                format!(
-                    "ignored stdin closing and SIGTERM; killed ({})",
-                    exit.status
-                ),
-            ),
-            None => add("FAIL", "shutdown", "did not exit even after SIGKILL".into()),
-        }
-    }
-    server.shutdown().await;
-    findings
-}
-
-/// What is wrong with one tool definition, as (level, detail).
-fn tool_problems(tool: &rmcp::model::Tool) -> Vec<(&'static str, String)> {
-    let mut problems = Vec::new();
-    if crate::tools::builtins::builtin(&tool.name).is_some() {
-        problems.push((
-            "note",
-            format!(
-                "has the name of a local builtin tool: hosts with local tools keep `{}` for theirs and offer this one under a prefixed name",
-                tool.name
-            ),
-        ));
-    }
-    if !names::is_provider_safe(&tool.name) {
-        problems.push((
-            "FAIL",
-            format!(
-                "name is not valid for LLM providers (^[a-zA-Z0-9_-]{{1,64}}$); hosts must rename it (e.g. `{}`)",
-                names::provider_safe(&tool.name)
-            ),
-        ));
-    }
-    if tool
-        .description
-        .as_deref()
-        .is_none_or(|d| d.trim().is_empty())
-    {
-        problems.push((
-            "WARN",
-            "no description: models choose tools by their descriptions".to_owned(),
-        ));
-    }
-    let schema = Value::Object((*tool.input_schema).clone());
-    match schema.get("type").and_then(Value::as_str) {
-        Some("object") => {}
-        other => problems.push((
-            "FAIL",
-            format!("inputSchema type is {other:?}; providers need \"object\" at the top"),
-        )),
-    }
-    if let Err(err) = jsonschema::validator_for(&schema) {
-        problems.push((
-            "FAIL",
-            format!("inputSchema is not valid JSON Schema: {err}"),
-        ));
-    }
-    problems
 }

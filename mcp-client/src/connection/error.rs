@@ -3,6 +3,8 @@
 
 use std::{fmt, time::Duration};
 
+use crate::transport::Exit;
+
 /// What went wrong talking to a server, with what is known about the server's end.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Failure {
@@ -11,7 +13,7 @@ pub struct Failure {
     /// What failed.
     pub reason: String,
     /// How the process ended, if it did.
-    pub exit: Option<String>,
+    pub exit: Option<Exit>,
     /// The last lines of its stderr.
     pub stderr: Vec<String>,
     /// What to check.

@@ -18,7 +18,7 @@ use tokio::sync::Mutex;
 use tracing::{debug, info, warn};
 
 use super::{ClientError, Failure, HostHandler, ServerConfig};
-use crate::transport::{self, ServerProcess, SpawnError};
+use crate::transport::{self, Exit, ServerProcess, SpawnError};
 
 /// How long to wait for a dying server's exit status before reporting without it.
 pub(super) const EXIT_GRACE: Duration = Duration::from_millis(500);
@@ -215,7 +215,7 @@ pub(super) async fn service_error(
                 failure: Failure {
                     server,
                     reason,
-                    exit: exit.map(|e| e.status),
+                    exit,
                     stderr: live.process.stderr().lines(),
                     hint: None,
                 },
@@ -247,7 +247,7 @@ pub(super) async fn connect_once(
     let handler = HostHandler::new(&name, Arc::clone(changes));
     transport.set_notification_tap(handler.tap());
     let failure = |reason: String,
-                   exit: Option<String>,
+                   exit: Option<Exit>,
                    hint: Option<String>,
                    process: &ServerProcess| Failure {
         server: name.clone(),
@@ -270,7 +270,7 @@ pub(super) async fn connect_once(
             process.shutdown().await;
             return Err(failure(
                 format!("initialize failed: {err}"),
-                exit.map(|e| e.status),
+                exit,
                 Some(hint),
                 &process,
             ));
@@ -279,7 +279,7 @@ pub(super) async fn connect_once(
             let exit = process.shutdown().await;
             return Err(failure(
                 format!("no answer to initialize within {:?}", config.init_timeout),
-                exit.map(|e| e.status),
+                exit,
                 Some("the server may just be slow to start (first npx/uvx runs download packages): raise timeouts.initialize".into()),
                 &process,
             ));

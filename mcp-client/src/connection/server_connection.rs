@@ -170,7 +170,7 @@ impl ServerConnection {
                 exit => {
                     let reason = exit.map_or_else(
                         || "its stdout closed".to_owned(),
-                        |exit| format!("it exited ({})", exit.status),
+                        |exit| format!("it exited ({exit})"),
                     );
                     warn!(server = self.name(), %reason, "MCP server is gone; restarting it");
                     0

@@ -10,7 +10,7 @@ use tracing::warn;
 use super::{
     McpTools,
     definition::{Implementation, ToolDefinition, ToolHints},
-    names,
+    names, review,
 };
 
 /// A tool with its compiled parameter validator.
@@ -83,19 +83,10 @@ impl ToolManager {
             return Err(ToolDefinitionError::NoDescription(definition.name));
         }
         let schema = Value::Object(definition.parameters.clone());
-        if schema.get("type").and_then(Value::as_str) != Some("object") {
-            return Err(ToolDefinitionError::BadSchema {
-                name: definition.name,
-                problem: format!(
-                    "the top level must be {{\"type\": \"object\"}}, got type {}",
-                    schema.get("type").unwrap_or(&Value::Null)
-                ),
-            });
-        }
         let validator =
-            jsonschema::validator_for(&schema).map_err(|err| ToolDefinitionError::BadSchema {
+            review::input_validator(&schema).map_err(|problem| ToolDefinitionError::BadSchema {
                 name: definition.name.clone(),
-                problem: err.to_string(),
+                problem,
             })?;
         let tool = ManagedTool {
             definition,
@@ -371,7 +362,7 @@ mod tests {
         array_schema.parameters = json!({"type": "array"}).as_object().unwrap().clone();
         assert_eq!(
             manager.add(array_schema).unwrap_err().to_string(),
-            "tool `t` has an invalid parameter schema: the top level must be {\"type\": \"object\"}, got type \"array\""
+            "tool `t` has an invalid parameter schema: type must be \"object\" at the top (LLM providers need it), got \"array\""
         );
         let mut broken = tool("t", Implementation::Mock { response: json!(1) });
         broken.parameters = json!({"type": "object", "properties": {"a": {"type": "nonsense"}}})

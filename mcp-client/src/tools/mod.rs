@@ -13,6 +13,7 @@
 //! | `validate` | arguments checked against the tool's schema, with spec 001's messages |
 //! | `outcome` | [`ToolCall`] in, [`ToolOutcome`] (a value or a [`ToolError`]) out, one per call |
 //! | `results` | outcomes as text for a model |
+//! | `review` | what is wrong with a tool definition (doctor, mcp-conformance, `ToolManager::add`) |
 //! | `redact` | arguments as logs show them, secrets as `***` |
 
 pub mod builtins;
@@ -25,6 +26,7 @@ pub mod normalize;
 pub mod outcome;
 pub mod redact;
 pub mod results;
+pub mod review;
 mod validate;
 
 pub use mcp_tools::{McpTool, McpTools};

@@ -34,18 +34,38 @@ pub const SHUTDOWN_GRACE: Duration = Duration::from_secs(2);
 
 /// How a server process ended.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Exit {
-    /// Its status, e.g. "exit status: 1" or "signal: 9 (SIGKILL)".
-    pub status: String,
+pub enum Exit {
+    /// It ended with this status (an exit code or a signal).
+    Status(ExitStatus),
+    /// Waiting for it failed, so how it ended is unknown; the reason says why.
+    Unknown(String),
+}
+
+impl Exit {
     /// Whether it exited with code 0.
-    pub success: bool,
+    pub fn success(&self) -> bool {
+        matches!(self, Self::Status(status) if status.success())
+    }
+
+    /// Whether it was killed with SIGKILL (it ignored both stdin closing and SIGTERM).
+    pub fn killed(&self) -> bool {
+        use std::os::unix::process::ExitStatusExt as _;
+        matches!(self, Self::Status(status) if status.signal() == Some(Signal::KILL.as_raw()))
+    }
 }
 
 impl From<ExitStatus> for Exit {
     fn from(status: ExitStatus) -> Self {
-        Self {
-            status: status.to_string(),
-            success: status.success(),
+        Self::Status(status)
+    }
+}
+
+/// "exit status: 1", "signal: 9 (SIGKILL)", or "unknown (<why>)".
+impl std::fmt::Display for Exit {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::Status(status) => status.fmt(f),
+            Self::Unknown(reason) => write!(f, "unknown ({reason})"),
         }
     }
 }
@@ -270,10 +290,7 @@ async fn reap(
     };
     let exit = match status.and_then(|status| status) {
         Ok(status) => Exit::from(status),
-        Err(err) => Exit {
-            status: format!("unknown ({err})"),
-            success: false,
-        },
+        Err(err) => Exit::Unknown(err.to_string()),
     };
     let _ = exit_tx.send(Some(exit));
 }

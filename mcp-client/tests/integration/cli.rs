@@ -85,7 +85,7 @@ fn doctor_reports_bad_tool_definitions() {
     for expected in [
         "FAIL tools: `files.read`: name is not valid for LLM providers (^[a-zA-Z0-9_-]{1,64}$); hosts must rename it (e.g. `files_read`)",
         "WARN tools: `list`: no description: models choose tools by their descriptions",
-        "FAIL tools: `list`: inputSchema type is Some(\"array\"); providers need \"object\" at the top",
+        "FAIL tools: `list`: inputSchema type must be \"object\" at the top (LLM providers need it), got \"array\"",
     ] {
         assert!(
             stdout.contains(expected),

@@ -161,7 +161,7 @@ async fn a_server_that_exits_at_once_is_reported_with_status_and_stderr() {
         panic!("{err:?}")
     };
     assert_eq!(*attempts, 1);
-    assert_eq!(failure.exit.as_deref(), Some("exit status: 2"));
+    assert_eq!(failure.exit.as_ref().unwrap().to_string(), "exit status: 2");
     assert_eq!(failure.stderr, ["config error: missing TOKEN"]);
     let text = err.to_string();
     assert!(
@@ -211,7 +211,7 @@ async fn a_crash_mid_call_fails_at_once_with_exit_status_and_the_next_call_resta
         panic!("{err:?}")
     };
     assert_eq!(method, "tools/call crash");
-    assert_eq!(failure.exit.as_deref(), Some("exit status: 3"));
+    assert_eq!(failure.exit.as_ref().unwrap().to_string(), "exit status: 3");
     assert_eq!(
         failure.stderr,
         ["fatal: simulated crash in the middle of a call"]
@@ -327,7 +327,8 @@ async fn shutdown_escalates_to_sigkill_for_the_whole_process_group() {
     assert!(is_running(grandchild));
     let started = Instant::now();
     let exit = process.shutdown().await.unwrap();
-    assert_eq!(exit.status, "signal: 9 (SIGKILL)");
+    assert_eq!(exit.to_string(), "signal: 9 (SIGKILL)");
+    assert!(exit.killed() && !exit.success());
     assert!(
         started.elapsed() >= Duration::from_secs(4),
         "waited after closing stdin and after SIGTERM"
@@ -531,7 +532,8 @@ async fn what_a_crashed_server_left_behind_is_killed_and_its_group_never_signall
         .unwrap_err();
     assert!(matches!(err, ClientError::ServerDied { .. }), "{err}");
     let exit = process.wait_exit(Duration::from_secs(10)).await.unwrap();
-    assert_eq!(exit.status, "exit status: 3");
+    assert_eq!(exit.to_string(), "exit status: 3");
+    assert!(!exit.killed() && !exit.success());
     // The group was killed (SIGKILL takes a moment to land) before the leader was reaped.
     let deadline = Instant::now() + Duration::from_secs(10);
     while is_running(grandchild) && Instant::now() < deadline {

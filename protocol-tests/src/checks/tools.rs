@@ -1,5 +1,7 @@
-//! Tools: `tools/list`, an unknown tool, invalid arguments.
+//! Tools: `tools/list` (each definition judged by `mcp_client::tools::review`, the engine
+//! `mcp-client doctor` uses too), an unknown tool, invalid arguments.
 
+use mcp_client::tools::review::{Severity, ToolParts, review};
 use serde_json::{Value, json};
 
 use super::{Outcome, Verdict, error_code, show};
@@ -42,39 +44,18 @@ pub(super) async fn check_tools_list(session: &mut Session, tools: &mut Vec<Valu
     let mut warnings = Vec::new();
     let mut seen = std::collections::HashSet::new();
     for tool in tools.iter() {
-        let name = tool.get("name").and_then(Value::as_str).unwrap_or_default();
-        if !seen.insert(name.to_owned()) {
-            problems.push(format!("`{name}` is listed twice"));
+        let parts = ToolParts::of_json(tool);
+        if !seen.insert(parts.name) {
+            problems.push(format!("`{}`: listed twice", parts.name));
         }
-        if !mcp_client::tools::names::is_provider_safe(name) {
-            problems.push(format!(
-                "`{name}` is not a valid tool name for LLM providers (^[a-zA-Z0-9_-]{{1,64}}$)"
-            ));
-        }
-        if tool
-            .get("description")
-            .and_then(Value::as_str)
-            .is_none_or(|d| d.trim().is_empty())
-        {
-            warnings.push(format!("`{name}` has no description"));
-        }
-        match tool.get("inputSchema") {
-            Some(schema) if schema.get("type") == Some(&json!("object")) => {
-                if let Err(err) = jsonschema::validator_for(schema) {
-                    problems.push(format!(
-                        "`{name}` inputSchema is not valid JSON Schema: {err}"
-                    ));
-                }
+        for problem in review(parts) {
+            let line = format!("`{}`: {}", parts.name, problem.detail);
+            match problem.severity {
+                Severity::Fail => problems.push(line),
+                Severity::Warn => warnings.push(line),
+                // Notes are about a host's local tools, not about the server.
+                Severity::Note => {}
             }
-            other => problems.push(format!(
-                "`{name}` inputSchema must have type \"object\", got {}",
-                show(&other.cloned())
-            )),
-        }
-        if let Some(schema) = tool.get("outputSchema")
-            && jsonschema::validator_for(schema).is_err()
-        {
-            problems.push(format!("`{name}` outputSchema is not valid JSON Schema"));
         }
     }
     let summary = format!(

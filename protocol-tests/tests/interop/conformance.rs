@@ -163,7 +163,7 @@ async fn broken_servers_fail_the_checks_that_concern_them() {
     assert_eq!(tools.verdict, Verdict::Fail);
     assert_eq!(
         tools.evidence,
-        "2 tools in 1 page: `files.read` is not a valid tool name for LLM providers (^[a-zA-Z0-9_-]{1,64}$); `list` inputSchema must have type \"object\", got {\"type\":\"array\"}"
+        "2 tools in 1 page: `files.read`: name is not valid for LLM providers (^[a-zA-Z0-9_-]{1,64}$); hosts must rename it (e.g. `files_read`); `list`: inputSchema type must be \"object\" at the top (LLM providers need it), got \"array\""
     );
     assert_eq!(
         bad_tools.get("invalid arguments").unwrap().verdict,
@@ -212,7 +212,7 @@ fn the_binary_prints_one_line_per_check_and_exits_1_on_failure() {
     assert_eq!(lines.len(), 21, "{stdout}");
     assert!(
         lines[8].starts_with(
-            "FAIL tools/list: 2 tools in 1 page: `files.read` is not a valid tool name"
+            "FAIL tools/list: 2 tools in 1 page: `files.read`: name is not valid for LLM providers"
         ),
         "{stdout}"
     );
