@@ -10,6 +10,7 @@ use clap::Parser;
 use crate::{
     devices::{Exposure, Rule, Rules},
     gateway::{MqttSettings, MqttUrl, Secret},
+    sim::{PayloadType, TopicType},
 };
 
 /// Environment variable holding the MQTT password.
@@ -160,12 +161,12 @@ pub enum Command {
     /// Run only the simulated Z-Wave JS UI gateway (the demo home) against the broker given by
     /// --mqtt-url, until interrupted; for trying MCP hosts or other tools against a real broker.
     Simulate {
-        /// Value topic style: 0 ValueID topics, 1 named topics.
-        #[arg(long, default_value_t = 0, value_parser = clap::value_parser!(u8).range(0..=1))]
-        topic_type: u8,
-        /// Payload type: 0 time-value JSON, 1 entire ValueID, 2 raw value.
-        #[arg(long, default_value_t = 0, value_parser = clap::value_parser!(u8).range(0..=2))]
-        payload_type: u8,
+        /// Value topic names, as Z-Wave JS UI's gateway "type" (0 or 1 are accepted too).
+        #[arg(long, value_enum, default_value_t)]
+        topic_type: TopicType,
+        /// Value payloads, as Z-Wave JS UI's "payloadType" (0, 1 or 2 are accepted too).
+        #[arg(long, value_enum, default_value_t)]
+        payload_type: PayloadType,
         /// Serve a generated home of this many nodes (2–232, the controller included) instead
         /// of the small demo home.
         #[arg(long, value_name = "N", value_parser = home_size)]
@@ -437,5 +438,43 @@ mod settings_tests {
             .unwrap();
         assert_eq!(settings.password, Some(Secret("s3cret".into())));
         let _ = std::fs::remove_dir_all(dir);
+    }
+}
+
+#[cfg(test)]
+mod simulate_tests {
+    use clap::Parser as _;
+
+    use super::*;
+
+    #[test]
+    fn simulate_takes_z_wave_js_ui_numbers_or_names_for_topic_and_payload_types() {
+        for (topic, payload, expected) in [
+            ("1", "2", (TopicType::Named, PayloadType::Raw)),
+            (
+                "value-id",
+                "entire-value-id",
+                (TopicType::ValueId, PayloadType::EntireValueId),
+            ),
+        ] {
+            let config = Config::try_parse_from([
+                "zwave-mcp-server",
+                "simulate",
+                "--topic-type",
+                topic,
+                "--payload-type",
+                payload,
+            ])
+            .unwrap();
+            let Some(Command::Simulate {
+                topic_type,
+                payload_type,
+                ..
+            }) = config.command
+            else {
+                panic!("not simulate: {:?}", config.command);
+            };
+            assert_eq!((topic_type, payload_type), expected);
+        }
     }
 }

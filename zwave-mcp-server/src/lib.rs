@@ -172,27 +172,19 @@ async fn start_storm(simulator: &sim::SimControl, rate: u32) -> anyhow::Result<s
 
 async fn simulate(
     config: &Config,
-    topic_type: u8,
-    payload_type: u8,
+    topic_type: sim::TopicType,
+    payload_type: sim::PayloadType,
     nodes: Option<u16>,
     storm: Option<u32>,
 ) -> anyhow::Result<()> {
     let options = sim::SimOptions {
         prefix: config.topic_prefix.clone(),
         gateway_name: config.gateway_name.clone(),
-        style: gateway::topics::TopicStyle {
-            kind: if topic_type == 1 {
-                gateway::topics::TopicKind::Named
-            } else {
-                gateway::topics::TopicKind::ValueId
-            },
-            ..Default::default()
+        topics: sim::TopicSettings {
+            kind: topic_type,
+            ..sim::TopicSettings::default()
         },
-        payload: match payload_type {
-            1 => sim::PayloadType::EntireValueId,
-            2 => sim::PayloadType::Raw,
-            _ => sim::PayloadType::TimeValue,
-        },
+        payload: payload_type,
     };
     let broker = config.mqtt()?;
     let simulator = sim::SimControl::start_with(&broker, options, home(nodes));

@@ -16,7 +16,7 @@ pub use readings::{Reading, ago, readings};
 use schemars::JsonSchema;
 use serde::Serialize;
 
-use crate::gateway::{NodeInfo, ValueInfo};
+use crate::gateway::{NodeInfo, NodeStatus, ValueInfo};
 
 /// Command classes this module reads.
 pub(crate) mod cc {
@@ -101,13 +101,13 @@ pub fn display_name(node: &NodeInfo) -> String {
 
 /// Whether the node can be talked to now.
 pub fn is_online(node: &NodeInfo) -> bool {
-    node.available && !node.failed && node.status.as_deref() != Some("Dead")
+    node.available && !node.failed && node.status != Some(NodeStatus::Dead)
 }
 
 /// The node status word: "Alive", "Dead", "Asleep", "Awake" or "Unknown".
 pub fn status_word(node: &NodeInfo) -> &str {
-    match node.status.as_deref() {
-        Some(status) if !status.is_empty() => status,
+    match &node.status {
+        Some(status) if !status.as_str().is_empty() => status.as_str(),
         _ if node.failed => "Dead",
         _ => "Unknown",
     }

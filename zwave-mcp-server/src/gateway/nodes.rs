@@ -22,6 +22,84 @@ impl fmt::Display for NodeId {
     }
 }
 
+/// What the driver says of a node: zwave-js's `NodeStatus`, named as Z-Wave JS UI sends it
+/// (`"Alive"`); its numeric form (`4`) is read too. A word this server does not know is kept
+/// as it came, never dropped.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum NodeStatus {
+    /// Not known yet (not interviewed, or never heard from).
+    Unknown,
+    /// A battery device sleeping until its next wake-up.
+    Asleep,
+    /// A battery device awake now.
+    Awake,
+    /// Did not answer: the controller considers it unreachable.
+    Dead,
+    /// Answering.
+    Alive,
+    /// A status word of a newer gateway, as it came.
+    Other(String),
+}
+
+impl NodeStatus {
+    /// The status named by `word` ("Alive", "Dead", …).
+    pub fn from_word(word: &str) -> Self {
+        match word {
+            "Unknown" => Self::Unknown,
+            "Asleep" => Self::Asleep,
+            "Awake" => Self::Awake,
+            "Dead" => Self::Dead,
+            "Alive" => Self::Alive,
+            other => Self::Other(other.to_owned()),
+        }
+    }
+
+    /// The word Z-Wave JS UI uses for it.
+    pub fn as_str(&self) -> &str {
+        match self {
+            Self::Unknown => "Unknown",
+            Self::Asleep => "Asleep",
+            Self::Awake => "Awake",
+            Self::Dead => "Dead",
+            Self::Alive => "Alive",
+            Self::Other(word) => word,
+        }
+    }
+}
+
+impl fmt::Display for NodeStatus {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl Serialize for NodeStatus {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(self.as_str())
+    }
+}
+
+impl<'de> Deserialize<'de> for NodeStatus {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        #[derive(Deserialize)]
+        #[serde(untagged)]
+        enum Wire {
+            Word(String),
+            Number(u64),
+        }
+        Ok(match Wire::deserialize(deserializer)? {
+            Wire::Word(word) => Self::from_word(&word),
+            // zwave-js's enum order.
+            Wire::Number(0) => Self::Unknown,
+            Wire::Number(1) => Self::Asleep,
+            Wire::Number(2) => Self::Awake,
+            Wire::Number(3) => Self::Dead,
+            Wire::Number(4) => Self::Alive,
+            Wire::Number(other) => Self::Other(other.to_string()),
+        })
+    }
+}
+
 /// A node as returned by `getNodes`.
 #[derive(Debug, Clone, Deserialize, Serialize)]
 #[serde(rename_all = "camelCase")]
@@ -43,9 +121,9 @@ pub struct NodeInfo {
     /// Whether the node failed (dead and marked failed by the controller).
     #[serde(default)]
     pub failed: bool,
-    /// "Alive", "Dead", "Asleep", "Awake" or "Unknown".
+    /// What the driver last said of the node.
     #[serde(default)]
-    pub status: Option<String>,
+    pub status: Option<NodeStatus>,
     /// The controller itself.
     #[serde(default)]
     pub is_controller_node: bool,
@@ -164,8 +242,8 @@ impl<'a> NodeMut<'a> {
         self.0.available = available;
     }
 
-    /// "Alive", "Dead", "Asleep", "Awake" or "Unknown".
-    pub fn set_status(&mut self, status: String) {
+    /// What the driver says of the node now.
+    pub fn set_status(&mut self, status: NodeStatus) {
         self.0.status = Some(status);
     }
 
@@ -460,6 +538,22 @@ fn kind_of(value: &Value) -> &'static str {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn node_statuses_read_as_words_or_zwave_js_numbers_and_keep_unknown_words() {
+        let read = |json: &str| serde_json::from_str::<NodeStatus>(json).unwrap();
+        assert_eq!(read(r#""Alive""#), NodeStatus::Alive);
+        assert_eq!(read(r#""Dead""#), NodeStatus::Dead);
+        assert_eq!(read("4"), NodeStatus::Alive);
+        assert_eq!(read("1"), NodeStatus::Asleep);
+        assert_eq!(read(r#""Resting""#), NodeStatus::Other("Resting".into()));
+        assert_eq!(read("9"), NodeStatus::Other("9".into()));
+        assert_eq!(
+            serde_json::to_string(&NodeStatus::Awake).unwrap(),
+            r#""Awake""#
+        );
+        assert!(serde_json::from_str::<NodeStatus>("true").is_err());
+    }
 
     #[test]
     fn a_value_id_reaches_the_api_in_the_shape_serde_reads_back() {

@@ -16,7 +16,7 @@ use tracing::{debug, info, warn};
 use super::{
     BrokerState, GatewayError,
     call::call_raw,
-    nodes::{NodeId, NodeInfo, Nodes, parse_nodes_raw},
+    nodes::{NodeId, NodeInfo, NodeStatus, Nodes, parse_nodes_raw},
     shared::{Shared, read, write},
     topics::TopicIndex,
 };
@@ -199,7 +199,7 @@ fn unready_nodes(shared: &Shared) -> Vec<NodeId> {
             !node.ready
                 && !node.is_controller_node
                 && !node.is_virtual
-                && node.status.as_deref() != Some("Dead")
+                && node.status != Some(NodeStatus::Dead)
         })
         .map(|node| node.id)
         .collect()

@@ -16,7 +16,7 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use serde_json::Value;
 
-use super::nodes::{NodeId, NodeInfo, ValueInfo};
+use super::nodes::{NodeId, NodeInfo, NodeStatus, ValueInfo};
 
 /// Where a value lives: its node and its key in `NodeInfo::values`.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -445,12 +445,15 @@ pub fn decode_value(payload: &[u8]) -> Option<Value> {
 }
 
 /// Availability from a node `status` payload: `{"value":true,"status":"Alive",..}` or bare `true`.
-pub fn decode_node_status(payload: &[u8]) -> Option<(bool, Option<String>)> {
+pub fn decode_node_status(payload: &[u8]) -> Option<(bool, Option<NodeStatus>)> {
     match serde_json::from_slice::<Value>(payload).ok()? {
         Value::Bool(available) => Some((available, None)),
         Value::Object(map) => {
             let available = map.get("value")?.as_bool()?;
-            let status = map.get("status").and_then(Value::as_str).map(str::to_owned);
+            let status = map
+                .get("status")
+                .and_then(Value::as_str)
+                .map(NodeStatus::from_word);
             Some((available, status))
         }
         _ => None,
@@ -674,7 +677,7 @@ mod tests {
     fn status_payloads_decode() {
         assert_eq!(
             decode_node_status(br#"{"time":1,"value":true,"status":"Alive","nodeId":2}"#),
-            Some((true, Some("Alive".into())))
+            Some((true, Some(NodeStatus::Alive)))
         );
         assert_eq!(decode_node_status(b"false"), Some((false, None)));
         assert_eq!(decode_flag(br#"{"value":false}"#), Some(false));

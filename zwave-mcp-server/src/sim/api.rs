@@ -6,15 +6,15 @@
 use std::sync::{Arc, atomic::Ordering};
 
 use rumqttc::QoS;
-use serde::Deserialize as _;
 use serde_json::{Value, json};
 use tracing::{debug, warn};
 
 use super::{
     gateway::{PayloadType, ReceivedRequest, Sim, SimOptions, lock},
     node::value_key_of,
+    topics,
 };
-use crate::gateway::{NodeInfo, now_ms, topics};
+use crate::gateway::now_ms;
 
 pub(super) fn gateway_topic(options: &SimOptions) -> String {
     format!(
@@ -32,20 +32,7 @@ pub(super) fn find_node(nodes: &[Value], id: u16) -> Option<&Value> {
 }
 
 pub(super) fn value_topic(options: &SimOptions, node: &Value, value: &Value) -> String {
-    // The topic needs only the node's id, name and location: parsing its values too would
-    // make publishing a node's values quadratic in their number.
-    let identity = json!({"id": node["id"], "name": node["name"], "loc": node["loc"]});
-    let (Ok(node_info), Ok(value_info)) = (
-        NodeInfo::deserialize(&identity),
-        crate::gateway::ValueInfo::deserialize(value),
-    ) else {
-        return format!("{}/invalid", options.prefix);
-    };
-    format!(
-        "{}/{}",
-        topics::node_path(&options.prefix, &node_info, options.style),
-        topics::value_path(&value_info, options.style.kind)
-    )
+    topics::value_topic(&options.prefix, options.topics, node, value)
 }
 
 pub(super) fn value_payload(options: &SimOptions, value: &Value) -> Vec<u8> {
@@ -132,12 +119,10 @@ pub(super) async fn publish_everything(sim: Arc<Sim>) {
     .await;
     let nodes = lock(&sim.nodes).clone();
     for node in nodes.iter().filter(|node| node["virtual"] != json!(true)) {
-        let Ok(info) = serde_json::from_value::<NodeInfo>(node.clone()) else {
-            continue;
-        };
-        let path = topics::node_path(&options.prefix, &info, options.style);
-        let status =
-            json!({"time": now, "value": info.available, "status": info.status, "nodeId": info.id});
+        let path = topics::node_topic(&options.prefix, options.topics, node);
+        // getNodes leaves `available` out when it is true.
+        let available = node["available"].as_bool().unwrap_or(true);
+        let status = json!({"time": now, "value": available, "status": node["status"], "nodeId": node["id"]});
         publish(
             &sim,
             format!("{path}/status"),
@@ -145,7 +130,7 @@ pub(super) async fn publish_everything(sim: Arc<Sim>) {
             true,
         )
         .await;
-        if let Some(at) = info.last_active {
+        if let Some(at) = node["lastActive"].as_i64() {
             publish(
                 &sim,
                 format!("{path}/lastActive"),

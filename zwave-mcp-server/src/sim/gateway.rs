@@ -20,6 +20,7 @@ use rumqttc::{AsyncClient, Event, LastWill, Packet, QoS};
 use serde_json::{Value, json};
 use tracing::{debug, info, warn};
 
+use super::topics::{self, TopicSettings};
 use super::{
     api::{
         find_node, gateway_topic, handle_request, publish, publish_everything, publish_value,
@@ -27,23 +28,20 @@ use super::{
     },
     home::demo_home,
 };
-use crate::{
-    gateway::MqttUrl,
-    gateway::{
-        MqttSettings, NodeInfo, now_ms,
-        topics::{self, TopicStyle},
-    },
-};
+use crate::gateway::{MqttSettings, MqttUrl, now_ms};
 
-/// How value topics and payloads are published (Z-Wave JS UI's gateway settings).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+/// How value payloads are published (Z-Wave JS UI's gateway "payloadType").
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
 pub enum PayloadType {
     /// 0: `{"time":..,"value":..}`.
     #[default]
+    #[value(name = "time-value", alias = "0")]
     TimeValue,
     /// 1: the entire value object.
+    #[value(name = "entire-value-id", alias = "1")]
     EntireValueId,
     /// 2: the bare value.
+    #[value(name = "raw", alias = "2")]
     Raw,
 }
 
@@ -54,8 +52,8 @@ pub struct SimOptions {
     pub prefix: String,
     /// Gateway name.
     pub gateway_name: String,
-    /// How value topics are built.
-    pub style: TopicStyle,
+    /// How topics are named.
+    pub topics: TopicSettings,
     /// How value payloads look.
     pub payload: PayloadType,
 }
@@ -65,7 +63,7 @@ impl Default for SimOptions {
         Self {
             prefix: "zwave".into(),
             gateway_name: "zwave-js-ui".into(),
-            style: TopicStyle::default(),
+            topics: TopicSettings::default(),
             payload: PayloadType::default(),
         }
     }
@@ -377,18 +375,17 @@ impl SimControl {
     }
 
     async fn publish_node_status(&self, node: u16, available: bool, status: &str) {
-        let info = {
+        let topic = {
             let nodes = lock(&self.sim.nodes);
-            nodes
-                .iter()
-                .find(|n| n["id"] == json!(node))
-                .and_then(|n| serde_json::from_value::<NodeInfo>(n.clone()).ok())
+            let Some(found) = find_node(&nodes, node) else {
+                return;
+            };
+            let options = &self.sim.options;
+            format!(
+                "{}/status",
+                topics::node_topic(&options.prefix, options.topics, found)
+            )
         };
-        let Some(info) = info else { return };
-        let topic = format!(
-            "{}/status",
-            topics::node_path(&self.sim.options.prefix, &info, self.sim.options.style)
-        );
         let payload =
             json!({"time": now_ms(), "value": available, "status": status, "nodeId": node});
         publish(&self.sim, topic, payload.to_string().into_bytes(), true).await;

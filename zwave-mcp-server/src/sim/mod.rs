@@ -5,6 +5,7 @@
 //! | `broker` | [`EmbeddedBroker`]: rumqttd on a free loopback port |
 //! | `gateway` | [`SimControl`]: starting the simulated gateway, and its knobs |
 //! | `api` | what the simulated gateway publishes and how it answers API requests |
+//! | `topics` | its own topic naming, from the captures (shares no code with `gateway::topics`) |
 //! | `home`, `node` | the demo home and generated homes of any size, as `getNodes` shows them |
 //! | `storm` | [`Storm`]: a steady stream of new readings |
 
@@ -14,7 +15,9 @@ mod gateway;
 pub mod home;
 mod node;
 mod storm;
+pub mod topics;
 
 pub use broker::{BrokerError, EmbeddedBroker};
 pub use gateway::{PayloadType, ReceivedRequest, SimControl, SimOptions};
 pub use storm::{MAX_STORM_RATE, Storm};
+pub use topics::{TopicSettings, TopicType};

@@ -220,7 +220,7 @@ fn bad_flags_exit_2_with_the_message_on_stderr_and_nothing_on_stdout() {
 }
 
 #[test]
-fn node_counts_outside_a_z_wave_network_are_refused_with_the_valid_range() {
+fn values_outside_what_z_wave_and_z_wave_js_ui_know_are_refused_with_the_valid_ones() {
     for (args, expected) in [
         (
             &["--demo", "--demo-nodes", "233"][..],
@@ -234,6 +234,14 @@ fn node_counts_outside_a_z_wave_network_are_refused_with_the_valid_range() {
         (
             &["--demo-nodes", "10"],
             "the following required arguments were not provided:\n  --demo",
+        ),
+        (
+            &["simulate", "--topic-type", "2"],
+            "invalid value '2' for '--topic-type <TOPIC_TYPE>'\n  [possible values: value-id, named]",
+        ),
+        (
+            &["simulate", "--payload-type", "json"],
+            "invalid value 'json' for '--payload-type <PAYLOAD_TYPE>'\n  [possible values: time-value, entire-value-id, raw]",
         ),
     ] {
         let output = run(args, &[]);

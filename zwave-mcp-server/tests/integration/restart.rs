@@ -4,7 +4,7 @@
 //! interviews finishing one by one. Devices must become usable without restarting the server.
 
 use serde_json::json;
-use zwave_mcp_server::gateway::NodeId;
+use zwave_mcp_server::gateway::{NodeId, NodeStatus};
 
 use crate::harness::Home;
 
@@ -167,7 +167,7 @@ async fn a_storm_of_status_changes_costs_a_few_reloads_not_one_each() {
         home.sim.set_node_status(2, status).await;
     }
     assert!(
-        home.wait_until(|state| state.nodes[&NodeId(2)].status.as_deref() == Some("Asleep"))
+        home.wait_until(|state| state.nodes[&NodeId(2)].status == Some(NodeStatus::Asleep))
             .await
     );
     // Waits for the reload under way, if any (one at a time).

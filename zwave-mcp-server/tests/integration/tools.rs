@@ -510,10 +510,8 @@ async fn node_status_topics_are_tracked() {
     home.sim.set_node_status(6, "Dead").await;
     assert!(
         home.wait_until(|state| {
-            state.nodes[&zwave_mcp_server::gateway::NodeId(6)]
-                .status
-                .as_deref()
-                == Some("Dead")
+            state.nodes[&zwave_mcp_server::gateway::NodeId(6)].status
+                == Some(zwave_mcp_server::gateway::NodeStatus::Dead)
         })
         .await
     );
@@ -528,10 +526,8 @@ async fn node_status_topics_are_tracked() {
     home.sim.set_node_status(6, "Alive").await;
     assert!(
         home.wait_until(|state| {
-            state.nodes[&zwave_mcp_server::gateway::NodeId(6)]
-                .status
-                .as_deref()
-                == Some("Alive")
+            state.nodes[&zwave_mcp_server::gateway::NodeId(6)].status
+                == Some(zwave_mcp_server::gateway::NodeStatus::Alive)
         })
         .await
     );
