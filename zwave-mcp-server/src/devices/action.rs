@@ -10,7 +10,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
-use crate::gateway::{NodeInfo, ValueId};
+use crate::gateway::{NodeInfo, ValueId, ValueKey};
 
 use super::{DeviceKind, cc, describe, find_value, is_online, status_word};
 
@@ -87,7 +87,7 @@ pub struct WritePlan {
     /// The value to write.
     pub value: Value,
     /// Key of the current value that confirms the write.
-    pub current_key: String,
+    pub current_key: ValueKey,
     /// What the current value must become.
     pub expect: Expect,
 }
@@ -248,7 +248,7 @@ mod tests {
         );
         let plan = plan(&demo(2), Action::On, None).unwrap();
         assert_eq!(plan.target.to_string(), "2-37-0-targetValue");
-        assert_eq!(plan.current_key, "37-0-currentValue");
+        assert_eq!(plan.current_key.as_str(), "37-0-currentValue");
     }
 
     #[test]

@@ -194,7 +194,7 @@ impl Gateway {
             store_value(
                 &self.shared,
                 value_id.node_id,
-                &value_id.key(),
+                value_id.key().as_str(),
                 value.clone(),
             );
         }

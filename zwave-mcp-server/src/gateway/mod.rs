@@ -37,8 +37,8 @@ pub use api::{ApiReply, PendingRequests, RequestId, write_status_name};
 pub use error::GatewayError;
 pub use handle::Gateway;
 pub use nodes::{
-    NodeId, NodeInfo, NodeStatus, Nodes, Property, Revision, ValueId, ValueInfo, parse_nodes,
-    parse_nodes_raw,
+    NodeId, NodeInfo, NodeStatus, Nodes, Property, Revision, ValueId, ValueInfo, ValueKey,
+    parse_nodes, parse_nodes_raw,
 };
 pub use settings::{Backoff, MqttSettings, Secret};
 pub use shared::now_ms;

@@ -141,7 +141,7 @@ pub struct NodeInfo {
     pub manufacturer: Option<String>,
     /// Values keyed `"<cc>-<endpoint>-<property>[-<propertyKey>]"`.
     #[serde(default)]
-    pub values: BTreeMap<String, ValueInfo>,
+    pub values: BTreeMap<ValueKey, ValueInfo>,
     /// Which version of the node this is: [`Nodes`] gives every node a new one when it is
     /// loaded and on every change, so what is derived from a node can be cached by it.
     #[serde(skip)]
@@ -345,8 +345,8 @@ impl ValueInfo {
     }
 
     /// The key used in `NodeInfo::values`.
-    pub fn key(&self) -> String {
-        value_key(
+    pub fn key(&self) -> ValueKey {
+        ValueKey::new(
             self.command_class,
             self.endpoint,
             &self.property,
@@ -365,11 +365,37 @@ impl ValueInfo {
     }
 }
 
-/// The key of a value inside `NodeInfo::values`.
-pub fn value_key(cc: u16, endpoint: u16, property: &Property, key: Option<&Property>) -> String {
-    match key {
-        Some(key) => format!("{cc}-{endpoint}-{property}-{key}"),
-        None => format!("{cc}-{endpoint}-{property}"),
+/// The key of a value inside `NodeInfo::values`: `<cc>-<endpoint>-<property>[-<propertyKey>]`,
+/// as Z-Wave JS UI keys a node's values (`37-0-currentValue`, `50-0-value-65537`).
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct ValueKey(String);
+
+impl ValueKey {
+    /// The key of the value `property` (`key`) of command class `cc` on `endpoint`.
+    pub fn new(cc: u16, endpoint: u16, property: &Property, key: Option<&Property>) -> Self {
+        Self(match key {
+            Some(key) => format!("{cc}-{endpoint}-{property}-{key}"),
+            None => format!("{cc}-{endpoint}-{property}"),
+        })
+    }
+
+    /// The key as text.
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+/// Lookups by a key's text (`values.get("37-0-currentValue")`).
+impl std::borrow::Borrow<str> for ValueKey {
+    fn borrow(&self) -> &str {
+        &self.0
+    }
+}
+
+impl fmt::Display for ValueKey {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
     }
 }
 
@@ -452,8 +478,8 @@ impl ValueId {
     }
 
     /// The key of this value inside `NodeInfo::values`.
-    pub fn key(&self) -> String {
-        value_key(
+    pub fn key(&self) -> ValueKey {
+        ValueKey::new(
             self.command_class,
             self.endpoint,
             &self.property,

@@ -103,7 +103,7 @@ impl TopicIndex {
             for value in node.values.values() {
                 let target = Route::Value(ValueRef {
                     node: node.id,
-                    key: value.key().into(),
+                    key: value.key().as_str().into(),
                 });
                 for tail in value_tails(value) {
                     index.add_tail(tail, target.clone());

@@ -254,7 +254,7 @@ impl ZwaveServer {
         info!(device = ?name, node = %node.id, action = %args.action, value = %plan.value, "writing value");
         let already = self
             .gateway
-            .value(node.id, &plan.current_key)
+            .value(node.id, plan.current_key.as_str())
             .is_some_and(|value| plan.expect.accepts(&value));
         // Only a report received after this instant confirms the write: the gateway's first
         // echo carries old payload times, so times in payloads are not trusted for this.
@@ -271,7 +271,7 @@ impl ZwaveServer {
             .gateway
             .wait_for_report(
                 node.id,
-                &plan.current_key,
+                plan.current_key.as_str(),
                 sent,
                 self.confirm_timeout,
                 |value| plan.expect.accepts(value),

@@ -52,7 +52,7 @@ pub fn topics_route_home(nodes: &BTreeMap<NodeId, NodeInfo>) -> Result<(), Strin
                 let topic = format!("{base}/{}", value_path(value, style.kind));
                 match index.route(&topic) {
                     Some(Route::Value(found))
-                        if found.node == node.id && *found.key == *value.key() => {}
+                        if found.node == node.id && *found.key == *value.key().as_str() => {}
                     None if index.is_ambiguous(&topic) => {}
                     other => {
                         return Err(format!(
@@ -85,7 +85,7 @@ pub fn index_equals_every_topic_spelled_out(
         for value in node.values.values() {
             let route = Route::Value(ValueRef {
                 node: node.id,
-                key: value.key().into(),
+                key: value.key().as_str().into(),
             });
             tails.extend(value_tails(value).into_iter().map(|t| (t, route.clone())));
         }
