@@ -11,6 +11,8 @@
 //! | module | owns |
 //! |---|---|
 //! | `tools` | the four tools, device lookup with the owner's exposure rules applied |
+//! | `types` | what the tools take and give: arguments and structured results, with schemas |
+//! | `error` | `ToolError`: why a call failed, typed until it becomes an `isError` result |
 //! | `cache` | list rows and the name directory, cached by node and list revision |
 //! | `stale` | saying when read results come from the cache while a link is down |
 //! | `bounded` | the transport wrapper that bounds requests in flight |
@@ -18,9 +20,11 @@
 
 pub mod bounded;
 mod cache;
+mod error;
 mod stale;
 mod tools;
 pub mod transport;
+mod types;
 
 use std::{sync::Arc, time::Duration};
 
@@ -33,7 +37,7 @@ use rmcp::{
 
 use crate::{devices::Exposure, gateway::Gateway};
 
-pub use tools::{ControlArgs, DeviceArgs, ListArgs, SensorArgs};
+pub use types::{ControlArgs, DeviceArgs, ListArgs, SensorArgs};
 
 /// The MCP server: tools over one gateway connection.
 #[derive(Clone)]

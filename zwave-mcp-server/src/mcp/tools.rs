@@ -1,4 +1,6 @@
-//! The four tools, their arguments and their structured results.
+//! The four tools: what each does, and finding a device by name with the owner's exposure
+//! rules applied. Each tool's work returns `Result<_, ToolError>`; the error becomes an
+//! `isError` result only at the tool's edge.
 
 use std::sync::Arc;
 
@@ -7,159 +9,22 @@ use rmcp::{
     model::{CallToolResult, ContentBlock},
     tool, tool_router,
 };
-use schemars::JsonSchema;
-use serde::{Deserialize, Serialize};
-use serde_json::Value;
+use serde::Serialize;
 use tracing::{info, warn};
 
+use super::{
+    ZwaveServer,
+    error::ToolError,
+    stale::Staleness,
+    types::{
+        ControlArgs, ControlOutcome, DeviceArgs, DeviceList, DeviceStatus, ListArgs, SensorArgs,
+        SensorData,
+    },
+};
 use crate::{
-    devices::{self, Action, DeviceKind, DeviceSummary, Expect, Purpose, Reading, ResolveError},
+    devices::{self, DeviceKind, Expect, Purpose, ResolveError},
     gateway::{NodeInfo, now_ms},
 };
-
-use super::{ZwaveServer, stale::Staleness};
-
-/// Arguments of `list_zwave_devices`.
-#[derive(Debug, Default, Deserialize, JsonSchema)]
-#[serde(rename_all = "camelCase")]
-pub struct ListArgs {
-    /// Also list devices that are offline or dead (default false).
-    #[serde(default)]
-    pub include_inactive: bool,
-    /// Only devices whose name or location contains this text (case-insensitive).
-    #[serde(default)]
-    pub filter: Option<String>,
-}
-
-/// Arguments of `control_zwave_device`.
-#[derive(Debug, Deserialize, JsonSchema)]
-#[serde(rename_all = "camelCase")]
-pub struct ControlArgs {
-    /// Device name as listed by list_zwave_devices (e.g. "Living Room Light").
-    pub device_name: String,
-    /// "on", "off", or "dim" (dim needs level).
-    pub action: Action,
-    /// Brightness for "dim", 0 to 100 percent (100 = full).
-    #[serde(default)]
-    #[schemars(range(min = 0, max = 100))]
-    pub level: Option<i64>,
-}
-
-/// Arguments of `get_device_sensor_data`.
-#[derive(Debug, Deserialize, JsonSchema)]
-#[serde(rename_all = "camelCase")]
-pub struct SensorArgs {
-    /// Device name as listed by list_zwave_devices (e.g. "Office Temperature").
-    pub device_name: String,
-    /// Ask the device for fresh values first (slower; battery devices may be asleep).
-    #[serde(default)]
-    pub refresh: bool,
-}
-
-/// Arguments of `get_device_status`.
-#[derive(Debug, Deserialize, JsonSchema)]
-#[serde(rename_all = "camelCase")]
-pub struct DeviceArgs {
-    /// Device name as listed by list_zwave_devices.
-    pub device_name: String,
-}
-
-/// Result of `list_zwave_devices`.
-#[derive(Debug, Serialize, JsonSchema)]
-#[serde(rename_all = "camelCase")]
-pub struct DeviceList {
-    /// The devices, by node id.
-    pub devices: Vec<Arc<DeviceSummary>>,
-    /// Offline devices left out because includeInactive was false.
-    pub hidden_inactive: usize,
-    /// Present when the broker, Z-Wave JS UI or its driver is down: these states are only the
-    /// last known ones.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub stale: Option<Staleness>,
-}
-
-/// Result of `control_zwave_device`.
-#[derive(Debug, Serialize, JsonSchema)]
-#[serde(rename_all = "camelCase")]
-pub struct ControlOutcome {
-    /// Device name.
-    pub device: String,
-    /// Z-Wave node id.
-    pub node_id: u16,
-    /// The action carried out.
-    pub action: Action,
-    /// The value written to the device (true/false, or a level 0–99; 255 = last level).
-    pub written: Value,
-    /// writeValue status: 255 Success or 254 SuccessUnsupervised.
-    pub status: i64,
-    /// Whether the device reported the new state, after the write, within the confirmation wait.
-    pub confirmed: bool,
-    /// Whether the device was already in that state before the command.
-    pub already: bool,
-    /// The device's state after the command.
-    pub state: String,
-}
-
-/// Result of `get_device_sensor_data`.
-#[derive(Debug, Serialize, JsonSchema)]
-#[serde(rename_all = "camelCase")]
-pub struct SensorData {
-    /// Device name.
-    pub device: String,
-    /// Z-Wave node id.
-    pub node_id: u16,
-    /// Location, empty when not set.
-    pub location: String,
-    /// Whether values were polled from the device first.
-    pub refreshed: bool,
-    /// Values that could not be polled, with the reason.
-    pub refresh_errors: Vec<String>,
-    /// Every reading of the device.
-    pub readings: Vec<Reading>,
-    /// Present when the broker, Z-Wave JS UI or its driver is down: these states are only the
-    /// last known ones.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub stale: Option<Staleness>,
-}
-
-/// Result of `get_device_status`.
-#[derive(Debug, Serialize, JsonSchema)]
-#[serde(rename_all = "camelCase")]
-pub struct DeviceStatus {
-    /// Device name.
-    pub device: String,
-    /// Z-Wave node id.
-    pub node_id: u16,
-    /// Location, empty when not set.
-    pub location: String,
-    /// What it is.
-    pub kind: DeviceKind,
-    /// Whether it can be reached now.
-    pub online: bool,
-    /// Node status: Alive, Dead, Asleep, Awake or Unknown.
-    pub node_status: String,
-    /// Whether it is on (switches and dimmers).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub on: Option<bool>,
-    /// Brightness in percent (dimmers).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub level: Option<u8>,
-    /// Battery level in percent (battery devices).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub battery: Option<u8>,
-    /// Last time the device was heard from (epoch milliseconds).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub last_active_ms: Option<i64>,
-    /// Seconds since the device was last heard from.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub last_active_age_seconds: Option<u64>,
-    /// One-line state summary.
-    pub summary: String,
-    /// Present when the broker, Z-Wave JS UI or its driver is down: these states are only the
-    /// last known ones.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub stale: Option<Staleness>,
-}
 
 #[tool_router(vis = "pub(crate)")]
 impl ZwaveServer {
@@ -172,9 +37,60 @@ impl ZwaveServer {
         annotations(read_only_hint = true, open_world_hint = false)
     )]
     async fn list_zwave_devices(&self, Parameters(args): Parameters<ListArgs>) -> CallToolResult {
-        if let Err(message) = self.readable().await {
-            return failure(message);
-        }
+        self.list(args).await.unwrap_or_else(CallToolResult::from)
+    }
+
+    /// Switches a Z-Wave switch or dimmer on or off, or dims it to a level (0-100), and
+    /// reports whether the device confirmed its new state.
+    #[tool(
+        name = "control_zwave_device",
+        description = "Switches a Z-Wave switch or dimmer on or off, or dims it to a level (0-100), and reports whether the device confirmed its new state.",
+        output_schema = schema_for_output::<ControlOutcome>(),
+        annotations(read_only_hint = false, destructive_hint = false, idempotent_hint = true, open_world_hint = true)
+    )]
+    async fn control_zwave_device(
+        &self,
+        Parameters(args): Parameters<ControlArgs>,
+    ) -> CallToolResult {
+        self.control(args)
+            .await
+            .unwrap_or_else(CallToolResult::from)
+    }
+
+    /// Returns every reading of a Z-Wave device (temperature, humidity, illuminance, motion and
+    /// other notification states, meter readings, battery) with unit and age.
+    #[tool(
+        name = "get_device_sensor_data",
+        description = "Returns every reading of a Z-Wave device (temperature, humidity, illuminance, motion and other notification states, meter readings, battery) with unit and age.",
+        output_schema = schema_for_output::<SensorData>(),
+        annotations(read_only_hint = true, open_world_hint = true)
+    )]
+    async fn get_device_sensor_data(
+        &self,
+        Parameters(args): Parameters<SensorArgs>,
+    ) -> CallToolResult {
+        self.sensor_data(args)
+            .await
+            .unwrap_or_else(CallToolResult::from)
+    }
+
+    /// Returns a Z-Wave device's status: on/off or level, whether it is reachable, its node
+    /// status, when it was last heard from, and its battery level when it has one.
+    #[tool(
+        name = "get_device_status",
+        description = "Returns a Z-Wave device's status: on/off or level, whether it is reachable, its node status, when it was last heard from, and its battery level when it has one.",
+        output_schema = schema_for_output::<DeviceStatus>(),
+        annotations(read_only_hint = true, open_world_hint = false)
+    )]
+    async fn get_device_status(&self, Parameters(args): Parameters<DeviceArgs>) -> CallToolResult {
+        self.status(args).await.unwrap_or_else(CallToolResult::from)
+    }
+}
+
+impl ZwaveServer {
+    /// What `list_zwave_devices` does.
+    async fn list(&self, args: ListArgs) -> Result<CallToolResult, ToolError> {
+        self.readable().await?;
         let filter = args
             .filter
             .as_deref()
@@ -230,26 +146,12 @@ impl ZwaveServer {
         )
     }
 
-    /// Switches a Z-Wave switch or dimmer on or off, or dims it to a level (0-100), and
-    /// reports whether the device confirmed its new state.
-    #[tool(
-        name = "control_zwave_device",
-        description = "Switches a Z-Wave switch or dimmer on or off, or dims it to a level (0-100), and reports whether the device confirmed its new state.",
-        output_schema = schema_for_output::<ControlOutcome>(),
-        annotations(read_only_hint = false, destructive_hint = false, idempotent_hint = true, open_world_hint = true)
-    )]
-    async fn control_zwave_device(
-        &self,
-        Parameters(args): Parameters<ControlArgs>,
-    ) -> CallToolResult {
-        let node = match self.find_device(&args.device_name, Purpose::Control).await {
-            Ok(node) => node,
-            Err(message) => return failure(message),
-        };
-        let plan = match devices::plan(&node, args.action, args.level) {
-            Ok(plan) => plan,
-            Err(err) => return failure(err),
-        };
+    /// What `control_zwave_device` does.
+    async fn control(&self, args: ControlArgs) -> Result<CallToolResult, ToolError> {
+        let node = self
+            .find_device(&args.device_name, Purpose::Control)
+            .await?;
+        let plan = devices::plan(&node, args.action, args.level)?;
         let name = devices::display_name(&node);
         info!(device = ?name, node = %node.id, action = %args.action, value = %plan.value, "writing value");
         let already = self
@@ -259,14 +161,14 @@ impl ZwaveServer {
         // Only a report received after this instant confirms the write: the gateway's first
         // echo carries old payload times, so times in payloads are not trusted for this.
         let sent = std::time::Instant::now();
-        let status = match self
+        let status = self
             .gateway
             .write_value(&plan.target, plan.value.clone())
             .await
-        {
-            Ok(status) => status,
-            Err(err) => return failure(format!("could not switch \"{name}\": {err}")),
-        };
+            .map_err(|source| ToolError::Write {
+                device: name.clone(),
+                source,
+            })?;
         let confirmed = self
             .gateway
             .wait_for_report(
@@ -317,31 +219,17 @@ impl ZwaveServer {
         )
     }
 
-    /// Returns every reading of a Z-Wave device (temperature, humidity, illuminance, motion and
-    /// other notification states, meter readings, battery) with unit and age.
-    #[tool(
-        name = "get_device_sensor_data",
-        description = "Returns every reading of a Z-Wave device (temperature, humidity, illuminance, motion and other notification states, meter readings, battery) with unit and age.",
-        output_schema = schema_for_output::<SensorData>(),
-        annotations(read_only_hint = true, open_world_hint = true)
-    )]
-    async fn get_device_sensor_data(
-        &self,
-        Parameters(args): Parameters<SensorArgs>,
-    ) -> CallToolResult {
-        let node = match self.find_device(&args.device_name, Purpose::Read).await {
-            Ok(node) => node,
-            Err(message) => return failure(message),
-        };
+    /// What `get_device_sensor_data` does.
+    async fn sensor_data(&self, args: SensorArgs) -> Result<CallToolResult, ToolError> {
+        let node = self.find_device(&args.device_name, Purpose::Read).await?;
         let name = devices::display_name(&node);
         let mut refresh_errors = Vec::new();
         if args.refresh {
             if !devices::is_online(&node) {
-                return failure(format!(
-                    "{} is offline (status {}): its values cannot be refreshed; call again without refresh for the last known readings",
-                    devices::describe(&node),
-                    devices::status_word(&node)
-                ));
+                return Err(ToolError::OfflineRefresh {
+                    device: devices::describe(&node),
+                    status: devices::status_word(&node).to_owned(),
+                });
             }
             let mut polls = tokio::task::JoinSet::new();
             for reading in devices::readings(&node, None) {
@@ -396,38 +284,26 @@ impl ZwaveServer {
         )
     }
 
-    /// Returns a Z-Wave device's status: on/off or level, whether it is reachable, its node
-    /// status, when it was last heard from, and its battery level when it has one.
-    #[tool(
-        name = "get_device_status",
-        description = "Returns a Z-Wave device's status: on/off or level, whether it is reachable, its node status, when it was last heard from, and its battery level when it has one.",
-        output_schema = schema_for_output::<DeviceStatus>(),
-        annotations(read_only_hint = true, open_world_hint = false)
-    )]
-    async fn get_device_status(&self, Parameters(args): Parameters<DeviceArgs>) -> CallToolResult {
+    /// What `get_device_status` does.
+    async fn status(&self, args: DeviceArgs) -> Result<CallToolResult, ToolError> {
         let found = self
             .find_device_with(&args.device_name, Purpose::Read, device_status)
             .await;
-        let (status, mut text) = match found {
-            Ok(found) => found,
-            Err(message) => return failure(message),
-        };
+        let (status, mut text) = found?;
         let status = DeviceStatus {
             stale: self.stale(&mut text),
             ..status
         };
         structured(text, &status)
     }
-}
 
-impl ZwaveServer {
     /// Makes sure there are nodes to read: loaded now, or, while a link to the devices is
     /// down, the last known ones (results then say they are stale).
-    async fn readable(&self) -> Result<(), String> {
+    async fn readable(&self) -> Result<(), ToolError> {
         match self.gateway.ensure_nodes().await {
             Ok(()) => Ok(()),
             Err(_) if self.gateway.staleness().is_some() && self.gateway.has_nodes() => Ok(()),
-            Err(err) => Err(err.to_string()),
+            Err(err) => Err(err.into()),
         }
     }
 
@@ -442,7 +318,7 @@ impl ZwaveServer {
 
     /// Resolves a device name against the current node list; on no match, reloads the node
     /// list once (the device may be new or renamed) and tries again. Returns a copy of it.
-    async fn find_device(&self, query: &str, purpose: Purpose) -> Result<NodeInfo, String> {
+    async fn find_device(&self, query: &str, purpose: Purpose) -> Result<NodeInfo, ToolError> {
         self.find_device_with(query, purpose, NodeInfo::clone).await
     }
 
@@ -454,14 +330,10 @@ impl ZwaveServer {
         query: &str,
         purpose: Purpose,
         look: impl Fn(&NodeInfo) -> R,
-    ) -> Result<R, String> {
+    ) -> Result<R, ToolError> {
         match purpose {
             Purpose::Read => self.readable().await?,
-            Purpose::Control => self
-                .gateway
-                .ensure_nodes()
-                .await
-                .map_err(|err| err.to_string())?,
+            Purpose::Control => self.gateway.ensure_nodes().await?,
         }
         let resolve = || {
             self.gateway.with_nodes(|nodes| {
@@ -496,7 +368,7 @@ impl ZwaveServer {
         {
             return Err(not_exposed(query));
         }
-        let (found, controllable) = resolved.map_err(|err| err.to_string())?;
+        let (found, controllable) = resolved?;
         if purpose == Purpose::Control && !controllable {
             return Err(not_exposed(query));
         }
@@ -541,11 +413,10 @@ fn device_status(node: &NodeInfo) -> (DeviceStatus, String) {
     (status, text)
 }
 
-fn not_exposed(query: &str) -> String {
-    format!(
-        "\"{}\" is not exposed to this agent for switching: the owner of this server chose which devices it may control",
-        query.trim()
-    )
+fn not_exposed(query: &str) -> ToolError {
+    ToolError::NotExposed {
+        query: query.trim().to_owned(),
+    }
 }
 
 fn resolve_in<'a>(
@@ -570,17 +441,9 @@ fn already_word(expect: &Expect) -> String {
     }
 }
 
-fn failure(message: impl ToString) -> CallToolResult {
-    CallToolResult::error(vec![ContentBlock::text(message.to_string())])
-}
-
-fn structured(text: String, value: &impl Serialize) -> CallToolResult {
-    match serde_json::to_value(value) {
-        Ok(json) => {
-            let mut result = CallToolResult::success(vec![ContentBlock::text(text)]);
-            result.structured_content = Some(json);
-            result
-        }
-        Err(err) => failure(format!("internal error while encoding the result: {err}")),
-    }
+fn structured(text: String, value: &impl Serialize) -> Result<CallToolResult, ToolError> {
+    let json = serde_json::to_value(value).map_err(|err| ToolError::Encode(err.to_string()))?;
+    let mut result = CallToolResult::success(vec![ContentBlock::text(text)]);
+    result.structured_content = Some(json);
+    Ok(result)
 }

@@ -1,0 +1,109 @@
+//! [`ToolError`]: every way a tool call can fail, typed until the edge, where it becomes an
+//! `isError` result whose text names the device and what would be valid.
+
+use rmcp::model::{CallToolResult, ContentBlock};
+
+use crate::{
+    devices::{ActionError, ResolveError},
+    gateway::GatewayError,
+};
+
+/// Why a tool call did not do what was asked. The text (`Display`) is what the model reads.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum ToolError {
+    /// The broker, the gateway or its driver could not answer (or refused).
+    #[error(transparent)]
+    Gateway(#[from] GatewayError),
+    /// The device name matches no device, or several.
+    #[error(transparent)]
+    Resolve(#[from] ResolveError),
+    /// The device exists, but the owner keeps it from this agent for switching.
+    #[error(
+        "\"{query}\" is not exposed to this agent for switching: the owner of this server chose which devices it may control"
+    )]
+    NotExposed {
+        /// The name as the agent gave it, trimmed.
+        query: String,
+    },
+    /// The action does not fit the device or its state.
+    #[error(transparent)]
+    Action(#[from] ActionError),
+    /// The write was sent and failed.
+    #[error("could not switch \"{device}\": {source}")]
+    Write {
+        /// The device's name.
+        device: String,
+        /// What the gateway said.
+        source: GatewayError,
+    },
+    /// A refresh was asked of a device that cannot answer.
+    #[error(
+        "{device} is offline (status {status}): its values cannot be refreshed; call again without refresh for the last known readings"
+    )]
+    OfflineRefresh {
+        /// The device, described.
+        device: String,
+        /// Its node status.
+        status: String,
+    },
+    /// The result could not be encoded as JSON (a bug of this server).
+    #[error("internal error while encoding the result: {0}")]
+    Encode(String),
+}
+
+impl From<ToolError> for CallToolResult {
+    fn from(error: ToolError) -> Self {
+        Self::error(vec![ContentBlock::text(error.to_string())])
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use super::*;
+
+    fn text(error: ToolError) -> String {
+        let result = CallToolResult::from(error);
+        assert_eq!(result.is_error, Some(true));
+        result.content[0].as_text().unwrap().text.clone()
+    }
+
+    #[test]
+    fn errors_become_is_error_results_in_the_models_words() {
+        assert_eq!(
+            text(ToolError::NotExposed {
+                query: "Front Door".into()
+            }),
+            "\"Front Door\" is not exposed to this agent for switching: the owner of this server chose which devices it may control"
+        );
+        assert_eq!(
+            text(ToolError::Write {
+                device: "Switch One".into(),
+                source: GatewayError::ConnectionLost { api: "writeValue" },
+            }),
+            format!(
+                "could not switch \"Switch One\": {}",
+                GatewayError::ConnectionLost { api: "writeValue" }
+            )
+        );
+        assert_eq!(
+            text(ToolError::OfflineRefresh {
+                device: "\"Sensor\" (node 4)".into(),
+                status: "Dead".into()
+            }),
+            "\"Sensor\" (node 4) is offline (status Dead): its values cannot be refreshed; call again without refresh for the last known readings"
+        );
+        let timeout = GatewayError::Timeout {
+            api: "getNodes",
+            gateway: "zwave-js-ui".into(),
+            prefix: "zwave".into(),
+            timeout: Duration::from_secs(5),
+        };
+        assert_eq!(text(ToolError::from(timeout.clone())), timeout.to_string());
+        assert_eq!(
+            text(ToolError::Encode("key must be a string".into())),
+            "internal error while encoding the result: key must be a string"
+        );
+    }
+}
