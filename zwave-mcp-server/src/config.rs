@@ -312,7 +312,7 @@ pub enum ConfigError {
     Exposure(String),
 }
 
-/// Parses `250ms`, `5s`, `2m` or a bare number of seconds.
+/// A node count for a generated home: the Z-Wave range, controller included.
 fn home_size(text: &str) -> Result<u16, String> {
     use crate::sim::home::{MAX_NODES, MIN_NODES};
     let valid = || {
@@ -331,24 +331,16 @@ fn home_size(text: &str) -> Result<u16, String> {
     }
 }
 
+/// A duration flag, 0 to 24 h: a bare number of seconds (`5`, `0.5`) or a duration in jiff's
+/// friendly or ISO 8601 format (`250ms`, `5s`, `2m`, `1h 30m`, `PT5M`).
 fn parse_duration(text: &str) -> Result<Duration, String> {
     let text = text.trim();
-    let (number, unit) = match text.find(|c: char| !(c.is_ascii_digit() || c == '.')) {
-        Some(at) => text.split_at(at),
-        None => (text, "s"),
-    };
-    let value: f64 = number
-        .parse()
-        .map_err(|_| format!("`{text}` is not a duration: use e.g. 500ms, 5s or 1m"))?;
-    let seconds = match unit.trim() {
-        "ms" => value / 1000.0,
-        "s" | "" => value,
-        "m" | "min" => value * 60.0,
-        other => {
-            return Err(format!(
-                "unknown unit `{other}` in `{text}`: use ms, s or m (e.g. 500ms, 5s, 1m)"
-            ));
-        }
+    let seconds = match text.parse::<f64>() {
+        Ok(seconds) => seconds,
+        Err(_) => text
+            .parse::<jiff::SignedDuration>()
+            .map_err(|_| format!("`{text}` is not a duration: use e.g. 500ms, 5s or 1m"))?
+            .as_secs_f64(),
     };
     if !seconds.is_finite() || !(0.0..=86_400.0).contains(&seconds) {
         return Err(format!("`{text}` is out of range: use 0s to 24h"));
@@ -369,9 +361,19 @@ mod tests {
         assert_eq!(parse_duration("5s").unwrap(), Duration::from_secs(5));
         assert_eq!(parse_duration("2").unwrap(), Duration::from_secs(2));
         assert_eq!(parse_duration("1m").unwrap(), Duration::from_secs(60));
+        assert_eq!(parse_duration("1h 30m").unwrap(), Duration::from_secs(5400));
+        assert_eq!(parse_duration("PT5M").unwrap(), Duration::from_secs(300));
         assert_eq!(
-            parse_duration("5h").unwrap_err(),
-            "unknown unit `h` in `5h`: use ms, s or m (e.g. 500ms, 5s, 1m)"
+            parse_duration("25h").unwrap_err(),
+            "`25h` is out of range: use 0s to 24h"
+        );
+        assert_eq!(
+            parse_duration("-1s").unwrap_err(),
+            "`-1s` is out of range: use 0s to 24h"
+        );
+        assert_eq!(
+            parse_duration("5 parsecs").unwrap_err(),
+            "`5 parsecs` is not a duration: use e.g. 500ms, 5s or 1m"
         );
         assert_eq!(
             parse_duration("soon").unwrap_err(),

@@ -316,7 +316,9 @@ fn short(value: &Value) -> String {
     }
 }
 
-/// A duration as seconds (`30`) or with a unit (`"500ms"`, `"30s"`, `"2m"`).
+/// A duration, 0 to 24 h: seconds as a number (`30`, `0.5`, `"30"`) or a duration in jiff's
+/// friendly or ISO 8601 format (`"500ms"`, `"30s"`, `"2m"`, `"1h 30m"`, `"PT5M"`). The one
+/// duration grammar of this crate (`mcpServers`, tool definitions, `chat --timeout`).
 pub(crate) fn duration(value: &Value) -> Result<Duration, String> {
     let invalid = || {
         format!(
@@ -328,15 +330,12 @@ pub(crate) fn duration(value: &Value) -> Result<Duration, String> {
         Value::Number(n) => n.as_f64().ok_or_else(invalid)?,
         Value::String(text) => {
             let text = text.trim();
-            let split = text
-                .find(|c: char| !(c.is_ascii_digit() || c == '.'))
-                .unwrap_or(text.len());
-            let number: f64 = text[..split].parse().map_err(|_| invalid())?;
-            match &text[split..] {
-                "ms" => number / 1000.0,
-                "" | "s" => number,
-                "m" => number * 60.0,
-                _ => return Err(invalid()),
+            match text.parse::<f64>() {
+                Ok(seconds) => seconds,
+                Err(_) => text
+                    .parse::<jiff::SignedDuration>()
+                    .map_err(|_| invalid())?
+                    .as_secs_f64(),
             }
         }
         _ => return Err(invalid()),
@@ -387,6 +386,45 @@ fn expand(value: &str, lookup: &dyn Fn(&str) -> Option<String>) -> Result<String
     }
     out.push_str(rest);
     Ok(out)
+}
+
+#[cfg(test)]
+mod duration_tests {
+    use serde_json::json;
+
+    use super::*;
+
+    #[test]
+    fn durations_are_seconds_or_what_jiff_reads_up_to_a_day() {
+        for (value, seconds) in [
+            (json!(30), 30.0),
+            (json!(0.5), 0.5),
+            (json!("30"), 30.0),
+            (json!("500ms"), 0.5),
+            (json!("2m"), 120.0),
+            (json!("1h 30m"), 5400.0),
+            (json!("PT5M"), 300.0),
+        ] {
+            assert_eq!(
+                duration(&value),
+                Ok(Duration::from_secs_f64(seconds)),
+                "{value}"
+            );
+        }
+        assert_eq!(
+            duration(&json!("soon")).unwrap_err(),
+            "is \"soon\": use seconds (30) or a string such as \"500ms\", \"30s\" or \"2m\""
+        );
+        assert_eq!(
+            duration(&json!(true)).unwrap_err(),
+            "is true: use seconds (30) or a string such as \"500ms\", \"30s\" or \"2m\""
+        );
+        assert_eq!(
+            duration(&json!("25h")).unwrap_err(),
+            "is \"25h\": use 0 s to 24 h"
+        );
+        assert_eq!(duration(&json!(-1)).unwrap_err(), "is -1: use 0 s to 24 h");
+    }
 }
 
 #[cfg(test)]

@@ -251,25 +251,10 @@ pub fn parse(text: &str) -> Result<Vec<ToolDefinition>, String> {
         .collect()
 }
 
+/// A tool's timeout: a duration as `mcpServers` takes it, more than 0 and at most an hour.
 fn duration(value: &Value) -> Result<Duration, String> {
-    let seconds = match value {
-        Value::Number(n) => n.as_f64(),
-        Value::String(text) => {
-            let text = text.trim();
-            if let Some(ms) = text.strip_suffix("ms") {
-                ms.trim().parse::<f64>().ok().map(|ms| ms / 1000.0)
-            } else {
-                text.strip_suffix('s')
-                    .unwrap_or(text)
-                    .trim()
-                    .parse::<f64>()
-                    .ok()
-            }
-        }
-        _ => None,
-    };
-    match seconds {
-        Some(s) if s > 0.0 && s <= 3600.0 => Ok(Duration::from_secs_f64(s)),
+    match crate::connection::config::duration(value) {
+        Ok(timeout) if !timeout.is_zero() && timeout <= Duration::from_secs(3600) => Ok(timeout),
         _ => Err(format!(
             "is {value}: use seconds (30) or a string such as \"500ms\" or \"30s\", at most an hour"
         )),
