@@ -18,6 +18,7 @@ use super::{
     policy::{self, AgentOptions},
 };
 use crate::{
+    connection::Backoff,
     llm::{
         ChatRequest, Message, Provider, ProviderError, StreamEvent, ToolCallRequest, ToolChoice,
         ToolResult, Usage,
@@ -504,7 +505,7 @@ impl Agent {
             && idempotent
             && attempt < retry.attempts
         {
-            let wait = retry.base_delay.saturating_mul(1 << (attempt - 1).min(16));
+            let wait = Backoff::exponential(retry.base_delay, Duration::MAX).after(attempt);
             warn!(tool = %call.name, attempt, wait = ?wait, error = ?outcome.error_text(), "retrying an idempotent tool call");
             tokio::time::sleep(wait).await;
             attempt += 1;

@@ -1,8 +1,14 @@
-//! Connection retry with exponential backoff: the constants live here, in one place.
+//! Waiting after failures: [`Backoff`], the one exponential backoff of this crate (connection
+//! attempts, server restarts, model requests, tool retries), and [`RetryPolicy`], connection
+//! retry with its constants in one place.
 //!
 //! spec 003 "MCP Connection Retry with Exponential Backoff": 3 attempts, delays 0 s, 2 s, 4 s.
 
-use std::{future::Future, time::Duration};
+use std::{
+    future::Future,
+    hash::{BuildHasher as _, Hasher as _},
+    time::Duration,
+};
 
 use tracing::{info, warn};
 
@@ -10,6 +16,60 @@ use tracing::{info, warn};
 pub const MCP_RETRY_ATTEMPTS: u32 = 3;
 /// Delay before the first retry; each further retry doubles it.
 pub const MCP_RETRY_BASE_DELAY: Duration = Duration::from_secs(2);
+
+/// Exponential backoff: `first` after one failure, doubled after each further one, never more
+/// than `max`. With `jitter` (0 to 1), each wait is cut by a random share of up to that
+/// fraction, so clients that failed together do not come back together.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Backoff {
+    /// The wait after the first failure.
+    pub first: Duration,
+    /// The longest wait.
+    pub max: Duration,
+    /// The largest share of a wait that may be cut at random (0: exact waits).
+    pub jitter: f64,
+}
+
+impl Backoff {
+    /// Exact waits: `first`, `2 × first`, … up to `max`.
+    pub const fn exponential(first: Duration, max: Duration) -> Self {
+        Self {
+            first,
+            max,
+            jitter: 0.0,
+        }
+    }
+
+    /// The same waits, each cut by a random share of up to `jitter` (clamped to 0–1).
+    pub const fn with_jitter(self, jitter: f64) -> Self {
+        Self {
+            jitter: jitter.clamp(0.0, 1.0),
+            ..self
+        }
+    }
+
+    /// The wait after `failures` failures in a row: none after none.
+    pub fn after(&self, failures: u32) -> Duration {
+        if failures == 0 {
+            return Duration::ZERO;
+        }
+        let full = self
+            .first
+            .saturating_mul(1 << (failures - 1).min(20))
+            .min(self.max);
+        if self.jitter > 0.0 {
+            full.mul_f64(1.0 - self.jitter * random_share())
+        } else {
+            full
+        }
+    }
+}
+
+/// A random number in [0, 1): std's per-instance random hash keys, no generator to carry.
+fn random_share() -> f64 {
+    let bits = std::hash::RandomState::new().build_hasher().finish() >> 11;
+    bits as f64 / (1u64 << 53) as f64
+}
 
 /// How often and how patiently to try connecting.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -30,12 +90,10 @@ impl Default for RetryPolicy {
 }
 
 impl RetryPolicy {
-    /// The delay before attempt `attempt` (1-based): 0, then `base`, `2 × base`, ...
+    /// The delay before attempt `attempt` (1-based): 0, then `base`, `2 × base`, ... (exact:
+    /// spec 003 gives the schedule).
     pub fn delay_before(&self, attempt: u32) -> Duration {
-        match attempt {
-            0 | 1 => Duration::ZERO,
-            n => self.base_delay.saturating_mul(1 << (n - 2).min(16)),
-        }
+        Backoff::exponential(self.base_delay, Duration::MAX).after(attempt.saturating_sub(1))
     }
 
     /// Runs `attempt` until it succeeds or the attempts run out, sleeping the backoff delays
@@ -76,6 +134,28 @@ mod tests {
     use std::sync::{Arc, Mutex};
 
     use super::*;
+
+    #[test]
+    fn backoff_doubles_up_to_its_cap_and_jitter_only_shortens() {
+        let exact = Backoff::exponential(Duration::from_secs(1), Duration::from_secs(30));
+        let waits: Vec<u64> = (0..=7).map(|n| exact.after(n).as_secs()).collect();
+        assert_eq!(waits, [0, 1, 2, 4, 8, 16, 30, 30]);
+        assert_eq!(exact.after(u32::MAX), Duration::from_secs(30));
+        let jittered = exact.with_jitter(0.25);
+        let waits: Vec<Duration> = (0..200).map(|_| jittered.after(3)).collect();
+        assert!(
+            waits
+                .iter()
+                .all(|w| (Duration::from_secs(3)..=Duration::from_secs(4)).contains(w)),
+            "{waits:?}"
+        );
+        assert!(
+            waits.iter().any(|w| *w != waits[0]),
+            "200 jittered waits were all {:?}",
+            waits[0]
+        );
+        assert_eq!(exact.with_jitter(7.0).jitter, 1.0);
+    }
 
     #[test]
     fn the_default_schedule_is_0_2_4_seconds() {

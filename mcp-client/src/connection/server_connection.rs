@@ -21,7 +21,7 @@ use tokio_util::sync::CancellationToken;
 use tracing::{debug, info, warn};
 
 use super::{
-    ClientError, Failure, ProgressFn, ServerConfig, SessionInfo,
+    Backoff, ClientError, Failure, ProgressFn, ServerConfig, SessionInfo,
     live::{
         EXIT_GRACE, Live, Unanswered, close, connect_once, list_tools_bounded, request,
         service_error,
@@ -29,9 +29,10 @@ use super::{
 };
 use crate::transport::ServerProcess;
 
-/// Shortest wait before restarting a crashed server; doubled per failure up to the longest.
-const RESTART_BACKOFF_MIN: Duration = Duration::from_secs(1);
-const RESTART_BACKOFF_MAX: Duration = Duration::from_secs(30);
+/// Waits between restarts of a server that keeps failing: 1 s, 2 s, 4 s … 30 s, each cut by up
+/// to a quarter at random so servers that failed together do not restart together.
+const RESTART_BACKOFF: Backoff =
+    Backoff::exponential(Duration::from_secs(1), Duration::from_secs(30)).with_jitter(0.25);
 /// With progress, a call may run this many times its timeout in total.
 const MAX_TOTAL_FACTOR: u32 = 4;
 
@@ -70,7 +71,8 @@ enum State {
     },
     Live(Arc<Live>),
     Down {
-        since: Instant,
+        /// When a restart may be tried (decided once, when the failure happened).
+        retry_at: Instant,
         failures: u32,
         reason: String,
     },
@@ -184,16 +186,15 @@ impl ServerConnection {
                 });
             }
             State::Down {
-                since,
+                retry_at,
                 failures,
                 reason,
             } => {
-                let wait = restart_delay(*failures);
-                let elapsed = since.elapsed();
-                if !fresh && elapsed < wait {
+                let now = Instant::now();
+                if !fresh && now < *retry_at {
                     return Begin::Refuse(ClientError::BackingOff {
                         server: self.name().to_owned(),
-                        retry_in: wait - elapsed,
+                        retry_in: *retry_at - now,
                         last: reason.clone(),
                     });
                 }
@@ -270,7 +271,7 @@ impl ServerConnection {
         let mut state = self.state.lock().await;
         if matches!(&*state, State::Connecting { ticket: t, .. } if *t == ticket) {
             *state = State::Down {
-                since: Instant::now(),
+                retry_at: Instant::now() + RESTART_BACKOFF.after(failures + 1),
                 failures: failures + 1,
                 reason: failure.reason.clone(),
             };
@@ -488,9 +489,7 @@ impl ServerConnection {
         tokio::spawn(async move {
             let due = match &*server.state.lock().await {
                 State::Idle => true,
-                State::Down {
-                    since, failures, ..
-                } => since.elapsed() >= restart_delay(*failures),
+                State::Down { retry_at, .. } => Instant::now() >= *retry_at,
                 State::Connecting { .. } | State::Live(_) => false,
             };
             if due
@@ -509,21 +508,10 @@ impl ServerConnection {
         {
             // Restart on the next use without waiting: the first restart after a crash is free.
             *state = State::Down {
-                since: Instant::now() - RESTART_BACKOFF_MAX,
+                retry_at: Instant::now(),
                 failures: 0,
                 reason,
             };
         }
-    }
-}
-
-/// The wait before restart number `failures + 1`.
-fn restart_delay(failures: u32) -> Duration {
-    if failures == 0 {
-        Duration::ZERO
-    } else {
-        RESTART_BACKOFF_MIN
-            .saturating_mul(1 << (failures - 1).min(8))
-            .min(RESTART_BACKOFF_MAX)
     }
 }

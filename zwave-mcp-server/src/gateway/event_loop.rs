@@ -20,7 +20,7 @@ pub(super) async fn run_event_loop(
     mut event_loop: EventLoop,
     backoff: Backoff,
 ) {
-    let mut delay = backoff.min;
+    let mut failures = 0;
     loop {
         let event = event_loop.poll().await;
         let Some(shared) = shared.upgrade() else {
@@ -28,7 +28,7 @@ pub(super) async fn run_event_loop(
         };
         match event {
             Ok(Event::Incoming(Packet::ConnAck(_))) => {
-                delay = backoff.min;
+                failures = 0;
                 on_connected(&shared);
             }
             Ok(Event::Incoming(Packet::Publish(publish))) => {
@@ -61,6 +61,8 @@ pub(super) async fn run_event_loop(
                 drop(gate);
                 shared.pending.fail_all();
                 shared.changes.send_modify(|version| *version += 1);
+                failures += 1;
+                let delay = backoff.after(failures);
                 if was_connected {
                     warn!(error = %reason, "lost the mqtt connection; reconnecting");
                 } else {
@@ -68,7 +70,6 @@ pub(super) async fn run_event_loop(
                 }
                 drop(shared);
                 tokio::time::sleep(delay).await;
-                delay = (delay * 2).min(backoff.max);
             }
         }
     }

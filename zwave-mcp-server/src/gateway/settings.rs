@@ -77,22 +77,55 @@ impl MqttSettings {
     }
 }
 
-/// Reconnection backoff: starts at `min`, doubles after every failure, never exceeds `max`.
-#[derive(Debug, Clone, Copy)]
+/// Reconnection backoff: `first` after one failure, doubled after each further one, never more
+/// than `max`, each wait cut by a random share of up to `jitter` (0 to 1) so that servers that
+/// lost the broker together (it restarted) do not all reconnect in the same instant. The
+/// client crate has the same type for its own waits; the two binaries share no library.
+#[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Backoff {
-    /// First delay after a failure.
-    pub min: Duration,
-    /// Longest delay.
+    /// The wait after the first failure.
+    pub first: Duration,
+    /// The longest wait.
     pub max: Duration,
+    /// The largest share of a wait that may be cut at random (0: exact waits).
+    pub jitter: f64,
 }
 
 impl Default for Backoff {
+    /// 250 ms, doubling to 10 s, each cut by up to a quarter.
     fn default() -> Self {
         Self {
-            min: Duration::from_millis(250),
+            first: Duration::from_millis(250),
             max: Duration::from_secs(10),
+            jitter: 0.25,
         }
     }
+}
+
+impl Backoff {
+    /// The wait after `failures` failures in a row: none after none.
+    pub fn after(&self, failures: u32) -> Duration {
+        if failures == 0 {
+            return Duration::ZERO;
+        }
+        let full = self
+            .first
+            .saturating_mul(1 << (failures - 1).min(20))
+            .min(self.max);
+        let jitter = self.jitter.clamp(0.0, 1.0);
+        if jitter > 0.0 {
+            full.mul_f64(1.0 - jitter * random_share())
+        } else {
+            full
+        }
+    }
+}
+
+/// A random number in [0, 1): std's per-instance random hash keys, no generator to carry.
+fn random_share() -> f64 {
+    use std::hash::{BuildHasher as _, Hasher as _};
+    let bits = std::hash::RandomState::new().build_hasher().finish() >> 11;
+    bits as f64 / (1u64 << 53) as f64
 }
 
 /// A secret string whose `Debug` output never shows the value.
@@ -116,6 +149,25 @@ impl FromStr for Secret {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn reconnection_waits_double_to_the_cap_and_jitter_only_shortens() {
+        let exact = Backoff {
+            jitter: 0.0,
+            ..Backoff::default()
+        };
+        let waits: Vec<u128> = (0..=8).map(|n| exact.after(n).as_millis()).collect();
+        assert_eq!(waits, [0, 250, 500, 1000, 2000, 4000, 8000, 10_000, 10_000]);
+        let jittered = Backoff::default();
+        let waits: Vec<Duration> = (0..200).map(|_| jittered.after(4)).collect();
+        assert!(
+            waits
+                .iter()
+                .all(|w| (Duration::from_millis(1500)..=Duration::from_secs(2)).contains(w)),
+            "{waits:?}"
+        );
+        assert!(waits.iter().any(|w| *w != waits[0]), "no jitter: {waits:?}");
+    }
 
     #[test]
     fn secret_debug_hides_the_value() {

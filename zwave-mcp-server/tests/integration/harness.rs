@@ -49,8 +49,9 @@ pub fn init_logging() {
 /// Reconnection backoff short enough for tests.
 pub fn fast_backoff() -> Backoff {
     Backoff {
-        min: Duration::from_millis(50),
+        first: Duration::from_millis(50),
         max: Duration::from_millis(200),
+        jitter: 0.0,
     }
 }
 

@@ -400,8 +400,9 @@ async fn a_write_whose_caller_got_an_error_never_reaches_the_gateway_later() {
     // Reconnecting more slowly than the simulator (200 ms) lets it subscribe first, so a
     // command sent late after a reconnection would reach it and be seen.
     let backoff = zwave_mcp_server::Backoff {
-        min: Duration::from_millis(400),
+        first: Duration::from_millis(400),
         max: Duration::from_millis(400),
+        jitter: 0.0,
     };
     let gateway = Gateway::connect(
         settings_for(plain_url(&broker), Duration::from_secs(2)),
