@@ -60,7 +60,7 @@ impl From<ExitStatus> for Exit {
     }
 }
 
-/// "exit status: 1", "signal: 9 (SIGKILL)", or "unknown (<why>)".
+/// "exit status: 1", "signal: 9 (SIGKILL)", or "unknown (why waiting failed)".
 impl std::fmt::Display for Exit {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {

@@ -1,0 +1,140 @@
+//! One server's entry as the file has it, typed: every key optional and `null` as absent,
+//! durations and attempts checked as they are read, then turned into a [`ServerConfig`].
+
+use std::{collections::BTreeMap, path::PathBuf, time::Duration};
+
+use serde_json::Value;
+
+use super::{
+    ServerConfig,
+    values::{duration, expand},
+};
+use crate::transport::{DEFAULT_MAX_LINE, ServerCommand};
+
+/// One server of `mcpServers` as the file has it; every key optional, `null` as absent.
+#[derive(Debug, serde::Deserialize)]
+#[serde(
+    rename_all = "camelCase",
+    expecting = "an object of settings with at least a `command`"
+)]
+pub(super) struct Entry {
+    #[serde(rename = "type")]
+    kind: Option<String>,
+    command: Option<String>,
+    args: Option<Vec<String>>,
+    env: Option<BTreeMap<String, String>>,
+    cwd: Option<PathBuf>,
+    max_line_bytes: Option<usize>,
+    timeouts: Option<Timeouts>,
+    retry: Option<Retry>,
+    parameter_mappings: Option<BTreeMap<String, BTreeMap<String, String>>>,
+    tool_prefix: Option<String>,
+    disabled: Option<bool>,
+}
+
+#[derive(Debug, serde::Deserialize)]
+#[serde(
+    rename_all = "camelCase",
+    expecting = "an object with `initialize` and/or `call`"
+)]
+struct Timeouts {
+    initialize: Option<FileDuration>,
+    call: Option<FileDuration>,
+}
+
+#[derive(Debug, serde::Deserialize)]
+#[serde(
+    rename_all = "camelCase",
+    expecting = "an object with `attempts` and/or `baseDelay`"
+)]
+struct Retry {
+    attempts: Option<Attempts>,
+    base_delay: Option<FileDuration>,
+}
+
+/// A duration as [`duration`] reads it.
+#[derive(Debug)]
+struct FileDuration(Duration);
+
+impl<'de> serde::Deserialize<'de> for FileDuration {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let value = Value::deserialize(deserializer)?;
+        duration(&value).map(Self).map_err(serde::de::Error::custom)
+    }
+}
+
+/// Connection attempts: a whole number from 1 to 10.
+#[derive(Debug)]
+struct Attempts(u32);
+
+impl<'de> serde::Deserialize<'de> for Attempts {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let value = Value::deserialize(deserializer)?;
+        value
+            .as_u64()
+            .and_then(|n| u32::try_from(n).ok())
+            .filter(|n| (1..=10).contains(n))
+            .map(Self)
+            .ok_or_else(|| serde::de::Error::custom("use a whole number from 1 to 10"))
+    }
+}
+
+impl Entry {
+    pub(super) fn into_config(
+        self,
+        name: &str,
+        lookup: &dyn Fn(&str) -> Option<String>,
+    ) -> Result<ServerConfig, KeyError> {
+        if let Some(kind) = self.kind.filter(|kind| kind != "stdio") {
+            return Err((
+                "type".into(),
+                format!("is \"{kind}\", but only \"stdio\" servers are supported"),
+            ));
+        }
+        let command = self.command.ok_or_else(|| {
+            (
+                "command".to_owned(),
+                "is missing: give the program to run".to_owned(),
+            )
+        })?;
+        if command.trim().is_empty() {
+            return Err(("command".into(), "is empty: give the program to run".into()));
+        }
+        let mut env = BTreeMap::new();
+        for (key, value) in self.env.unwrap_or_default() {
+            let expanded =
+                expand(&value, lookup).map_err(|problem| (format!("env.{key}"), problem))?;
+            env.insert(key, expanded);
+        }
+        let mut config = ServerConfig::new(ServerCommand {
+            name: name.to_owned(),
+            command,
+            args: self.args.unwrap_or_default(),
+            env,
+            cwd: self.cwd,
+            max_line: self.max_line_bytes.unwrap_or(DEFAULT_MAX_LINE),
+        });
+        if let Some(timeouts) = self.timeouts {
+            if let Some(FileDuration(timeout)) = timeouts.initialize {
+                config.init_timeout = timeout;
+            }
+            if let Some(FileDuration(timeout)) = timeouts.call {
+                config.call_timeout = timeout;
+            }
+        }
+        if let Some(retry) = self.retry {
+            if let Some(Attempts(attempts)) = retry.attempts {
+                config.retry.attempts = attempts;
+            }
+            if let Some(FileDuration(delay)) = retry.base_delay {
+                config.retry.base_delay = delay;
+            }
+        }
+        config.parameter_mappings = self.parameter_mappings.unwrap_or_default();
+        config.tool_prefix = self.tool_prefix;
+        config.disabled = self.disabled.unwrap_or(false);
+        Ok(config)
+    }
+}
+
+type KeyError = (String, String);

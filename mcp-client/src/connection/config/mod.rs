@@ -1,0 +1,35 @@
+//! The `mcpServers` configuration hosts already use, plus our optional per-server keys.
+//!
+//! ```json
+//! { "mcpServers": { "zwave": {
+//!     "command": "zwave-mcp-server", "args": ["--demo"], "env": {"TOKEN": "${TOKEN}"}, "cwd": "/srv",
+//!     "timeouts": {"initialize": "60s", "call": "30s"}, "retry": {"attempts": 3, "baseDelay": "2s"},
+//!     "parameterMappings": {"control_zwave_device": {"device_name": "deviceName"}},
+//!     "toolPrefix": "home", "disabled": false, "maxLineBytes": 16777216 } } }
+//! ```
+//! The entries are typed by serde; an error names the file, the server and the key path
+//! (serde_path_to_error), with the offending value and what would be valid. Unknown keys are
+//! ignored with a warning naming them (serde_ignored): hosts add their own.
+//!
+//! | module | owns |
+//! |---|---|
+//! | `server` | [`ServerConfig`]: one server as the host runs it, and the defaults |
+//! | `file` | [`load`], [`parse`]: the file to servers, errors with their path, unknown keys |
+//! | `entry` | the typed shape of one server's entry and its checks |
+//! | `values` | the value grammars: durations, `${VAR}` expansion, the environment |
+//! | `llm` | [`LlmSection`]: the optional `"llm"` section for `mcp-client chat` |
+//! | `error` | [`ConfigError`] |
+
+mod entry;
+mod error;
+mod file;
+mod llm;
+mod server;
+mod values;
+
+pub use error::ConfigError;
+pub use file::{load, parse};
+pub use llm::{LlmSection, load_llm};
+pub use server::{DEFAULT_CALL_TIMEOUT, DEFAULT_INIT_TIMEOUT, ServerConfig};
+pub(crate) use values::duration;
+pub use values::env;
