@@ -33,12 +33,7 @@ const QUESTIONS: usize = 2_000;
 const DELTAS: usize = 2_000;
 
 fn fixture(name: &str) -> Vec<u8> {
-    std::fs::read(
-        std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("../fixtures/llm")
-            .join(name),
-    )
-    .unwrap()
+    std::fs::read(test_support::fixture_path(&format!("llm/{name}"))).unwrap()
 }
 
 /// Each request is answered by the next body of `bodies` (whole), or, when it is empty, by the

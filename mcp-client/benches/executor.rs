@@ -17,8 +17,7 @@ use serde_json::{Value, json};
 const CALLS: usize = 20_000;
 
 fn main() {
-    let path =
-        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../fixtures/tools/local-tools.json");
+    let path = test_support::fixture_path("tools/local-tools.json");
     let mut manager = ToolManager::new();
     for tool in definition::load_file(&path).unwrap() {
         manager.add(tool).unwrap();

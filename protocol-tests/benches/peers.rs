@@ -12,11 +12,11 @@
 
 use std::time::{Duration, Instant};
 
-use protocol_tests::peers::{
-    PYTHON_FASTMCP, PYTHON_SDK, python_venv, server_everything, target_dir, typescript_sdk,
-    workspace_root,
-};
 use serde_json::{Value, json};
+use test_support::peers::{
+    PYTHON_FASTMCP, PYTHON_SDK, python_venv, server_everything, typescript_sdk,
+};
+use test_support::{fixture_path, target_dir};
 
 const CALLS: usize = 2_000;
 
@@ -166,9 +166,7 @@ fn compare_clients(floor: &str, mcp_client: &str, floor_p50: Duration) {
     if std::env::var_os("BENCH_ONLY_OURS").is_none() {
         let sdk = typescript_sdk().to_string_lossy().into_owned();
         let script = |name: &str| {
-            workspace_root()
-                .join("fixtures/peers")
-                .join(name)
+            fixture_path(&format!("peers/{name}"))
                 .to_string_lossy()
                 .into_owned()
         };
@@ -305,8 +303,7 @@ fn main() {
         let python = python_venv("mcp1", PYTHON_FASTMCP)
             .to_string_lossy()
             .into_owned();
-        let fastmcp = workspace_root()
-            .join("fixtures/peers/fastmcp_server.py")
+        let fastmcp = fixture_path("peers/fastmcp_server.py")
             .to_string_lossy()
             .into_owned();
         rows.push(measure(

@@ -9,13 +9,11 @@
 //! # Layout
 //! - [`session`]: a raw stdio session that records every stdout line that is not JSON-RPC.
 //! - [`checks`]: the suite and its report.
-//! - [`mosquitto`]: a real Mosquitto broker for tests (installed from Debian when missing).
-//! - [`peers`]: locating our binaries and installing the third-party peers the tests run
-//!   against (npm and PyPI packages, pinned, into `target/peers/`).
+//!
+//! The peers its tests run against and the Mosquitto broker come from the `test-support`
+//! crate, shared with the other packages' tests.
 
 pub mod checks;
-pub mod mosquitto;
-pub mod peers;
 pub mod session;
 
 pub use checks::{Report, Verdict, run};

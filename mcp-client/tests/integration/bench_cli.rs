@@ -1,7 +1,10 @@
 //! `mcp-client bench`: its report (JSON and table) against a real server process, and every
 //! way a run can be refused or stopped, with its message and exit code.
 
-use std::process::{Command, Output};
+use std::{
+    process::{Command, Output},
+    time::Duration,
+};
 
 use serde_json::Value;
 
@@ -11,16 +14,17 @@ const BIN: &str = env!("CARGO_BIN_EXE_mcp-client");
 
 /// Runs `mcp-client bench ARGS -- python3 fake_mcp_server.py SERVER…`; (output, stdout, stderr).
 fn bench(args: &[&str], server: &[&str]) -> (Output, String, String) {
-    let output = Command::new(BIN)
-        .arg("bench")
-        .args(args)
-        .arg("--")
-        .arg("python3")
-        .arg(fixture_path("fake-servers/fake_mcp_server.py"))
-        .args(server)
-        .env("MCP_CLIENT_LOG", "off")
-        .output()
-        .unwrap();
+    let output = test_support::child::output(
+        Command::new(BIN)
+            .arg("bench")
+            .args(args)
+            .arg("--")
+            .arg("python3")
+            .arg(fixture_path("fake-servers/fake_mcp_server.py"))
+            .args(server)
+            .env("MCP_CLIENT_LOG", "off"),
+        Duration::from_secs(120),
+    );
     let stdout = String::from_utf8(output.stdout.clone()).unwrap();
     let stderr = String::from_utf8(output.stderr.clone()).unwrap();
     (output, stdout, stderr)

@@ -2,9 +2,9 @@
 //! and the real demo home, with what they print on stdout and stderr and their exit codes.
 
 use std::{
-    io::Write as _,
     path::{Path, PathBuf},
-    process::{Output, Stdio},
+    process::Output,
+    time::Duration,
 };
 
 use crate::{
@@ -41,26 +41,18 @@ async fn run(
 ) -> (Output, String, String) {
     let stdin = stdin.to_owned();
     let output = tokio::task::spawn_blocking(move || {
-        let mut child = std::process::Command::new(BIN)
-            .args(&args)
-            .env_remove("MCP_CLIENT_PROVIDER")
-            .env_remove("MCP_CLIENT_MODEL")
-            .env_remove("OLLAMA_HOST")
-            .env_remove("OPENAI_BASE_URL")
-            .envs(envs)
-            .env("MCP_CLIENT_LOG", "off")
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
-        child
-            .stdin
-            .take()
-            .unwrap()
-            .write_all(stdin.as_bytes())
-            .unwrap();
-        child.wait_with_output().unwrap()
+        test_support::child::run(
+            std::process::Command::new(BIN)
+                .args(&args)
+                .env_remove("MCP_CLIENT_PROVIDER")
+                .env_remove("MCP_CLIENT_MODEL")
+                .env_remove("OLLAMA_HOST")
+                .env_remove("OPENAI_BASE_URL")
+                .envs(envs)
+                .env("MCP_CLIENT_LOG", "off"),
+            stdin.as_bytes(),
+            Duration::from_secs(120),
+        )
     })
     .await
     .unwrap();

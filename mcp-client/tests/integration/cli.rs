@@ -1,19 +1,23 @@
 //! The `mcp-client` binary: `servers` and `doctor`, their output and exit codes.
 
-use std::process::{Command, Output};
+use std::{
+    process::{Command, Output},
+    time::Duration,
+};
 
 use crate::harness::{fixture_path, is_running, scratch_file};
 
 const BIN: &str = env!("CARGO_BIN_EXE_mcp-client");
 
 fn run(args: &[&str]) -> (Output, String) {
-    let root = fixture_path("").parent().unwrap().to_path_buf();
-    let output = Command::new(BIN)
-        .args(args)
-        .current_dir(root)
-        .env("MCP_CLIENT_LOG", "off")
-        .output()
-        .unwrap();
+    let root = test_support::workspace_root();
+    let output = test_support::child::output(
+        Command::new(BIN)
+            .args(args)
+            .current_dir(root)
+            .env("MCP_CLIENT_LOG", "off"),
+        Duration::from_secs(60),
+    );
     let stdout = String::from_utf8(output.stdout.clone()).unwrap();
     (output, stdout)
 }

@@ -9,14 +9,7 @@ use std::{
 use mcp_client::{ServerCommand, ServerConfig, connection::RetryPolicy};
 use serde_json::{Map, Value};
 
-/// Path of a file under the workspace's `fixtures/`.
-pub fn fixture_path(name: &str) -> PathBuf {
-    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../fixtures")
-        .join(name);
-    assert!(path.exists(), "fixture {} is missing", path.display());
-    path
-}
+pub use test_support::fixture_path;
 
 /// A fake server in `mode`, named uniquely, with short timeouts and a single attempt.
 pub fn fake(name: &str, mode: &[&str]) -> ServerConfig {

@@ -6,8 +6,8 @@ use std::{
 };
 
 use mcp_client::{ServerCommand, ServerConfig, ServerConnection, connection::ProgressFn};
-use protocol_tests::peers::server_everything;
 use serde_json::json;
+use test_support::peers::server_everything;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_client_calls_echo_get_sum_and_receives_progress_from_server_everything() {

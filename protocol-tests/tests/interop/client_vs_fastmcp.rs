@@ -3,16 +3,16 @@
 use std::time::Duration;
 
 use mcp_client::{McpTools, ServerCommand, ServerConfig, ServerPool, ToolExecutor, ToolManager};
-use protocol_tests::peers::{PYTHON_FASTMCP, python_venv, workspace_root};
 use serde_json::json;
+use test_support::fixture_path;
+use test_support::peers::{PYTHON_FASTMCP, python_venv};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_client_calls_a_fastmcp_server_and_leaves_its_snake_case_alone() {
     let python = python_venv("mcp1", PYTHON_FASTMCP)
         .to_string_lossy()
         .into_owned();
-    let script = workspace_root()
-        .join("fixtures/peers/fastmcp_server.py")
+    let script = fixture_path("peers/fastmcp_server.py")
         .to_string_lossy()
         .into_owned();
     let mut config = ServerConfig::new(ServerCommand::new("fastmcp", python, [script]));

@@ -3,8 +3,8 @@
 use std::time::Duration;
 
 use mcp_client::{McpTools, ServerCommand, ServerConfig, ServerPool, ToolExecutor, ToolManager};
-use protocol_tests::peers::workspace_bin;
 use serde_json::json;
+use test_support::workspace_bin;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_client_lists_and_calls_the_zwave_tools_with_normalized_arguments() {

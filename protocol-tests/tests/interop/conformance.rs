@@ -1,13 +1,10 @@
 //! The conformance checker: our server passes it, and its verdicts on a third-party server
 //! and on deliberately broken servers are asserted, so a check that cannot fail is caught.
 
-use std::{collections::BTreeMap, net::TcpListener, process::Command};
+use std::{collections::BTreeMap, net::TcpListener, process::Command, time::Duration};
 
-use protocol_tests::{
-    Verdict,
-    checks::Report,
-    peers::{server_everything, workspace_bin, workspace_root},
-};
+use protocol_tests::{Verdict, checks::Report};
+use test_support::{child, fixture_path, peers::server_everything, workspace_bin};
 
 fn verdicts(report: &Report) -> BTreeMap<String, Verdict> {
     report
@@ -131,7 +128,7 @@ async fn server_everything_gets_the_expected_verdicts() {
 }
 
 fn fake(mode: &str) -> Vec<String> {
-    let script = workspace_root().join("fixtures/fake-servers/fake_mcp_server.py");
+    let script = fixture_path("fake-servers/fake_mcp_server.py");
     vec![
         "python3".into(),
         script.to_string_lossy().into_owned(),
@@ -201,11 +198,12 @@ async fn a_server_that_ignores_stdin_eof_fails_the_exit_check() {
 
 #[test]
 fn the_binary_prints_one_line_per_check_and_exits_1_on_failure() {
-    let output = Command::new(workspace_bin("mcp-conformance"))
-        .arg("--")
-        .args(fake("badtools"))
-        .output()
-        .unwrap();
+    let output = child::output(
+        Command::new(workspace_bin("mcp-conformance"))
+            .arg("--")
+            .args(fake("badtools")),
+        Duration::from_secs(120),
+    );
     assert_eq!(output.status.code(), Some(1));
     let stdout = String::from_utf8(output.stdout).unwrap();
     let lines: Vec<&str> = stdout.lines().collect();
@@ -221,12 +219,13 @@ fn the_binary_prints_one_line_per_check_and_exits_1_on_failure() {
         "{stdout}"
     );
 
-    let output = Command::new(workspace_bin("mcp-conformance"))
-        .args(["--json", "--"])
-        .arg(workspace_bin("zwave-mcp-server"))
-        .arg("--demo")
-        .output()
-        .unwrap();
+    let output = child::output(
+        Command::new(workspace_bin("mcp-conformance"))
+            .args(["--json", "--"])
+            .arg(workspace_bin("zwave-mcp-server"))
+            .arg("--demo"),
+        Duration::from_secs(120),
+    );
     assert_eq!(output.status.code(), Some(0));
     let report: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
     assert_eq!(report["checks"].as_array().unwrap().len(), 20);

@@ -8,9 +8,9 @@ use std::{
 };
 
 use mcp_client::{ServerCommand, ServerConfig, ServerConnection};
-use protocol_tests::{mosquitto::Mosquitto, peers::workspace_bin};
 use rumqttc::{AsyncClient, Event, MqttOptions, Packet, QoS};
 use serde_json::{Value, json};
+use test_support::{mosquitto::Mosquitto, workspace_bin};
 
 struct Reaper(Child);
 

@@ -6,8 +6,8 @@ use std::{
     process::{Command, Stdio},
 };
 
-use protocol_tests::peers::{workspace_bin, workspace_root};
 use serde_json::{Value, json};
+use test_support::{fixture_path, workspace_bin};
 
 #[test]
 fn the_zwave_tools_fixture_matches_the_live_server() {
@@ -34,7 +34,7 @@ fn the_zwave_tools_fixture_matches_the_live_server() {
         .expect("tools/list answered");
     child.wait().unwrap();
     let live = &reply["result"];
-    let path = workspace_root().join("fixtures/mcp/zwave-tools.json");
+    let path = fixture_path("mcp/zwave-tools.json");
     if std::env::var_os("UPDATE_FIXTURES").is_some() {
         std::fs::write(&path, serde_json::to_string_pretty(live).unwrap() + "\n").unwrap();
     }

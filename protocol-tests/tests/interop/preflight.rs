@@ -1,8 +1,8 @@
 //! The README test command's preflight names each missing prerequisite and how to get it.
 
-use std::process::Command;
+use std::{process::Command, time::Duration};
 
-use protocol_tests::peers::workspace_root;
+use test_support::{child, workspace_root};
 
 #[test]
 fn the_preflight_names_what_is_missing_and_how_to_get_it() {
@@ -10,20 +10,21 @@ fn the_preflight_names_what_is_missing_and_how_to_get_it() {
     let bin = std::env::temp_dir().join(format!("preflight-path-{}", std::process::id()));
     std::fs::create_dir_all(&bin).unwrap();
     for tool in ["bash", "id", "cargo"] {
-        let found = Command::new("bash")
-            .args(["-c", &format!("command -v {tool}")])
-            .output()
-            .unwrap();
+        let found = child::output(
+            Command::new("bash").args(["-c", &format!("command -v {tool}")]),
+            Duration::from_secs(10),
+        );
         let path = String::from_utf8(found.stdout).unwrap();
         let link = bin.join(tool);
         let _ = std::fs::remove_file(&link);
         std::os::unix::fs::symlink(path.trim(), &link).unwrap();
     }
-    let output = Command::new(bin.join("bash"))
-        .arg(workspace_root().join("scripts/preflight.sh"))
-        .env("PATH", &bin)
-        .output()
-        .unwrap();
+    let output = child::output(
+        Command::new(bin.join("bash"))
+            .arg(workspace_root().join("scripts/preflight.sh"))
+            .env("PATH", &bin),
+        Duration::from_secs(60),
+    );
     assert_eq!(output.status.code(), Some(1));
     assert!(output.stdout.is_empty());
     let stderr = String::from_utf8(output.stderr).unwrap();

@@ -1,20 +1,22 @@
 //! Third-party clients drive our server: the official Python SDK and the MCP Inspector CLI.
 
-use std::process::Command;
+use std::{process::Command, time::Duration};
 
-use protocol_tests::peers::{PYTHON_SDK, inspector, python_venv, workspace_bin, workspace_root};
 use serde_json::Value;
+use test_support::peers::{PYTHON_SDK, inspector, python_venv};
+use test_support::{child, fixture_path, workspace_bin};
 
 #[test]
 fn the_python_sdk_lists_and_calls_every_zwave_tool() {
     let python = python_venv("mcp2", PYTHON_SDK);
-    let script = workspace_root().join("fixtures/peers/python_sdk_client.py");
-    let output = Command::new(python)
-        .arg(script)
-        .arg(workspace_bin("zwave-mcp-server"))
-        .arg("--demo")
-        .output()
-        .unwrap();
+    let script = fixture_path("peers/python_sdk_client.py");
+    let output = child::output(
+        Command::new(python)
+            .arg(script)
+            .arg(workspace_bin("zwave-mcp-server"))
+            .arg("--demo"),
+        Duration::from_secs(120),
+    );
     assert!(
         output.status.success(),
         "{}",
@@ -54,13 +56,14 @@ fn the_python_sdk_lists_and_calls_every_zwave_tool() {
 }
 
 fn inspect(args: &[&str]) -> (Option<i32>, String) {
-    let output = Command::new(inspector())
-        .arg("--cli")
-        .arg(workspace_bin("zwave-mcp-server"))
-        .arg("--demo")
-        .args(args)
-        .output()
-        .unwrap();
+    let output = child::output(
+        Command::new(inspector())
+            .arg("--cli")
+            .arg(workspace_bin("zwave-mcp-server"))
+            .arg("--demo")
+            .args(args),
+        Duration::from_secs(120),
+    );
     (
         output.status.code(),
         String::from_utf8_lossy(&output.stdout).into_owned(),

@@ -1,7 +1,6 @@
 //! Shared test plumbing: fixtures, a running demo home with an MCP client attached.
 
 use std::{
-    path::PathBuf,
     sync::atomic::{AtomicU32, Ordering},
     time::Duration,
 };
@@ -18,21 +17,7 @@ use zwave_mcp_server::{
     sim::{EmbeddedBroker, SimControl, SimOptions},
 };
 
-/// Path of a file under the workspace's `fixtures/`.
-pub fn fixture_path(name: &str) -> PathBuf {
-    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../fixtures")
-        .join(name);
-    assert!(path.exists(), "fixture {} is missing", path.display());
-    path
-}
-
-/// A fixture's text.
-pub fn fixture_text(name: &str) -> String {
-    let path = fixture_path(name);
-    std::fs::read_to_string(&path)
-        .unwrap_or_else(|err| panic!("cannot read {}: {err}", path.display()))
-}
+pub use test_support::fixture_text;
 
 /// A fixture parsed as JSON.
 pub fn fixture_json(name: &str) -> Value {

@@ -13,7 +13,7 @@ use zwave_mcp_server::{
     },
 };
 
-use protocol_tests::mosquitto::{Mosquitto, ScratchDir, TlsFiles};
+use test_support::mosquitto::{Mosquitto, ScratchDir, TlsFiles};
 
 use crate::harness::{call, eventually, fast_backoff, serve, settings_for, text_of};
 

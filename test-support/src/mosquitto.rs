@@ -19,6 +19,8 @@ use std::{
     time::{Duration, Instant},
 };
 
+use crate::child;
+
 /// Locates `mosquitto`, installing it with apt-get when missing and running as root.
 ///
 /// # Panics
@@ -65,18 +67,15 @@ fn find_mosquitto() -> Option<PathBuf> {
 }
 
 fn is_root() -> bool {
-    Command::new("id")
-        .arg("-u")
-        .output()
-        .is_ok_and(|out| out.stdout.trim_ascii() == b"0")
+    child::output(Command::new("id").arg("-u"), Duration::from_secs(10))
+        .stdout
+        .trim_ascii()
+        == b"0"
 }
 
 fn user_name() -> String {
-    Command::new("id")
-        .arg("-un")
-        .output()
-        .map(|out| String::from_utf8_lossy(out.stdout.trim_ascii()).into_owned())
-        .unwrap_or_else(|_| "root".into())
+    let out = child::output(Command::new("id").arg("-un"), Duration::from_secs(10));
+    String::from_utf8_lossy(out.stdout.trim_ascii()).into_owned()
 }
 
 /// A scratch directory removed on drop.
@@ -134,11 +133,10 @@ impl TlsFiles {
     pub fn generate(dir: &Path, name: &str) -> Self {
         let file = |suffix: &str| dir.join(format!("{name}-{suffix}"));
         let openssl = |args: &[&str]| {
-            let output = Command::new("openssl")
-                .args(args)
-                .current_dir(dir)
-                .output()
-                .expect("openssl runs");
+            let output = child::output(
+                Command::new("openssl").args(args).current_dir(dir),
+                Duration::from_secs(60),
+            );
             assert!(
                 output.status.success(),
                 "openssl {args:?}: {}",

@@ -11,42 +11,10 @@ use std::{
     process::Command,
 };
 
+use crate::paths::target_dir;
+
 /// `@modelcontextprotocol/server-everything`, pinned: its tool names change between releases.
 pub const SERVER_EVERYTHING: &str = "@modelcontextprotocol/server-everything@2026.8.31";
-
-/// The workspace root.
-pub fn workspace_root() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..")
-}
-
-/// The Cargo target directory the running test binary was built into.
-pub fn target_dir() -> PathBuf {
-    // Test executables live in <target>/<profile>/deps/.
-    let exe = std::env::current_exe().expect("the test executable has a path");
-    exe.ancestors()
-        .nth(3)
-        .map(Path::to_path_buf)
-        .unwrap_or_else(|| workspace_root().join("target"))
-}
-
-/// A binary of this workspace, built next to the running test.
-///
-/// # Panics
-/// When it has not been built: run `cargo build --workspace --bins` first.
-pub fn workspace_bin(name: &str) -> PathBuf {
-    let exe = std::env::current_exe().expect("the test executable has a path");
-    let profile_dir = exe
-        .parent()
-        .and_then(Path::parent)
-        .expect("tests run from <target>/<profile>/deps");
-    let path = profile_dir.join(name);
-    assert!(
-        path.is_file(),
-        "{} is missing: run `cargo build --workspace --bins` first (the README's test command does)",
-        path.display()
-    );
-    path
-}
 
 /// The MCP Inspector, pinned (its CLI mode drives a server from the command line).
 pub const INSPECTOR: &str = "@modelcontextprotocol/inspector@2.12.0";
