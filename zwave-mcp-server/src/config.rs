@@ -331,21 +331,13 @@ fn home_size(text: &str) -> Result<u16, String> {
     }
 }
 
-/// A duration flag, 0 to 24 h: a bare number of seconds (`5`, `0.5`) or a duration in jiff's
-/// friendly or ISO 8601 format (`250ms`, `5s`, `2m`, `1h 30m`, `PT5M`).
+/// A duration flag in the workspace's duration grammar (`common::duration`): a number of
+/// seconds (`5`, `0.5`) or `250ms`, `5s`, `2m`, `1h 30m`, `PT5M`; 0 to 24 h.
 fn parse_duration(text: &str) -> Result<Duration, String> {
-    let text = text.trim();
-    let seconds = match text.parse::<f64>() {
-        Ok(seconds) => seconds,
-        Err(_) => text
-            .parse::<jiff::SignedDuration>()
-            .map_err(|_| format!("`{text}` is not a duration: use e.g. 500ms, 5s or 1m"))?
-            .as_secs_f64(),
-    };
-    if !seconds.is_finite() || !(0.0..=86_400.0).contains(&seconds) {
-        return Err(format!("`{text}` is out of range: use 0s to 24h"));
-    }
-    Ok(Duration::from_secs_f64(seconds))
+    common::parse_duration(text).map_err(|err| match err {
+        common::DurationError::NotADuration => format!("`{text}` is not a duration: {err}"),
+        common::DurationError::OutOfRange => format!("`{text}` is out of range: {err}"),
+    })
 }
 
 #[cfg(test)]
@@ -373,11 +365,11 @@ mod tests {
         );
         assert_eq!(
             parse_duration("5 parsecs").unwrap_err(),
-            "`5 parsecs` is not a duration: use e.g. 500ms, 5s or 1m"
+            "`5 parsecs` is not a duration: use a number of seconds (30) or a duration such as 500ms, 30s, 2m or 1h 30m"
         );
         assert_eq!(
             parse_duration("soon").unwrap_err(),
-            "`soon` is not a duration: use e.g. 500ms, 5s or 1m"
+            "`soon` is not a duration: use a number of seconds (30) or a duration such as 500ms, 30s, 2m or 1h 30m"
         );
     }
 }

@@ -80,10 +80,10 @@ async fn serve(config: Config) -> anyhow::Result<()> {
     tracing::info!(broker = %settings.url, prefix = %settings.topic_prefix, gateway = %settings.gateway_name, "starting");
     let (gateway, demo_failed) = match demo_ready {
         Some((published, failed)) => (
-            Gateway::connect_after(settings, Backoff::default(), published),
+            Gateway::connect_after(settings, gateway::RECONNECT_BACKOFF, published),
             Some(failed),
         ),
-        None => (Gateway::connect(settings, Backoff::default()), None),
+        None => (Gateway::connect(settings, gateway::RECONNECT_BACKOFF), None),
     };
     let server = ZwaveServer::new(gateway, config.confirm_timeout).with_exposure(exposure);
     let (reader, writer) = io;

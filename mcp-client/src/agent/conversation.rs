@@ -9,6 +9,7 @@ use std::{
     time::Duration,
 };
 
+use common::Backoff;
 use tokio_util::sync::CancellationToken;
 use tracing::{info, warn};
 
@@ -18,7 +19,6 @@ use super::{
     policy::{self, AgentOptions},
 };
 use crate::{
-    connection::Backoff,
     llm::{
         ChatRequest, Message, Provider, ProviderError, StreamEvent, ToolCallRequest, ToolChoice,
         ToolResult, Usage,

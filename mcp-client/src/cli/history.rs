@@ -45,7 +45,7 @@ pub fn run(command: HistoryCommand) -> anyhow::Result<ExitCode> {
                     c.outcome.as_deref().unwrap_or("unfinished"),
                     c.messages,
                     c.usage.total(),
-                    one_line(&c.title, 80),
+                    common::clip(&c.title, 80),
                 ));
             }
         }
@@ -89,7 +89,7 @@ pub fn run(command: HistoryCommand) -> anyhow::Result<ExitCode> {
 
 fn describe(turn: u32, message: &Message) -> Vec<String> {
     match message {
-        Message::System { text } => vec![format!("system: {}", one_line(text, 200))],
+        Message::System { text } => vec![format!("system: {}", common::clip(text, 200))],
         Message::User { text } => vec![format!("user: {text}")],
         Message::Assistant { text, tool_calls } => {
             let mut lines = Vec::new();
@@ -109,18 +109,9 @@ fn describe(turn: u32, message: &Message) -> Vec<String> {
                     if r.result.is_error { "✗" } else { "✓" },
                     r.call_id,
                     r.tool_name,
-                    one_line(&r.result.text, 200)
+                    common::clip(&r.result.text, 200)
                 )
             })
             .collect(),
-    }
-}
-
-fn one_line(text: &str, max: usize) -> String {
-    let flat = text.replace(['\n', '\r'], " ");
-    if flat.chars().count() > max {
-        format!("{}…", flat.chars().take(max).collect::<String>())
-    } else {
-        flat
     }
 }

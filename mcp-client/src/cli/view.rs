@@ -164,9 +164,5 @@ impl View {
 }
 
 fn short(text: &str) -> String {
-    if text.chars().count() > 160 {
-        format!("{}…", text.chars().take(160).collect::<String>())
-    } else {
-        text.to_owned()
-    }
+    common::clip(text, 160)
 }

@@ -27,5 +27,5 @@ pub use config::{ConfigError, ServerConfig};
 pub use error::{ClientError, Failure};
 pub use handler::{HostHandler, PINNED_PROTOCOL_VERSION, Progress, ProgressFn};
 pub use live::{MAX_TOOL_PAGES, MAX_TOOLS, SessionInfo};
-pub use retry::{Backoff, RetryPolicy};
+pub use retry::RetryPolicy;
 pub use server_connection::{ConnectionStatus, ServerConnection};

@@ -9,6 +9,7 @@ use std::{
     time::{Duration, Instant},
 };
 
+use common::Backoff;
 use rmcp::{
     model::{
         CallToolRequest, CallToolRequestParams, CallToolResult, ClientRequest, JsonObject,
@@ -21,7 +22,7 @@ use tokio_util::sync::CancellationToken;
 use tracing::{debug, info, warn};
 
 use super::{
-    Backoff, ClientError, Failure, ProgressFn, ServerConfig, SessionInfo,
+    ClientError, Failure, ProgressFn, ServerConfig, SessionInfo,
     live::{
         EXIT_GRACE, Live, Unanswered, close, connect_once, list_tools_bounded, request,
         service_error,

@@ -283,16 +283,7 @@ fn error_message(body: &str) -> String {
 
 /// At most [`MESSAGE_PREVIEW`] characters, on one line.
 pub(crate) fn preview(text: &str) -> String {
-    let flat: String = text
-        .chars()
-        .map(|c| if c.is_control() { ' ' } else { c })
-        .collect();
-    if flat.chars().count() <= MESSAGE_PREVIEW {
-        flat
-    } else {
-        let cut: String = flat.chars().take(MESSAGE_PREVIEW).collect();
-        format!("{cut}…")
-    }
+    common::clip(text, MESSAGE_PREVIEW)
 }
 
 /// `retry-after-ms` (OpenAI) or `Retry-After` in seconds or as an HTTP date.

@@ -256,7 +256,8 @@ fn duration(value: &Value) -> Result<Duration, String> {
     match crate::connection::config::duration(value) {
         Ok(timeout) if !timeout.is_zero() && timeout <= Duration::from_secs(3600) => Ok(timeout),
         _ => Err(format!(
-            "is {value}: use seconds (30) or a string such as \"500ms\" or \"30s\", at most an hour"
+            "is {}: use a number of seconds (30) or a duration such as 500ms or 30s, more than 0 and at most an hour",
+            common::clip(&value.to_string(), 60)
         )),
     }
 }
@@ -321,7 +322,7 @@ mod tests {
         assert_eq!(
             parse(r#"[{"name": "t", "description": "d", "implementation": {"type": "builtin", "handler": "echo"}, "timeout": -1}]"#)
                 .unwrap_err(),
-            "tool `t`: `timeout` is -1: use seconds (30) or a string such as \"500ms\" or \"30s\", at most an hour"
+            "tool `t`: `timeout` is -1: use a number of seconds (30) or a duration such as 500ms or 30s, more than 0 and at most an hour"
         );
     }
 }

@@ -14,7 +14,7 @@ pub(super) fn validate(tool: &ManagedTool, args: Value) -> Result<JsonObject, To
         other => {
             return Err(ToolError::InvalidParameters(format!(
                 "expected an object of named parameters, got {}",
-                kind(&other)
+                common::kind(&other)
             )));
         }
     };
@@ -97,21 +97,5 @@ fn article(word: &str) -> String {
 }
 
 fn show(value: &Value) -> String {
-    let text = value.to_string();
-    if text.len() > 80 {
-        format!("{}…", &text[..text.floor_char_boundary(80)])
-    } else {
-        text
-    }
-}
-
-fn kind(value: &Value) -> &'static str {
-    match value {
-        Value::Null => "null",
-        Value::Bool(_) => "a boolean",
-        Value::Number(_) => "a number",
-        Value::String(_) => "a string",
-        Value::Array(_) => "an array",
-        Value::Object(_) => "an object",
-    }
+    common::clip(&value.to_string(), 80)
 }

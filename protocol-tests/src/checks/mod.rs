@@ -174,14 +174,7 @@ type Outcome = (Verdict, String);
 fn show(value: &Option<Value>) -> String {
     match value {
         None => "no answer within 10 s".into(),
-        Some(value) => {
-            let text = value.to_string();
-            if text.len() > 200 {
-                format!("{}…", &text[..text.floor_char_boundary(200)])
-            } else {
-                text
-            }
-        }
+        Some(value) => common::clip(&value.to_string(), 200),
     }
 }
 

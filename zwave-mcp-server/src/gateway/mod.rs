@@ -10,7 +10,7 @@
 //! | `handle` | [`Gateway`], the handle: start-up, cache reads, `writeValue`, `pollValue`, waits |
 //! | `call` | one API call: refusals while down, publishing, the reply or a timeout |
 //! | `shared` | what the handles and the event loop share; lock helpers, [`now_ms`] |
-//! | `settings` | [`MqttSettings`], [`Secret`], [`Backoff`] |
+//! | `settings` | [`MqttSettings`], [`Secret`], [`RECONNECT_BACKOFF`] |
 //! | `url` | [`MqttUrl`], the broker's address |
 //! | `state` | [`HomeState`], [`BrokerState`]: connection, gateway and driver status, nodes |
 //! | `event_loop` | the task owning rumqttc: reconnects, routes replies, status and value topics |
@@ -34,13 +34,14 @@ pub mod topics;
 mod url;
 
 pub use api::{ApiReply, PendingRequests, RequestId, write_status_name};
+pub use common::Backoff;
 pub use error::GatewayError;
 pub use handle::Gateway;
 pub use nodes::{
     NodeId, NodeInfo, NodeStatus, Nodes, Property, Revision, ValueId, ValueInfo, ValueKey,
     parse_nodes, parse_nodes_raw,
 };
-pub use settings::{Backoff, MqttSettings, Secret};
+pub use settings::{MqttSettings, RECONNECT_BACKOFF, Secret};
 pub use shared::now_ms;
 pub use state::{BrokerState, HomeState, Stale, StaleCause};
 pub use url::MqttUrl;

@@ -499,7 +499,7 @@ pub fn parse_nodes(result: Value) -> Result<BTreeMap<NodeId, NodeInfo>, String> 
     let Value::Array(items) = result else {
         return Err(format!(
             "expected an array of nodes, got {}",
-            kind_of(&result)
+            common::kind(&result)
         ));
     };
     let mut nodes = BTreeMap::new();
@@ -528,7 +528,7 @@ pub fn parse_nodes_raw(
         Ok(items) => items,
         Err(_) => {
             return Err(match serde_json::from_str::<Value>(result.get()) {
-                Ok(other) => format!("expected an array of nodes, got {}", kind_of(&other)),
+                Ok(other) => format!("expected an array of nodes, got {}", common::kind(&other)),
                 Err(err) => format!("the node list is not JSON: {err}"),
             });
         }
@@ -548,17 +548,6 @@ pub fn parse_nodes_raw(
         }
     }
     Ok(nodes)
-}
-
-fn kind_of(value: &Value) -> &'static str {
-    match value {
-        Value::Null => "null",
-        Value::Bool(_) => "a boolean",
-        Value::Number(_) => "a number",
-        Value::String(_) => "a string",
-        Value::Array(_) => "an array",
-        Value::Object(_) => "an object",
-    }
 }
 
 #[cfg(test)]

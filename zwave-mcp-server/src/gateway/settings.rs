@@ -1,8 +1,9 @@
 //! How to reach the broker and the gateway ([`MqttSettings`], with the password kept out of
-//! logs as a [`Secret`]) and how patiently to reconnect ([`Backoff`]).
+//! logs as a [`Secret`]) and how patiently to reconnect ([`RECONNECT_BACKOFF`]).
 
 use std::{fmt, str::FromStr, time::Duration};
 
+use common::Backoff;
 use rumqttc::{MqttOptions, Transport};
 
 use super::url::MqttUrl;
@@ -77,56 +78,11 @@ impl MqttSettings {
     }
 }
 
-/// Reconnection backoff: `first` after one failure, doubled after each further one, never more
-/// than `max`, each wait cut by a random share of up to `jitter` (0 to 1) so that servers that
-/// lost the broker together (it restarted) do not all reconnect in the same instant. The
-/// client crate has the same type for its own waits; the two binaries share no library.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Backoff {
-    /// The wait after the first failure.
-    pub first: Duration,
-    /// The longest wait.
-    pub max: Duration,
-    /// The largest share of a wait that may be cut at random (0: exact waits).
-    pub jitter: f64,
-}
-
-impl Default for Backoff {
-    /// 250 ms, doubling to 10 s, each cut by up to a quarter.
-    fn default() -> Self {
-        Self {
-            first: Duration::from_millis(250),
-            max: Duration::from_secs(10),
-            jitter: 0.25,
-        }
-    }
-}
-
-impl Backoff {
-    /// The wait after `failures` failures in a row: none after none.
-    pub fn after(&self, failures: u32) -> Duration {
-        if failures == 0 {
-            return Duration::ZERO;
-        }
-        let full = self
-            .first
-            .saturating_mul(1 << (failures - 1).min(20))
-            .min(self.max);
-        let jitter = self.jitter.clamp(0.0, 1.0);
-        if jitter > 0.0 {
-            full.mul_f64(1.0 - jitter * random_share())
-        } else {
-            full
-        }
-    }
-}
-
-/// A random number in [0, 1): std's per-instance random hash keys, no generator to carry.
-fn random_share() -> f64 {
-    use std::hash::{BuildHasher as _, Hasher as _};
-    let bits = std::hash::RandomState::new().build_hasher().finish() >> 11;
-    bits as f64 / (1u64 << 53) as f64
-}
+/// How the MQTT connection is retried: 250 ms after the first failure, doubling to 10 s, each
+/// wait cut by up to a quarter at random so that servers that lost the broker together (it
+/// restarted) do not all reconnect in the same instant.
+pub const RECONNECT_BACKOFF: Backoff =
+    Backoff::exponential(Duration::from_millis(250), Duration::from_secs(10)).with_jitter(0.25);
 
 /// A secret string whose `Debug` output never shows the value.
 #[derive(Clone, PartialEq, Eq)]
@@ -151,22 +107,14 @@ mod tests {
     use super::*;
 
     #[test]
-    fn reconnection_waits_double_to_the_cap_and_jitter_only_shortens() {
+    fn reconnection_waits_double_from_250_ms_to_10_s() {
         let exact = Backoff {
             jitter: 0.0,
-            ..Backoff::default()
+            ..RECONNECT_BACKOFF
         };
         let waits: Vec<u128> = (0..=8).map(|n| exact.after(n).as_millis()).collect();
         assert_eq!(waits, [0, 250, 500, 1000, 2000, 4000, 8000, 10_000, 10_000]);
-        let jittered = Backoff::default();
-        let waits: Vec<Duration> = (0..200).map(|_| jittered.after(4)).collect();
-        assert!(
-            waits
-                .iter()
-                .all(|w| (Duration::from_millis(1500)..=Duration::from_secs(2)).contains(w)),
-            "{waits:?}"
-        );
-        assert!(waits.iter().any(|w| *w != waits[0]), "no jitter: {waits:?}");
+        assert_eq!(RECONNECT_BACKOFF.jitter, 0.25);
     }
 
     #[test]

@@ -231,7 +231,7 @@ mod tests {
             ),
             (
                 r#"{"mcpServers": {"s": {"command": "x", "timeouts": {"call": "soon"}}}}"#,
-                "\"servers.json\": server `s`: `timeouts.call` is \"soon\": use seconds (30) or a string such as \"500ms\", \"30s\" or \"2m\"",
+                "\"servers.json\": server `s`: `timeouts.call` is \"soon\": use a number of seconds (30) or a duration such as 500ms, 30s, 2m or 1h 30m",
             ),
             (
                 r#"{"mcpServers": {"s": {"command": "x", "retry": {"attempts": 0}}}}"#,
@@ -243,7 +243,7 @@ mod tests {
             ),
             (
                 r#"{"mcpServers": {"s": {"command": "x", "timeouts": {"initialize": "25h"}}}}"#,
-                "\"servers.json\": server `s`: `timeouts.initialize` is \"25h\": use 0 s to 24 h",
+                "\"servers.json\": server `s`: `timeouts.initialize` is \"25h\": use 0s to 24h",
             ),
             (
                 r#"{"mcpServers": {"s": {"command": "x", "parameterMappings": {"t": {"a": 1}}}}}"#,

@@ -3,6 +3,7 @@
 
 use std::time::Duration;
 
+use common::DurationError;
 use serde_json::Value;
 
 /// Reads an environment variable (the one place the client does).
@@ -10,39 +11,24 @@ pub fn env(name: &str) -> Option<String> {
     std::env::var(name).ok().filter(|value| !value.is_empty())
 }
 
-/// A value as errors show it: its JSON, cut at 60 bytes.
+/// A value as errors show it: its JSON on one line, cut after 60 characters.
 pub(super) fn short(value: &Value) -> String {
-    let text = value.to_string();
-    if text.len() > 60 {
-        format!("{}…", &text[..text.floor_char_boundary(60)])
-    } else {
-        text
-    }
+    common::clip(&value.to_string(), 60)
 }
 
-/// A duration, 0 to 24 h: seconds as a number (`30`, `0.5`, `"30"`) or a duration in jiff's
-/// friendly or ISO 8601 format (`"500ms"`, `"30s"`, `"2m"`, `"1h 30m"`, `"PT5M"`). The one
-/// duration grammar of this crate (`mcpServers`, tool definitions, `chat --timeout`).
+/// A duration as files and flags give it: a number of seconds (`30`, `0.5`) or a string in
+/// the workspace's duration grammar (`"30"`, `"500ms"`, `"2m"`, `"1h 30m"`, `"PT5M"`; see
+/// `common::duration`), 0 to 24 h. The error says what would be valid.
 pub(crate) fn duration(value: &Value) -> Result<Duration, String> {
-    let invalid = || "use seconds (30) or a string such as \"500ms\", \"30s\" or \"2m\"".to_owned();
-    let seconds = match value {
-        Value::Number(n) => n.as_f64().ok_or_else(invalid)?,
-        Value::String(text) => {
-            let text = text.trim();
-            match text.parse::<f64>() {
-                Ok(seconds) => seconds,
-                Err(_) => text
-                    .parse::<jiff::SignedDuration>()
-                    .map_err(|_| invalid())?
-                    .as_secs_f64(),
-            }
-        }
-        _ => return Err(invalid()),
+    let parsed = match value {
+        Value::Number(n) => n
+            .as_f64()
+            .ok_or(DurationError::NotADuration)
+            .and_then(common::from_seconds),
+        Value::String(text) => common::parse_duration(text),
+        _ => Err(DurationError::NotADuration),
     };
-    if !(0.0..=86_400.0).contains(&seconds) {
-        return Err("use 0 s to 24 h".to_owned());
-    }
-    Ok(Duration::from_secs_f64(seconds))
+    parsed.map_err(|err| err.to_string())
 }
 
 /// Expands `${VAR}` and `${VAR:-default}` in an env value. Errors never quote the value:
@@ -113,11 +99,11 @@ mod duration_tests {
                 "{value}"
             );
         }
-        let advice = "use seconds (30) or a string such as \"500ms\", \"30s\" or \"2m\"";
+        let advice = "use a number of seconds (30) or a duration such as 500ms, 30s, 2m or 1h 30m";
         assert_eq!(duration(&json!("soon")).unwrap_err(), advice);
         assert_eq!(duration(&json!(true)).unwrap_err(), advice);
-        assert_eq!(duration(&json!("25h")).unwrap_err(), "use 0 s to 24 h");
-        assert_eq!(duration(&json!(-1)).unwrap_err(), "use 0 s to 24 h");
+        assert_eq!(duration(&json!("25h")).unwrap_err(), "use 0s to 24h");
+        assert_eq!(duration(&json!(-1)).unwrap_err(), "use 0s to 24h");
     }
 }
 
