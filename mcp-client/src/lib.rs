@@ -30,7 +30,7 @@
 //!   shutdown, safe reaping and parent-death signal (`transport::process`).
 //! - [`bench`](mod@bench): `mcp-client bench`, how fast one server answers through a
 //!   [`ServerConnection`] (latency, throughput, the server's CPU and memory).
-//! - [`signals`]: stopping every server when the host is asked to stop (SIGINT, SIGTERM).
+//! - `signals`: stopping every server when the host is asked to stop (SIGINT, SIGTERM).
 
 pub mod agent;
 pub mod bench;
@@ -38,7 +38,7 @@ pub mod cli;
 pub mod connection;
 pub mod history;
 pub mod llm;
-pub mod signals;
+mod signals;
 pub mod tools;
 pub mod transport;
 

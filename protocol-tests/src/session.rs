@@ -235,11 +235,6 @@ impl Session {
         self.child.id()
     }
 
-    /// Whether the process is still running.
-    pub fn is_alive(&mut self) -> bool {
-        matches!(self.child.try_wait(), Ok(None))
-    }
-
     /// Closes stdin and waits at most `grace` for the process to exit. Returns how long it
     /// took, or `None` if it did not exit (it is then killed, with its process group).
     pub async fn close_and_wait(&mut self, grace: Duration) -> Option<Duration> {

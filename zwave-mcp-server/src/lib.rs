@@ -10,21 +10,21 @@
 //! ```
 //!
 //! # Layout
-//! - [`config`]: flags and `ZWAVE_MCP_*` environment variables (clap).
+//! - `config`: flags and `ZWAVE_MCP_*` environment variables (clap).
 //! - [`logging`]: tracing to stderr and an optional daily file; never stdout.
-//! - [`stdio`]: the protocol's private stdin/stdout; fd 1 pointed at stderr.
-//! - [`mcp`]: the rmcp server and its four tools.
+//! - `stdio`: the protocol's private stdin/stdout; fd 1 pointed at stderr.
+//! - `mcp`: the rmcp server and its four tools.
 //! - [`devices`]: pure domain logic: device kinds, name resolution, actions, readings.
 //! - [`gateway`]: Z-Wave JS UI's MQTT API, topic ↔ value mapping, live cache, connection state.
 //! - [`sim`]: embedded MQTT broker and simulated Z-Wave JS UI gateway (demo and tests).
 
-pub mod config;
+mod config;
 pub mod devices;
 pub mod gateway;
 pub mod logging;
-pub mod mcp;
+mod mcp;
 pub mod sim;
-pub mod stdio;
+mod stdio;
 
 use std::time::Duration;
 

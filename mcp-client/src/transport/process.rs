@@ -11,7 +11,7 @@
 //!   kernel sends that signal when the *thread* that spawned the child ends; tokio's worker
 //!   threads and `block_on`'s thread live as long as the runtime, which is what we want.
 //! - **Host signals**: every live group is registered here, so a host that receives SIGINT or
-//!   SIGTERM can stop them all with [`shutdown_all`] before exiting (see [`crate::signals`]).
+//!   SIGTERM can stop them all with [`shutdown_all`] before exiting (see `signals`).
 
 use std::{
     path::{Path, PathBuf},

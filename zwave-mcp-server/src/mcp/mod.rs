@@ -18,12 +18,12 @@
 //! | `bounded` | the transport wrapper that bounds requests in flight |
 //! | `transport` | newline-delimited JSON-RPC on stdio, with `tools/call` typed directly |
 
-pub mod bounded;
+pub(crate) mod bounded;
 mod cache;
 mod error;
 mod stale;
 mod tools;
-pub mod transport;
+pub(crate) mod transport;
 mod types;
 
 use std::{sync::Arc, time::Duration};
@@ -36,8 +36,6 @@ use rmcp::{
 };
 
 use crate::{devices::Exposure, gateway::Gateway};
-
-pub use types::{ControlArgs, DeviceArgs, ListArgs, SensorArgs};
 
 /// The MCP server: tools over one gateway connection.
 #[derive(Clone)]

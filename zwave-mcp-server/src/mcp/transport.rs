@@ -68,7 +68,8 @@ impl<R: AsyncRead + Unpin, W: AsyncWrite + Unpin> LineTransport<R, W> {
         }
     }
 
-    /// Lowers the longest accepted line (tests).
+    /// Lowers the longest accepted line (its unit tests).
+    #[cfg(test)]
     #[must_use]
     pub fn with_max_line(mut self, max_line: usize) -> Self {
         self.max_line = max_line;
