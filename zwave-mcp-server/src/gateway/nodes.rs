@@ -555,6 +555,18 @@ mod tests {
     use super::*;
 
     #[test]
+    fn a_get_nodes_result_that_is_not_an_array_is_refused() {
+        assert_eq!(
+            parse_nodes(serde_json::json!({"nodes": []})).unwrap_err(),
+            "expected an array of nodes, got an object"
+        );
+        // One node that does not parse is skipped; the others stay.
+        let nodes =
+            parse_nodes(serde_json::json!([{"id": "two"}, {"id": 3, "name": "ok"}])).unwrap();
+        assert_eq!(nodes.len(), 1);
+    }
+
+    #[test]
     fn node_statuses_read_as_words_or_zwave_js_numbers_and_keep_unknown_words() {
         let read = |json: &str| serde_json::from_str::<NodeStatus>(json).unwrap();
         assert_eq!(read(r#""Alive""#), NodeStatus::Alive);
