@@ -16,13 +16,7 @@ const BIN: &str = env!("CARGO_BIN_EXE_mcp-client");
 
 /// An `mcpServers` file for the demo home, with the binary's absolute path.
 fn demo_config() -> PathBuf {
-    let exe = std::env::current_exe().unwrap();
-    let server = exe
-        .parent()
-        .unwrap()
-        .parent()
-        .unwrap()
-        .join("zwave-mcp-server");
+    let server = test_support::workspace_bin("zwave-mcp-server");
     let path = scratch_file("chat-servers.json");
     std::fs::write(
         &path,

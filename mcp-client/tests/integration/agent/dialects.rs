@@ -1,0 +1,271 @@
+//! The same question through each provider dialect, streamed and not, and a failing call
+//! the model recovers from.
+
+use super::*;
+
+/// "dim the living room light to 40%": the model calls `control_zwave_device` with spec 003's
+/// snake_case names, the client normalizes them, the demo light really dims, the result goes
+/// back in the provider's format, and the model answers.
+async fn dims_the_light(dialect: Dialect, turns: [Reply; 2], stream: bool) {
+    let fake = FakeProvider::start(turns.to_vec()).await;
+    let (executor, pool) = demo_home().await;
+    assert!(status(&executor, "Living Room Light").await.contains("off"));
+    let agent = Agent::new(provider(dialect, &fake, stream), executor.clone());
+    let (sink, events) = recorder();
+    let mut conversation = Conversation::new();
+    let answer = agent
+        .ask(
+            &mut conversation,
+            QUESTION,
+            &sink,
+            &CancellationToken::new(),
+        )
+        .await;
+    assert_eq!(answer.reason, DoneReason::Completed, "{answer:?}");
+    assert!(
+        answer
+            .text
+            .ends_with("The Living Room Light is now dimmed to 40%."),
+        "{}",
+        answer.text
+    );
+    assert_eq!(answer.turns, 2);
+    assert!(answer.usage.input_tokens > 0 && answer.usage.output_tokens > 0);
+    let now = status(&executor, "Living Room Light").await;
+    assert!(now.contains("40%"), "{now}");
+
+    let received = fake.received();
+    assert_eq!(received.len(), 2);
+    let path = match dialect {
+        Dialect::Ollama => "/api/chat",
+        Dialect::OpenAi => "/v1/chat/completions",
+        Dialect::Anthropic => "/v1/messages",
+    };
+    assert!(received.iter().all(|r| r.path == path));
+    let (first, second) = (&received[0].body, &received[1].body);
+    assert_eq!(first["model"], "test-model");
+    assert_eq!(first["stream"], stream);
+    assert_eq!(
+        tool_names(dialect, first),
+        [
+            "control_zwave_device",
+            "get_device_sensor_data",
+            "get_device_status",
+            "list_zwave_devices"
+        ]
+    );
+    let result = &answer.tool_results[0];
+    assert!(!result.result.is_error, "{result:?}");
+    assert!(
+        result
+            .result
+            .text
+            .starts_with("Living Room Light dimmed to 40%"),
+        "{}",
+        result.result.text
+    );
+    let call = &answer.tool_calls[0];
+    assert_eq!(
+        call.args,
+        json!({"device_name": "Living Room Light", "action": "dim", "brightness": 40})
+    );
+    match dialect {
+        Dialect::Ollama => {
+            let messages = second["messages"].as_array().unwrap();
+            assert_eq!(messages[0], json!({"role": "user", "content": QUESTION}));
+            assert_eq!(
+                messages[1]["tool_calls"][0],
+                json!({"id": "call_8k2xq1", "function": {"name": "control_zwave_device", "arguments": call.args}})
+            );
+            assert_eq!(
+                messages[2],
+                json!({"role": "tool", "tool_name": "control_zwave_device", "tool_call_id": "call_8k2xq1", "content": result.result.text})
+            );
+        }
+        Dialect::OpenAi => {
+            let messages = second["messages"].as_array().unwrap();
+            assert_eq!(messages[1]["role"], "assistant");
+            assert_eq!(messages[1]["content"], Value::Null);
+            assert_eq!(messages[1]["tool_calls"][0]["id"], "call_Qm2aX9");
+            let arguments: Value = serde_json::from_str(
+                messages[1]["tool_calls"][0]["function"]["arguments"]
+                    .as_str()
+                    .unwrap(),
+            )
+            .unwrap();
+            assert_eq!(arguments, call.args);
+            assert_eq!(
+                messages[2],
+                json!({"role": "tool", "tool_call_id": "call_Qm2aX9", "content": result.result.text})
+            );
+            if stream {
+                assert_eq!(first["stream_options"], json!({"include_usage": true}));
+            }
+            assert_eq!(
+                received[0].headers["authorization"],
+                "Bearer sk-test-key-123"
+            );
+        }
+        Dialect::Anthropic => {
+            assert_eq!(first["max_tokens"], 4096);
+            let messages = second["messages"].as_array().unwrap();
+            assert_eq!(
+                messages[1],
+                json!({"role": "assistant", "content": [
+                    {"type": "text", "text": "I'll dim it."},
+                    {"type": "tool_use", "id": "toolu_01Xa9", "name": "control_zwave_device", "input": call.args}
+                ]})
+            );
+            assert_eq!(
+                messages[2],
+                json!({"role": "user", "content": [
+                    {"type": "tool_result", "tool_use_id": "toolu_01Xa9", "content": result.result.text}
+                ]})
+            );
+            assert_eq!(received[0].headers["x-api-key"], "sk-test-key-123");
+            assert_eq!(received[0].headers["anthropic-version"], "2023-06-01");
+        }
+    }
+    // The events a host renders: text as it came, the call, its result with its duration.
+    let events = events.lock().unwrap().clone();
+    let streamed: String = events
+        .iter()
+        .filter_map(|e| match e {
+            AgentEvent::TextDelta { text } => Some(text.as_str()),
+            _ => None,
+        })
+        .collect();
+    assert!(streamed.ends_with("The Living Room Light is now dimmed to 40%."));
+    assert!(
+        events.iter().any(
+            |e| matches!(e, AgentEvent::ToolCall { name, .. } if name == "control_zwave_device")
+        )
+    );
+    assert!(
+        events
+            .iter()
+            .any(|e| matches!(e, AgentEvent::ToolResult { success: true, .. }))
+    );
+    assert!(matches!(
+        events.last(),
+        Some(AgentEvent::Done {
+            reason: DoneReason::Completed,
+            turns: 2,
+            ..
+        })
+    ));
+    pool.shutdown().await;
+}
+
+#[tokio::test]
+async fn ollama_dims_the_light_streamed_in_small_chunks() {
+    dims_the_light(
+        Dialect::Ollama,
+        [
+            Reply::fixture("ollama/dim-1.ndjson", 7),
+            Reply::fixture("ollama/dim-2.ndjson", 5),
+        ],
+        true,
+    )
+    .await;
+}
+
+#[tokio::test]
+async fn ollama_dims_the_light_without_streaming() {
+    dims_the_light(
+        Dialect::Ollama,
+        [
+            Reply::fixture("ollama/dim-1.json", 64),
+            Reply::fixture("ollama/dim-2.json", 64),
+        ],
+        false,
+    )
+    .await;
+}
+
+#[tokio::test]
+async fn openai_dims_the_light_streamed_with_crlf_and_split_events() {
+    dims_the_light(
+        Dialect::OpenAi,
+        [
+            Reply::fixture("openai/dim-1.sse", 3).crlf(),
+            Reply::fixture("openai/dim-2.sse", 11),
+        ],
+        true,
+    )
+    .await;
+}
+
+#[tokio::test]
+async fn openai_dims_the_light_without_streaming() {
+    dims_the_light(
+        Dialect::OpenAi,
+        [
+            Reply::fixture("openai/dim-1.json", 50),
+            Reply::fixture("openai/dim-2.json", 50),
+        ],
+        false,
+    )
+    .await;
+}
+
+#[tokio::test]
+async fn anthropic_dims_the_light_streamed_with_split_events() {
+    dims_the_light(
+        Dialect::Anthropic,
+        [
+            Reply::fixture("anthropic/dim-1.sse", 9),
+            Reply::fixture("anthropic/dim-2.sse", 4).crlf(),
+        ],
+        true,
+    )
+    .await;
+}
+
+#[tokio::test]
+async fn anthropic_dims_the_light_without_streaming() {
+    dims_the_light(
+        Dialect::Anthropic,
+        [
+            Reply::fixture("anthropic/dim-1.json", 40),
+            Reply::fixture("anthropic/dim-2.json", 40),
+        ],
+        false,
+    )
+    .await;
+}
+
+#[tokio::test]
+async fn a_failing_call_goes_back_as_an_error_and_the_model_recovers() {
+    let fake = FakeProvider::start(vec![
+        Reply::fixture("openai/two-calls-1.sse", 13),
+        Reply::fixture("openai/two-calls-2.sse", 13),
+    ])
+    .await;
+    let (executor, pool) = demo_home().await;
+    let answer = Agent::new(provider(Dialect::OpenAi, &fake, true), executor)
+        .run("is switch one on, and turn on the attic fan")
+        .await;
+    assert_eq!(answer.reason, DoneReason::Completed);
+    assert_eq!(
+        answer.text,
+        "Switch One is off. There is no device called Attic Fan."
+    );
+    let messages = fake.bodies()[1]["messages"].as_array().unwrap().clone();
+    // One result per call id, in call order; the failure is readable, prefixed `Error:`.
+    assert_eq!(messages[2]["tool_call_id"], "call_st1");
+    assert!(
+        !messages[2]["content"]
+            .as_str()
+            .unwrap()
+            .starts_with("Error:")
+    );
+    assert_eq!(messages[3]["tool_call_id"], "call_fan");
+    let failure = messages[3]["content"].as_str().unwrap();
+    assert!(
+        failure.starts_with("Error: no Z-Wave device matches \"Attic Fan\""),
+        "{failure}"
+    );
+    assert_eq!(messages.len(), 4);
+    pool.shutdown().await;
+}

@@ -1,0 +1,155 @@
+//! What the agent does when the provider fails: waits out rate limits, gives up with a clear
+//! error, names the key variable without showing the key, keeps a cut stream's text.
+
+use super::*;
+
+#[tokio::test]
+async fn rate_limits_are_retried_after_the_wait_the_provider_asks_for() {
+    harness::capture_logs();
+    let fake = FakeProvider::start(vec![
+        Reply::status(429, r#"{"error":"too many requests"}"#).header("retry-after-ms", "20"),
+        Reply::status(503, r#"{"error":"loading model"}"#),
+        Reply::fixture("ollama/dim-1.ndjson", 100),
+        Reply::fixture("ollama/dim-2.ndjson", 100),
+    ])
+    .await;
+    let (executor, pool) = demo_home().await;
+    let answer = Agent::new(provider(Dialect::Ollama, &fake, true), executor)
+        .run(QUESTION)
+        .await;
+    assert_eq!(answer.reason, DoneReason::Completed, "{answer:?}");
+    assert_eq!(fake.received().len(), 4);
+    let logs = harness::all_logs();
+    assert!(
+        logs.iter()
+            .any(|l| l.contains("model request failed; retrying")
+                && l.contains("wait=20ms")
+                && l.contains("Ollama is rate limiting (status 429: too many requests)"))
+    );
+    pool.shutdown().await;
+}
+
+#[tokio::test]
+async fn retries_stop_with_a_clear_error() {
+    let fake = FakeProvider::start(vec![
+        Reply::status(500, r#"{"error":{"message":"overloaded"}}"#),
+        Reply::status(500, r#"{"error":{"message":"overloaded"}}"#),
+    ])
+    .await;
+    let mut config = ProviderConfig::new(Dialect::OpenAi, "m");
+    config.base_url = format!("{}/v1", fake.url);
+    config.http.retry = RetryPolicy {
+        attempts: 2,
+        base_delay: Duration::from_millis(1),
+    };
+    let answer = Agent::new(
+        Arc::new(HttpProvider::new(config).unwrap()),
+        ToolExecutor::new(ToolManager::new()),
+    )
+    .run("hi")
+    .await;
+    assert_eq!(answer.reason, DoneReason::Error);
+    assert_eq!(
+        answer.error.as_deref(),
+        Some(
+            "the OpenAI-compatible server failed with status 500 (overloaded); gave up after 2 attempts"
+        )
+    );
+}
+
+#[tokio::test]
+async fn a_refused_key_names_the_variable_and_never_shows_the_key() {
+    let fake = FakeProvider::start(vec![Reply::status(
+        401,
+        r#"{"type":"error","error":{"type":"authentication_error","message":"invalid x-api-key"}}"#,
+    )])
+    .await;
+    let answer = Agent::new(
+        provider(Dialect::Anthropic, &fake, true),
+        ToolExecutor::new(ToolManager::new()),
+    )
+    .run("hi")
+    .await;
+    assert_eq!(answer.reason, DoneReason::Error);
+    let error = answer.error.unwrap();
+    assert_eq!(
+        error,
+        "Anthropic refused the request with status 401 (invalid x-api-key): check the key in ANTHROPIC_API_KEY"
+    );
+    assert!(!error.contains("sk-test"));
+}
+
+#[tokio::test]
+async fn a_missing_model_and_a_dead_address_say_what_to_do() {
+    let fake = FakeProvider::start(vec![Reply::status(
+        404,
+        r#"{"error":"model \"test-model\" not found, try pulling it first"}"#,
+    )])
+    .await;
+    let answer = Agent::new(
+        provider(Dialect::Ollama, &fake, true),
+        ToolExecutor::new(ToolManager::new()),
+    )
+    .run("hi")
+    .await;
+    assert_eq!(
+        answer.error.as_deref(),
+        Some(
+            "Ollama has no model `test-model` (model \"test-model\" not found, try pulling it first): pull it with `ollama pull test-model`"
+        )
+    );
+    // A port nobody listens on.
+    let closed = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = closed.local_addr().unwrap().port();
+    drop(closed);
+    let mut config = ProviderConfig::new(Dialect::Ollama, "qwen3");
+    config.base_url = format!("127.0.0.1:{port}");
+    let answer = Agent::new(
+        Arc::new(HttpProvider::new(config).unwrap()),
+        ToolExecutor::new(ToolManager::new()),
+    )
+    .run("hi")
+    .await;
+    let error = answer.error.unwrap();
+    assert!(
+        error.starts_with(&format!(
+            "cannot reach Ollama at http://127.0.0.1:{port}/api/chat ("
+        )),
+        "{error}"
+    );
+    assert!(
+        error.ends_with(&format!("): is Ollama running at http://127.0.0.1:{port}? (start it with `ollama serve`, or set OLLAMA_HOST)")),
+        "{error}"
+    );
+}
+
+#[tokio::test]
+async fn a_stream_cut_mid_message_is_an_error_that_keeps_the_text_so_far() {
+    let fake = FakeProvider::start(vec![Reply::fixture("ollama/cut.ndjson", 10)]).await;
+    let agent = Agent::new(
+        provider(Dialect::Ollama, &fake, true),
+        ToolExecutor::new(ToolManager::new()),
+    );
+    let mut conversation = Conversation::new();
+    let (sink, events) = recorder();
+    let answer = agent
+        .ask(&mut conversation, "hi", &sink, &CancellationToken::new())
+        .await;
+    assert_eq!(answer.reason, DoneReason::Error);
+    assert_eq!(
+        answer.error.as_deref(),
+        Some(
+            "the response from Ollama was cut off before the message was complete (no line with \"done\": true arrived)"
+        )
+    );
+    assert_eq!(answer.text, "The light is");
+    assert_eq!(
+        conversation.messages.last(),
+        Some(&Message::Assistant {
+            text: "The light is".into(),
+            tool_calls: vec![]
+        })
+    );
+    let events = events.lock().unwrap();
+    assert!(events.iter().any(|e| matches!(e, AgentEvent::Error { .. })));
+}

@@ -1,0 +1,167 @@
+//! One turn's calls: run together, each answered once, stopped by a turn limit or a
+//! cancellation, refused when their arguments are not JSON.
+
+use super::*;
+
+#[tokio::test]
+async fn two_calls_of_one_turn_run_at_the_same_time() {
+    // Each call waits at a barrier that opens only when both are running: run one after the
+    // other, the first would time out.
+    let turn = r#"data: {"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"id":"a","function":{"name":"meet","arguments":"{}"}},{"index":1,"id":"b","function":{"name":"meet","arguments":"{}"}}]},"finish_reason":"tool_calls"}]}
+
+data: [DONE]
+
+"#;
+    let done = "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"both met\"},\"finish_reason\":\"stop\"}]}\n\ndata: [DONE]\n\n";
+    let fake = FakeProvider::start(vec![
+        Reply::status(200, turn).header("content-type", "text/event-stream"),
+        Reply::status(200, done).header("content-type", "text/event-stream"),
+    ])
+    .await;
+    let mut manager = ToolManager::new();
+    manager
+        .add(
+            mcp_client::tools::definition::parse(
+                r#"{"name": "meet", "description": "waits for the other call", "timeout": "10s",
+                    "implementation": {"type": "internal", "handler": "meet"},
+                    "annotations": {"readOnlyHint": true}}"#,
+            )
+            .unwrap()
+            .remove(0),
+        )
+        .unwrap();
+    let barrier = Arc::new(tokio::sync::Barrier::new(2));
+    let executor = ToolExecutor::new(manager).with_internal(
+        "meet",
+        Arc::new(move |_| {
+            let barrier = Arc::clone(&barrier);
+            Box::pin(async move {
+                barrier.wait().await;
+                Ok(json!("met"))
+            })
+        }),
+    );
+    let answer = Agent::new(provider(Dialect::OpenAi, &fake, true), executor)
+        .run("meet twice")
+        .await;
+    assert_eq!(answer.text, "both met");
+    let texts: Vec<&str> = answer
+        .tool_results
+        .iter()
+        .map(|r| r.result.text.as_str())
+        .collect();
+    assert_eq!(texts, ["met", "met"]);
+}
+
+#[tokio::test]
+async fn max_turns_ends_the_loop_with_every_call_answered() {
+    let fake = FakeProvider::start(vec![
+        Reply::fixture("ollama/dim-1.ndjson", 100),
+        Reply::fixture("ollama/dim-1.ndjson", 100),
+        Reply::fixture("ollama/dim-1.ndjson", 100),
+    ])
+    .await;
+    let (executor, pool) = demo_home().await;
+    let agent =
+        Agent::new(provider(Dialect::Ollama, &fake, true), executor).with_options(AgentOptions {
+            max_turns: 2,
+            ..AgentOptions::default()
+        });
+    let mut conversation = Conversation::new();
+    let (sink, events) = recorder();
+    let answer = agent
+        .ask(
+            &mut conversation,
+            QUESTION,
+            &sink,
+            &CancellationToken::new(),
+        )
+        .await;
+    assert_eq!(answer.reason, DoneReason::MaxTurnsReached);
+    assert_eq!(fake.received().len(), 2);
+    assert_eq!(answer.tool_calls.len(), 2);
+    assert_eq!(answer.tool_results.len(), 2);
+    let roles: Vec<&str> = conversation
+        .messages
+        .iter()
+        .map(|m| match m {
+            Message::System { .. } => "system",
+            Message::User { .. } => "user",
+            Message::Assistant { .. } => "assistant",
+            Message::ToolResults { .. } => "results",
+        })
+        .collect();
+    assert_eq!(
+        roles,
+        ["user", "assistant", "results", "assistant", "results"]
+    );
+    assert!(matches!(
+        events.lock().unwrap().last(),
+        Some(AgentEvent::Done {
+            reason: DoneReason::MaxTurnsReached,
+            turns: 2,
+            ..
+        })
+    ));
+    pool.shutdown().await;
+}
+
+#[tokio::test]
+async fn arguments_that_are_not_json_get_an_error_result_and_are_not_run() {
+    let fake = FakeProvider::start(vec![
+        Reply::fixture("openai/bad-args-1.sse", 17),
+        Reply::fixture("openai/bad-args-2.sse", 17),
+    ])
+    .await;
+    let (executor, pool) = demo_home().await;
+    let answer = Agent::new(provider(Dialect::OpenAi, &fake, true), executor)
+        .run("status of switch one")
+        .await;
+    assert_eq!(answer.reason, DoneReason::Completed);
+    let second = &fake.bodies()[1];
+    // The broken arguments go back exactly as the model wrote them, with the error after.
+    assert_eq!(
+        second["messages"][1]["tool_calls"][0]["function"]["arguments"],
+        r#"{"deviceName": "Switch One""#
+    );
+    assert_eq!(
+        second["messages"][2]["content"],
+        "Error: the arguments are not valid JSON (EOF while parsing an object at line 1 column 27); call `get_device_status` again with a JSON object of arguments"
+    );
+    pool.shutdown().await;
+}
+
+#[tokio::test]
+async fn cancelling_mid_tool_cancels_the_mcp_call_and_answers_every_call() {
+    let record = harness::scratch_file("cancel-record");
+    let fake = FakeProvider::start(vec![Reply::fixture("openai/hang-1.sse", 20)]).await;
+    let (executor, pool) = host(vec![fake_server(Some(&record))]).await;
+    // Cancel once the server is working on the call (it has read the request).
+    let cancel = CancellationToken::new();
+    let watcher = {
+        let (cancel, record) = (cancel.clone(), record.clone());
+        tokio::spawn(async move {
+            wait_for(&record, "\"name\":\"hang\"").await;
+            cancel.cancel();
+        })
+    };
+    let sink: EventSink = Arc::new(|_| {});
+    let mut conversation = Conversation::new();
+    let answer = Agent::new(provider(Dialect::OpenAi, &fake, true), executor)
+        .ask(&mut conversation, "wait for it", &sink, &cancel)
+        .await;
+    assert_eq!(answer.reason, DoneReason::Cancelled);
+    let Some(Message::ToolResults { results }) = conversation.messages.last() else {
+        panic!("{:?}", conversation.messages)
+    };
+    assert_eq!(results.len(), 1);
+    assert_eq!(results[0].call_id, "call_hang");
+    assert_eq!(
+        results[0].result.text,
+        "Error: the call was cancelled before it finished"
+    );
+    watcher.await.unwrap();
+    // The server hears about it, for the request it was working on.
+    wait_for(&record, r#""method":"notifications/cancelled","params":{"reason":"the client stopped waiting for the result","requestId":2}"#).await;
+    pool.shutdown().await;
+}
