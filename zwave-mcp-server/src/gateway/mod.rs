@@ -17,7 +17,8 @@
 //! | `refresh` | loading the node list (`getNodes`) and rebuilding the topic index |
 //! | `api` | the request/reply envelope and [`PendingRequests`] (correlation) |
 //! | `topics` | which topic carries which value; collisions |
-//! | `nodes` | the node and value model of `getNodes`, and its parsing |
+//! | `nodes` | the node model of `getNodes` and the node list, and its parsing |
+//! | `values` | a node's values, their keys and their API addresses |
 //! | `error` | [`GatewayError`] |
 
 mod api;
@@ -32,16 +33,15 @@ mod shared;
 mod state;
 pub mod topics;
 mod url;
+pub mod values;
 
 pub use api::{ApiReply, PendingRequests, RequestId, write_status_name};
 pub use common::Backoff;
 pub use error::GatewayError;
 pub use handle::Gateway;
-pub use nodes::{
-    NodeId, NodeInfo, NodeStatus, Nodes, Property, Revision, ValueId, ValueInfo, ValueKey,
-    parse_nodes, parse_nodes_raw,
-};
+pub use nodes::{NodeId, NodeInfo, NodeStatus, Nodes, Revision, parse_nodes, parse_nodes_raw};
 pub use settings::{MqttSettings, RECONNECT_BACKOFF, Secret};
 pub use shared::now_ms;
 pub use state::{BrokerState, HomeState, Stale, StaleCause};
 pub use url::MqttUrl;
+pub use values::{Property, ValueId, ValueInfo, ValueKey};

@@ -1,7 +1,7 @@
 //! How Z-Wave JS UI names topics: the node part (name, `nodeID_<id>` or id, with or without
 //! the location) and the value part in both value-topic styles, and its sanitizing of names.
 
-use crate::gateway::nodes::{NodeInfo, ValueInfo};
+use crate::gateway::{nodes::NodeInfo, values::ValueInfo};
 
 /// Z-Wave JS UI's gateway "type": how value topics are built.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

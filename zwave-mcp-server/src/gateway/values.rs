@@ -1,0 +1,268 @@
+//! The values of a node as `getNodes` describes them ([`ValueInfo`]), the key a node's values
+//! are stored under ([`ValueKey`]), and a value's address in the API ([`ValueId`]).
+
+use std::fmt;
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use super::nodes::NodeId;
+
+/// One value of a node, as in `getNodes` and in "entire ValueID" payloads.
+#[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ValueInfo {
+    /// `"<nodeId>-<cc>-<endpoint>-<property>[-<propertyKey>]"`.
+    #[serde(default)]
+    pub id: String,
+    /// Command class number (37 Binary Switch, 38 Multilevel Switch, ...).
+    pub command_class: u16,
+    /// Command class name ("Binary Switch").
+    #[serde(default)]
+    pub command_class_name: String,
+    /// Endpoint index; 0 is the root device.
+    #[serde(default)]
+    pub endpoint: u16,
+    /// Property: a name such as "currentValue", or a number for some command classes.
+    pub property: Property,
+    /// Human form of the property ("Air temperature").
+    #[serde(default)]
+    pub property_name: Option<String>,
+    /// Sub-key of the property (meter type 65537, "Motion sensor status").
+    #[serde(default)]
+    pub property_key: Option<Property>,
+    /// Human form of the property key.
+    #[serde(default)]
+    pub property_key_name: Option<String>,
+    /// Value type: "boolean", "number", "string", "duration", ...
+    #[serde(default, rename = "type")]
+    pub kind: String,
+    /// Whether it can be read.
+    #[serde(default = "super::nodes::yes")]
+    pub readable: bool,
+    /// Whether it can be written.
+    #[serde(default)]
+    pub writeable: bool,
+    /// Label for people ("Current value").
+    #[serde(default)]
+    pub label: Option<String>,
+    /// Unit ("°C", "%", "W").
+    #[serde(default)]
+    pub unit: Option<String>,
+    /// Lower bound, when numeric.
+    #[serde(default)]
+    pub min: Option<f64>,
+    /// Upper bound, when numeric.
+    #[serde(default)]
+    pub max: Option<f64>,
+    /// Named states of the value (0 "idle", 8 "Motion detection").
+    #[serde(default)]
+    pub states: Option<Vec<ValueState>>,
+    /// The current value; absent while undefined.
+    #[serde(default)]
+    pub value: Option<Value>,
+    /// When the value last changed, epoch milliseconds.
+    #[serde(default)]
+    pub last_update: Option<i64>,
+    /// Set on `currentValue`-like values that have a writeable target.
+    #[serde(default)]
+    pub is_current_value: bool,
+    /// Key of the value that sets this one (`"37-0-targetValue"`).
+    #[serde(default)]
+    pub target_value: Option<String>,
+    /// When this process last received the value from a value topic or a poll (local clock).
+    #[serde(skip)]
+    pub seen_at: Option<std::time::Instant>,
+}
+
+impl ValueInfo {
+    /// The address of this value for `writeValue` / `pollValue`.
+    pub fn value_id(&self, node: NodeId) -> ValueId {
+        ValueId {
+            node_id: node,
+            command_class: self.command_class,
+            endpoint: self.endpoint,
+            property: self.property.clone(),
+            property_key: self.property_key.clone(),
+        }
+    }
+
+    /// The key used in `NodeInfo::values`.
+    pub fn key(&self) -> ValueKey {
+        ValueKey::new(
+            self.command_class,
+            self.endpoint,
+            &self.property,
+            self.property_key.as_ref(),
+        )
+    }
+
+    /// The state name of the current value, when the value has named states.
+    pub fn state_name(&self) -> Option<&str> {
+        let value = self.value.as_ref()?;
+        self.states
+            .as_ref()?
+            .iter()
+            .find(|state| &state.value == value)
+            .map(|state| state.text.as_str())
+    }
+}
+
+/// The key of a value inside `NodeInfo::values`: `<cc>-<endpoint>-<property>[-<propertyKey>]`,
+/// as Z-Wave JS UI keys a node's values (`37-0-currentValue`, `50-0-value-65537`).
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct ValueKey(String);
+
+impl ValueKey {
+    /// The key of the value `property` (`key`) of command class `cc` on `endpoint`.
+    pub fn new(cc: u16, endpoint: u16, property: &Property, key: Option<&Property>) -> Self {
+        Self(match key {
+            Some(key) => format!("{cc}-{endpoint}-{property}-{key}"),
+            None => format!("{cc}-{endpoint}-{property}"),
+        })
+    }
+
+    /// The key as text.
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+/// Lookups by a key's text (`values.get("37-0-currentValue")`).
+impl std::borrow::Borrow<str> for ValueKey {
+    fn borrow(&self) -> &str {
+        &self.0
+    }
+}
+
+impl fmt::Display for ValueKey {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+/// A named state of a value.
+#[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
+pub struct ValueState {
+    /// The state's name.
+    pub text: String,
+    /// The value that means this state.
+    pub value: Value,
+}
+
+/// A property or property key: a string for most command classes, a number for some.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Deserialize, Serialize)]
+#[serde(untagged)]
+pub enum Property {
+    /// A numeric property (meter types, configuration parameters).
+    Number(i64),
+    /// A named property.
+    Name(String),
+}
+
+impl fmt::Display for Property {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::Number(number) => number.fmt(f),
+            Self::Name(name) => f.write_str(name),
+        }
+    }
+}
+
+impl Property {
+    /// The property as JSON: a number or a string.
+    pub fn to_json(&self) -> Value {
+        match self {
+            Self::Number(number) => (*number).into(),
+            Self::Name(name) => name.as_str().into(),
+        }
+    }
+}
+
+impl From<&str> for Property {
+    fn from(name: &str) -> Self {
+        Self::Name(name.to_owned())
+    }
+}
+
+/// The address of a value in Z-Wave JS UI's API (`writeValue`, `pollValue`).
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Deserialize, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ValueId {
+    /// Node id.
+    pub node_id: NodeId,
+    /// Command class number.
+    pub command_class: u16,
+    /// Endpoint index.
+    #[serde(default)]
+    pub endpoint: u16,
+    /// Property.
+    pub property: Property,
+    /// Property key, when the property has sub-keys.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub property_key: Option<Property>,
+}
+
+impl ValueId {
+    /// The value id as Z-Wave JS UI's API takes it (`{"nodeId", "commandClass", "endpoint",
+    /// "property"[, "propertyKey"]}`), built directly: it cannot fail, unlike a round through
+    /// `Serialize`.
+    pub fn to_json(&self) -> Value {
+        let mut id = serde_json::Map::with_capacity(5);
+        id.insert("nodeId".into(), self.node_id.0.into());
+        id.insert("commandClass".into(), self.command_class.into());
+        id.insert("endpoint".into(), self.endpoint.into());
+        id.insert("property".into(), self.property.to_json());
+        if let Some(key) = &self.property_key {
+            id.insert("propertyKey".into(), key.to_json());
+        }
+        Value::Object(id)
+    }
+
+    /// The key of this value inside `NodeInfo::values`.
+    pub fn key(&self) -> ValueKey {
+        ValueKey::new(
+            self.command_class,
+            self.endpoint,
+            &self.property,
+            self.property_key.as_ref(),
+        )
+    }
+}
+
+impl fmt::Display for ValueId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}-{}", self.node_id, self.key())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_value_id_reaches_the_api_in_the_shape_serde_reads_back() {
+        let ids = [
+            ValueId {
+                node_id: NodeId(5),
+                command_class: 38,
+                endpoint: 0,
+                property: "targetValue".into(),
+                property_key: None,
+            },
+            ValueId {
+                node_id: NodeId(232),
+                command_class: 50,
+                endpoint: 2,
+                property: Property::Number(65_537),
+                property_key: Some(Property::Name("kWh".into())),
+            },
+        ];
+        for id in ids {
+            let json = id.to_json();
+            assert_eq!(json, serde_json::to_value(&id).unwrap());
+            assert_eq!(serde_json::from_value::<ValueId>(json).unwrap(), id);
+        }
+    }
+}
