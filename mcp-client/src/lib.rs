@@ -15,15 +15,19 @@
 //!
 //! # Layout
 //! - [`cli`]: the `mcp-client` command line (`chat`, `history`, `servers`, `doctor`, `tools`,
-//!   `call`, `bench`).
-//! - [`agent`]: the tool-call loop (specs 002, 004) with its policies, events and approval.
-//! - [`history`]: the conversation store.
+//!   `call`, `bench`); `doctor` judges tool definitions with [`tools::review`], the engine
+//!   `mcp-conformance` uses too.
+//! - [`agent`]: the tool-call loop (specs 002, 004) with its policies (turns, token budget,
+//!   refinement, tool retries), events, approval and journal.
+//! - [`history`]: the conversation store (SQLite, its own writer thread).
 //! - [`llm`]: the provider-neutral message model, the [`llm::Provider`] interface and its HTTP
 //!   implementation for the three dialects, their wire formats.
-//! - [`tools`]: ToolManager and ToolExecutor, local tool kinds, the servers' tools under safe
-//!   unique names, argument normalization, results for models.
-//! - [`connection`]: `mcpServers` configuration, a [`ServerPool`] of servers connected in the
-//!   background, and per server a [`ServerConnection`]: connect with retry, crash restart,
+//! - [`tools`]: [`ToolManager`] and [`ToolExecutor`] (every call: lookup, normalization, schema
+//!   check, timeout, a [`ToolOutcome`] holding a value or a typed [`ToolError`]), local tool
+//!   kinds, the servers' tools under safe unique names ([`McpTools`]), results for models.
+//! - [`connection`]: `mcpServers` configuration (`connection::config`: typed entries, errors
+//!   with their key path), a [`ServerPool`] of servers connected in the background, and per
+//!   server a [`ServerConnection`]: connect with retry, crash restart with jittered backoff,
 //!   requests with timeouts and cancellation, clean shutdown.
 //! - [`transport`]: our rmcp `Transport<RoleClient>` over a spawned child process: lines
 //!   judged and typed (tool results without rmcp's untagged search), the process group's
@@ -31,6 +35,9 @@
 //! - [`bench`](mod@bench): `mcp-client bench`, how fast one server answers through a
 //!   [`ServerConnection`] (latency, throughput, the server's CPU and memory).
 //! - `signals`: stopping every server when the host is asked to stop (SIGINT, SIGTERM).
+//!
+//! Waits after failures ([`common::Backoff`]), the duration grammar of files and flags and
+//! one-line clipping come from the workspace's `common` crate, shared with the server.
 
 pub mod agent;
 pub mod bench;

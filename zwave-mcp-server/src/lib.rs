@@ -13,10 +13,15 @@
 //! - `config`: flags and `ZWAVE_MCP_*` environment variables (clap).
 //! - [`logging`]: tracing to stderr and an optional daily file; never stdout.
 //! - `stdio`: the protocol's private stdin/stdout; fd 1 pointed at stderr.
-//! - `mcp`: the rmcp server and its four tools.
+//! - `mcp`: the rmcp server, its four tools and their typed errors, the stdio transport.
 //! - [`devices`]: pure domain logic: device kinds, name resolution, actions, readings.
 //! - [`gateway`]: Z-Wave JS UI's MQTT API, topic ↔ value mapping, live cache, connection state.
-//! - [`sim`]: embedded MQTT broker and simulated Z-Wave JS UI gateway (demo and tests).
+//! - [`sim`]: embedded MQTT broker and simulated Z-Wave JS UI gateway (demo and tests), which
+//!   names its topics with its own code, not `gateway::topics`.
+//!
+//! `config`, `stdio` and `mcp` are private: the binary and the tests reach them through
+//! [`run`], [`Config`] and [`ZwaveServer`]. The reconnection backoff and the duration grammar
+//! come from the workspace's `common` crate, shared with the client.
 
 mod config;
 pub mod devices;
