@@ -14,7 +14,7 @@ use tracing::{Instrument, info_span};
 use super::{
     Backoff, BrokerState, GatewayError, HomeState, MqttSettings, NodeId, NodeInfo, Nodes,
     PendingRequests, Stale, ValueId, call, event_loop, refresh,
-    shared::{CLIENT_QUEUE, Shared, read, store_value},
+    shared::{CLIENT_QUEUE, ReloadRequests, Shared, read, store_value},
     topics::TopicIndex,
     write_status_name,
 };
@@ -71,7 +71,7 @@ impl Gateway {
             changes: watch::Sender::new(0),
             refresh_lock: tokio::sync::Mutex::new(()),
             send_gate: std::sync::Mutex::new(()),
-            reloads: refresh::ReloadRequests::default(),
+            reloads: ReloadRequests::default(),
         });
         let span = info_span!("mqtt", url = %shared.settings.url);
         let shared_weak = Arc::downgrade(&shared);

@@ -19,6 +19,7 @@
 //! | `topics` | which topic carries which value; collisions |
 //! | `nodes` | the node model of `getNodes` and the node list, and its parsing |
 //! | `values` | a node's values, their keys and their API addresses |
+//! | `node_id` | [`NodeId`] |
 //! | `error` | [`GatewayError`] |
 
 mod api;
@@ -26,6 +27,7 @@ mod call;
 mod error;
 mod event_loop;
 mod handle;
+mod node_id;
 pub mod nodes;
 mod refresh;
 mod settings;
@@ -39,7 +41,8 @@ pub use api::{ApiReply, PendingRequests, RequestId, write_status_name};
 pub use common::Backoff;
 pub use error::GatewayError;
 pub use handle::Gateway;
-pub use nodes::{NodeId, NodeInfo, NodeStatus, Nodes, Revision, parse_nodes, parse_nodes_raw};
+pub use node_id::NodeId;
+pub use nodes::{NodeInfo, NodeStatus, Nodes, Revision, parse_nodes, parse_nodes_raw};
 pub use settings::{MqttSettings, RECONNECT_BACKOFF, Secret};
 pub use shared::now_ms;
 pub use state::{BrokerState, HomeState, Stale, StaleCause};

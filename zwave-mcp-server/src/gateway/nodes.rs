@@ -11,18 +11,10 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use tracing::warn;
 
-use super::values::{ValueInfo, ValueKey};
-
-/// A Z-Wave node id (1–232 classic, up to 4000 for Long Range; 255 is the broadcast node).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
-#[serde(transparent)]
-pub struct NodeId(pub u16);
-
-impl fmt::Display for NodeId {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        self.0.fmt(f)
-    }
-}
+use super::{
+    node_id::NodeId,
+    values::{ValueInfo, ValueKey, yes},
+};
 
 /// What the driver says of a node: zwave-js's `NodeStatus`, named as Z-Wave JS UI sends it
 /// (`"Alive"`); its numeric form (`4`) is read too. A word this server does not know is kept
@@ -261,11 +253,6 @@ impl std::ops::Deref for NodeMut<'_> {
     fn deref(&self) -> &NodeInfo {
         self.0
     }
-}
-
-/// serde default for flags that are true unless the wire says otherwise.
-pub(super) fn yes() -> bool {
-    true
 }
 
 /// Parses a `getNodes` result node by node, so one odd node does not hide the others.

@@ -4,19 +4,17 @@
 
 use std::{
     collections::BTreeMap,
-    sync::{
-        Arc,
-        atomic::{AtomicBool, Ordering},
-    },
+    sync::{Arc, atomic::Ordering},
     time::Duration,
 };
 
+use common::Backoff;
 use tracing::{debug, info, warn};
 
 use super::{
-    BrokerState, GatewayError,
+    BrokerState, GatewayError, NodeId,
     call::call_raw,
-    nodes::{NodeId, NodeInfo, NodeStatus, Nodes, parse_nodes_raw},
+    nodes::{NodeInfo, NodeStatus, Nodes, parse_nodes_raw},
     shared::{Shared, read, write},
     topics::TopicIndex,
 };
@@ -104,21 +102,13 @@ fn keep_newer_values(
     }
 }
 
-/// Background reload requests, coalesced.
-/// Invariant: at most one reload task runs (`running`); a request made while it runs sets
-/// `wanted`, and the task runs once more for all such requests.
-#[derive(Debug, Default)]
-pub(super) struct ReloadRequests {
-    wanted: AtomicBool,
-    /// A full reload was asked for (not only "load if missing").
-    force: AtomicBool,
-    running: AtomicBool,
-}
-
-/// Longest pause between reloads while nodes are still being interviewed.
-const UNREADY_MAX: Duration = Duration::from_secs(10);
-/// Longest pause between reloads the gateway could not answer yet.
-const RETRY_MAX: Duration = Duration::from_secs(30);
+/// Pauses between reloads while nodes are still being interviewed: 1 s doubling to 10 s.
+const UNREADY_BACKOFF: Backoff =
+    Backoff::exponential(Duration::from_secs(1), Duration::from_secs(10));
+/// Pauses between reloads the gateway could not answer yet: 1 s doubling to 30 s, cut by up to
+/// a quarter so servers sharing a home do not retry in step.
+const RETRY_BACKOFF: Backoff =
+    Backoff::exponential(Duration::from_secs(1), Duration::from_secs(30)).with_jitter(0.25);
 
 /// Asks for the node list to be reloaded in the background (`force`: even if loaded). Reloads
 /// are coalesced: one runs at a time, and any number of requests made meanwhile make it run
@@ -138,7 +128,8 @@ pub(super) fn request_reload(shared: &Arc<Shared>, force: bool) {
     }
     let weak = Arc::downgrade(shared);
     tokio::spawn(async move {
-        let (mut retry, mut unready) = (Duration::from_secs(1), Duration::from_secs(1));
+        // Failed reloads in a row, and reloads in a row that found nodes still interviewing.
+        let (mut failures, mut unready_rounds) = (0, 0);
         loop {
             let Some(shared) = weak.upgrade() else { return };
             let requests = &shared.reloads;
@@ -159,21 +150,20 @@ pub(super) fn request_reload(shared: &Arc<Shared>, force: bool) {
                     if err.is_retryable()
                         && read(&shared.state).broker == BrokerState::Connected =>
                 {
-                    let pause = retry;
-                    retry = (retry * 2).min(RETRY_MAX);
-                    Some(pause)
+                    failures += 1;
+                    Some(RETRY_BACKOFF.after(failures))
                 }
                 Err(_) => None,
                 Ok(()) => {
-                    retry = Duration::from_secs(1);
+                    failures = 0;
                     let waiting = unready_nodes(&shared);
                     if waiting.is_empty() {
-                        unready = Duration::from_secs(1);
+                        unready_rounds = 0;
                         None
                     } else {
-                        debug!(nodes = ?waiting, again_in = ?unready, "nodes are not ready yet (interview running)");
-                        let pause = unready;
-                        unready = (unready * 2).min(UNREADY_MAX);
+                        unready_rounds += 1;
+                        let pause = UNREADY_BACKOFF.after(unready_rounds);
+                        debug!(nodes = ?waiting, again_in = ?pause, "nodes are not ready yet (interview running)");
                         Some(pause)
                     }
                 }

@@ -2,7 +2,7 @@
 //! helpers both sides use on it: poison-tolerant locks, storing a reported value, the clock.
 
 use std::{
-    sync::RwLock,
+    sync::{RwLock, atomic::AtomicBool},
     time::{SystemTime, UNIX_EPOCH},
 };
 
@@ -10,9 +10,7 @@ use rumqttc::AsyncClient;
 use serde_json::Value;
 use tokio::sync::watch;
 
-use super::{
-    HomeState, MqttSettings, NodeId, PendingRequests, refresh::ReloadRequests, topics::TopicIndex,
-};
+use super::{HomeState, MqttSettings, NodeId, PendingRequests, topics::TopicIndex};
 
 /// What the handles and the event loop task share.
 pub(super) struct Shared {
@@ -35,6 +33,17 @@ pub(super) struct Shared {
     pub(super) send_gate: std::sync::Mutex<()>,
     /// Background node-list reloads, coalesced.
     pub(super) reloads: ReloadRequests,
+}
+
+/// Background reload requests, coalesced.
+/// Invariant: at most one reload task runs (`running`); a request made while it runs sets
+/// `wanted`, and the task runs once more for all such requests.
+#[derive(Debug, Default)]
+pub(super) struct ReloadRequests {
+    pub(super) wanted: AtomicBool,
+    /// A full reload was asked for (not only "load if missing").
+    pub(super) force: AtomicBool,
+    pub(super) running: AtomicBool,
 }
 
 /// Requests the rumqttc client queues before `try_publish` refuses more.

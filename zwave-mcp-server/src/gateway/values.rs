@@ -6,7 +6,7 @@ use std::fmt;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use super::nodes::NodeId;
+use super::node_id::NodeId;
 
 /// One value of a node, as in `getNodes` and in "entire ValueID" payloads.
 #[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
@@ -38,7 +38,7 @@ pub struct ValueInfo {
     #[serde(default, rename = "type")]
     pub kind: String,
     /// Whether it can be read.
-    #[serde(default = "super::nodes::yes")]
+    #[serde(default = "yes")]
     pub readable: bool,
     /// Whether it can be written.
     #[serde(default)]
@@ -235,6 +235,11 @@ impl fmt::Display for ValueId {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "{}-{}", self.node_id, self.key())
     }
+}
+
+/// serde default for flags that are true unless the wire says otherwise.
+pub(super) fn yes() -> bool {
+    true
 }
 
 #[cfg(test)]

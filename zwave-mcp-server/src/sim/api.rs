@@ -10,8 +10,8 @@ use serde_json::{Value, json};
 use tracing::{debug, warn};
 
 use super::{
-    gateway::{PayloadType, ReceivedRequest, Sim, SimOptions, lock},
     node::value_key_of,
+    state::{PayloadType, ReceivedRequest, Sim, SimOptions, lock},
     topics,
 };
 use crate::gateway::now_ms;

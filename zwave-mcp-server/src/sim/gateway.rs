@@ -10,7 +10,7 @@
 use std::{
     collections::HashMap,
     sync::{
-        Arc, Mutex, MutexGuard, PoisonError,
+        Arc, Mutex,
         atomic::{AtomicU64, Ordering},
     },
     time::Duration,
@@ -20,104 +20,21 @@ use rumqttc::{AsyncClient, Event, LastWill, Packet, QoS};
 use serde_json::{Value, json};
 use tracing::{debug, info, warn};
 
-use super::topics::{self, TopicSettings};
 use super::{
     api::{
         find_node, gateway_topic, handle_request, publish, publish_everything, publish_value,
         set_value, status_topic, value_topic,
     },
     home::demo_home,
+    state::{Knobs, ReceivedRequest, Sim, SimOptions, lock},
+    topics,
 };
 use crate::gateway::{MqttSettings, MqttUrl, now_ms};
-
-/// How value payloads are published (Z-Wave JS UI's gateway "payloadType").
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
-pub enum PayloadType {
-    /// 0: `{"time":..,"value":..}`.
-    #[default]
-    #[value(name = "time-value", alias = "0")]
-    TimeValue,
-    /// 1: the entire value object.
-    #[value(name = "entire-value-id", alias = "1")]
-    EntireValueId,
-    /// 2: the bare value.
-    #[value(name = "raw", alias = "2")]
-    Raw,
-}
-
-/// Settings of the simulated gateway.
-#[derive(Debug, Clone)]
-pub struct SimOptions {
-    /// Topic prefix.
-    pub prefix: String,
-    /// Gateway name.
-    pub gateway_name: String,
-    /// How topics are named.
-    pub topics: TopicSettings,
-    /// How value payloads look.
-    pub payload: PayloadType,
-}
-
-impl Default for SimOptions {
-    fn default() -> Self {
-        Self {
-            prefix: "zwave".into(),
-            gateway_name: "zwave-js-ui".into(),
-            topics: TopicSettings::default(),
-            payload: PayloadType::default(),
-        }
-    }
-}
-
-#[derive(Debug)]
-pub(super) struct Knobs {
-    pub(super) driver_ready: bool,
-    pub(super) silent: bool,
-    pub(super) write_status: Option<i64>,
-    pub(super) confirm_writes: bool,
-    pub(super) delays: HashMap<String, Duration>,
-}
-
-pub(super) struct Sim {
-    pub(super) client: AsyncClient,
-    pub(super) options: SimOptions,
-    pub(super) nodes: Mutex<Vec<Value>>,
-    pub(super) knobs: Mutex<Knobs>,
-    /// Last non-zero level of each dimmer, restored by a write of 255.
-    pub(super) last_levels: Mutex<HashMap<u16, u8>>,
-    /// True once subscribed to the API topics (after every connection).
-    pub(super) ready: tokio::sync::watch::Sender<bool>,
-    /// True once everything Z-Wave JS UI publishes on connecting has been handed to the client
-    /// (after every connection).
-    pub(super) published: tokio::sync::watch::Sender<bool>,
-    /// Messages handed to the client, and how many of them the broker acknowledged (QoS 1).
-    pub(super) sent: AtomicU64,
-    pub(super) acked: tokio::sync::watch::Sender<u64>,
-    /// Every API request received, in order: what the gateway really got, and when.
-    pub(super) received: Mutex<Vec<ReceivedRequest>>,
-    /// Values of nodes whose interview is running, restored when it completes.
-    pub(super) interviewing: Mutex<HashMap<u16, Value>>,
-}
-
-/// An API request as the simulated gateway received it.
-#[derive(Debug, Clone, PartialEq)]
-pub struct ReceivedRequest {
-    /// When it arrived.
-    pub at: std::time::Instant,
-    /// The API (`writeValue`, ...).
-    pub api: String,
-    /// The request object (`requestId`, `args`).
-    pub payload: Value,
-}
 
 /// Handle to a running simulated gateway; clones share it.
 #[derive(Clone)]
 pub struct SimControl {
     pub(super) sim: Arc<Sim>,
-}
-
-pub(super) fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
-    mutex.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
 impl SimControl {

@@ -22,7 +22,8 @@ use tracing::info;
 
 use super::{
     api::{publish, value_payload, value_topic},
-    gateway::{Sim, SimControl, lock},
+    gateway::SimControl,
+    state::{Sim, lock},
 };
 use crate::gateway::now_ms;
 

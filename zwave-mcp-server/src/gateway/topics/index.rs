@@ -4,7 +4,7 @@
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use super::naming::{TopicStyle, node_path, value_tails};
-use crate::gateway::nodes::{NodeId, NodeInfo};
+use crate::gateway::{NodeId, NodeInfo};
 
 /// Where a value lives: its node and its key in `NodeInfo::values`.
 #[derive(Debug, Clone, PartialEq, Eq)]
