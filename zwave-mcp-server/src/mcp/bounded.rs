@@ -88,10 +88,11 @@ impl<T: Transport<RoleServer>> Transport<RoleServer> for Bounded<T> {
             }
             self.waiting = Some(message);
         }
-        let place = Arc::clone(&self.places)
-            .acquire_owned()
-            .await
-            .expect("the semaphore is never closed");
+        // The semaphore is never closed; if it were, the request would go through unbounded
+        // rather than be lost.
+        let Ok(place) = Arc::clone(&self.places).acquire_owned().await else {
+            return self.waiting.take();
+        };
         let message = self.waiting.take()?;
         if let JsonRpcMessage::Request(request) = &message {
             self.held

@@ -143,8 +143,6 @@ enum Decoded {
     Ignore,
     /// JSON that is no JSON-RPC message: owed `-32600`.
     Invalid,
-    /// Something rmcp's decoder could not handle at all: the session ends.
-    Fatal(String),
 }
 
 /// Types one line (without `\n`, `\r` or BOM).
@@ -168,7 +166,13 @@ fn decode(line: &[u8]) -> Decoded {
                 Decoded::Invalid
             }
         },
-        Err(err) => Decoded::Fatal(err.to_string()),
+        // The codec's other errors (line too long, I/O) cannot come from one in-memory line
+        // under its unlimited length; were one to, the sender hears `-32600` like for any
+        // message that cannot be taken, and the session goes on.
+        Err(err) => {
+            tracing::error!(error = %err, "rmcp's decoder refused a line");
+            Decoded::Invalid
+        }
     }
 }
 
@@ -282,10 +286,6 @@ where
                     let mut bytes = serde_json::to_vec(&error).unwrap_or_default();
                     bytes.push(b'\n');
                     self.owed_error = Some((bytes, 0));
-                }
-                Decoded::Fatal(reason) => {
-                    tracing::error!(%reason, "cannot decode stdin");
-                    return None;
                 }
             }
         }
