@@ -1,0 +1,128 @@
+//! [`DeviceKind`]: what a device is, from the command classes it supports (never from its
+//! name), and the command classes this crate reads.
+
+use schemars::JsonSchema;
+use serde::Serialize;
+
+use crate::gateway::{NodeInfo, ValueInfo};
+
+/// Command classes this module reads.
+pub(crate) mod cc {
+    pub const BINARY_SWITCH: u16 = 37;
+    pub const MULTILEVEL_SWITCH: u16 = 38;
+    pub const BINARY_SENSOR: u16 = 48;
+    pub const MULTILEVEL_SENSOR: u16 = 49;
+    pub const METER: u16 = 50;
+    pub const THERMOSTAT_SETPOINT: u16 = 67;
+    pub const NOTIFICATION: u16 = 113;
+    pub const BATTERY: u16 = 128;
+}
+
+/// What a device is, from the command classes it supports.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum DeviceKind {
+    /// Dimmable light or motor (Multilevel Switch): on, off, dim.
+    Dimmer,
+    /// On/off switch or plug (Binary Switch): on, off.
+    Switch,
+    /// Energy meter without a switch.
+    Meter,
+    /// Sensor (temperature, humidity, motion, ...): read only.
+    Sensor,
+    /// Anything else.
+    Other,
+}
+
+impl DeviceKind {
+    /// Classifies a node.
+    pub fn of(node: &NodeInfo) -> Self {
+        let has = |cc: u16, property: &str| find_value(node, cc, property).is_some();
+        if has(cc::MULTILEVEL_SWITCH, "targetValue") {
+            Self::Dimmer
+        } else if has(cc::BINARY_SWITCH, "targetValue") {
+            Self::Switch
+        } else if node
+            .values
+            .values()
+            .any(|v| v.command_class == cc::METER && is_prop(v, "value"))
+        {
+            Self::Meter
+        } else if node.values.values().any(|v| {
+            matches!(
+                v.command_class,
+                cc::BINARY_SENSOR | cc::MULTILEVEL_SENSOR | cc::NOTIFICATION | cc::BATTERY
+            )
+        }) {
+            Self::Sensor
+        } else {
+            Self::Other
+        }
+    }
+
+    /// The kind as a word.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Dimmer => "dimmer",
+            Self::Switch => "switch",
+            Self::Meter => "meter",
+            Self::Sensor => "sensor",
+            Self::Other => "other",
+        }
+    }
+}
+
+/// The value `property` of command class `cc`, preferring the root endpoint.
+pub fn find_value<'a>(node: &'a NodeInfo, cc: u16, property: &str) -> Option<&'a ValueInfo> {
+    node.values
+        .values()
+        .filter(|v| v.command_class == cc && is_prop(v, property))
+        .min_by_key(|v| v.endpoint)
+}
+
+fn is_prop(value: &ValueInfo, property: &str) -> bool {
+    matches!(&value.property, crate::gateway::Property::Name(name) if name == property)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::sim::home::demo_node as demo;
+
+    #[test]
+    fn a_device_is_what_its_command_classes_make_it() {
+        assert_eq!(
+            DeviceKind::of(&demo(2)),
+            DeviceKind::Switch,
+            "switch with meters"
+        );
+        assert_eq!(DeviceKind::of(&demo(3)), DeviceKind::Dimmer);
+        assert_eq!(
+            DeviceKind::of(&demo(4)),
+            DeviceKind::Sensor,
+            "multilevel + battery"
+        );
+        assert_eq!(
+            DeviceKind::of(&demo(5)),
+            DeviceKind::Sensor,
+            "notification (motion)"
+        );
+        assert_eq!(
+            DeviceKind::of(&demo(1)),
+            DeviceKind::Other,
+            "the controller"
+        );
+        // Without its switch values, the plug is a meter; without those, nothing known.
+        let mut plug = demo(2);
+        plug.values
+            .retain(|_, value| value.command_class != cc::BINARY_SWITCH);
+        assert_eq!(DeviceKind::of(&plug), DeviceKind::Meter);
+        plug.values
+            .retain(|_, value| value.command_class != cc::METER);
+        assert_eq!(DeviceKind::of(&plug), DeviceKind::Other);
+        // A dimmer that also reports a binary switch is a dimmer (it can do more).
+        let mut both = demo(3);
+        both.values.extend(demo(2).values);
+        assert_eq!(DeviceKind::of(&both), DeviceKind::Dimmer);
+    }
+}

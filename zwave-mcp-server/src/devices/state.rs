@@ -1,0 +1,151 @@
+//! A device's state as people read it: its name, whether it answers, on/off, level, battery,
+//! a one-line summary ([`DeviceSummary`]).
+
+use schemars::JsonSchema;
+use serde::Serialize;
+
+use super::{
+    kind::{DeviceKind, cc, find_value},
+    readings::readings,
+};
+use crate::gateway::{NodeInfo, NodeStatus};
+
+/// Whether a node is a device people control or read (not the controller, not virtual).
+pub fn is_device(node: &NodeInfo) -> bool {
+    !node.is_controller_node && !node.is_virtual
+}
+
+/// The name people use: the node's name, or `Node <id>` when it has none.
+pub fn display_name(node: &NodeInfo) -> String {
+    let name = node.name.trim();
+    if name.is_empty() {
+        format!("Node {}", node.id)
+    } else {
+        name.to_owned()
+    }
+}
+
+/// Whether the node can be talked to now.
+pub fn is_online(node: &NodeInfo) -> bool {
+    node.available && !node.failed && node.status != Some(NodeStatus::Dead)
+}
+
+/// The node status word: "Alive", "Dead", "Asleep", "Awake" or "Unknown".
+pub fn status_word(node: &NodeInfo) -> &str {
+    match &node.status {
+        Some(status) if !status.as_str().is_empty() => status.as_str(),
+        _ if node.failed => "Dead",
+        _ => "Unknown",
+    }
+}
+
+/// On/off state of a switch or dimmer: `Some(true)` when on.
+pub fn is_on(node: &NodeInfo) -> Option<bool> {
+    match DeviceKind::of(node) {
+        DeviceKind::Switch => find_value(node, cc::BINARY_SWITCH, "currentValue")?
+            .value
+            .as_ref()?
+            .as_bool(),
+        DeviceKind::Dimmer => level(node).map(|level| level > 0),
+        _ => None,
+    }
+}
+
+/// Current level of a dimmer, 0–99.
+pub fn level(node: &NodeInfo) -> Option<u8> {
+    let value = find_value(node, cc::MULTILEVEL_SWITCH, "currentValue")?
+        .value
+        .as_ref()?
+        .as_f64()?;
+    Some(value.clamp(0.0, 99.0).round() as u8)
+}
+
+/// Battery level in percent, when the device has a battery.
+pub fn battery(node: &NodeInfo) -> Option<u8> {
+    let value = find_value(node, cc::BATTERY, "level")?
+        .value
+        .as_ref()?
+        .as_f64()?;
+    Some(value.clamp(0.0, 100.0).round() as u8)
+}
+
+/// A one-line summary of the device's state: `on, 12.5 W`, `40%`, `21.5 °C, 45 %, battery 87%`.
+pub fn summary(node: &NodeInfo) -> String {
+    if !is_online(node) {
+        return format!("offline ({})", status_word(node));
+    }
+    if !node.ready && node.values.is_empty() {
+        return "being interviewed by Z-Wave JS UI (state not known yet)".to_owned();
+    }
+    let mut parts = Vec::new();
+    match DeviceKind::of(node) {
+        DeviceKind::Switch => parts.push(match is_on(node) {
+            Some(true) => "on".to_owned(),
+            Some(false) => "off".to_owned(),
+            None => "state unknown".to_owned(),
+        }),
+        DeviceKind::Dimmer => parts.push(match level(node) {
+            Some(0) => "off".to_owned(),
+            Some(level) => format!("on at {}%", percent_of_99(level)),
+            None => "state unknown".to_owned(),
+        }),
+        _ => {}
+    }
+    for reading in readings(node, None) {
+        if matches!(
+            reading.command_class,
+            cc::BINARY_SWITCH | cc::MULTILEVEL_SWITCH | cc::BATTERY
+        ) {
+            continue;
+        }
+        parts.push(reading.short());
+    }
+    if let Some(battery) = battery(node) {
+        parts.push(format!("battery {battery}%"));
+    }
+    if parts.is_empty() {
+        "no readings".to_owned()
+    } else {
+        parts.join(", ")
+    }
+}
+
+/// A Z-Wave level (0–99, 99 = full) as the percentage people use (99 → 100).
+pub fn percent_of_99(level: u8) -> u8 {
+    if level >= 99 { 100 } else { level }
+}
+
+/// Summary row of a device, as listed by `list_zwave_devices`.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct DeviceSummary {
+    /// Name (`Node <id>` when unnamed).
+    pub name: String,
+    /// Z-Wave node id.
+    pub node_id: u16,
+    /// Location, empty when not set.
+    pub location: String,
+    /// Whether it can be reached now.
+    pub online: bool,
+    /// Node status: Alive, Dead, Asleep, Awake or Unknown.
+    pub status: String,
+    /// What it is.
+    pub kind: DeviceKind,
+    /// One-line state summary.
+    pub state: String,
+}
+
+impl DeviceSummary {
+    /// Summarizes a node.
+    pub fn of(node: &NodeInfo) -> Self {
+        Self {
+            name: display_name(node),
+            node_id: node.id.0,
+            location: node.loc.clone(),
+            online: is_online(node),
+            status: status_word(node).to_owned(),
+            kind: DeviceKind::of(node),
+            state: summary(node),
+        }
+    }
+}
