@@ -1,0 +1,70 @@
+//! [`ZwaveServer`]: the rmcp `ServerHandler` that offers the four tools over one gateway
+//! connection, with the owner's exposure rules and the caches the tools share.
+
+use std::{sync::Arc, time::Duration};
+
+use rmcp::{
+    ServerHandler,
+    handler::server::router::tool::ToolRouter,
+    model::{Implementation, ServerCapabilities, ServerConfig},
+    tool_handler,
+};
+
+use super::cache::{DirectoryCache, RowCache};
+use crate::{devices::Exposure, gateway::Gateway};
+
+/// The MCP server: tools over one gateway connection.
+#[derive(Clone)]
+pub struct ZwaveServer {
+    pub(super) gateway: Gateway,
+    pub(super) confirm_timeout: Duration,
+    /// What the agent may see and switch.
+    pub(super) exposure: Arc<Exposure>,
+    /// Device rows of `list_zwave_devices`, rebuilt only for devices that changed.
+    pub(super) rows: Arc<RowCache>,
+    /// Names of the devices the agent may see, normalized once per loaded node list.
+    pub(super) names: Arc<DirectoryCache>,
+    pub(super) tool_router: ToolRouter<Self>,
+}
+
+impl ZwaveServer {
+    /// A server whose tools act through `gateway`; switching waits up to `confirm_timeout`
+    /// for the device to report its new state.
+    pub fn new(gateway: Gateway, confirm_timeout: Duration) -> Self {
+        Self {
+            gateway,
+            confirm_timeout,
+            exposure: Arc::default(),
+            rows: Arc::default(),
+            names: Arc::default(),
+            tool_router: Self::tool_router(),
+        }
+    }
+
+    /// Limits what the agent may see and switch; read-only takes the control tool away, so
+    /// `tools/list` does not even offer it.
+    pub fn with_exposure(mut self, exposure: Exposure) -> Self {
+        if exposure.read_only {
+            self.tool_router.remove_route("control_zwave_device");
+        }
+        self.exposure = Arc::new(exposure);
+        self
+    }
+}
+
+#[tool_handler(router = self.tool_router)]
+impl ServerHandler for ZwaveServer {
+    fn get_info(&self) -> ServerConfig {
+        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
+            .with_server_info(Implementation::new("zwave-mcp-server", env!("CARGO_PKG_VERSION")))
+            .with_instructions(
+                "Controls a Z-Wave home through Z-Wave JS UI. Call list_zwave_devices first to learn \
+                 the device names; then control_zwave_device switches or dims a device, \
+                 get_device_status tells whether it is on and reachable, and \
+                 get_device_sensor_data returns its readings (temperature, humidity, motion, \
+                 power, battery). Device names are matched exactly, then by location + name, then \
+                 `Node <id>`, then by whole words; switching needs one of those, reads also \
+                 accept a unique part of a name. An ambiguous name is refused with the candidates.",
+            )
+    }
+}
