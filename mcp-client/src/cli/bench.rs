@@ -5,7 +5,7 @@ use std::{io::IsTerminal as _, process::ExitCode, time::Duration};
 
 use clap::Args;
 
-use super::{UsageError, emit, one_server, parse_arguments};
+use super::{UsageError, emit, one_server, tools::parse_arguments};
 use crate::bench::{self, BenchError, PhaseReport, Plan, Progress, Report, Request};
 
 /// Arguments of `mcp-client bench`.

@@ -15,7 +15,7 @@ use clap::{Args, ValueEnum};
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
-use super::{UsageError, host, view::View};
+use super::{UsageError, tools::host, view::View};
 use crate::{
     agent::{
         Agent, AgentOptions, Answer, Approver, Conversation, DoneReason, EventSink, ToolRetry,

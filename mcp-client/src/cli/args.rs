@@ -1,0 +1,82 @@
+//! The command line of `mcp-client` (clap derive): its subcommands and their flags.
+
+use std::path::PathBuf;
+
+use clap::{Parser, Subcommand};
+
+use super::{bench, chat, history};
+
+/// Command line of `mcp-client`.
+#[derive(Debug, Parser)]
+#[command(
+    name = "mcp-client",
+    version,
+    about = "Connect to MCP stdio servers, check them, and chat with a model that uses their tools"
+)]
+pub struct Cli {
+    /// What to do.
+    #[command(subcommand)]
+    pub command: CliCommand,
+    /// Log filter for stderr (RUST_LOG syntax).
+    #[arg(long, global = true, env = "MCP_CLIENT_LOG", default_value = "warn")]
+    pub log_level: String,
+}
+
+/// The subcommands.
+#[derive(Debug, Subcommand)]
+pub enum CliCommand {
+    /// Connect every configured server and show its status: protocol version, start time,
+    /// tools, dropped stdout lines, and why a server is down.
+    Servers {
+        /// `mcpServers` JSON file.
+        #[arg(long, env = "MCP_CLIENT_CONFIG", default_value = "mcp-servers.json")]
+        config: PathBuf,
+    },
+    /// List every tool: those of the configured servers and of local definition files, with
+    /// where each comes from.
+    Tools {
+        /// `mcpServers` JSON file (none: local tools only).
+        #[arg(long, env = "MCP_CLIENT_CONFIG")]
+        config: Option<PathBuf>,
+        /// Local tool definition files (JSON).
+        #[arg(long = "tools", value_name = "FILE")]
+        tool_files: Vec<PathBuf>,
+        /// Print JSON instead of text.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Call one tool through the executor and print its outcome as JSON
+    /// (exit code 0 on success, 1 when the tool failed, 2 on usage errors).
+    Call {
+        /// The tool's name.
+        tool: String,
+        /// Its arguments as a JSON object.
+        #[arg(long, default_value = "{}")]
+        args: String,
+        /// `mcpServers` JSON file (none: local tools only).
+        #[arg(long, env = "MCP_CLIENT_CONFIG")]
+        config: Option<PathBuf>,
+        /// Local tool definition files (JSON).
+        #[arg(long = "tools", value_name = "FILE")]
+        tool_files: Vec<PathBuf>,
+    },
+    /// Talk to a model (Ollama, OpenAI-compatible, Anthropic) that calls the tools of the
+    /// configured servers and local tool files; interactive unless --once.
+    Chat(chat::ChatArgs),
+    /// Read the stored conversations.
+    #[command(subcommand)]
+    History(history::HistoryCommand),
+    /// Start one server and report everything wrong with it: stdout pollution (with the
+    /// offending lines), slow start, missing capabilities, tool names and schemas, shutdown.
+    Doctor {
+        /// Longest wait for `initialize`, in seconds.
+        #[arg(long, default_value_t = 60)]
+        init_timeout: u64,
+        /// The server's command line, after `--`.
+        #[arg(required = true, last = true)]
+        command: Vec<String>,
+    },
+    /// Measure one server: start time, latency of sequential calls (p50/p90/p99/max),
+    /// throughput with calls in flight, its CPU time per call and peak memory.
+    Bench(bench::BenchArgs),
+}

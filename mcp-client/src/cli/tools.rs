@@ -1,0 +1,121 @@
+//! `mcp-client tools` (every tool a host would offer, with where it comes from) and
+//! `mcp-client call` (one call through the executor, its outcome as JSON), and the host both
+//! build: local tool files plus the configured servers.
+
+use std::{path::PathBuf, process::ExitCode};
+
+use rmcp::model::JsonObject;
+use serde_json::Value;
+
+use super::{UsageError, emit};
+use crate::{
+    McpTools, ServerPool,
+    connection::config,
+    tools::{definition, executor::ToolExecutor, manager::ToolManager},
+};
+
+/// The executor of a host: local tools from `tool_files`, plus the tools of the servers of
+/// `config` (connected concurrently; servers that fail are reported on stderr, not fatal).
+pub(super) async fn host(
+    config: Option<&std::path::Path>,
+    tool_files: &[PathBuf],
+) -> anyhow::Result<(ToolExecutor, ServerPool)> {
+    let mut manager = ToolManager::new();
+    for file in tool_files {
+        for tool in definition::load_file(file)? {
+            manager.add(tool)?;
+        }
+    }
+    let pool = ServerPool::new(match config {
+        Some(path) => config::load(path)?,
+        None => Vec::new(),
+    });
+    let report = pool.connect_all().await;
+    for error in report.failed.values() {
+        tracing::error!("{error}");
+    }
+    manager.add_mcp(&McpTools::discover(&pool).await);
+    let normalizer = McpTools::normalizer(&pool);
+    Ok((
+        ToolExecutor::new(manager).with_mcp(pool.clone(), normalizer),
+        pool,
+    ))
+}
+
+pub(super) async fn tools(
+    config: Option<&std::path::Path>,
+    tool_files: &[PathBuf],
+    json: bool,
+) -> anyhow::Result<ExitCode> {
+    let (executor, pool) = host(config, tool_files).await?;
+    let manager = executor.manager();
+    let listed = manager.all();
+    if json {
+        let tools: Vec<Value> = listed
+            .iter()
+            .map(|t| {
+                serde_json::json!({
+                    "name": t.definition.name,
+                    "source": t.definition.source(),
+                    "originalName": t.definition.original_name(),
+                    "description": t.definition.description,
+                    "parameters": t.definition.parameters,
+                })
+            })
+            .collect();
+        emit(&serde_json::to_string_pretty(&tools)?);
+    } else {
+        for shadowed in executor.manager().shadowed() {
+            emit(&format!(
+                "note: MCP server `{}` offers `{}`, the name of a local tool: the local tool keeps the name, the server's is `{}`",
+                shadowed.server, shadowed.name, shadowed.exposed_as
+            ));
+        }
+        for tool in listed {
+            let description = tool
+                .definition
+                .description
+                .lines()
+                .next()
+                .unwrap_or_default();
+            emit(&format!(
+                "{}  [{}]  {description}",
+                tool.definition.name,
+                tool.definition.source()
+            ));
+        }
+    }
+    pool.shutdown().await;
+    Ok(ExitCode::SUCCESS)
+}
+
+pub(super) async fn call(
+    tool: &str,
+    args: &str,
+    config: Option<&std::path::Path>,
+    tool_files: &[PathBuf],
+) -> anyhow::Result<ExitCode> {
+    let arguments = parse_arguments(args)?;
+    let (executor, pool) = host(config, tool_files).await?;
+    let outcome = executor.execute(tool, Value::Object(arguments)).await;
+    emit(&serde_json::to_string_pretty(&outcome)?);
+    pool.shutdown().await;
+    Ok(if outcome.is_success() {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
+    })
+}
+
+/// The `--args` of a command: a JSON object of named arguments.
+pub(super) fn parse_arguments(args: &str) -> Result<JsonObject, UsageError> {
+    match serde_json::from_str(args) {
+        Ok(Value::Object(arguments)) => Ok(arguments),
+        Ok(other) => Err(UsageError(format!(
+            "--args must be a JSON object of named arguments, got {other}"
+        ))),
+        Err(err) => Err(UsageError(format!(
+            "--args is not JSON ({err}): give an object such as '{{\"expression\": \"2+2\"}}'"
+        ))),
+    }
+}
