@@ -1,0 +1,55 @@
+//! What a run measures ([`Plan`], [`Request`]) and what it tells a progress display
+//! ([`Progress`]).
+
+use rmcp::model::JsonObject;
+
+/// The request every call of the run makes.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Request {
+    /// `tools/call` of this tool with these arguments.
+    Tool {
+        /// The tool's name, as the server lists it.
+        name: String,
+        /// Its arguments.
+        arguments: JsonObject,
+    },
+    /// `ping`: the protocol's cheapest round trip, which every server answers.
+    Ping,
+}
+
+impl Request {
+    /// "tools/call NAME" or "ping".
+    pub fn label(&self) -> String {
+        match self {
+            Self::Tool { name, .. } => format!("tools/call {name}"),
+            Self::Ping => "ping".to_owned(),
+        }
+    }
+}
+
+/// What to measure.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Plan {
+    /// The request of every call.
+    pub request: Request,
+    /// Calls in each measured phase.
+    pub calls: usize,
+    /// Calls in flight in the concurrent phase; 1 skips that phase.
+    pub concurrency: usize,
+    /// Calls made before measuring (at least one is always made).
+    pub warmup: usize,
+}
+
+/// What a run reports to a progress display while it runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Progress {
+    /// A phase of `calls` calls begins.
+    Phase {
+        /// "warm-up", "sequential" or "concurrent".
+        name: &'static str,
+        /// Calls it will make.
+        calls: usize,
+    },
+    /// One more call of the current phase has been answered.
+    Call,
+}
