@@ -272,8 +272,8 @@ impl ServerConnection {
         let mut state = self.state.lock().await;
         if matches!(&*state, State::Connecting { ticket: t, .. } if *t == ticket) {
             *state = State::Down {
-                retry_at: Instant::now() + RESTART_BACKOFF.after(failures + 1),
-                failures: failures + 1,
+                retry_at: Instant::now() + RESTART_BACKOFF.after(failures.saturating_add(1)),
+                failures: failures.saturating_add(1),
                 reason: failure.reason.clone(),
             };
         }

@@ -20,7 +20,7 @@ pub(super) async fn run_event_loop(
     mut event_loop: EventLoop,
     backoff: Backoff,
 ) {
-    let mut failures = 0;
+    let mut failures: u32 = 0;
     loop {
         let event = event_loop.poll().await;
         let Some(shared) = shared.upgrade() else {
@@ -61,7 +61,7 @@ pub(super) async fn run_event_loop(
                 drop(gate);
                 shared.pending.fail_all();
                 shared.changes.send_modify(|version| *version += 1);
-                failures += 1;
+                failures = failures.saturating_add(1);
                 let delay = backoff.after(failures);
                 if was_connected {
                     warn!(error = %reason, "lost the mqtt connection; reconnecting");

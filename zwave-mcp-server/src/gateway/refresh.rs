@@ -129,7 +129,7 @@ pub(super) fn request_reload(shared: &Arc<Shared>, force: bool) {
     let weak = Arc::downgrade(shared);
     tokio::spawn(async move {
         // Failed reloads in a row, and reloads in a row that found nodes still interviewing.
-        let (mut failures, mut unready_rounds) = (0, 0);
+        let (mut failures, mut unready_rounds) = (0_u32, 0_u32);
         loop {
             let Some(shared) = weak.upgrade() else { return };
             let requests = &shared.reloads;
@@ -150,7 +150,7 @@ pub(super) fn request_reload(shared: &Arc<Shared>, force: bool) {
                     if err.is_retryable()
                         && read(&shared.state).broker == BrokerState::Connected =>
                 {
-                    failures += 1;
+                    failures = failures.saturating_add(1);
                     Some(RETRY_BACKOFF.after(failures))
                 }
                 Err(_) => None,
@@ -161,7 +161,7 @@ pub(super) fn request_reload(shared: &Arc<Shared>, force: bool) {
                         unready_rounds = 0;
                         None
                     } else {
-                        unready_rounds += 1;
+                        unready_rounds = unready_rounds.saturating_add(1);
                         let pause = UNREADY_BACKOFF.after(unready_rounds);
                         debug!(nodes = ?waiting, again_in = ?pause, "nodes are not ready yet (interview running)");
                         Some(pause)
