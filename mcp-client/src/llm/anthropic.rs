@@ -273,14 +273,7 @@ impl Decoder for AnthropicDecoder {
     }
 
     fn finish(&mut self, _out: &mut Vec<StreamEvent>) -> Result<(), ProviderError> {
-        if self.done {
-            Ok(())
-        } else {
-            Err(ProviderError::StreamCut {
-                provider: PROVIDER,
-                detail: "no message_stop event arrived".into(),
-            })
-        }
+        ProviderError::unless_done(self.done, PROVIDER, "no message_stop event arrived")
     }
 }
 

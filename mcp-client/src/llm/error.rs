@@ -130,6 +130,23 @@ pub enum ProviderError {
 }
 
 impl ProviderError {
+    /// The end of a response: fine when it said it was complete (`done`), else
+    /// [`ProviderError::StreamCut`] saying what never came.
+    pub(crate) fn unless_done(
+        done: bool,
+        provider: &'static str,
+        missing: &str,
+    ) -> Result<(), Self> {
+        if done {
+            Ok(())
+        } else {
+            Err(Self::StreamCut {
+                provider,
+                detail: missing.to_owned(),
+            })
+        }
+    }
+
     /// Whether the same request may succeed if sent again (429, 5xx): only such errors are retried.
     pub fn is_retryable(&self) -> bool {
         matches!(self, Self::RateLimited { .. } | Self::ServerError { .. })

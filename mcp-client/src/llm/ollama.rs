@@ -212,14 +212,7 @@ impl Decoder for OllamaDecoder {
     }
 
     fn finish(&mut self, _out: &mut Vec<StreamEvent>) -> Result<(), ProviderError> {
-        if self.done {
-            Ok(())
-        } else {
-            Err(ProviderError::StreamCut {
-                provider: PROVIDER,
-                detail: "no line with \"done\": true arrived".into(),
-            })
-        }
+        ProviderError::unless_done(self.done, PROVIDER, "no line with \"done\": true arrived")
     }
 }
 
