@@ -112,9 +112,7 @@ async fn serve(config: Config) -> anyhow::Result<()> {
     };
     let reason = tokio::select! {
         reason = running.waiting() => reason.context("the MCP session failed")?,
-        () = failed => anyhow::bail!(
-            "the simulated gateway did not publish its home to the embedded broker within {DEMO_PUBLISH_TIMEOUT:?}"
-        ),
+        () = failed => anyhow::bail!(demo_publish_failure()),
     };
     tracing::info!(?reason, "MCP session ended");
     Ok(())
@@ -122,6 +120,13 @@ async fn serve(config: Config) -> anyhow::Result<()> {
 
 /// How long the demo's simulated gateway may take to publish its home.
 const DEMO_PUBLISH_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// Why `--demo` stops when its home never appeared.
+fn demo_publish_failure() -> String {
+    format!(
+        "the simulated gateway did not publish its home to the embedded broker within {DEMO_PUBLISH_TIMEOUT:?}"
+    )
+}
 
 /// Waits in the background for the simulator to publish its home: the first future completes
 /// when it has (or has failed to: the gateway then connects to what there is), the second only
@@ -203,4 +208,33 @@ async fn simulate(
         .context("cannot wait for Ctrl-C")?;
     drop(simulator);
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A simulator that cannot reach its broker never publishes: after the timeout the gateway
+    /// is let go (to find nothing) and the failure is announced, with this message.
+    #[tokio::test(start_paused = true)]
+    async fn a_demo_home_that_never_appears_fails_after_the_timeout_with_its_message() {
+        let closed = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = closed.local_addr().unwrap().port();
+        drop(closed);
+        let url: gateway::MqttUrl = format!("mqtt://127.0.0.1:{port}").parse().unwrap();
+        let simulator = sim::SimControl::start_with(
+            &MqttSettings::new(url),
+            sim::SimOptions::default(),
+            home(None),
+        );
+        let started = tokio::time::Instant::now();
+        let (published, failed) = demo_published(simulator);
+        assert!(failed.await.is_ok(), "the failure was not announced");
+        assert!(started.elapsed() >= DEMO_PUBLISH_TIMEOUT);
+        published.await;
+        assert_eq!(
+            demo_publish_failure(),
+            "the simulated gateway did not publish its home to the embedded broker within 10s"
+        );
+    }
 }
