@@ -45,8 +45,11 @@ impl Backoff {
             .first
             .saturating_mul(1 << (failures - 1).min(20))
             .min(self.max);
-        if self.jitter > 0.0 {
-            full.mul_f64(1.0 - self.jitter * random_share())
+        // Clamped here too: the fields are public, and a share outside 0–1 (or NaN) must
+        // neither lengthen a wait nor make it negative.
+        let jitter = self.jitter.clamp(0.0, 1.0);
+        if jitter > 0.0 {
+            full.mul_f64(1.0 - jitter * random_share())
         } else {
             full
         }
@@ -84,5 +87,10 @@ mod tests {
         );
         assert_eq!(exact.with_jitter(7.0).jitter, 1.0);
         assert_eq!(exact.with_jitter(-1.0).jitter, 0.0);
+        for jitter in [7.0, -3.0, f64::NAN, f64::INFINITY] {
+            let odd = Backoff { jitter, ..exact };
+            let wait = odd.after(2);
+            assert!(wait <= Duration::from_secs(2), "{jitter}: {wait:?}");
+        }
     }
 }
