@@ -48,7 +48,10 @@ pub fn run(command: &mut Command, stdin: &[u8], timeout: Duration) -> Output {
             panic!("{shown} did not finish within {timeout:?}; killed it");
         }
     };
-    let _ = writer.join();
+    // A failed write other than a closed pipe fails the test, from here.
+    if let Err(panic) = writer.join() {
+        std::panic::resume_unwind(panic);
+    }
     output
 }
 

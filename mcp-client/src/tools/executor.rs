@@ -440,9 +440,44 @@ pub(crate) fn error_text(result: &CallToolResult) -> String {
 
 #[cfg(test)]
 mod tests {
-    use rmcp::model::ContentBlock;
+    use rmcp::model::{ContentBlock, Tool};
+    use serde_json::json;
 
     use super::*;
+    use crate::tools::McpTools;
+
+    /// A manager offering one MCP tool `echo` of server `home`.
+    fn one_mcp_tool() -> ToolManager {
+        let schema = json!({"type": "object"})
+            .as_object()
+            .cloned()
+            .unwrap_or_default();
+        let tool = Tool::new("echo", "Echoes", Arc::new(schema));
+        let mut manager = ToolManager::new();
+        manager.add_mcp(&McpTools::build(vec![("home".into(), None, vec![tool])]));
+        manager
+    }
+
+    #[tokio::test]
+    async fn an_mcp_tool_without_its_server_is_a_misconfiguration_named_as_such() {
+        let outcome = ToolExecutor::new(one_mcp_tool())
+            .execute("echo", json!({}))
+            .await;
+        assert_eq!(
+            outcome.error(),
+            Some(&ToolError::Misconfigured(
+                "MCP server `home` is not connected to this executor".into()
+            ))
+        );
+        let outcome = ToolExecutor::new(one_mcp_tool())
+            .with_mcp(ServerPool::new(Vec::new()), Normalizer::with_builtins())
+            .execute("echo", json!({}))
+            .await;
+        assert_eq!(
+            outcome.error_text().as_deref(),
+            Some("MCP server `home` is not configured")
+        );
+    }
 
     #[test]
     fn an_error_result_reads_as_its_text_or_says_it_has_none() {

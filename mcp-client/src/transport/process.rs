@@ -351,3 +351,25 @@ fn is_executable(path: &Path) -> bool {
     std::fs::metadata(path)
         .is_ok_and(|meta| meta.is_file() && meta.permissions().mode() & 0o111 != 0)
 }
+
+#[cfg(test)]
+mod tests {
+    use std::os::unix::process::ExitStatusExt as _;
+
+    use super::*;
+
+    #[test]
+    fn an_exit_reads_as_its_status_or_says_why_it_is_unknown() {
+        let killed = Exit::from(ExitStatus::from_raw(9));
+        assert_eq!(killed.to_string(), "signal: 9 (SIGKILL)");
+        assert!(killed.killed() && !killed.success());
+        let ok = Exit::from(ExitStatus::from_raw(0));
+        assert!(ok.success() && !ok.killed());
+        let unknown = Exit::Unknown("No child processes (os error 10)".into());
+        assert_eq!(
+            unknown.to_string(),
+            "unknown (No child processes (os error 10))"
+        );
+        assert!(!unknown.success() && !unknown.killed());
+    }
+}
