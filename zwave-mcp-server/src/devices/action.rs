@@ -136,6 +136,18 @@ pub enum ActionError {
         /// The level asked for.
         level: i64,
     },
+    /// A level that says the opposite of the action: "on" at 0, "off" at 40.
+    #[error(
+        "action \"{action}\" with level {level} contradicts itself for {device}: use \"off\" (or level 0) to switch off, \"on\" or \"dim\" with a level from 1 to 100 to switch on"
+    )]
+    Contradictory {
+        /// The device, described.
+        device: String,
+        /// The action asked for.
+        action: Action,
+        /// The level given with it.
+        level: i64,
+    },
     /// The device is dead or unavailable.
     #[error(
         "{device} is offline (status {status}) and cannot be controlled until it is reachable again"
@@ -150,7 +162,8 @@ pub enum ActionError {
 
 /// Plans the write for `action` on `node`.
 ///
-/// A level given with "on" on a dimmer dims to that level; a level with "off" is ignored.
+/// A level given with "on" on a dimmer dims to that level; "on" at level 0 and "off" at a
+/// level above 0 are refused rather than guessed at (either could be the slip).
 ///
 /// # Errors
 /// [`ActionError`] when the device cannot do it, is offline, or the level is missing or invalid.
@@ -174,6 +187,15 @@ pub fn plan(node: &NodeInfo, action: Action, level: Option<i64>) -> Result<Write
         && !(0..=100).contains(&level)
     {
         return Err(ActionError::LevelOutOfRange { device, level });
+    }
+    if let Some(level) = level
+        && matches!((action, level), (Action::On, 0) | (Action::Off, 1..))
+    {
+        return Err(ActionError::Contradictory {
+            device,
+            action,
+            level,
+        });
     }
     if !is_online(node) {
         return Err(ActionError::Offline {
@@ -255,7 +277,7 @@ mod tests {
     fn a_dimmer_goes_off_to_0_on_to_its_last_level_and_dims_with_100_clamped_to_99() {
         assert_eq!(planned(3, Action::Off, None), (json!(0), Expect::Level(0)));
         assert_eq!(
-            planned(3, Action::Off, Some(40)),
+            planned(3, Action::Off, Some(0)),
             (json!(0), Expect::Level(0))
         );
         assert_eq!(planned(3, Action::On, None), (json!(255), Expect::NonZero));
@@ -304,6 +326,25 @@ mod tests {
         assert_eq!(
             refused(3, Action::Dim, Some(101)),
             "level 101 is out of range for \"Living Room Light\" (node 3, Living Room): use 0 to 100 (0 is off, 100 is full brightness)"
+        );
+    }
+
+    #[test]
+    fn a_level_that_contradicts_the_action_is_refused_not_guessed() {
+        for id in [2, 3] {
+            for (action, level) in [(Action::On, 0), (Action::Off, 40), (Action::Off, 100)] {
+                assert!(
+                    matches!(
+                        plan(&demo(id), action, Some(level)),
+                        Err(ActionError::Contradictory { .. })
+                    ),
+                    "node {id} {action} {level}"
+                );
+            }
+        }
+        assert_eq!(
+            refused(3, Action::On, Some(0)),
+            "action \"on\" with level 0 contradicts itself for \"Living Room Light\" (node 3, Living Room): use \"off\" (or level 0) to switch off, \"on\" or \"dim\" with a level from 1 to 100 to switch on"
         );
     }
 

@@ -11,10 +11,12 @@ use std::{fmt, path::Path, str::FromStr};
 
 use serde::Deserialize;
 
-use super::display_name;
+use super::{display_name, names::normalize};
 use crate::gateway::{NodeId, NodeInfo};
 
-/// One rule: `node:7`, `location:Kitchen` or `name:Garage Light` (case-insensitive).
+/// One rule: `node:7`, `location:Kitchen` or `name:Garage Light`. Names and locations are
+/// compared as device lookups compare them (case, white space and Unicode compatibility forms
+/// folded), so a rule hides every device a lookup of its name would find exactly.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Rule {
     /// A node id.
@@ -52,8 +54,8 @@ impl FromStr for Rule {
                 .parse::<u16>()
                 .map(|id| Self::Node(NodeId(id)))
                 .map_err(|_| invalid()),
-            "location" | "loc" => Ok(Self::Location(value.to_lowercase())),
-            "name" => Ok(Self::Name(value.to_lowercase())),
+            "location" | "loc" => Ok(Self::Location(normalize(value))),
+            "name" => Ok(Self::Name(normalize(value))),
             _ => Err(invalid()),
         }
     }
@@ -73,8 +75,8 @@ impl Rule {
     fn matches(&self, node: &NodeInfo) -> bool {
         match self {
             Self::Node(id) => node.id == *id,
-            Self::Location(loc) => node.loc.trim().to_lowercase() == *loc,
-            Self::Name(name) => display_name(node).to_lowercase() == *name,
+            Self::Location(loc) => normalize(&node.loc) == *loc,
+            Self::Name(name) => normalize(&display_name(node)) == *name,
         }
     }
 }
@@ -220,6 +222,34 @@ mod tests {
         };
         assert!(read_only.can_read(&lounge) && !read_only.can_control(&lounge));
         assert!(Exposure::default().can_control(&garage));
+    }
+
+    #[test]
+    fn rules_match_names_as_lookups_do() {
+        let exposure = Exposure {
+            read: Rules {
+                allow: vec![],
+                deny: rules(&[
+                    "name:Front Door Light",
+                    "name:hall lamp",
+                    "location:Ｐｏｒｃｈ",
+                ]),
+            },
+            ..Exposure::default()
+        };
+        for (name, loc) in [
+            ("Front  Door Light", ""),
+            ("FRONT DOOR\tLIGHT", ""),
+            ("Hall\u{a0}Lamp", ""),
+            ("Ｈａｌｌ Lamp", ""),
+            ("Porch Light", " porch "),
+        ] {
+            assert!(
+                !exposure.can_read(&node(9, name, loc)),
+                "{name:?} in {loc:?}"
+            );
+        }
+        assert!(exposure.can_read(&node(9, "Front Door", "")));
     }
 
     #[test]

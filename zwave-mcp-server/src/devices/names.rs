@@ -6,6 +6,12 @@
 //! ("it" is inside "Kitchen" and "Switch"). Reads ([`Purpose::Read`]) also take a bare node
 //! number or a unique substring, and their answers name the device they resolved to. No match
 //! suggests the closest names; several matches list them. Never a guess.
+//!
+//! Names are matched over every device, the ones the owner hides from the agent too: a name
+//! that reaches a hidden device is refused exactly as an unknown name is (same words, same
+//! suggestions), so a hidden "Space Heater" can neither be switched as itself nor turn
+//! "Space Heater" into "Space Heater Fan" by being skipped, and the answer does not tell the
+//! agent that it exists.
 
 use crate::gateway::NodeInfo;
 
@@ -100,6 +106,8 @@ pub struct Directory {
 #[derive(Debug, Clone)]
 struct Entry {
     id: u16,
+    /// Whether the agent may see it: a hidden device takes part in matching, never in answers.
+    visible: bool,
     /// Its display name, as people see it.
     display: String,
     /// Its location, as set.
@@ -117,14 +125,24 @@ impl Entry {
 }
 
 impl Directory {
-    /// The directory of `devices`, in their order.
+    /// The directory of `devices`, in their order, every one visible.
     pub fn new<'a>(devices: impl IntoIterator<Item = &'a NodeInfo>) -> Self {
+        Self::with_visibility(devices, |_| true)
+    }
+
+    /// The directory of `devices`, in their order; those `visible` refuses are matched but
+    /// never resolved to, listed or suggested.
+    pub fn with_visibility<'a>(
+        devices: impl IntoIterator<Item = &'a NodeInfo>,
+        visible: impl Fn(&NodeInfo) -> bool,
+    ) -> Self {
         let entries = devices
             .into_iter()
             .map(|node| {
                 let display = display_name(node);
                 Entry {
                     id: node.id.0,
+                    visible: visible(node),
                     name: normalize(&display),
                     full: normalize(&format!("{} {display}", node.loc)),
                     location: node.loc.clone(),
@@ -144,17 +162,51 @@ impl Directory {
     /// position in the list the directory was built from.
     ///
     /// # Errors
-    /// As [`resolve`].
+    /// As [`resolve`]; a name that reaches a hidden device (alone or among others) is
+    /// [`ResolveError::NotFound`], worded as for a name that reaches nothing.
     pub fn resolve(&self, query: &str, purpose: Purpose) -> Result<usize, ResolveError> {
+        let not_found = || ResolveError::NotFound {
+            query: query.trim().to_owned(),
+            suggestions: self.closest(&normalize(query)),
+        };
+        match self.find(query) {
+            Found::Nothing => Err(not_found()),
+            Found::Refused(error) => Err(error),
+            Found::At(stage) if stage.found.iter().any(|&at| !self.entries[at].visible) => {
+                Err(not_found())
+            }
+            Found::At(stage) => match (stage.found.as_slice(), stage.partial, purpose) {
+                ([one], false, _) | ([one], true, Purpose::Read) => Ok(*one),
+                (found, true, Purpose::Control) => Err(ResolveError::Partial {
+                    query: query.trim().to_owned(),
+                    candidates: self.described(found),
+                }),
+                (several, _, _) => Err(ResolveError::Ambiguous {
+                    query: query.trim().to_owned(),
+                    candidates: self.described(several),
+                }),
+            },
+        }
+    }
+
+    fn described(&self, found: &[usize]) -> Vec<String> {
+        found
+            .iter()
+            .map(|&at| self.entries[at].describe())
+            .collect()
+    }
+
+    /// The first stage of matching that matches anything, over every device, hidden or not.
+    fn find(&self, query: &str) -> Found {
         // Bytes first: a multi-megabyte name is refused without counting its characters.
         if query.len() > MAX_NAME_CHARS * 4 || query.chars().count() > MAX_NAME_CHARS {
-            return Err(ResolveError::TooLong {
+            return Found::Refused(ResolveError::TooLong {
                 chars: query.chars().count(),
             });
         }
         let wanted = normalize(query);
         if wanted.is_empty() {
-            return Err(ResolveError::Empty);
+            return Found::Refused(ResolveError::Empty);
         }
         let words: Vec<&str> = wanted.split(' ').collect();
         // `node 7` and a bare `7` name node 7 only when written exactly so (`node 07` does not).
@@ -172,10 +224,12 @@ impl Directory {
             &|entry| entry.name == wanted,
             &|entry| !entry.location.is_empty() && entry.full == wanted,
             &|entry| node_word == Some(entry.id),
+            // A bare number is no word of a name: "2" must not switch "Node 2" (issue 21).
             &|entry| {
-                words
-                    .iter()
-                    .all(|word| entry.full.split(' ').any(|w| w == *word))
+                bare_number.is_none()
+                    && words
+                        .iter()
+                        .all(|word| entry.full.split(' ').any(|w| w == *word))
             },
         ];
         let partial: [&dyn Fn(&Entry) -> bool; 2] =
@@ -187,53 +241,25 @@ impl Directory {
                 .filter(|&at| matches(&self.entries[at]))
                 .collect()
         };
-        let described = |found: &[usize]| -> Vec<String> {
-            found
-                .iter()
-                .map(|&at| self.entries[at].describe())
-                .collect()
-        };
-        for matches in beyond_doubt {
-            match stage(matches).as_slice() {
-                [] => continue,
-                [one] => return Ok(*one),
-                several => {
-                    return Err(ResolveError::Ambiguous {
-                        query: query.trim().to_owned(),
-                        candidates: described(several),
-                    });
-                }
+        let stages = beyond_doubt
+            .iter()
+            .map(|matches| (*matches, false))
+            .chain(partial.iter().map(|matches| (*matches, true)));
+        for (matches, partial) in stages {
+            let found = stage(matches);
+            if !found.is_empty() {
+                return Found::At(Stage { found, partial });
             }
         }
-        for matches in partial {
-            match (stage(matches).as_slice(), purpose) {
-                ([], _) => continue,
-                ([one], Purpose::Read) => return Ok(*one),
-                (several, Purpose::Read) => {
-                    return Err(ResolveError::Ambiguous {
-                        query: query.trim().to_owned(),
-                        candidates: described(several),
-                    });
-                }
-                (found, Purpose::Control) => {
-                    return Err(ResolveError::Partial {
-                        query: query.trim().to_owned(),
-                        candidates: described(found),
-                    });
-                }
-            }
-        }
-        Err(ResolveError::NotFound {
-            query: query.trim().to_owned(),
-            suggestions: self.closest(&wanted),
-        })
+        Found::Nothing
     }
 
-    /// The three device names closest to `wanted` by edit distance.
+    /// The three visible device names closest to `wanted` by edit distance.
     fn closest(&self, wanted: &str) -> Vec<String> {
         let mut scored: Vec<(usize, &str)> = self
             .entries
             .iter()
+            .filter(|entry| entry.visible)
             .map(|entry| (edit_distance(&entry.name, wanted), entry.display.as_str()))
             .collect();
         scored.sort_unstable();
@@ -243,6 +269,23 @@ impl Directory {
             .map(|(_, name)| name.to_owned())
             .collect()
     }
+}
+
+/// What a lookup found before visibility and purpose are applied.
+enum Found {
+    /// The name itself is refused (empty, too long).
+    Refused(ResolveError),
+    /// No stage matched anything.
+    Nothing,
+    /// The devices the first matching stage found.
+    At(Stage),
+}
+
+/// The devices one stage of matching found, by position.
+struct Stage {
+    found: Vec<usize>,
+    /// Whether the stage is a partial one (a bare number, part of a name).
+    partial: bool,
 }
 
 /// `"Living Room Light" (node 3, Living Room)`.
@@ -258,9 +301,14 @@ fn describe_parts(name: &str, id: u16, location: &str) -> String {
     }
 }
 
-fn normalize(text: &str) -> String {
-    let mut joined = String::with_capacity(text.len());
-    for word in text.split_whitespace() {
+/// A name as it is compared: Unicode compatibility forms folded (NFKC: a full-width "Ｌａｍｐ"
+/// is "Lamp"), every run of white space (a no-break space too) one space, lowercase. Lookups
+/// and the owner's exposure rules compare names this one way.
+pub(crate) fn normalize(text: &str) -> String {
+    use unicode_normalization::UnicodeNormalization as _;
+    let folded: String = text.nfkc().collect();
+    let mut joined = String::with_capacity(folded.len());
+    for word in folded.split_whitespace() {
         if !joined.is_empty() {
             joined.push(' ');
         }
@@ -345,6 +393,100 @@ mod tests {
         // Reads stay forgiving.
         assert_eq!(find("it"), Ok(NodeId(2)));
         assert_eq!(find("7"), Ok(NodeId(7)));
+    }
+
+    #[test]
+    fn a_bare_number_never_switches_the_unnamed_node_it_is_part_of() {
+        assert_eq!(
+            find_for("6", Purpose::Control).unwrap_err().to_string(),
+            "\"6\" is only part of a device name (\"Node 6\" (node 6)); to switch a device, give its full name, \"location name\" or `Node <id>`"
+        );
+        assert_eq!(find_for("Node 6", Purpose::Control), Ok(NodeId(6)));
+        assert_eq!(find("6"), Ok(NodeId(6)));
+    }
+
+    /// The home with a hidden "Space Heater" (node 8) beside a visible "Space Heater Fan".
+    fn heaters(hidden: bool) -> (Vec<NodeInfo>, impl Fn(&NodeInfo) -> bool) {
+        let mut nodes = home();
+        if hidden {
+            nodes.push(node(8, "Space Heater", "Bedroom"));
+        }
+        nodes.push(node(9, "Space Heater Fan", "Bedroom"));
+        (nodes, |node: &NodeInfo| node.id != NodeId(8))
+    }
+
+    fn resolve_among(
+        nodes: &[NodeInfo],
+        visible: impl Fn(&NodeInfo) -> bool,
+        query: &str,
+        purpose: Purpose,
+    ) -> Result<u16, ResolveError> {
+        let directory = Directory::with_visibility(nodes, visible);
+        directory
+            .resolve(query, purpose)
+            .map(|at| directory.id(at).unwrap())
+    }
+
+    #[test]
+    fn a_hidden_device_never_redirects_a_name_and_is_answered_as_unknown() {
+        let (with_hidden, visible) = heaters(true);
+        let (without, all) = heaters(false);
+        for purpose in [Purpose::Control, Purpose::Read] {
+            for query in [
+                "Space Heater",
+                "Bedroom Space Heater",
+                "Node 8",
+                "heater",
+                "8",
+                "space",
+            ] {
+                let hidden = resolve_among(&with_hidden, &visible, query, purpose);
+                assert!(
+                    matches!(hidden, Err(ResolveError::NotFound { .. })),
+                    "{query} ({purpose:?}): {hidden:?}"
+                );
+                // Where only the hidden device matches, its answer is an absent one's; where
+                // others match too, an absent one would let them resolve: refused instead.
+                if ["Node 8", "8"].contains(&query) {
+                    assert_eq!(
+                        hidden,
+                        resolve_among(&without, &all, query, purpose),
+                        "{query}: a hidden device and an absent one get the same answer"
+                    );
+                }
+            }
+            assert_eq!(
+                resolve_among(&with_hidden, &visible, "Space Heater Fan", purpose),
+                Ok(9)
+            );
+        }
+        assert_eq!(
+            resolve_among(&with_hidden, &visible, "Space Heater", Purpose::Control)
+                .unwrap_err()
+                .to_string(),
+            "no Z-Wave device matches \"Space Heater\" (closest: \"Space Heater Fan\", \"Switch One\", \"Garage Light\"); list_zwave_devices shows every device"
+        );
+    }
+
+    #[test]
+    fn names_match_whatever_their_white_space_case_and_unicode_form() {
+        let nodes = [
+            node(2, "Front  Door Light", "Hall"),
+            node(3, "Hall\u{a0}Lamp", ""),
+            node(4, "Ｐｏｒｃｈ Light", ""),
+        ];
+        for (query, id) in [
+            ("front door light", 2),
+            ("Hall Lamp", 3),
+            ("porch light", 4),
+            ("ＨＡＬＬ　ＬＡＭＰ", 3),
+        ] {
+            assert_eq!(
+                resolve_among(&nodes, |_| true, query, Purpose::Control),
+                Ok(id),
+                "{query}"
+            );
+        }
     }
 
     #[test]

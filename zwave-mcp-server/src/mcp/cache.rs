@@ -1,6 +1,6 @@
 //! What tool calls derive from the node list, cached: the rows of `list_zwave_devices` by node
 //! revision (a device's summary is built once per change of that device), and the directory of
-//! visible device names by list layout (names are normalized once per loaded list). A full
+//! device names (hidden ones marked) by list layout (names are normalized once per loaded list). A full
 //! network has 231 devices: summarizing or normalizing each one on every call cost more than
 //! everything else in the call together.
 //!
@@ -76,23 +76,25 @@ impl RowCache {
     }
 }
 
-/// The directory of the devices the agent may see, for the current list layout.
+/// The directory of every device, marked visible or hidden, for the current list layout.
 #[derive(Debug, Default)]
 pub(super) struct DirectoryCache {
     current: Mutex<Option<(Revision, Arc<Directory>)>>,
 }
 
 impl DirectoryCache {
-    /// The directory of `nodes` admitted by `visible`, built once per layout of the list.
+    /// The directory of `nodes`, those `visible` refuses marked hidden, built once per layout
+    /// of the list.
     pub fn of(&self, nodes: &Nodes, visible: impl Fn(&NodeInfo) -> bool) -> Arc<Directory> {
         let mut current = self.current.lock().unwrap_or_else(PoisonError::into_inner);
         match &*current {
             Some((layout, directory)) if *layout == nodes.layout() => Arc::clone(directory),
             _ => {
-                let directory = Arc::new(Directory::new(
+                let directory = Arc::new(Directory::with_visibility(
                     nodes
                         .values()
-                        .filter(|node| crate::devices::is_device(node) && visible(node)),
+                        .filter(|node| crate::devices::is_device(node)),
+                    visible,
                 ));
                 *current = Some((nodes.layout(), Arc::clone(&directory)));
                 directory

@@ -344,6 +344,8 @@ impl ZwaveServer {
                 let node = directory
                     .id(at)
                     .and_then(|id| nodes.get(&crate::gateway::NodeId(id)))
+                    // The directory never resolves to a hidden device; this holds it twice.
+                    .filter(|node| self.exposure.can_read(node))
                     .ok_or_else(|| ResolveError::NotFound {
                         query: query.trim().to_owned(),
                         suggestions: Vec::new(),
@@ -357,16 +359,6 @@ impl ZwaveServer {
                 warn!(error = %err, "reloading the node list failed");
             }
             resolved = resolve();
-        }
-        // A command naming a device the owner keeps from the agent is refused as not exposed,
-        // not as unknown; reads do not see such devices at all, and no message lists them.
-        if purpose == Purpose::Control
-            && matches!(resolved, Err(ResolveError::NotFound { .. }))
-            && self
-                .gateway
-                .with_nodes(|nodes| resolve_in(nodes, query, purpose, &|_: &NodeInfo| true).is_ok())
-        {
-            return Err(not_exposed(query));
         }
         let (found, controllable) = resolved?;
         if purpose == Purpose::Control && !controllable {
@@ -417,19 +409,6 @@ fn not_exposed(query: &str) -> ToolError {
     ToolError::NotExposed {
         query: query.trim().to_owned(),
     }
-}
-
-fn resolve_in<'a>(
-    nodes: &'a std::collections::BTreeMap<crate::gateway::NodeId, NodeInfo>,
-    query: &str,
-    purpose: Purpose,
-    visible: &dyn Fn(&NodeInfo) -> bool,
-) -> Result<&'a NodeInfo, ResolveError> {
-    let candidates: Vec<&NodeInfo> = nodes
-        .values()
-        .filter(|node| devices::is_device(node) && visible(node))
-        .collect();
-    devices::resolve(&candidates, query, purpose)
 }
 
 /// How a device already in the asked-for state is described: "on", "off", "at 40%".

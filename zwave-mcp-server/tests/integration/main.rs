@@ -10,6 +10,7 @@ mod captures;
 mod exposure;
 mod gateway_client;
 mod harness;
+mod hostile;
 mod properties;
 mod real_broker;
 mod restart;

@@ -1,0 +1,132 @@
+//! Issue 20's hostile review, reproduced through the release binary's code path: the real
+//! binary against the simulated gateway on an embedded broker, with the gateway's own record
+//! of every API request it received as the witness of what was written.
+
+mod names;
+
+use std::{
+    process::{Command, Output},
+    time::Duration,
+};
+
+use serde_json::{Value, json};
+use zwave_mcp_server::{
+    MqttSettings,
+    sim::{EmbeddedBroker, SimControl, SimOptions},
+};
+
+const BIN: &str = env!("CARGO_BIN_EXE_zwave-mcp-server");
+
+/// A home the binary is pointed at: a broker and a simulated gateway that records requests.
+pub struct GatewayHome {
+    pub broker: EmbeddedBroker,
+    pub sim: SimControl,
+}
+
+impl GatewayHome {
+    /// The demo home with nodes renamed: `(node, name, location)`.
+    pub async fn renamed(renames: &[(u16, &str, &str)]) -> Self {
+        let mut nodes = zwave_mcp_server::sim::home::demo_home(zwave_mcp_server::gateway::now_ms());
+        for &(id, name, loc) in renames {
+            let node = nodes
+                .iter_mut()
+                .find(|node| node["id"] == json!(id))
+                .unwrap_or_else(|| panic!("the demo home has no node {id}"));
+            node["name"] = json!(name);
+            node["loc"] = json!(loc);
+        }
+        let broker = EmbeddedBroker::start().unwrap();
+        let sim = SimControl::start_with(
+            &MqttSettings::new(broker.url()),
+            SimOptions::default(),
+            nodes,
+        );
+        sim.wait_ready(Duration::from_secs(5)).await.unwrap();
+        Self { broker, sim }
+    }
+
+    /// Runs the binary on this home with `args`, feeds it a session of `calls` (ids 2, 3, …),
+    /// and returns its output once it exited at stdin's end.
+    pub async fn run(&self, args: &[&str], calls: &[(&str, Value)]) -> Output {
+        let mut command = Command::new(BIN);
+        command
+            .args(["--mqtt-url", &self.broker.url().to_string()])
+            .args(args)
+            .env_remove("RUST_LOG");
+        let input: String = session(calls)
+            .iter()
+            .map(|message| format!("{message}\n"))
+            .collect();
+        tokio::task::spawn_blocking(move || {
+            test_support::child::run(&mut command, input.as_bytes(), Duration::from_secs(30))
+        })
+        .await
+        .unwrap()
+    }
+
+    /// What the gateway was asked to write: `(value id, value)`.
+    pub fn writes(&self) -> Vec<(String, Value)> {
+        self.sim
+            .received()
+            .into_iter()
+            .filter(|request| request.api == "writeValue")
+            .map(|request| {
+                let id = &request.payload["args"][0];
+                (
+                    format!(
+                        "{}-{}-{}-{}",
+                        id["nodeId"],
+                        id["commandClass"],
+                        id["endpoint"],
+                        id["property"].as_str().unwrap_or_default()
+                    ),
+                    request.payload["args"][1].clone(),
+                )
+            })
+            .collect()
+    }
+}
+
+/// `initialize`, `notifications/initialized`, then each call as `tools/call` with ids 2, 3, …
+pub fn session(calls: &[(&str, Value)]) -> Vec<Value> {
+    let mut messages = vec![
+        json!({"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"test","version":"1"}}}),
+        json!({"jsonrpc":"2.0","method":"notifications/initialized"}),
+    ];
+    for (i, (tool, args)) in calls.iter().enumerate() {
+        messages.push(json!({"jsonrpc":"2.0","id": i + 2,"method":"tools/call","params":{"name": tool, "arguments": args}}));
+    }
+    messages
+}
+
+/// Every stdout line, each a JSON-RPC message.
+pub fn messages(output: &Output) -> Vec<Value> {
+    let stdout = std::str::from_utf8(&output.stdout).expect("stdout is UTF-8");
+    assert!(stdout.is_empty() || stdout.ends_with('\n'), "{stdout:?}");
+    stdout
+        .lines()
+        .map(|line| serde_json::from_str(line).unwrap_or_else(|err| panic!("{err}: {line:?}")))
+        .collect()
+}
+
+/// The text of the tool result answering request `id`, and whether it is an error.
+pub fn answer(output: &Output, id: u64) -> (bool, String) {
+    let messages = messages(output);
+    let reply = messages
+        .iter()
+        .find(|message| message["id"] == json!(id))
+        .unwrap_or_else(|| {
+            panic!(
+                "no answer to {id}: {messages:?}\nstderr: {}",
+                String::from_utf8_lossy(&output.stderr)
+            )
+        });
+    let result = &reply["result"];
+    (
+        result["isError"] == json!(true),
+        result["content"][0]["text"]
+            .as_str()
+            .unwrap_or_default()
+            .to_owned(),
+    )
+}

@@ -1,0 +1,207 @@
+//! Names reach exactly the device they name, or nothing: hidden devices never redirect a
+//! command and are answered as unknown; a bare number never switches; rules match names as
+//! lookups do; contradictory arguments are refused.
+
+use serde_json::json;
+
+use super::{GatewayHome, answer};
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_hidden_device_never_redirects_a_command_to_another_one() {
+    let home = GatewayHome::renamed(&[
+        (2, "Space Heater", "Bedroom"),
+        (6, "Space Heater Fan", "Bedroom"),
+    ])
+    .await;
+    let output = home
+        .run(
+            &["--read-deny", "name:Space Heater"],
+            &[
+                (
+                    "control_zwave_device",
+                    json!({"deviceName": "Space Heater", "action": "on"}),
+                ),
+                (
+                    "control_zwave_device",
+                    json!({"deviceName": "heater", "action": "off"}),
+                ),
+                (
+                    "control_zwave_device",
+                    json!({"deviceName": "Bedroom Space Heater", "action": "off"}),
+                ),
+                ("get_device_status", json!({"deviceName": "Space Heater"})),
+            ],
+        )
+        .await;
+    let (error, text) = answer(&output, 2);
+    assert!(error, "{text}");
+    assert_eq!(
+        text,
+        "no Z-Wave device matches \"Space Heater\" (closest: \"Space Heater Fan\", \"Garage Light\", \"Office Temperature\"); list_zwave_devices shows every device"
+    );
+    for id in [3, 4, 5] {
+        let (error, text) = answer(&output, id);
+        assert!(
+            error && text.starts_with("no Z-Wave device matches"),
+            "{id}: {text}"
+        );
+        assert!(!text.contains("node 2"), "{text}");
+    }
+    assert_eq!(home.writes(), [], "nothing may be written");
+    // The fan itself, by its full name, still works.
+    let output = home
+        .run(
+            &["--read-deny", "name:Space Heater"],
+            &[(
+                "control_zwave_device",
+                json!({"deviceName": "Space Heater Fan", "action": "off"}),
+            )],
+        )
+        .await;
+    assert!(!answer(&output, 2).0, "{}", answer(&output, 2).1);
+    assert_eq!(
+        home.writes(),
+        [("6-37-0-targetValue".to_owned(), json!(false))]
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_hidden_device_and_an_unknown_one_get_the_same_answer() {
+    let home = GatewayHome::renamed(&[]).await;
+    let output = home
+        .run(
+            &["--read-deny", "node:7"],
+            &[
+                (
+                    "control_zwave_device",
+                    json!({"deviceName": "Node 7", "action": "on"}),
+                ),
+                (
+                    "control_zwave_device",
+                    json!({"deviceName": "Node 9", "action": "on"}),
+                ),
+                (
+                    "control_zwave_device",
+                    json!({"deviceName": "Garage Light", "action": "on"}),
+                ),
+                (
+                    "control_zwave_device",
+                    json!({"deviceName": "Garage Lihgt", "action": "on"}),
+                ),
+            ],
+        )
+        .await;
+    let hidden = answer(&output, 2).1;
+    let unknown = answer(&output, 3).1;
+    assert_eq!(hidden.replace("Node 7", "Node 9"), unknown);
+    assert!(
+        answer(&output, 4)
+            .1
+            .starts_with("no Z-Wave device matches \"Garage Light\" (closest: "),
+        "{}",
+        answer(&output, 4).1
+    );
+    for id in 2..=5 {
+        let text = answer(&output, id).1;
+        let suggested = text.split_once("(closest: ").map_or("", |(_, rest)| rest);
+        assert!(
+            !suggested.contains("Garage Light") && !text.contains("node 7"),
+            "{text}"
+        );
+    }
+    assert_eq!(home.writes(), []);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_bare_number_never_switches_an_unnamed_node() {
+    let home = GatewayHome::renamed(&[]).await;
+    let output = home
+        .run(
+            &[],
+            &[
+                (
+                    "control_zwave_device",
+                    json!({"deviceName": "6", "action": "off"}),
+                ),
+                ("get_device_status", json!({"deviceName": "6"})),
+            ],
+        )
+        .await;
+    assert_eq!(
+        answer(&output, 2),
+        (true, "\"6\" is only part of a device name (\"Node 6\" (node 6)); to switch a device, give its full name, \"location name\" or `Node <id>`".to_owned())
+    );
+    assert!(
+        answer(&output, 3).1.starts_with("\"Node 6\" (node 6)"),
+        "{}",
+        answer(&output, 3).1
+    );
+    assert_eq!(home.writes(), []);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn deny_rules_hide_names_written_with_other_spaces_case_or_unicode_forms() {
+    let home =
+        GatewayHome::renamed(&[(2, "Front  Door Light", ""), (3, "Hall\u{a0}Lamp", "")]).await;
+    let output = home
+        .run(
+            &[
+                "--read-deny",
+                "name:front door light",
+                "--read-deny",
+                "name:Ｈａｌｌ Lamp",
+            ],
+            &[
+                (
+                    "control_zwave_device",
+                    json!({"deviceName": "Front Door Light", "action": "on"}),
+                ),
+                (
+                    "control_zwave_device",
+                    json!({"deviceName": "Hall Lamp", "action": "on"}),
+                ),
+                ("list_zwave_devices", json!({"includeInactive": true})),
+            ],
+        )
+        .await;
+    for id in [2, 3] {
+        let (error, text) = answer(&output, id);
+        assert!(
+            error && text.starts_with("no Z-Wave device matches"),
+            "{text}"
+        );
+    }
+    let list = answer(&output, 4).1;
+    assert!(!list.contains("Door") && !list.contains("Lamp"), "{list}");
+    assert_eq!(home.writes(), []);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn on_at_level_0_is_refused_not_turned_into_off() {
+    let home = GatewayHome::renamed(&[]).await;
+    let output = home
+        .run(
+            &[],
+            &[
+                (
+                    "control_zwave_device",
+                    json!({"deviceName": "Living Room Light", "action": "on", "level": 0}),
+                ),
+                (
+                    "control_zwave_device",
+                    json!({"deviceName": "Switch One", "action": "off", "level": 40}),
+                ),
+            ],
+        )
+        .await;
+    assert_eq!(
+        answer(&output, 2),
+        (true, "action \"on\" with level 0 contradicts itself for \"Living Room Light\" (node 3, Living Room): use \"off\" (or level 0) to switch off, \"on\" or \"dim\" with a level from 1 to 100 to switch on".to_owned())
+    );
+    assert!(
+        answer(&output, 3)
+            .1
+            .starts_with("action \"off\" with level 40 contradicts itself")
+    );
+    assert_eq!(home.writes(), []);
+}
