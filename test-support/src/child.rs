@@ -63,9 +63,121 @@ pub fn output(command: &mut Command, timeout: Duration) -> Output {
     run(command, &[], timeout)
 }
 
+/// A running child whose stdin a test writes piece by piece, while its stdout and stderr are
+/// collected in the background (a full pipe never blocks it). Killed if dropped unfinished.
+pub struct Live {
+    child: Option<std::process::Child>,
+    stdin: Option<std::process::ChildStdin>,
+    shown: String,
+    stdout: std::thread::JoinHandle<Vec<u8>>,
+    stderr: std::thread::JoinHandle<Vec<u8>>,
+}
+
+impl Live {
+    /// Starts `command` with all three pipes.
+    ///
+    /// # Panics
+    /// When it cannot be started.
+    pub fn start(command: &mut Command) -> Self {
+        let shown = format!("{command:?}");
+        let mut child = command
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap_or_else(|err| panic!("cannot start {shown}: {err}"));
+        let drain = |mut pipe: Box<dyn std::io::Read + Send>| {
+            std::thread::spawn(move || {
+                let mut bytes = Vec::new();
+                let _ = pipe.read_to_end(&mut bytes);
+                bytes
+            })
+        };
+        let stdout = drain(Box::new(child.stdout.take().expect("stdout is piped")));
+        let stderr = drain(Box::new(child.stderr.take().expect("stderr is piped")));
+        Self {
+            stdin: child.stdin.take(),
+            child: Some(child),
+            shown,
+            stdout,
+            stderr,
+        }
+    }
+
+    /// Writes `bytes` to the child's stdin.
+    ///
+    /// # Panics
+    /// When the child no longer reads its stdin.
+    pub fn send(&mut self, bytes: &[u8]) {
+        let pipe = self.stdin.as_mut().expect("stdin is open until finish");
+        pipe.write_all(bytes)
+            .and_then(|()| pipe.flush())
+            .unwrap_or_else(|err| panic!("writing to {}: {err}", self.shown));
+    }
+
+    /// Closes stdin and returns the whole output once the child exits.
+    ///
+    /// # Panics
+    /// When it has not exited within `timeout` (it is then killed).
+    pub fn finish(mut self, timeout: Duration) -> Output {
+        drop(self.stdin.take());
+        let mut child = self.child.take().expect("finished once");
+        let deadline = std::time::Instant::now() + timeout;
+        let status = loop {
+            match child.try_wait() {
+                Ok(Some(status)) => break status,
+                Ok(None) if std::time::Instant::now() < deadline => {
+                    std::thread::sleep(Duration::from_millis(20));
+                }
+                _ => {
+                    let _ = child.kill();
+                    let _ = child.wait();
+                    panic!(
+                        "{} did not finish within {timeout:?}; killed it",
+                        self.shown
+                    );
+                }
+            }
+        };
+        let join = |handle: std::thread::JoinHandle<Vec<u8>>| handle.join().unwrap_or_default();
+        let (stdout, stderr) = {
+            let (out, err) = (
+                std::mem::replace(&mut self.stdout, std::thread::spawn(Vec::new)),
+                std::mem::replace(&mut self.stderr, std::thread::spawn(Vec::new)),
+            );
+            (join(out), join(err))
+        };
+        Output {
+            status,
+            stdout,
+            stderr,
+        }
+    }
+}
+
+impl Drop for Live {
+    fn drop(&mut self) {
+        if let Some(child) = self.child.as_mut() {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_live_child_gets_its_input_in_pieces_and_gives_back_everything() {
+        let mut live = Live::start(Command::new("sh").args(["-c", "cat; echo done >&2"]));
+        live.send(b"one\n");
+        live.send(b"two\n");
+        let output = live.finish(Duration::from_secs(10));
+        assert!(output.status.success());
+        assert_eq!(output.stdout, b"one\ntwo\n");
+        assert_eq!(output.stderr, b"done\n");
+    }
 
     #[test]
     fn the_output_of_a_child_that_reads_its_input_comes_back() {

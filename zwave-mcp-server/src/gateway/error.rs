@@ -32,9 +32,11 @@ pub enum GatewayError {
         /// The API that was refused.
         api: &'static str,
     },
-    /// No reply within the API timeout.
+    /// No reply within the API timeout. The request was sent: a write may still arrive and
+    /// take effect, and its message says so.
     #[error(
-        "zwave-js-ui did not answer `{api}` within {timeout:?}: is gateway `{gateway}` running with its MQTT gateway enabled, and do --topic-prefix `{prefix}` and --gateway-name match its settings? (see --api-timeout)"
+        "zwave-js-ui did not answer `{api}` within {timeout:?}{}: is gateway `{gateway}` running with its MQTT gateway enabled, and do --topic-prefix `{prefix}` and --gateway-name match its settings? (see --api-timeout)",
+        may_still_arrive(api)
     )]
     Timeout {
         /// The API called.
@@ -97,7 +99,21 @@ pub enum GatewayError {
     },
 }
 
+/// What a caller of an API that changes something must know when its answer did not come.
+fn may_still_arrive(api: &str) -> &'static str {
+    if api == "writeValue" {
+        " (the command was sent and may still take effect: check the device's state before trying again)"
+    } else {
+        ""
+    }
+}
+
 impl GatewayError {
+    /// Whether the request was sent and its answer never came: it may have been carried out.
+    pub fn may_have_arrived(&self) -> bool {
+        matches!(self, Self::Timeout { .. } | Self::ConnectionLost { .. })
+    }
+
     /// Whether trying the same call again later may succeed without anyone changing anything.
     pub fn is_retryable(&self) -> bool {
         matches!(
@@ -126,6 +142,16 @@ mod tests {
             "`writeValue` was not sent: 64 requests are already waiting for the mqtt connection; try again in a moment"
         );
         assert!(busy.is_retryable());
+        assert_eq!(
+            GatewayError::Timeout {
+                api: "writeValue",
+                gateway: "zwave-js-ui".into(),
+                prefix: "zwave".into(),
+                timeout: Duration::from_secs(3),
+            }
+            .to_string(),
+            "zwave-js-ui did not answer `writeValue` within 3s (the command was sent and may still take effect: check the device's state before trying again): is gateway `zwave-js-ui` running with its MQTT gateway enabled, and do --topic-prefix `zwave` and --gateway-name match its settings? (see --api-timeout)"
+        );
         assert_eq!(
             GatewayError::ConnectionLost { api: "writeValue" }.to_string(),
             "lost the mqtt connection while waiting for `writeValue`: it may have reached zwave-js-ui before the connection dropped, but it will not be sent again; reconnecting in the background (check the device's state before trying again)"

@@ -2,19 +2,26 @@
 //! once, so a client pipelining 100,000 calls would have 100,000 running (measured: RSS from
 //! 10 MiB to 533 MiB). [`Bounded`] wraps the transport: a request is handed to rmcp only when
 //! one of [`MAX_IN_FLIGHT`] places is free, and until then nothing more is read from stdin (the
-//! pipe fills and the client waits). A place is freed once the request's response or error has
-//! been written (rmcp may run sends concurrently: an answer waiting for a slow reader still
-//! counts), or when the client cancels the request (a cancelled request gets no response).
+//! pipe fills and the client waits).
+//!
+//! A place is freed when both are over: the request's handler (a cancelled request's handler
+//! runs on to its end, and may be writing to a device), and its answer (written, however slow
+//! the reader; or given up because the client cancelled the request). The handler's share
+//! rides in the request's extensions, which rmcp hands to the handler and drops with it.
+//!
+//! A request whose id is that of a request still in flight is answered at once with an error
+//! and never reaches rmcp: rmcp keys requests by id, so the second would take the first one's
+//! place and one of the two answers would be lost.
 
 use std::{
     collections::HashMap,
     future::Future,
-    sync::{Arc, Mutex, PoisonError},
+    sync::{Arc, Mutex, PoisonError, Weak},
 };
 
 use rmcp::{
     RoleServer,
-    model::{ClientNotification, JsonRpcMessage, RequestId},
+    model::{ClientNotification, ErrorData, GetExtensions as _, JsonRpcMessage, RequestId},
     service::{RxJsonRpcMessage, TxJsonRpcMessage},
     transport::Transport,
 };
@@ -23,12 +30,24 @@ use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 /// Requests running at once; more wait, unread, in the pipe.
 pub const MAX_IN_FLIGHT: usize = 64;
 
+/// One request's place: freed when the last share of it is dropped.
+#[derive(Debug)]
+struct Place(#[expect(dead_code, reason = "held for its drop")] OwnedSemaphorePermit);
+
+/// The handler's share of its request's place, carried in the request's extensions.
+#[derive(Debug, Clone)]
+struct HandlerShare(#[expect(dead_code, reason = "held for its drop")] Arc<Place>);
+
 /// A server transport that runs at most `limit` requests at once.
 pub struct Bounded<T> {
     inner: T,
     places: Arc<Semaphore>,
-    /// The place each running request holds, by id.
-    held: Arc<Mutex<HashMap<RequestId, OwnedSemaphorePermit>>>,
+    limit: usize,
+    /// The answer's share of each request's place, by id, until its answer is written or the
+    /// client cancels it.
+    unanswered: Arc<Mutex<HashMap<RequestId, Arc<Place>>>>,
+    /// Every admitted request's place, weakly: alive while its handler or answer is.
+    in_flight: HashMap<RequestId, Weak<Place>>,
     /// A request read but not yet admitted. Kept here, not in the `receive` future, because
     /// rmcp polls `receive` inside `select!`: a dropped future must not lose the message.
     waiting: Option<RxJsonRpcMessage<RoleServer>>,
@@ -40,16 +59,24 @@ impl<T> Bounded<T> {
         Self {
             inner,
             places: Arc::new(Semaphore::new(limit.max(1))),
-            held: Arc::default(),
+            limit: limit.max(1),
+            unanswered: Arc::default(),
+            in_flight: HashMap::new(),
             waiting: None,
         }
     }
 
-    fn release(&self, id: &RequestId) -> Option<OwnedSemaphorePermit> {
-        self.held
+    fn answered(&self, id: &RequestId) -> Option<Arc<Place>> {
+        self.unanswered
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
             .remove(id)
+    }
+
+    fn is_in_flight(&self, id: &RequestId) -> bool {
+        self.in_flight
+            .get(id)
+            .is_some_and(|place| place.strong_count() > 0)
     }
 }
 
@@ -61,8 +88,8 @@ impl<T: Transport<RoleServer>> Transport<RoleServer> for Bounded<T> {
         item: TxJsonRpcMessage<RoleServer>,
     ) -> impl Future<Output = Result<(), Self::Error>> + Send + 'static {
         let place = match &item {
-            JsonRpcMessage::Response(response) => self.release(&response.id),
-            JsonRpcMessage::Error(error) => error.id.as_ref().and_then(|id| self.release(id)),
+            JsonRpcMessage::Response(response) => self.answered(&response.id),
+            JsonRpcMessage::Error(error) => error.id.as_ref().and_then(|id| self.answered(id)),
             JsonRpcMessage::Request(_) | JsonRpcMessage::Notification(_) => None,
         };
         let sending = self.inner.send(item);
@@ -74,33 +101,65 @@ impl<T: Transport<RoleServer>> Transport<RoleServer> for Bounded<T> {
     }
 
     async fn receive(&mut self) -> Option<RxJsonRpcMessage<RoleServer>> {
-        if self.waiting.is_none() {
-            let message = self.inner.receive().await?;
-            if let JsonRpcMessage::Notification(notification) = &message
-                && let ClientNotification::CancelledNotification(cancelled) =
-                    &notification.notification
-                && let Some(id) = &cancelled.params.request_id
-            {
-                drop(self.release(id));
+        loop {
+            if self.waiting.is_none() {
+                let message = self.inner.receive().await?;
+                if let JsonRpcMessage::Notification(notification) = &message
+                    && let ClientNotification::CancelledNotification(cancelled) =
+                        &notification.notification
+                    && let Some(id) = &cancelled.params.request_id
+                {
+                    // rmcp drops a cancelled request's answer: its share goes now; the
+                    // handler's share stays until the handler ends.
+                    drop(self.answered(id));
+                }
+                let JsonRpcMessage::Request(request) = &message else {
+                    return Some(message);
+                };
+                if self.is_in_flight(&request.id) {
+                    tracing::warn!(id = %request.id, "refused a request reusing the id of one in flight");
+                    let refusal = TxJsonRpcMessage::<RoleServer>::error(
+                        ErrorData::invalid_request(
+                            format!(
+                                "request id {} is already in use by a request in flight: give every request an id of its own",
+                                request.id
+                            ),
+                            None,
+                        ),
+                        Some(request.id.clone()),
+                    );
+                    // Sent from a task of its own: a `receive` dropped by rmcp's `select!`
+                    // must not leave half a line on stdout.
+                    tokio::spawn(self.inner.send(refusal));
+                    continue;
+                }
+                self.waiting = Some(message);
             }
-            if !matches!(message, JsonRpcMessage::Request(_)) {
-                return Some(message);
+            // The semaphore is never closed; if it were, the request would go through
+            // unbounded rather than be lost.
+            let Ok(permit) = Arc::clone(&self.places).acquire_owned().await else {
+                return self.waiting.take();
+            };
+            let mut message = self.waiting.take()?;
+            if let JsonRpcMessage::Request(request) = &mut message {
+                let place = Arc::new(Place(permit));
+                request
+                    .request
+                    .extensions_mut()
+                    .insert(HandlerShare(Arc::clone(&place)));
+                // At most `limit` are alive: forgetting the others now and then keeps this small.
+                if self.in_flight.len() >= 4 * self.limit {
+                    self.in_flight.retain(|_, place| place.strong_count() > 0);
+                }
+                self.in_flight
+                    .insert(request.id.clone(), Arc::downgrade(&place));
+                self.unanswered
+                    .lock()
+                    .unwrap_or_else(PoisonError::into_inner)
+                    .insert(request.id.clone(), place);
             }
-            self.waiting = Some(message);
+            return Some(message);
         }
-        // The semaphore is never closed; if it were, the request would go through unbounded
-        // rather than be lost.
-        let Ok(place) = Arc::clone(&self.places).acquire_owned().await else {
-            return self.waiting.take();
-        };
-        let message = self.waiting.take()?;
-        if let JsonRpcMessage::Request(request) = &message {
-            self.held
-                .lock()
-                .unwrap_or_else(PoisonError::into_inner)
-                .insert(request.id.clone(), place);
-        }
-        Some(message)
     }
 
     fn close(&mut self) -> impl Future<Output = Result<(), Self::Error>> + Send {

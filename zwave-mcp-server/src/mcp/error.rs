@@ -28,8 +28,8 @@ pub(crate) enum ToolError {
     /// The action does not fit the device or its state.
     #[error(transparent)]
     Action(#[from] ActionError),
-    /// The write was sent and failed.
-    #[error("could not switch \"{device}\": {source}")]
+    /// The write failed, or was sent and never answered (it may then still take effect).
+    #[error("{} \"{device}\": {source}", if source.may_have_arrived() { "no answer to the command for" } else { "could not switch" })]
     Write {
         /// The device's name.
         device: String,
@@ -46,6 +46,10 @@ pub(crate) enum ToolError {
         /// Its node status.
         status: String,
     },
+    /// The client cancelled the request before anything was written (the client never
+    /// sees this: rmcp drops a cancelled request's answer).
+    #[error("the client cancelled the request: nothing was written")]
+    Cancelled,
     /// The result could not be encoded as JSON (a bug of this server).
     #[error("internal error while encoding the result: {0}")]
     Encode(String),
@@ -83,8 +87,24 @@ mod tests {
                 source: GatewayError::ConnectionLost { api: "writeValue" },
             }),
             format!(
-                "could not switch \"Switch One\": {}",
+                "no answer to the command for \"Switch One\": {}",
                 GatewayError::ConnectionLost { api: "writeValue" }
+            )
+        );
+        assert_eq!(
+            text(ToolError::Write {
+                device: "Switch One".into(),
+                source: GatewayError::Busy {
+                    api: "writeValue",
+                    queued: 64
+                },
+            }),
+            format!(
+                "could not switch \"Switch One\": {}",
+                GatewayError::Busy {
+                    api: "writeValue",
+                    queued: 64
+                }
             )
         );
         assert_eq!(
@@ -101,6 +121,10 @@ mod tests {
             timeout: Duration::from_secs(5),
         };
         assert_eq!(text(ToolError::from(timeout.clone())), timeout.to_string());
+        assert_eq!(
+            text(ToolError::Cancelled),
+            "the client cancelled the request: nothing was written"
+        );
         assert_eq!(
             text(ToolError::Encode("key must be a string".into())),
             "internal error while encoding the result: key must be a string"

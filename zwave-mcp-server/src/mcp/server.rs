@@ -4,9 +4,12 @@
 use std::{sync::Arc, time::Duration};
 
 use rmcp::{
-    ServerHandler,
-    handler::server::router::tool::ToolRouter,
-    model::{Implementation, ServerCapabilities, ServerConfig},
+    ErrorData, RoleServer, ServerHandler,
+    handler::server::{router::tool::ToolRouter, tool::ToolCallContext},
+    model::{
+        CallToolRequestParams, CallToolResponse, Implementation, ServerCapabilities, ServerConfig,
+    },
+    service::RequestContext,
     tool_handler,
 };
 
@@ -54,6 +57,20 @@ impl ZwaveServer {
 
 #[tool_handler(router = self.tool_router)]
 impl ServerHandler for ZwaveServer {
+    /// What `#[tool_handler]` would write, but holding the request's extensions until the tool
+    /// has ended: the request's place in the bound on requests in flight rides in them
+    /// (`bounded`), and the router drops the context once a tool has taken its arguments.
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        let _place = context.extensions.clone();
+        self.tool_router
+            .call(ToolCallContext::new(self, request, context))
+            .await
+    }
+
     fn get_info(&self) -> ServerConfig {
         ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
             .with_server_info(Implementation::new("zwave-mcp-server", env!("CARGO_PKG_VERSION")))

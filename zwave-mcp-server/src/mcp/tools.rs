@@ -10,6 +10,7 @@ use rmcp::{
     tool, tool_router,
 };
 use serde::Serialize;
+use tokio_util::sync::CancellationToken;
 use tracing::{info, warn};
 
 use super::{
@@ -51,8 +52,9 @@ impl ZwaveServer {
     async fn control_zwave_device(
         &self,
         Parameters(args): Parameters<ControlArgs>,
+        cancelled: CancellationToken,
     ) -> CallToolResult {
-        self.control(args)
+        self.control(args, &cancelled)
             .await
             .unwrap_or_else(CallToolResult::from)
     }
@@ -147,12 +149,22 @@ impl ZwaveServer {
     }
 
     /// What `control_zwave_device` does.
-    async fn control(&self, args: ControlArgs) -> Result<CallToolResult, ToolError> {
+    /// A client's cancellation that arrives before the write is sent stops it; one that
+    /// arrives later cannot recall it, and is logged.
+    async fn control(
+        &self,
+        args: ControlArgs,
+        cancelled: &CancellationToken,
+    ) -> Result<CallToolResult, ToolError> {
         let node = self
             .find_device(&args.device_name, Purpose::Control)
             .await?;
         let plan = devices::plan(&node, args.action, args.level)?;
         let name = devices::display_name(&node);
+        if cancelled.is_cancelled() {
+            info!(device = ?name, node = %node.id, action = %args.action, "not writing: the client cancelled the request");
+            return Err(ToolError::Cancelled);
+        }
         info!(device = ?name, node = %node.id, action = %args.action, value = %plan.value, "writing value");
         let already = self
             .gateway
@@ -168,18 +180,22 @@ impl ZwaveServer {
             .map_err(|source| ToolError::Write {
                 device: name.clone(),
                 source,
-            })?;
-        let confirmed = self
-            .gateway
-            .wait_for_report(
+            });
+        if cancelled.is_cancelled() {
+            warn!(device = ?name, node = %node.id, "the client cancelled the request after the write was sent: it may take effect");
+        }
+        let status = status?;
+        let confirmed = tokio::select! {
+            report = self.gateway.wait_for_report(
                 node.id,
                 plan.current_key.as_str(),
                 sent,
                 self.confirm_timeout,
                 |value| plan.expect.accepts(value),
-            )
-            .await
-            .is_some();
+            ) => report.is_some(),
+            // Nobody waits for the answer any more: the request's place is freed at once.
+            () = cancelled.cancelled() => false,
+        };
         let state = self
             .gateway
             .with_nodes(|nodes| nodes.get(&node.id).map(devices::summary))

@@ -2,6 +2,8 @@
 //! binary against the simulated gateway on an embedded broker, with the gateway's own record
 //! of every API request it received as the witness of what was written.
 
+mod bound;
+mod late;
 mod names;
 
 use std::{
@@ -45,18 +47,27 @@ impl GatewayHome {
         Self { broker, sim }
     }
 
-    /// Runs the binary on this home with `args`, feeds it a session of `calls` (ids 2, 3, …),
-    /// and returns its output once it exited at stdin's end.
-    pub async fn run(&self, args: &[&str], calls: &[(&str, Value)]) -> Output {
+    /// The binary on this home with `args`.
+    pub fn command(&self, args: &[&str]) -> Command {
         let mut command = Command::new(BIN);
         command
             .args(["--mqtt-url", &self.broker.url().to_string()])
             .args(args)
             .env_remove("RUST_LOG");
-        let input: String = session(calls)
-            .iter()
-            .map(|message| format!("{message}\n"))
-            .collect();
+        command
+    }
+
+    /// Runs the binary on this home with `args`, feeds it a session of `calls` (ids 2, 3, …),
+    /// and returns its output once it exited at stdin's end.
+    pub async fn run(&self, args: &[&str], calls: &[(&str, Value)]) -> Output {
+        self.run_lines(args, &session(calls)).await
+    }
+
+    /// Runs the binary on this home with `args`, feeds it `messages`, and returns its output
+    /// once it exited at stdin's end.
+    pub async fn run_lines(&self, args: &[&str], messages: &[Value]) -> Output {
+        let mut command = self.command(args);
+        let input = lines(messages);
         tokio::task::spawn_blocking(move || {
             test_support::child::run(&mut command, input.as_bytes(), Duration::from_secs(30))
         })
@@ -87,6 +98,25 @@ impl GatewayHome {
     }
 }
 
+/// Each message on a line of its own.
+pub fn lines(messages: &[Value]) -> String {
+    messages
+        .iter()
+        .map(|message| format!("{message}\n"))
+        .collect()
+}
+
+/// A `tools/call` of `control_zwave_device` with request id `id`.
+pub fn control(id: impl Into<Value>, device: &str, action: &str) -> Value {
+    json!({"jsonrpc": "2.0", "id": id.into(), "method": "tools/call", "params": {
+        "name": "control_zwave_device", "arguments": {"deviceName": device, "action": action}}})
+}
+
+/// The client's `notifications/cancelled` for request `id`.
+pub fn cancel(id: impl Into<Value>) -> Value {
+    json!({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": id.into(), "reason": "test"}})
+}
+
 /// `initialize`, `notifications/initialized`, then each call as `tools/call` with ids 2, 3, …
 pub fn session(calls: &[(&str, Value)]) -> Vec<Value> {
     let mut messages = vec![
@@ -110,11 +140,12 @@ pub fn messages(output: &Output) -> Vec<Value> {
 }
 
 /// The text of the tool result answering request `id`, and whether it is an error.
-pub fn answer(output: &Output, id: u64) -> (bool, String) {
+pub fn answer(output: &Output, id: impl Into<Value>) -> (bool, String) {
+    let id = id.into();
     let messages = messages(output);
     let reply = messages
         .iter()
-        .find(|message| message["id"] == json!(id))
+        .find(|message| message["id"] == id)
         .unwrap_or_else(|| {
             panic!(
                 "no answer to {id}: {messages:?}\nstderr: {}",

@@ -45,7 +45,7 @@ async fn tools_report_a_silent_or_offline_gateway() {
             json!({"deviceName": "Switch One", "action": "on"})
         )
         .await,
-        "could not switch \"Switch One\": zwave-js-ui did not answer `writeValue` within 400ms: is gateway `zwave-js-ui` running with its MQTT gateway enabled, and do --topic-prefix `zwave` and --gateway-name match its settings? (see --api-timeout)"
+        "no answer to the command for \"Switch One\": zwave-js-ui did not answer `writeValue` within 400ms (the command was sent and may still take effect: check the device's state before trying again): is gateway `zwave-js-ui` running with its MQTT gateway enabled, and do --topic-prefix `zwave` and --gateway-name match its settings? (see --api-timeout)"
     );
     home.sim.set_silent(false);
     home.sim.announce_offline().await;
