@@ -1,14 +1,47 @@
 //! Logging: tracing to stderr, optionally also to a daily-rotating file. Never to stdout.
+//!
+//! Logging never holds up serving: every line goes through a bounded queue to a writer thread
+//! of its own, and when the queue is full (a host that never reads our stderr fills the pipe)
+//! lines are dropped and counted, and the count is logged at exit. Log files are the owner's
+//! alone: the directory is created 0700 and files 0600 (they name devices and what was done).
 
 use std::path::{Path, PathBuf};
 
-use tracing_appender::non_blocking::WorkerGuard;
+use tracing_appender::non_blocking::{ErrorCounter, NonBlocking, NonBlockingBuilder, WorkerGuard};
 use tracing_subscriber::{EnvFilter, Layer, layer::SubscriberExt, util::SubscriberInitExt};
 
-/// Keeps the file writer's background thread alive; logs are flushed when it is dropped.
-#[must_use = "dropping the guard stops file logging"]
+/// Lines each writer may hold while its output is slow; more are dropped and counted.
+const QUEUED_LINES: usize = 4096;
+
+/// Keeps the writer threads alive; logs are flushed (for at most a second each) when it is
+/// dropped, after a last line saying how many lines were dropped, if any.
+#[must_use = "dropping the guard stops logging"]
 pub struct LogGuard {
-    _file: Option<WorkerGuard>,
+    dropped: Vec<(&'static str, ErrorCounter)>,
+    _writers: Vec<WorkerGuard>,
+}
+
+impl Drop for LogGuard {
+    fn drop(&mut self) {
+        for (output, counter) in &self.dropped {
+            let lines = counter.dropped_lines();
+            if lines > 0 {
+                tracing::warn!(
+                    lines,
+                    output,
+                    "log lines were dropped: the output could not take them in time (is stderr read?)"
+                );
+            }
+        }
+    }
+}
+
+fn lossy(writer: impl std::io::Write + Send + 'static, name: &str) -> (NonBlocking, WorkerGuard) {
+    NonBlockingBuilder::default()
+        .lossy(true)
+        .buffered_lines_limit(QUEUED_LINES)
+        .thread_name(name)
+        .finish(writer)
 }
 
 /// Why logging could not be set up.
@@ -57,31 +90,57 @@ pub fn init(level: &str, log_dir: Option<&Path>) -> Result<LogGuard, LoggingErro
             })
     };
     // stdout is the MCP protocol: the writer must be stderr (fmt() defaults to stdout).
+    let (stderr_writer, stderr_guard) = lossy(std::io::stderr(), "log-stderr");
+    let mut dropped = vec![("stderr", stderr_writer.error_counter())];
+    let mut writers = vec![stderr_guard];
     let stderr = tracing_subscriber::fmt::layer()
-        .with_writer(std::io::stderr)
+        .with_writer(stderr_writer)
         .with_ansi(false)
         .with_target(true)
         .with_filter(filter(&filter_text)?);
-    let (file, guard) = match log_dir {
+    let file = match log_dir {
         Some(dir) => {
-            std::fs::create_dir_all(dir).map_err(|source| LoggingError::LogDir {
+            private_dir(dir).map_err(|source| LoggingError::LogDir {
                 path: dir.to_owned(),
                 source,
             })?;
             let appender = tracing_appender::rolling::daily(dir, "zwave-mcp-server.log");
-            let (writer, guard) = tracing_appender::non_blocking(appender);
-            let layer = tracing_subscriber::fmt::layer()
-                .with_writer(writer)
-                .with_ansi(false)
-                .with_filter(filter(&filter_text)?);
-            (Some(layer), Some(guard))
+            let (writer, guard) = lossy(appender, "log-file");
+            dropped.push(("the log file", writer.error_counter()));
+            writers.push(guard);
+            Some(
+                tracing_subscriber::fmt::layer()
+                    .with_writer(writer)
+                    .with_ansi(false)
+                    .with_filter(filter(&filter_text)?),
+            )
         }
-        None => (None, None),
+        None => None,
     };
     // A second init (tests) keeps the first subscriber.
     let _ = tracing_subscriber::registry()
         .with(stderr)
         .with(file)
         .try_init();
-    Ok(LogGuard { _file: guard })
+    Ok(LogGuard {
+        dropped,
+        _writers: writers,
+    })
+}
+
+/// Creates `dir` (0700) if needed, and makes every file this process creates from now on its
+/// owner's alone (umask 077: the log files the appender creates, rotation after rotation).
+#[cfg(unix)]
+fn private_dir(dir: &Path) -> std::io::Result<()> {
+    use std::os::unix::fs::DirBuilderExt as _;
+    rustix::process::umask(rustix::fs::Mode::from_raw_mode(0o077));
+    std::fs::DirBuilder::new()
+        .recursive(true)
+        .mode(0o700)
+        .create(dir)
+}
+
+#[cfg(not(unix))]
+fn private_dir(dir: &Path) -> std::io::Result<()> {
+    std::fs::create_dir_all(dir)
 }

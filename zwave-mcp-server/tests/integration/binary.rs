@@ -413,6 +413,96 @@ fn log_dir_gets_a_daily_file_with_the_same_logs() {
     );
     let text = std::fs::read_to_string(&files[0]).unwrap();
     assert!(text.contains("demo home ready"), "{text}");
+    // The owner's alone: the logs name devices and what was done to them.
+    use std::os::unix::fs::PermissionsExt as _;
+    let mode =
+        |path: &std::path::Path| std::fs::metadata(path).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode(&logs), 0o700, "the log directory");
+    assert_eq!(mode(&files[0]), 0o600, "the log file");
+}
+
+#[test]
+fn a_host_that_never_reads_stderr_still_gets_every_answer() {
+    let calls: u64 = 1_500;
+    let dir = test_support::mosquitto::ScratchDir::new();
+    let logs = dir.path().join("logs");
+    let mut child = Command::new(BIN)
+        .args([
+            "--demo",
+            "--log-level",
+            "debug",
+            "--log-dir",
+            logs.to_str().unwrap(),
+        ])
+        .env_remove("RUST_LOG")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        // Piped and never read: the pipe fills after 64 KiB of logs.
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let mut input = String::new();
+    for message in session(&[]) {
+        input.push_str(&format!("{message}\n"));
+    }
+    for id in 1..=calls {
+        let action = if id % 2 == 0 { "on" } else { "off" };
+        input.push_str(&format!(
+            "{}\n",
+            json!({"jsonrpc":"2.0","id": 10_000 + id,"method":"tools/call","params":{"name":"control_zwave_device","arguments":{"deviceName":"Switch One","action":action}}})
+        ));
+    }
+    let writer = std::thread::spawn(move || {
+        stdin.write_all(input.as_bytes()).unwrap();
+        stdin
+    });
+    let stdout = child.stdout.take().unwrap();
+    let (sender, receiver) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        use std::io::BufRead as _;
+        let mut answered = 0;
+        for line in std::io::BufReader::new(stdout).lines() {
+            let message: Value = serde_json::from_str(&line.unwrap()).unwrap();
+            if message["id"].as_u64().is_some_and(|id| id > 10_000) {
+                answered += 1;
+                if answered == calls {
+                    break;
+                }
+            }
+        }
+        let _ = sender.send(answered);
+    });
+    let answered = receiver.recv_timeout(Duration::from_secs(120));
+    if answered != Ok(calls) {
+        let _ = child.kill();
+    }
+    // At stdin's end the server exits, still without anyone reading its stderr.
+    drop(writer.join().unwrap());
+    let deadline = std::time::Instant::now() + Duration::from_secs(30);
+    while child.try_wait().unwrap().is_none() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "no exit after stdin closed"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert_eq!(answered, Ok(calls), "answers stopped while stderr was full");
+    // What could not go to stderr is counted, and the count reaches the log file.
+    let file = std::fs::read_dir(&logs)
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap()
+        .path();
+    let text = std::fs::read_to_string(file).unwrap();
+    assert!(
+        text.contains(
+            "log lines were dropped: the output could not take them in time (is stderr read?)"
+        ) && text.contains("output=\"stderr\""),
+        "{}",
+        &text[text.len().saturating_sub(2000)..]
+    );
 }
 
 #[test]

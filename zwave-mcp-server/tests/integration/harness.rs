@@ -28,7 +28,10 @@ pub fn fixture_json(name: &str) -> Value {
 /// Logs to stderr at the level in `TEST_LOG` (default: off), once per test binary.
 pub fn init_logging() {
     let level = std::env::var("TEST_LOG").unwrap_or_else(|_| "off".into());
-    let _ = zwave_mcp_server::logging::init(&level, None);
+    static GUARD: std::sync::OnceLock<Option<zwave_mcp_server::logging::LogGuard>> =
+        std::sync::OnceLock::new();
+    // Kept for the test binary's life: dropping it would stop the writer thread.
+    GUARD.get_or_init(|| zwave_mcp_server::logging::init(&level, None).ok());
 }
 
 /// Reconnection backoff short enough for tests.
