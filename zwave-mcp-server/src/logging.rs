@@ -4,6 +4,8 @@
 //! of its own, and when the queue is full (a host that never reads our stderr fills the pipe)
 //! lines are dropped and counted, and the count is logged at exit. Log files are the owner's
 //! alone: the directory is created 0700 and files 0600 (they name devices and what was done).
+//! One event is one line: a newline or other control character inside a field or message
+//! (gateway text reaches logs) is escaped, so no text can forge a log line.
 
 use std::path::{Path, PathBuf};
 
@@ -33,6 +35,30 @@ impl Drop for LogGuard {
                 );
             }
         }
+    }
+}
+
+/// Writes each formatted event (one `write` call, ending in its newline) as one line: control
+/// and layout characters before that newline are escaped.
+struct OneLine<W>(W);
+
+impl<W: std::io::Write> std::io::Write for OneLine<W> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        let body = buf.strip_suffix(b"\n").unwrap_or(buf);
+        let text = String::from_utf8_lossy(body);
+        match crate::gateway::text::clean(&text, usize::MAX) {
+            std::borrow::Cow::Borrowed(_) => self.0.write_all(buf)?,
+            std::borrow::Cow::Owned(escaped) => {
+                let mut line = escaped.into_bytes();
+                line.extend_from_slice(&buf[body.len()..]);
+                self.0.write_all(&line)?;
+            }
+        }
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.0.flush()
     }
 }
 
@@ -92,9 +118,10 @@ pub fn init(level: &str, log_dir: Option<&Path>) -> Result<LogGuard, LoggingErro
     // stdout is the MCP protocol: the writer must be stderr (fmt() defaults to stdout).
     let (stderr_writer, stderr_guard) = lossy(std::io::stderr(), "log-stderr");
     let mut dropped = vec![("stderr", stderr_writer.error_counter())];
+    let stderr_writer = stderr_writer.clone();
     let mut writers = vec![stderr_guard];
     let stderr = tracing_subscriber::fmt::layer()
-        .with_writer(stderr_writer)
+        .with_writer(move || OneLine(stderr_writer.clone()))
         .with_ansi(false)
         .with_target(true)
         .with_filter(filter(&filter_text)?);
@@ -107,10 +134,11 @@ pub fn init(level: &str, log_dir: Option<&Path>) -> Result<LogGuard, LoggingErro
             let appender = tracing_appender::rolling::daily(dir, "zwave-mcp-server.log");
             let (writer, guard) = lossy(appender, "log-file");
             dropped.push(("the log file", writer.error_counter()));
+            let writer = writer.clone();
             writers.push(guard);
             Some(
                 tracing_subscriber::fmt::layer()
-                    .with_writer(writer)
+                    .with_writer(move || OneLine(writer.clone()))
                     .with_ansi(false)
                     .with_filter(filter(&filter_text)?),
             )
@@ -143,4 +171,61 @@ fn private_dir(dir: &Path) -> std::io::Result<()> {
 #[cfg(not(unix))]
 fn private_dir(dir: &Path) -> std::io::Result<()> {
     std::fs::create_dir_all(dir)
+}
+
+#[cfg(test)]
+mod tests {
+    use std::{
+        io::Write as _,
+        sync::{Arc, Mutex},
+    };
+
+    use tracing_subscriber::layer::SubscriberExt as _;
+
+    use super::*;
+
+    #[derive(Clone, Default)]
+    struct Captured(Arc<Mutex<Vec<u8>>>);
+
+    impl std::io::Write for Captured {
+        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+            self.0
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner)
+                .extend_from_slice(buf);
+            Ok(buf.len())
+        }
+
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+
+    #[test]
+    fn a_message_with_a_newline_cannot_forge_a_log_line() {
+        let captured = Captured::default();
+        let sink = captured.clone();
+        let subscriber = tracing_subscriber::registry().with(
+            tracing_subscriber::fmt::layer()
+                .with_writer(move || OneLine(sink.clone()))
+                .with_ansi(false),
+        );
+        let forged = "rejected\n2026-11-24T18:31:02Z  INFO zwave_mcp_server::mcp::tools: writing value device=\"Front Door Lock\"";
+        tracing::subscriber::with_default(subscriber, || {
+            tracing::warn!(error = %forged, "zwave-js-ui said no");
+            tracing::info!("next");
+        });
+        let text = String::from_utf8(captured.0.lock().unwrap().clone()).unwrap();
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(lines.len(), 2, "{text}");
+        assert!(
+            lines[0].ends_with("zwave-js-ui said no error=rejected\\n2026-11-24T18:31:02Z  INFO zwave_mcp_server::mcp::tools: writing value device=\"Front Door Lock\""),
+            "{}",
+            lines[0]
+        );
+        assert!(lines[1].ends_with("next"));
+        let mut plain = OneLine(Vec::new());
+        plain.write_all(b"one line\n").unwrap();
+        assert_eq!(plain.0, b"one line\n");
+    }
 }

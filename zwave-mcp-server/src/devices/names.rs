@@ -17,8 +17,9 @@ use crate::gateway::NodeInfo;
 
 use super::display_name;
 
-/// Longest device name accepted, in characters: anything longer is refused before any work.
-pub const MAX_NAME_CHARS: usize = 256;
+/// Longest device name accepted, in characters: anything longer is refused before any work
+/// (the gateway's names are cut to this length when the node list is parsed).
+pub const MAX_NAME_CHARS: usize = crate::gateway::text::MAX_NAME_CHARS;
 
 /// What the device is looked up for: switching takes only names beyond doubt.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

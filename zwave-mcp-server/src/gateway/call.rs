@@ -116,7 +116,7 @@ pub(super) async fn call_raw(
     } else {
         Err(GatewayError::Rejected {
             api,
-            message: reply.message,
+            message: super::text::clean(&reply.message, super::text::MAX_TEXT_CHARS).into_owned(),
         })
     }
 }

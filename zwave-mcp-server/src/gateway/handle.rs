@@ -178,7 +178,9 @@ impl Gateway {
                 detail: result
                     .get("message")
                     .and_then(Value::as_str)
-                    .map(str::to_owned),
+                    .map(|message| {
+                        super::text::clean(message, super::text::MAX_TEXT_CHARS).into_owned()
+                    }),
             })
         }
     }

@@ -19,6 +19,7 @@
 //! | `topics` | which topic carries which value; collisions |
 //! | `nodes` | the node model of `getNodes` and the node list, and its parsing |
 //! | `values` | a node's values, their keys and their API addresses |
+//! | `text` | gateway-supplied text as data: escaped and capped |
 //! | `node_id` | [`NodeId`] |
 //! | `error` | [`GatewayError`] |
 
@@ -33,6 +34,7 @@ mod refresh;
 mod settings;
 mod shared;
 mod state;
+pub mod text;
 pub mod topics;
 mod url;
 pub mod values;

@@ -100,11 +100,11 @@ impl<'de> Deserialize<'de> for NodeStatus {
 pub struct NodeInfo {
     /// Node id.
     pub id: NodeId,
-    /// User-given name; often empty.
-    #[serde(default)]
+    /// User-given name; often empty. Escaped and capped ([`super::text`]).
+    #[serde(default, deserialize_with = "super::text::name")]
     pub name: String,
-    /// User-given location; often empty.
-    #[serde(default)]
+    /// User-given location; often empty. Escaped and capped.
+    #[serde(default, deserialize_with = "super::text::name")]
     pub loc: String,
     /// Whether the interview finished.
     #[serde(default)]
@@ -128,10 +128,10 @@ pub struct NodeInfo {
     #[serde(default)]
     pub last_active: Option<i64>,
     /// Product name from the device database.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "super::text::optional_text")]
     pub product_label: Option<String>,
     /// Manufacturer name from the device database.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "super::text::optional_text")]
     pub manufacturer: Option<String>,
     /// Values keyed `"<cc>-<endpoint>-<property>[-<propertyKey>]"`.
     #[serde(default)]

@@ -18,7 +18,7 @@ pub struct ValueInfo {
     /// Command class number (37 Binary Switch, 38 Multilevel Switch, ...).
     pub command_class: u16,
     /// Command class name ("Binary Switch").
-    #[serde(default)]
+    #[serde(default, deserialize_with = "super::text::name")]
     pub command_class_name: String,
     /// Endpoint index; 0 is the root device.
     #[serde(default)]
@@ -26,13 +26,13 @@ pub struct ValueInfo {
     /// Property: a name such as "currentValue", or a number for some command classes.
     pub property: Property,
     /// Human form of the property ("Air temperature").
-    #[serde(default)]
+    #[serde(default, deserialize_with = "super::text::optional_text")]
     pub property_name: Option<String>,
     /// Sub-key of the property (meter type 65537, "Motion sensor status").
     #[serde(default)]
     pub property_key: Option<Property>,
     /// Human form of the property key.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "super::text::optional_text")]
     pub property_key_name: Option<String>,
     /// Value type: "boolean", "number", "string", "duration", ...
     #[serde(default, rename = "type")]
@@ -44,10 +44,10 @@ pub struct ValueInfo {
     #[serde(default)]
     pub writeable: bool,
     /// Label for people ("Current value").
-    #[serde(default)]
+    #[serde(default, deserialize_with = "super::text::optional_text")]
     pub label: Option<String>,
     /// Unit ("°C", "%", "W").
-    #[serde(default)]
+    #[serde(default, deserialize_with = "super::text::optional_text")]
     pub unit: Option<String>,
     /// Lower bound, when numeric.
     #[serde(default)]
@@ -146,6 +146,7 @@ impl fmt::Display for ValueKey {
 #[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
 pub struct ValueState {
     /// The state's name.
+    #[serde(deserialize_with = "super::text::text")]
     pub text: String,
     /// The value that means this state.
     pub value: Value,

@@ -5,6 +5,7 @@
 mod bound;
 mod late;
 mod names;
+mod text;
 
 use std::{
     process::{Command, Output},
