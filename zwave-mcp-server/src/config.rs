@@ -64,7 +64,8 @@ pub struct Config {
         long,
         global = true,
         env = "ZWAVE_MCP_TOPIC_PREFIX",
-        default_value = "zwave"
+        default_value = "zwave",
+        value_parser = topic_prefix
     )]
     pub topic_prefix: String,
 
@@ -73,7 +74,8 @@ pub struct Config {
         long,
         global = true,
         env = "ZWAVE_MCP_GATEWAY_NAME",
-        default_value = "zwave-js-ui"
+        default_value = "zwave-js-ui",
+        value_parser = gateway_name
     )]
     pub gateway_name: String,
 
@@ -253,6 +255,22 @@ fn read_ca_file(path: &std::path::Path) -> Result<Vec<u8>, ConfigError> {
             path: path.to_owned(),
         });
     }
+    // Parsed now as the TLS connection will parse it, so a broken file stops the start
+    // instead of failing every connection attempt later.
+    use rustls::pki_types::{CertificateDer, pem::PemObject as _};
+    let invalid = |reason: String| ConfigError::CaInvalid {
+        path: path.to_owned(),
+        reason,
+    };
+    let certificates = CertificateDer::pem_slice_iter(&pem)
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(|err| invalid(format!("its PEM does not parse: {err}")))?;
+    let (usable, _) = rustls::RootCertStore::empty().add_parsable_certificates(certificates);
+    if usable == 0 {
+        return Err(invalid(
+            "none of its certificates is a valid X.509 certificate".to_owned(),
+        ));
+    }
     Ok(pem)
 }
 
@@ -294,6 +312,16 @@ pub enum ConfigError {
         /// The file named by the flag.
         path: PathBuf,
     },
+    /// The CA file's certificates cannot be used.
+    #[error(
+        "--mqtt-ca-file {path:?} cannot be used: {reason} (give the PEM file of the CA that signed the broker's certificate)"
+    )]
+    CaInvalid {
+        /// The file named by the flag.
+        path: PathBuf,
+        /// What is wrong with it.
+        reason: String,
+    },
     /// A CA file was given for a plain-text URL.
     #[error("--mqtt-ca-file {path:?} needs an mqtts:// broker URL, but --mqtt-url is {url}")]
     CaWithoutTls {
@@ -310,6 +338,41 @@ pub enum ConfigError {
     /// The exposure file is not usable (the message names it and the rule at fault).
     #[error("{0}")]
     Exposure(String),
+}
+
+/// Z-Wave JS UI's MQTT prefix: topic levels without MQTT's wildcards.
+fn topic_prefix(text: &str) -> Result<String, String> {
+    topic_part(
+        text,
+        "the prefix set in Z-Wave JS UI (Settings → MQTT → Prefix), e.g. zwave or home/zwave",
+    )?;
+    if text.trim_matches('/').is_empty() {
+        return Err(format!(
+            "`{text}` names no topic level: use the prefix set in Z-Wave JS UI (Settings → MQTT → Prefix), e.g. zwave"
+        ));
+    }
+    Ok(text.to_owned())
+}
+
+/// Z-Wave JS UI's MQTT name: one topic level without MQTT's wildcards.
+fn gateway_name(text: &str) -> Result<String, String> {
+    let valid = "the name set in Z-Wave JS UI (Settings → MQTT → Name), e.g. zwave-js-ui";
+    topic_part(text, valid)?;
+    if text.is_empty() || text.contains('/') {
+        return Err(format!("`{text}` is not one topic level: use {valid}"));
+    }
+    Ok(text.to_owned())
+}
+
+/// Refuses what no MQTT topic may hold: the wildcards `+` and `#`, and NUL.
+fn topic_part(text: &str, valid: &str) -> Result<(), String> {
+    if text.contains(['+', '#', '\0']) {
+        return Err(format!(
+            "`{}` cannot be part of an MQTT topic (it holds + or #, MQTT's wildcards, or NUL): use {valid}",
+            text.escape_debug()
+        ));
+    }
+    Ok(())
 }
 
 /// A node count for a generated home: the Z-Wave range, controller included.

@@ -36,7 +36,7 @@ use std::time::Duration;
 use anyhow::Context as _;
 use rmcp::ServiceExt as _;
 
-pub use config::{Command, Config};
+pub use config::{Command, Config, ConfigError};
 pub use gateway::{Backoff, Gateway, GatewayError, MqttSettings};
 pub use mcp::ZwaveServer;
 

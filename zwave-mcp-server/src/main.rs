@@ -3,7 +3,7 @@
 use std::process::ExitCode;
 
 use clap::Parser as _;
-use zwave_mcp_server::{Config, logging, run};
+use zwave_mcp_server::{Config, ConfigError, logging, run};
 
 fn main() -> ExitCode {
     // clap prints usage errors to stderr and exits with code 2; stdout stays untouched.
@@ -33,7 +33,12 @@ fn main() -> ExitCode {
         Ok(()) => ExitCode::SUCCESS,
         Err(err) => {
             tracing::error!("{err:#}");
-            ExitCode::FAILURE
+            // A configuration that cannot work exits as a bad flag does.
+            if err.is::<ConfigError>() {
+                ExitCode::from(2)
+            } else {
+                ExitCode::FAILURE
+            }
         }
     }
 }

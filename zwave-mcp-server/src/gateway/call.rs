@@ -79,12 +79,16 @@ pub(super) async fn call_raw(
             });
         }
         // try_publish: a full queue is an error at once, never a wait that could end after
-        // the caller gave up.
+        // the caller gave up. rumqttc says the same for a topic it refuses: tell them apart.
+        let refused_topic = topic.contains(['+', '#']).then(|| topic.clone());
         if let Err(err) = shared
             .client
             .try_publish(topic, QoS::AtLeastOnce, false, payload)
         {
             shared.pending.forget(&request_id);
+            if let Some(topic) = refused_topic {
+                return Err(GatewayError::InvalidTopic { topic });
+            }
             debug!(api, error = %err, "the mqtt client's queue is full");
             return Err(GatewayError::Busy {
                 api,

@@ -67,6 +67,14 @@ pub enum GatewayError {
         /// The queue's size.
         queued: usize,
     },
+    /// The topic of an API request cannot be published to (it holds an MQTT wildcard).
+    #[error(
+        "cannot publish to `{topic}`: an MQTT topic must not hold + or #; check --topic-prefix and --gateway-name"
+    )]
+    InvalidTopic {
+        /// The topic.
+        topic: String,
+    },
     /// Z-Wave JS UI refused the call.
     #[error("zwave-js-ui rejected `{api}`: {message}")]
     Rejected {
@@ -142,6 +150,14 @@ mod tests {
             "`writeValue` was not sent: 64 requests are already waiting for the mqtt connection; try again in a moment"
         );
         assert!(busy.is_retryable());
+        let topic = GatewayError::InvalidTopic {
+            topic: "#/_CLIENTS/ZWAVE_GATEWAY-zwave-js-ui/api/getNodes/set".into(),
+        };
+        assert_eq!(
+            topic.to_string(),
+            "cannot publish to `#/_CLIENTS/ZWAVE_GATEWAY-zwave-js-ui/api/getNodes/set`: an MQTT topic must not hold + or #; check --topic-prefix and --gateway-name"
+        );
+        assert!(!topic.is_retryable());
         assert_eq!(
             GatewayError::Timeout {
                 api: "writeValue",

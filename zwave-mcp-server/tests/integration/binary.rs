@@ -223,6 +223,26 @@ fn values_outside_what_z_wave_and_z_wave_js_ui_know_are_refused_with_the_valid_o
             "invalid value '2' for '--topic-type <TOPIC_TYPE>'\n  [possible values: value-id, named]",
         ),
         (
+            &["--topic-prefix", "#"],
+            "invalid value '#' for '--topic-prefix <TOPIC_PREFIX>': `#` cannot be part of an MQTT topic (it holds + or #, MQTT's wildcards, or NUL): use the prefix set in Z-Wave JS UI (Settings → MQTT → Prefix), e.g. zwave or home/zwave",
+        ),
+        (
+            &["--topic-prefix", "home/+"],
+            "`home/+` cannot be part of an MQTT topic",
+        ),
+        (
+            &["--topic-prefix", "/"],
+            "invalid value '/' for '--topic-prefix <TOPIC_PREFIX>': `/` names no topic level: use the prefix set in Z-Wave JS UI (Settings → MQTT → Prefix), e.g. zwave",
+        ),
+        (
+            &["--gateway-name", "+"],
+            "invalid value '+' for '--gateway-name <GATEWAY_NAME>': `+` cannot be part of an MQTT topic (it holds + or #, MQTT's wildcards, or NUL): use the name set in Z-Wave JS UI (Settings → MQTT → Name), e.g. zwave-js-ui",
+        ),
+        (
+            &["--gateway-name", "a/b"],
+            "invalid value 'a/b' for '--gateway-name <GATEWAY_NAME>': `a/b` is not one topic level: use the name set in Z-Wave JS UI (Settings → MQTT → Name), e.g. zwave-js-ui",
+        ),
+        (
             &["simulate", "--payload-type", "json"],
             "invalid value 'json' for '--payload-type <PAYLOAD_TYPE>'\n  [possible values: time-value, entire-value-id, raw]",
         ),
@@ -231,6 +251,49 @@ fn values_outside_what_z_wave_and_z_wave_js_ui_know_are_refused_with_the_valid_o
         assert_eq!(output.status.code(), Some(2), "{args:?}");
         let stderr = String::from_utf8_lossy(&output.stderr);
         assert!(stderr.contains(expected), "{args:?}: {stderr}");
+    }
+}
+
+#[test]
+fn a_ca_file_that_cannot_work_stops_the_start_with_exit_2() {
+    let dir = test_support::mosquitto::ScratchDir::new();
+    let garbage = dir.path().join("garbage.pem");
+    std::fs::write(
+        &garbage,
+        "-----BEGIN CERTIFICATE-----\n!!!! not base64 !!!!\n-----END CERTIFICATE-----\n",
+    )
+    .unwrap();
+    let not_x509 = dir.path().join("not-x509.pem");
+    std::fs::write(
+        &not_x509,
+        "-----BEGIN CERTIFICATE-----\naGVsbG8gd29ybGQ=\n-----END CERTIFICATE-----\n",
+    )
+    .unwrap();
+    for (file, reason) in [
+        (&garbage, "its PEM does not parse"),
+        (
+            &not_x509,
+            "none of its certificates is a valid X.509 certificate",
+        ),
+    ] {
+        let output = run(
+            &[
+                "--mqtt-url",
+                "mqtts://127.0.0.1:8883",
+                "--mqtt-ca-file",
+                file.to_str().unwrap(),
+            ],
+            &session(&[]),
+        );
+        assert_eq!(output.status.code(), Some(2), "{file:?}");
+        assert!(output.stdout.is_empty());
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert!(
+            stderr.contains(&format!("--mqtt-ca-file {file:?} cannot be used: {reason}"))
+                && stderr
+                    .contains("(give the PEM file of the CA that signed the broker's certificate)"),
+            "{stderr}"
+        );
     }
 }
 
@@ -278,7 +341,7 @@ fn start_up_errors_exit_nonzero_with_nothing_on_stdout() {
         &["--mqtt-password-file", "/nonexistent/password"],
         &session(&[]),
     );
-    assert_eq!(output.status.code(), Some(1));
+    assert_eq!(output.status.code(), Some(2), "a configuration error, as a bad flag");
     assert!(
         output.stdout.is_empty(),
         "{:?}",
@@ -568,7 +631,11 @@ fn exposure_flags_and_environment_shape_the_tools() {
         &["--demo", "--exposure-file", "/nonexistent/exposure.json"],
         &session(&[]),
     );
-    assert_eq!(output.status.code(), Some(1));
+    assert_eq!(
+        output.status.code(),
+        Some(2),
+        "configuration errors exit as bad flags do"
+    );
     assert!(output.stdout.is_empty());
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(
