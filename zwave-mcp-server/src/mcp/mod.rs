@@ -18,10 +18,12 @@
 //! | `stale` | saying when read results come from the cache while a link is down |
 //! | `bounded` | the transport wrapper that bounds requests in flight |
 //! | `transport` | newline-delimited JSON-RPC on stdio, with `tools/call` typed directly |
+//! | `refusal` | lines refused before typing (not JSON, a key twice, a bad id) and their errors |
 
 pub(crate) mod bounded;
 mod cache;
 mod error;
+mod refusal;
 mod server;
 mod stale;
 mod tools;

@@ -9,13 +9,17 @@
 //! the same message (the tests and a property hold them to it).
 //!
 //! What the transport keeps from rmcp's, line for line:
-//! - a line longer than [`MAX_LINE`] is dropped (logged), and the session goes on;
 //! - a trailing `\r` and a leading UTF-8 BOM are ignored, blank lines skipped;
-//! - input that is not JSON is ignored (answering it could start an error storm);
 //! - JSON that is not a JSON-RPC message gets `-32600 Invalid request` without an id;
 //! - non-standard notifications are ignored;
 //! - `receive` can be cancelled at any await (rmcp polls it inside `select!`) without losing
 //!   a partial line or a half-written error.
+//!
+//! Where JSON-RPC requires an answer that rmcp does not give, the line is answered with the
+//! error [`Refusal`] says: a line longer than [`MAX_LINE`] (dropped unread, logged), not UTF-8
+//! or not JSON gets `-32700`; a key twice or an id that is not a string or an integer gets
+//! `-32600` (rmcp would take the last key, and read `1.0` as `1`). A client never waits for
+//! an answer that will not come.
 
 use std::{future::Future, sync::Arc};
 
@@ -38,6 +42,8 @@ use tokio::{
     sync::Mutex,
 };
 use tokio_util::codec::Decoder as _;
+
+use super::refusal::Refusal;
 
 /// The longest line accepted (one JSON-RPC message), as rmcp's transport.
 pub const MAX_LINE: usize = rmcp::transport::async_rw::DEFAULT_MAX_LINE_LENGTH;
@@ -139,14 +145,20 @@ enum LineRead {
 /// What one line holds.
 enum Decoded {
     Message(Box<RxJsonRpcMessage<RoleServer>>),
-    /// Not JSON, or a notification rmcp ignores: nothing to do.
+    /// A notification rmcp ignores: nothing to do.
     Ignore,
     /// JSON that is no JSON-RPC message: owed `-32600`.
     Invalid,
+    /// Refused before typing: owed the refusal's error.
+    Refused(Refusal),
 }
 
 /// Types one line (without `\n`, `\r` or BOM).
 fn decode(line: &[u8]) -> Decoded {
+    if let Err(refusal) = Refusal::check(line) {
+        tracing::debug!(%refusal, "refused an incoming line");
+        return Decoded::Refused(refusal);
+    }
     if let Some(message) = as_tool_call(line) {
         return Decoded::Message(Box::new(message));
     }
@@ -156,16 +168,12 @@ fn decode(line: &[u8]) -> Decoded {
     match JsonRpcMessageCodec::<RxJsonRpcMessage<RoleServer>>::default().decode(&mut buffer) {
         Ok(Some(message)) => Decoded::Message(Box::new(message)),
         Ok(None) => Decoded::Ignore,
-        Err(JsonRpcMessageCodecError::Serde(err)) => match err.classify() {
-            serde_json::error::Category::Syntax | serde_json::error::Category::Eof => {
-                tracing::debug!(error = %err, "ignoring a line that is not JSON");
-                Decoded::Ignore
-            }
-            serde_json::error::Category::Data | serde_json::error::Category::Io => {
-                tracing::debug!(error = %err, "a line is JSON but no JSON-RPC message");
-                Decoded::Invalid
-            }
-        },
+        // The line is JSON (the refusal check parsed it): what rmcp cannot type is no
+        // JSON-RPC message.
+        Err(JsonRpcMessageCodecError::Serde(err)) => {
+            tracing::debug!(error = %err, "a line is JSON but no JSON-RPC message");
+            Decoded::Invalid
+        }
         // The codec's other errors (line too long, I/O) cannot come from one in-memory line
         // under its unlimited length; were one to, the sender hears `-32600` like for any
         // message that cannot be taken, and the session goes on.
@@ -260,6 +268,7 @@ where
                         max_bytes = self.max_line,
                         "dropped an incoming message longer than the line limit"
                     );
+                    self.owed_error = Some((Refusal::TooLong(self.max_line).reply(), 0));
                     continue;
                 }
                 Ok(LineRead::Eof) => return None,
@@ -278,6 +287,7 @@ where
             match decoded {
                 Decoded::Message(message) => return Some(*message),
                 Decoded::Ignore => {}
+                Decoded::Refused(refusal) => self.owed_error = Some((refusal.reply(), 0)),
                 Decoded::Invalid => {
                     let error = TxJsonRpcMessage::<RoleServer>::error(
                         ErrorData::invalid_request("Invalid request", None),
@@ -368,7 +378,7 @@ mod tests {
     }
 
     #[tokio::test]
-    async fn invalid_json_rpc_is_answered_once_and_the_session_goes_on() {
+    async fn every_line_that_cannot_be_taken_is_answered_once_and_the_session_goes_on() {
         let (mut client, server) = tokio::io::duplex(4096);
         let (read, write) = tokio::io::split(server);
         let mut transport = LineTransport::new(read, write).with_max_line(100);
@@ -415,7 +425,9 @@ mod tests {
             .unwrap();
         assert_eq!(
             written,
-            "{\"jsonrpc\":\"2.0\",\"error\":{\"code\":-32600,\"message\":\"Invalid request\"}}\n"
+            "{\"jsonrpc\":\"2.0\",\"id\":null,\"error\":{\"code\":-32700,\"message\":\"Parse error: the message is not JSON (expected ident at line 1 column 2)\"}}\n\
+             {\"jsonrpc\":\"2.0\",\"error\":{\"code\":-32600,\"message\":\"Invalid request\"}}\n\
+             {\"jsonrpc\":\"2.0\",\"id\":null,\"error\":{\"code\":-32700,\"message\":\"Parse error: the message is longer than 100 bytes and was not read\"}}\n"
         );
     }
 }

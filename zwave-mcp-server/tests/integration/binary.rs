@@ -341,7 +341,11 @@ fn start_up_errors_exit_nonzero_with_nothing_on_stdout() {
         &["--mqtt-password-file", "/nonexistent/password"],
         &session(&[]),
     );
-    assert_eq!(output.status.code(), Some(2), "a configuration error, as a bad flag");
+    assert_eq!(
+        output.status.code(),
+        Some(2),
+        "a configuration error, as a bad flag"
+    );
     assert!(
         output.stdout.is_empty(),
         "{:?}",

@@ -5,6 +5,7 @@
 mod bound;
 mod late;
 mod names;
+mod protocol;
 mod text;
 
 use std::{

@@ -1,0 +1,49 @@
+//! The protocol's edge, through the binary: every line that cannot be taken is answered, ids
+//! come back exactly as sent or are refused, and a key twice never picks a device.
+
+use serde_json::{Value, json};
+
+use super::{GatewayHome, lines, messages, session};
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn lines_that_cannot_be_taken_are_answered_and_a_key_twice_switches_nothing() {
+    let home = GatewayHome::renamed(&[]).await;
+    let mut input = lines(&session(&[])).into_bytes();
+    input.extend_from_slice(b"this is not json\n");
+    input.extend_from_slice(b"{\"jsonrpc\":\"2.0\",\"id\":7,\"method\":\"ping\",\"x\":\"\xff\"}\n");
+    input.extend_from_slice(br#"{"jsonrpc":"2.0","id":1.0,"method":"ping"}"#);
+    input.push(b'\n');
+    input.extend_from_slice(br#"{"jsonrpc":"2.0","id":8,"method":"tools/call","params":{"name":"control_zwave_device","arguments":{"deviceName":"Garage Light","deviceName":"Switch One","action":"on"}}}"#);
+    input.push(b'\n');
+    // Longer than the 16 MiB line limit: dropped unread, answered.
+    input.extend_from_slice(br#"{"jsonrpc":"2.0","id":10,"method":"ping","params":{"pad":""#);
+    input.resize(input.len() + 17 * 1024 * 1024, b'x');
+    input.extend_from_slice(b"\"}}\n");
+    input.extend_from_slice(br#"{"jsonrpc":"2.0","id":9,"method":"ping"}"#);
+    input.push(b'\n');
+    let output = tokio::task::spawn_blocking({
+        let mut command = home.command(&[]);
+        move || test_support::child::run(&mut command, &input, std::time::Duration::from_secs(30))
+    })
+    .await
+    .unwrap();
+    let replies: Vec<Value> = messages(&output)
+        .into_iter()
+        .filter(|message| message["id"] != json!(0))
+        .collect();
+    assert_eq!(
+        replies,
+        [
+            json!({"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"Parse error: the message is not JSON (expected ident at line 1 column 2)"}}),
+            json!({"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"Parse error: the message is not UTF-8"}}),
+            json!({"jsonrpc":"2.0","id":1.0,"error":{"code":-32600,"message":"Invalid request: the id 1.0 is neither a string nor an integer, as MCP requires"}}),
+            json!({"jsonrpc":"2.0","id":8,"error":{"code":-32600,"message":"Invalid request: the key \"deviceName\" appears twice in one object; send every key once"}}),
+            json!({"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"Parse error: the message is longer than 16777216 bytes and was not read"}}),
+            json!({"jsonrpc":"2.0","id":9,"result":{}}),
+        ]
+    );
+    // The id comes back as sent, byte for byte.
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(stdout.contains(r#""id":1.0,"#), "{stdout}");
+    assert_eq!(home.writes(), []);
+}
