@@ -21,13 +21,20 @@
 //! `-32600` (rmcp would take the last key, and read `1.0` as `1`). A client never waits for
 //! an answer that will not come.
 
-use std::{future::Future, sync::Arc};
+use std::{
+    collections::VecDeque,
+    future::Future,
+    sync::{
+        Arc,
+        atomic::{AtomicBool, Ordering},
+    },
+};
 
 use rmcp::{
     RoleServer,
     model::{
-        CallToolRequest, ClientRequest, ErrorData, JsonRpcMessage, JsonRpcRequest,
-        JsonRpcVersion2_0, RequestId,
+        CallToolRequest, ClientNotification, ClientRequest, ErrorData, JsonRpcMessage,
+        JsonRpcRequest, JsonRpcVersion2_0, ProtocolVersion, RequestId, ServerResult,
     },
     service::{RxJsonRpcMessage, TxJsonRpcMessage},
     transport::{
@@ -43,7 +50,10 @@ use tokio::{
 };
 use tokio_util::codec::Decoder as _;
 
-use super::refusal::Refusal;
+use super::{
+    batch::{Batches, Opened},
+    refusal::Refusal,
+};
 
 /// The longest line accepted (one JSON-RPC message), as rmcp's transport.
 pub const MAX_LINE: usize = rmcp::transport::async_rw::DEFAULT_MAX_LINE_LENGTH;
@@ -57,8 +67,14 @@ pub struct LineTransport<R, W> {
     discarding: bool,
     max_line: usize,
     write: Arc<Mutex<Option<W>>>,
-    /// `-32600` owed to the client, and how much of it is written.
+    /// Errors owed to the client (whole lines), and how much of them is written.
     owed_error: Option<(Vec<u8>, usize)>,
+    /// Batches whose responses are being collected.
+    batches: Arc<std::sync::Mutex<Batches>>,
+    /// Whether the session agreed on 2025-03-26, the one version with batches.
+    batching: Arc<AtomicBool>,
+    /// The messages of a batch not yet handed to rmcp.
+    queued: VecDeque<RxJsonRpcMessage<RoleServer>>,
 }
 
 impl<R: AsyncRead + Unpin, W: AsyncWrite + Unpin> LineTransport<R, W> {
@@ -71,6 +87,9 @@ impl<R: AsyncRead + Unpin, W: AsyncWrite + Unpin> LineTransport<R, W> {
             max_line: MAX_LINE,
             write: Arc::new(Mutex::new(Some(write))),
             owed_error: None,
+            batches: Arc::default(),
+            batching: Arc::default(),
+            queued: VecDeque::new(),
         }
     }
 
@@ -134,6 +153,97 @@ impl<R: AsyncRead + Unpin, W: AsyncWrite + Unpin> LineTransport<R, W> {
         }
         true
     }
+}
+
+impl<R, W> LineTransport<R, W> {
+    /// Owes the client `line` (after whatever is owed already).
+    fn owe(&mut self, line: Vec<u8>) {
+        match &mut self.owed_error {
+            Some((owed, _)) => owed.extend_from_slice(&line),
+            None => self.owed_error = Some((line, 0)),
+        }
+    }
+
+    /// A message on its way to rmcp: a cancellation also releases a batch from waiting.
+    fn deliver(&mut self, message: RxJsonRpcMessage<RoleServer>) -> RxJsonRpcMessage<RoleServer> {
+        if let JsonRpcMessage::Notification(notification) = &message
+            && let ClientNotification::CancelledNotification(cancelled) = &notification.notification
+            && let Some(id) = &cancelled.params.request_id
+        {
+            let done = lock(&self.batches).cancel(id);
+            if let Some(line) = done {
+                self.owe(line);
+            }
+        }
+        message
+    }
+
+    /// Takes a line that is a JSON array: a batch where the session allows them.
+    fn take_batch(&mut self, line: &[u8]) {
+        if !self.batching.load(Ordering::Relaxed) {
+            self.owe(error_line(
+                -32600,
+                "Invalid request: a batch (a JSON array of messages) is accepted only under MCP protocol version 2025-03-26; send one message per line",
+            ));
+            return;
+        }
+        let elements: Vec<&serde_json::value::RawValue> = match serde_json::from_slice(line) {
+            Ok(elements) => elements,
+            Err(err) => {
+                self.owe(Refusal::NotJson(err.to_string()).reply());
+                return;
+            }
+        };
+        if elements.is_empty() {
+            self.owe(error_line(-32600, "Invalid request: an empty batch"));
+            return;
+        }
+        let (mut requests, mut refusals) = (Vec::new(), Vec::new());
+        for element in elements {
+            match decode(element.get().as_bytes()) {
+                Decoded::Message(message) => {
+                    if let JsonRpcMessage::Request(request) = message.as_ref() {
+                        requests.push(request.id.clone());
+                    }
+                    self.queued.push_back(*message);
+                }
+                Decoded::Ignore => {}
+                Decoded::Refused(refusal) => refusals.push(without_newline(refusal.reply())),
+                Decoded::Invalid => refusals.push(without_newline(invalid_request())),
+            }
+        }
+        let opened = lock(&self.batches).open(requests, refusals);
+        if let Opened::Done(Some(line)) = opened {
+            self.owe(line);
+        }
+    }
+}
+
+fn lock(batches: &std::sync::Mutex<Batches>) -> std::sync::MutexGuard<'_, Batches> {
+    batches
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+/// A JSON-RPC error line without an id.
+fn error_line(code: i32, message: &str) -> Vec<u8> {
+    let error = TxJsonRpcMessage::<RoleServer>::error(
+        ErrorData::new(rmcp::model::ErrorCode(code), message.to_owned(), None),
+        None,
+    );
+    let mut bytes = serde_json::to_vec(&error).unwrap_or_default();
+    bytes.push(b'\n');
+    bytes
+}
+
+/// `-32600 Invalid request` without an id, as rmcp answers JSON that is no JSON-RPC message.
+fn invalid_request() -> Vec<u8> {
+    error_line(-32600, "Invalid request")
+}
+
+fn without_newline(mut line: Vec<u8>) -> Vec<u8> {
+    line.pop_if(|last| *last == b'\n');
+    line
 }
 
 enum LineRead {
@@ -236,14 +346,36 @@ where
         item: TxJsonRpcMessage<RoleServer>,
     ) -> impl Future<Output = Result<(), Self::Error>> + Send + 'static {
         let write = Arc::clone(&self.write);
+        if let JsonRpcMessage::Response(response) = &item
+            && let ServerResult::InitializeResult(result) = &response.result
+        {
+            self.batching.store(
+                result.protocol_version == ProtocolVersion::V_2025_03_26,
+                Ordering::Relaxed,
+            );
+        }
+        let id = match &item {
+            JsonRpcMessage::Response(response) => Some(response.id.clone()),
+            JsonRpcMessage::Error(error) => error.id.clone(),
+            JsonRpcMessage::Request(_) | JsonRpcMessage::Notification(_) => None,
+        };
         // Serialised before taking the lock: concurrent answers do not wait for each other's
-        // encoding, only for each other's bytes.
-        let line = serde_json::to_vec(&item).map(|mut line| {
-            line.push(b'\n');
-            line
+        // encoding, only for each other's bytes. An answer to a request of a batch waits in
+        // the batch, which is written whole with its last answer.
+        let line = serde_json::to_vec(&item).map(|line| match &id {
+            Some(id) => match lock(&self.batches).answer(id, line) {
+                Err(mut alone) => {
+                    alone.push(b'\n');
+                    Some(alone)
+                }
+                Ok(batch) => batch,
+            },
+            None => Some([line, b"\n".to_vec()].concat()),
         });
         async move {
-            let line = line.map_err(std::io::Error::other)?;
+            let Some(line) = line.map_err(std::io::Error::other)? else {
+                return Ok(());
+            };
             let mut write = write.lock().await;
             let Some(writer) = write.as_mut() else {
                 return Err(std::io::Error::new(
@@ -261,6 +393,9 @@ where
             if self.owed_error.is_some() && !self.pay_owed_error().await {
                 return None;
             }
+            if let Some(message) = self.queued.pop_front() {
+                return Some(self.deliver(message));
+            }
             match self.read_line().await {
                 Ok(LineRead::Line) => {}
                 Ok(LineRead::TooLong) => {
@@ -277,26 +412,24 @@ where
                     return None;
                 }
             }
-            let line = trimmed(&self.line);
-            let decoded = if line.is_empty() {
+            let line = std::mem::take(&mut self.line);
+            let body = trimmed(&line);
+            let decoded = if body.is_empty() {
+                Decoded::Ignore
+            } else if body.trim_ascii_start().starts_with(b"[") && Refusal::check(body).is_ok() {
+                self.take_batch(body);
                 Decoded::Ignore
             } else {
-                decode(line)
+                decode(body)
             };
+            // The buffer is kept for the next line.
+            self.line = line;
             self.line.clear();
             match decoded {
-                Decoded::Message(message) => return Some(*message),
+                Decoded::Message(message) => return Some(self.deliver(*message)),
                 Decoded::Ignore => {}
-                Decoded::Refused(refusal) => self.owed_error = Some((refusal.reply(), 0)),
-                Decoded::Invalid => {
-                    let error = TxJsonRpcMessage::<RoleServer>::error(
-                        ErrorData::invalid_request("Invalid request", None),
-                        None,
-                    );
-                    let mut bytes = serde_json::to_vec(&error).unwrap_or_default();
-                    bytes.push(b'\n');
-                    self.owed_error = Some((bytes, 0));
-                }
+                Decoded::Refused(refusal) => self.owe(refusal.reply()),
+                Decoded::Invalid => self.owe(invalid_request()),
             }
         }
     }

@@ -47,3 +47,79 @@ async fn lines_that_cannot_be_taken_are_answered_and_a_key_twice_switches_nothin
     assert!(stdout.contains(r#""id":1.0,"#), "{stdout}");
     assert_eq!(home.writes(), []);
 }
+
+/// A session agreeing on `version`, then `batch` as one line; the lines the server wrote after
+/// its `initialize` answer.
+async fn batch_after(home: &GatewayHome, version: &str, batch: &Value) -> Vec<String> {
+    let input = format!(
+        "{}\n{}\n{batch}\n",
+        json!({"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":version,"capabilities":{},"clientInfo":{"name":"test","version":"1"}}}),
+        json!({"jsonrpc":"2.0","method":"notifications/initialized"}),
+    );
+    let output = tokio::task::spawn_blocking({
+        let mut command = home.command(&[]);
+        move || {
+            test_support::child::run(
+                &mut command,
+                input.as_bytes(),
+                std::time::Duration::from_secs(30),
+            )
+        }
+    })
+    .await
+    .unwrap();
+    let stdout = String::from_utf8(output.stdout).unwrap();
+    let lines: Vec<String> = stdout.lines().map(str::to_owned).collect();
+    let agreed: Value = serde_json::from_str(&lines[0]).unwrap();
+    assert_eq!(agreed["result"]["protocolVersion"], version, "{stdout}");
+    lines[1..].to_vec()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_batch_is_answered_in_one_array_under_2025_03_26_and_refused_otherwise() {
+    let home = GatewayHome::renamed(&[]).await;
+    let batch = json!([
+        {"jsonrpc":"2.0","id":"a","method":"ping"},
+        {"jsonrpc":"2.0","id":"b","method":"tools/call","params":{"name":"control_zwave_device","arguments":{"deviceName":"Switch One","action":"on"}}},
+        {"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"nobody"}},
+        {"hello":1},
+        {"jsonrpc":"2.0","id":2.5,"method":"ping"}
+    ]);
+    let lines = batch_after(&home, "2025-03-26", &batch).await;
+    assert_eq!(lines.len(), 1, "one line answers the batch: {lines:?}");
+    let replies: Vec<Value> = serde_json::from_str(&lines[0]).unwrap();
+    assert_eq!(replies.len(), 4, "{replies:?}");
+    let by_id = |id: Value| replies.iter().find(|reply| reply["id"] == id).cloned();
+    assert_eq!(
+        by_id(json!("a")),
+        Some(json!({"jsonrpc":"2.0","id":"a","result":{}}))
+    );
+    let switched = by_id(json!("b")).unwrap();
+    assert_eq!(switched["result"]["isError"], json!(false), "{switched}");
+    assert_eq!(by_id(json!(2.5)).unwrap()["error"]["code"], json!(-32600));
+    assert!(
+        replies.iter().any(|reply| reply
+            == &json!({"jsonrpc":"2.0","error":{"code":-32600,"message":"Invalid request"}})),
+        "{replies:?}"
+    );
+    assert_eq!(
+        home.writes(),
+        [("2-37-0-targetValue".to_owned(), json!(true))]
+    );
+
+    let lines = batch_after(&home, "2025-11-25", &batch).await;
+    assert_eq!(
+        lines,
+        [
+            r#"{"jsonrpc":"2.0","error":{"code":-32600,"message":"Invalid request: a batch (a JSON array of messages) is accepted only under MCP protocol version 2025-03-26; send one message per line"}}"#
+        ]
+    );
+    assert_eq!(home.writes().len(), 1, "nothing of the refused batch ran");
+    let lines = batch_after(&home, "2025-03-26", &json!([])).await;
+    assert_eq!(
+        lines,
+        [
+            r#"{"jsonrpc":"2.0","error":{"code":-32600,"message":"Invalid request: an empty batch"}}"#
+        ]
+    );
+}
