@@ -331,7 +331,14 @@ async fn read_stdout(
     }
 }
 
+/// A JSON-RPC 2.0 message, or a batch of them (a non-empty array: the answer to a batch).
 fn is_jsonrpc(message: &Value) -> bool {
+    if let Some(batch) = message.as_array() {
+        return !batch.is_empty()
+            && batch
+                .iter()
+                .all(|item| !item.is_array() && is_jsonrpc(item));
+    }
     message.get("jsonrpc") == Some(&json!("2.0"))
         && (message.get("method").is_some()
             || message.get("result").is_some()

@@ -24,7 +24,9 @@ pub(super) async fn check_unknown_method(session: &mut Session) -> Outcome {
     }
 }
 
-pub(super) async fn check_garbage(session: &mut Session, line: &str) -> Outcome {
+/// A line that is no request: JSON-RPC requires an error with `code` (-32700 for a line that
+/// is not JSON, -32600 for JSON that is no request) and id `null`.
+pub(super) async fn check_garbage(session: &mut Session, line: &str, code: i64) -> Outcome {
     if session.send_raw(line).await.is_err() {
         return (Verdict::Fail, "the server closed stdin".into());
     }
@@ -42,11 +44,20 @@ pub(super) async fn check_garbage(session: &mut Session, line: &str) -> Outcome 
             Verdict::Fail,
             format!("the session did not continue: ping got {}", show(&ping)),
         ),
-        (0, true) => (Verdict::Pass, "ignored; the session continued".into()),
-        (1, true) if replies[0].get("error").is_some() => (
-            Verdict::Pass,
+        (0, true) => (
+            Verdict::Warn,
             format!(
-                "answered one error ({}); the session continued",
+                "ignored; JSON-RPC 2.0 requires error {code} with id null, or a client waiting for an answer waits forever; the session continued"
+            ),
+        ),
+        (1, true) if error_code(&replies[0]) == Some(code) => (
+            Verdict::Pass,
+            format!("answered error {code}; the session continued"),
+        ),
+        (1, true) if replies[0].get("error").is_some() => (
+            Verdict::Warn,
+            format!(
+                "answered error {}; JSON-RPC 2.0 says {code}; the session continued",
                 error_code(&replies[0]).unwrap_or_default()
             ),
         ),

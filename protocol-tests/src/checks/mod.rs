@@ -7,7 +7,7 @@
 //! | `lifecycle` | `initialize` per version, `server/discover`, requests before `initialize`, `ping` |
 //! | `tools` | `tools/list`, an unknown tool, invalid arguments |
 //! | `errors` | an unknown method, malformed and non-object lines |
-//! | `robustness` | 32 concurrent requests, a 1 MiB argument, ignored notifications, cancellation |
+//! | `robustness` | 32 concurrent requests, an id reused in flight, a batch (2025-03-26), a 1 MiB argument, ignored notifications, cancellation |
 //! | `shutdown` | exit on stdin EOF |
 //! | `report` | [`Verdict`], [`CheckResult`], [`Report`] |
 
@@ -27,7 +27,10 @@ pub use report::{CheckResult, Report, Verdict};
 use crate::session::{Session, Violations};
 use errors::{check_garbage, check_unknown_method};
 use lifecycle::{check_before_initialize, check_discover, check_initialize, check_ping};
-use robustness::{check_big_argument, check_cancelled, check_concurrency, check_notifications};
+use robustness::{
+    check_batch, check_big_argument, check_cancelled, check_concurrency, check_duplicate_id,
+    check_notifications,
+};
 use shutdown::check_exit;
 use tools::{check_invalid_arguments, check_tools_list, check_unknown_tool};
 
@@ -92,6 +95,10 @@ pub async fn run(command: &[String]) -> Report {
         let (verdict, evidence) = check_before_initialize(&mut session).await;
         suite.record("requests before initialize", verdict, evidence);
     }
+    if let Some(mut session) = suite.session("batch under 2025-03-26") {
+        let (verdict, evidence) = check_batch(&mut session).await;
+        suite.record("batch under 2025-03-26", verdict, evidence);
+    }
     if let Some(mut session) = suite.session("session") {
         match session.initialize("2025-11-25").await {
             Some(response) if response.get("result").is_some() => {
@@ -152,13 +159,16 @@ async fn main_session(suite: &mut Suite, session: &mut Session) {
     let (verdict, evidence) = check_garbage(
         session,
         "{\"jsonrpc\": \"2.0\", \"id\": 9000, \"method\": \"ping\"",
+        -32700,
     )
     .await;
     suite.record("malformed JSON", verdict, evidence);
-    let (verdict, evidence) = check_garbage(session, "\"just a string\"").await;
+    let (verdict, evidence) = check_garbage(session, "\"just a string\"", -32600).await;
     suite.record("non-object line", verdict, evidence);
     let (verdict, evidence) = check_concurrency(session).await;
     suite.record("32 concurrent requests", verdict, evidence);
+    let (verdict, evidence) = check_duplicate_id(session).await;
+    suite.record("id reused in flight", verdict, evidence);
     let (verdict, evidence) = check_big_argument(session, &tools).await;
     suite.record("1 MiB argument", verdict, evidence);
     let (verdict, evidence) = check_notifications(session).await;

@@ -1,5 +1,6 @@
-//! Robustness: concurrent requests, a 1 MiB argument, notifications that must be ignored,
-//! `notifications/cancelled`.
+//! Robustness: concurrent requests, an id reused while its request is in flight, a batch
+//! under 2025-03-26 (the version that requires batches), a 1 MiB argument, notifications that
+//! must be ignored, `notifications/cancelled`.
 
 use std::time::Duration;
 
@@ -172,6 +173,99 @@ pub(super) async fn check_cancelled(session: &mut Session, tools: &[Value]) -> O
         (Some(_), true) => (
             Verdict::Warn,
             format!("the slow tool `{name}` still answered 2 s after its cancellation"),
+        ),
+    }
+}
+
+/// Two requests with one id, sent together: each must get an answer (the second may be an
+/// error), or a client that reused an id by mistake waits forever.
+pub(super) async fn check_duplicate_id(session: &mut Session) -> Outcome {
+    let id = 77_777;
+    let ping = json!({"jsonrpc": "2.0", "id": id, "method": "ping"}).to_string();
+    for _ in 0..2 {
+        if let Err(err) = session.send_raw(&ping).await {
+            return (Verdict::Fail, format!("could not send the request: {err}"));
+        }
+    }
+    let mut answers = Vec::new();
+    while let Some(answer) = session.response(id, Duration::from_secs(2)).await {
+        answers.push(answer);
+        if answers.len() == 2 {
+            break;
+        }
+    }
+    let errors = answers.iter().filter(|a| a.get("error").is_some()).count();
+    match answers.len() {
+        2 => (
+            Verdict::Pass,
+            format!("both requests with id {id} were answered ({errors} with an error)"),
+        ),
+        1 => (
+            Verdict::Warn,
+            format!(
+                "two requests with id {id} sent together got one answer: a client that reuses an id by mistake waits forever for the other (answer it with an error, e.g. -32600)"
+            ),
+        ),
+        _ => (
+            Verdict::Fail,
+            format!("neither of two requests with id {id} was answered within 2 s"),
+        ),
+    }
+}
+
+/// MCP 2025-03-26 requires servers to accept JSON-RPC batches: one array in, one array of the
+/// responses out.
+pub(super) async fn check_batch(session: &mut Session) -> Outcome {
+    let agreed = session
+        .initialize("2025-03-26")
+        .await
+        .and_then(|response| response.pointer("/result/protocolVersion").cloned());
+    if agreed != Some(json!("2025-03-26")) {
+        return (
+            Verdict::NotApplicable,
+            format!(
+                "the server did not agree on 2025-03-26 ({}), so it need not accept batches",
+                show(&agreed)
+            ),
+        );
+    }
+    let batch = json!([
+        {"jsonrpc": "2.0", "id": 801, "method": "ping"},
+        {"jsonrpc": "2.0", "id": 802, "method": "ping"},
+    ]);
+    if let Err(err) = session.send_raw(&batch.to_string()).await {
+        return (Verdict::Fail, format!("could not send the batch: {err}"));
+    }
+    let replies: Vec<Value> = session
+        .drain(Duration::from_secs(2))
+        .await
+        .into_iter()
+        .filter(|m| m.get("method").is_none())
+        .collect();
+    let ids = |reply: &Value| -> Vec<Value> {
+        reply
+            .as_array()
+            .map(|items| items.iter().map(|item| item["id"].clone()).collect())
+            .unwrap_or_default()
+    };
+    match replies.as_slice() {
+        [array] if array.is_array() => {
+            let mut got = ids(array);
+            got.sort_by_key(|id| id.as_i64());
+            if got == [json!(801), json!(802)] {
+                (Verdict::Pass, "a batch of two pings was answered with one array of both responses".into())
+            } else {
+                (Verdict::Fail, format!("the batch's array does not answer ids 801 and 802: {}", show(&Some(array.clone()))))
+            }
+        }
+        [] => (Verdict::Fail, "no answer to a batch of two pings within 2 s, although the server agreed on 2025-03-26, which requires batches".into()),
+        [one] if one.get("error").is_some() => (
+            Verdict::Fail,
+            format!("refused a batch although it agreed on 2025-03-26, which requires batches: {}", show(&Some(one.clone()))),
+        ),
+        several => (
+            Verdict::Fail,
+            format!("{} separate replies to a batch of two pings; JSON-RPC answers a batch with one array", several.len()),
         ),
     }
 }
