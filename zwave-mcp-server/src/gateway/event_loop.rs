@@ -10,6 +10,7 @@ use tracing::{debug, info, warn};
 use super::{
     ApiReply, Backoff, BrokerState,
     refresh::request_reload,
+    settings::MAX_PAYLOAD,
     shared::{Shared, now_ms, read, write},
     topics::{self, Route},
 };
@@ -27,9 +28,11 @@ pub(super) async fn run_event_loop(
             return;
         };
         match event {
-            Ok(Event::Incoming(Packet::ConnAck(_))) => {
-                failures = 0;
-                on_connected(&shared);
+            Ok(Event::Incoming(Packet::ConnAck(_))) => on_connected(&shared),
+            Ok(Event::Incoming(Packet::Publish(publish)))
+                if publish.payload.len() > MAX_PAYLOAD =>
+            {
+                warn!(topic = ?publish.topic, bytes = publish.payload.len(), max_bytes = MAX_PAYLOAD, retained = publish.retain, "dropped an incoming message too large to be Z-Wave JS UI's");
             }
             Ok(Event::Incoming(Packet::Publish(publish))) => {
                 on_publish(&shared, &publish.topic, &publish.payload, publish.retain);
@@ -46,7 +49,7 @@ pub(super) async fn run_event_loop(
                 // may go out later: its callers are told the connection was lost.
                 event_loop.clean();
                 event_loop.pending.clear();
-                let was_connected = {
+                let (was_connected, was_useful) = {
                     let mut state = write(&shared.state);
                     let was = state.broker == BrokerState::Connected;
                     state.broker = BrokerState::Down {
@@ -55,12 +58,19 @@ pub(super) async fn run_event_loop(
                     if was {
                         state.broker_down_since.get_or_insert_with(now_ms);
                     }
+                    let loaded = state.nodes_loaded;
                     state.nodes_loaded = false;
-                    was
+                    (was, was && loaded)
                 };
                 drop(gate);
                 shared.pending.fail_all();
                 shared.changes.send_modify(|version| *version += 1);
+                // Only a connection that got as far as loading the node list starts the
+                // backoff afresh: one dropped right after connecting (by something it is sent
+                // every time) keeps backing off.
+                if was_useful {
+                    failures = 0;
+                }
                 failures = failures.saturating_add(1);
                 let delay = backoff.after(failures);
                 if was_connected {

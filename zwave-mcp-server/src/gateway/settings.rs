@@ -49,7 +49,11 @@ impl MqttSettings {
     pub fn mqtt_options(&self, client_id: &str) -> MqttOptions {
         let mut options = MqttOptions::new(client_id, self.url.host.clone(), self.url.port);
         options.set_keep_alive(Duration::from_secs(30));
-        options.set_max_packet_size(16 * 1024 * 1024, 1024 * 1024);
+        // Incoming: MQTT's own maximum, so no message under the prefix can make rumqttc drop
+        // the connection (it cannot skip a packet over its limit: it would reconnect, get the
+        // same retained message, and drop again, for good). What is too big to be one of Z-Wave
+        // JS UI's messages is dropped when it arrives (`MAX_PAYLOAD`).
+        options.set_max_packet_size(MQTT_MAX_PACKET, 1024 * 1024);
         if let Some(username) = &self.username {
             let password = self
                 .password
@@ -77,6 +81,13 @@ impl MqttSettings {
         )
     }
 }
+
+/// The largest packet MQTT can carry (its remaining length's maximum, plus the fixed header).
+pub const MQTT_MAX_PACKET: usize = 268_435_455 + 5;
+
+/// The largest incoming payload taken; larger ones are dropped and logged. A full network's
+/// `getNodes` reply is some 5 MB.
+pub const MAX_PAYLOAD: usize = 16 * 1024 * 1024;
 
 /// How the MQTT connection is retried: 250 ms after the first failure, doubling to 10 s, each
 /// wait cut by up to a quarter at random so that servers that lost the broker together (it

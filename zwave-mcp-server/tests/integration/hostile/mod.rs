@@ -3,6 +3,7 @@
 //! of every API request it received as the witness of what was written.
 
 mod bound;
+mod broker;
 mod late;
 mod names;
 mod protocol;
@@ -19,7 +20,7 @@ use zwave_mcp_server::{
     sim::{EmbeddedBroker, SimControl, SimOptions},
 };
 
-const BIN: &str = env!("CARGO_BIN_EXE_zwave-mcp-server");
+pub const BIN: &str = env!("CARGO_BIN_EXE_zwave-mcp-server");
 
 /// A home the binary is pointed at: a broker and a simulated gateway that records requests.
 pub struct GatewayHome {
