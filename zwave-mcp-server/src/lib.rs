@@ -90,6 +90,18 @@ async fn serve(config: Config) -> anyhow::Result<()> {
         ),
         None => (Gateway::connect(settings, gateway::RECONNECT_BACKOFF), None),
     };
+    let audit = devices::RuleAudit::new(exposure.clone());
+    if audit.has_rules() {
+        let audit = std::sync::Mutex::new(audit);
+        gateway.on_nodes_loaded(move |nodes| {
+            let mut audit = audit
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner);
+            for warning in audit.check(nodes.values()) {
+                tracing::warn!("{warning}");
+            }
+        });
+    }
     let server = ZwaveServer::new(gateway, config.confirm_timeout).with_exposure(exposure);
     let (reader, writer) = io;
     let transport = mcp::bounded::Bounded::new(

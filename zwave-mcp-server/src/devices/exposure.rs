@@ -7,7 +7,7 @@
 //! does. It is controllable when it is readable, the server is not read-only, the control allow
 //! list is empty or names it, and no control deny rule does. Deny wins over allow.
 
-use std::{fmt, path::Path, str::FromStr};
+use std::{collections::BTreeSet, fmt, path::Path, str::FromStr};
 
 use serde::Deserialize;
 
@@ -72,7 +72,7 @@ impl fmt::Display for Rule {
 }
 
 impl Rule {
-    fn matches(&self, node: &NodeInfo) -> bool {
+    pub(crate) fn matches(&self, node: &NodeInfo) -> bool {
         match self {
             Self::Node(id) => node.id == *id,
             Self::Location(loc) => normalize(&node.loc) == *loc,
@@ -145,6 +145,94 @@ impl Exposure {
         self.control.allow.extend(parse(file.control.allow)?);
         self.control.deny.extend(parse(file.control.deny)?);
         Ok(())
+    }
+}
+
+/// Watches what the owner's rules match from one node list to the next, so that a rule that
+/// means nothing (a typo) or that a rename in Z-Wave JS UI moved onto other devices is said,
+/// not silently obeyed.
+#[derive(Debug)]
+pub struct RuleAudit {
+    exposure: Exposure,
+    /// What each rule matched in the last list: by list and rule, the device ids.
+    last: Option<Vec<BTreeSet<NodeId>>>,
+}
+
+impl RuleAudit {
+    /// An audit of `exposure`'s rules.
+    pub fn new(exposure: Exposure) -> Self {
+        Self {
+            exposure,
+            last: None,
+        }
+    }
+
+    /// Whether there is anything to audit.
+    pub fn has_rules(&self) -> bool {
+        self.rules().next().is_some()
+    }
+
+    fn rules(&self) -> impl Iterator<Item = (&'static str, &Rule)> {
+        let lists = [
+            ("read allow", &self.exposure.read.allow),
+            ("read deny", &self.exposure.read.deny),
+            ("control allow", &self.exposure.control.allow),
+            ("control deny", &self.exposure.control.deny),
+        ];
+        lists
+            .into_iter()
+            .flat_map(|(list, rules)| rules.iter().map(move |rule| (list, rule)))
+    }
+
+    /// Checks a freshly loaded node list: what to warn the owner about, in words.
+    pub fn check<'a>(&mut self, devices: impl IntoIterator<Item = &'a NodeInfo>) -> Vec<String> {
+        let devices: Vec<&NodeInfo> = devices
+            .into_iter()
+            .filter(|node| super::is_device(node))
+            .collect();
+        let named = |id: &NodeId| {
+            devices
+                .iter()
+                .find(|node| node.id == *id)
+                .map_or_else(|| format!("node {id}"), |node| super::describe(node))
+        };
+        let matched: Vec<BTreeSet<NodeId>> = self
+            .rules()
+            .map(|(_, rule)| {
+                devices
+                    .iter()
+                    .filter(|node| rule.matches(node))
+                    .map(|node| node.id)
+                    .collect()
+            })
+            .collect();
+        let mut warnings = Vec::new();
+        for (at, (list, rule)) in self.rules().enumerate() {
+            let now = &matched[at];
+            if now.is_empty() {
+                warnings.push(format!(
+                    "exposure rule \"{list} {rule}\" matches no device: check it against list_zwave_devices, or name the device by node:<id>"
+                ));
+            }
+            if let Some(before) = self.last.as_ref().and_then(|last| last.get(at))
+                && before != now
+            {
+                let show = |ids: Vec<&NodeId>| {
+                    if ids.is_empty() {
+                        "nothing".to_owned()
+                    } else {
+                        ids.into_iter().map(&named).collect::<Vec<_>>().join(", ")
+                    }
+                };
+                warnings.push(format!(
+                    "exposure rule \"{list} {rule}\" now also matches {} and no longer {}: a device was renamed, moved, added or removed in Z-Wave JS UI; check that the rule still means what you meant (node:<id> rules do not move)",
+                    show(now.difference(before).collect()),
+                    show(before.difference(now).collect()),
+                ));
+            }
+        }
+        self.last = Some(matched);
+        warnings
     }
 }
 
@@ -250,6 +338,49 @@ mod tests {
             );
         }
         assert!(exposure.can_read(&node(9, "Front Door", "")));
+    }
+
+    #[test]
+    fn rules_that_match_nothing_or_move_with_a_rename_are_reported() {
+        let sensor = |id: u16, name: &str, loc: &str| {
+            serde_json::from_value::<NodeInfo>(serde_json::json!({
+                "id": id, "name": name, "loc": loc,
+                "values": {"37-0-currentValue": {"commandClass": 37, "property": "currentValue", "value": false}}
+            }))
+            .unwrap()
+        };
+        let exposure = Exposure {
+            read: Rules {
+                allow: vec![],
+                deny: rules(&["name:Front Door Lock", "node:40", "location:Garage"]),
+            },
+            ..Exposure::default()
+        };
+        let mut audit = RuleAudit::new(exposure);
+        assert!(audit.has_rules());
+        let before = [
+            sensor(2, "Front Door Lock", "Porch"),
+            sensor(3, "Side Door", "Garage"),
+        ];
+        assert_eq!(
+            audit.check(&before),
+            [
+                "exposure rule \"read deny node:40\" matches no device: check it against list_zwave_devices, or name the device by node:<id>"
+            ]
+        );
+        // The lock renamed, another device given its old name.
+        let after = [
+            sensor(2, "Front Door Deadbolt", "Porch"),
+            sensor(3, "Front Door Lock", "Garage"),
+        ];
+        assert_eq!(
+            audit.check(&after),
+            [
+                "exposure rule \"read deny name:front door lock\" now also matches \"Front Door Lock\" (node 3, Garage) and no longer \"Front Door Deadbolt\" (node 2, Porch): a device was renamed, moved, added or removed in Z-Wave JS UI; check that the rule still means what you meant (node:<id> rules do not move)",
+                "exposure rule \"read deny node:40\" matches no device: check it against list_zwave_devices, or name the device by node:<id>",
+            ]
+        );
+        assert!(!RuleAudit::new(Exposure::default()).has_rules());
     }
 
     #[test]

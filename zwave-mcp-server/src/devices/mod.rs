@@ -20,7 +20,7 @@ mod readings;
 mod state;
 
 pub use action::{Action, ActionError, Expect, WritePlan, plan};
-pub use exposure::{Exposure, Rule, RuleError, Rules};
+pub use exposure::{Exposure, Rule, RuleAudit, RuleError, Rules};
 pub(crate) use kind::cc;
 pub use kind::{DeviceKind, find_value};
 pub use names::{Directory, MAX_NAME_CHARS, Purpose, ResolveError, describe, resolve};

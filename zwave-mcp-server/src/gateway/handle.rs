@@ -68,6 +68,7 @@ impl Gateway {
                 driver_down_since: None,
             }),
             topics: RwLock::new(TopicIndex::default()),
+            on_load: RwLock::new(None),
             changes: watch::Sender::new(0),
             refresh_lock: tokio::sync::Mutex::new(()),
             send_gate: std::sync::Mutex::new(()),
@@ -104,6 +105,12 @@ impl Gateway {
     /// Whether cached states may be out of date (a link to the devices is down), since when.
     pub fn staleness(&self) -> Option<Stale> {
         read(&self.shared.state).stale()
+    }
+
+    /// Calls `hook` with every node list loaded from the gateway, from then on (one hook: a
+    /// second call replaces the first). It runs on the loading task: keep it short.
+    pub fn on_nodes_loaded(&self, hook: impl Fn(&Nodes) + Send + Sync + 'static) {
+        *super::shared::write(&self.shared.on_load) = Some(Box::new(hook));
     }
 
     /// Whether any node is known (from a `getNodes` now or before a disconnection).

@@ -51,6 +51,9 @@ pub(super) async fn refresh_nodes(
             state.nodes_loaded = true;
             state.refresh_error = None;
             drop(state);
+            if let Some(hook) = read(&shared.on_load).as_ref() {
+                hook(&read(&shared.state).nodes);
+            }
             shared.changes.send_modify(|version| *version += 1);
             Ok(())
         }

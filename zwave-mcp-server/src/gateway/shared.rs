@@ -33,7 +33,14 @@ pub(super) struct Shared {
     pub(super) send_gate: std::sync::Mutex<()>,
     /// Background node-list reloads, coalesced.
     pub(super) reloads: ReloadRequests,
+    /// Called with every node list loaded from the gateway ([`Gateway::on_nodes_loaded`]).
+    ///
+    /// [`Gateway::on_nodes_loaded`]: super::Gateway::on_nodes_loaded
+    pub(super) on_load: RwLock<Option<NodesLoaded>>,
 }
+
+/// What is told of every node list loaded.
+pub(super) type NodesLoaded = Box<dyn Fn(&super::Nodes) + Send + Sync>;
 
 /// Background reload requests, coalesced.
 /// Invariant: at most one reload task runs (`running`); a request made while it runs sets

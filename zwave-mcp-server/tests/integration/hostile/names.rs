@@ -205,3 +205,50 @@ async fn on_at_level_0_is_refused_not_turned_into_off() {
     );
     assert_eq!(home.writes(), []);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn rules_that_match_nothing_or_move_with_a_rename_are_logged_on_every_load() {
+    let home = GatewayHome::renamed(&[]).await;
+    let mut server = test_support::child::Live::start(&mut home.command(&[
+        "--read-deny",
+        "name:Garage Light",
+        "--control-deny",
+        "name:Front Door Lock",
+    ]));
+    server.send(super::lines(&super::session(&[("list_zwave_devices", json!({}))])).as_bytes());
+    let sim = home.sim.clone();
+    let loads = move || {
+        sim.received()
+            .iter()
+            .filter(|r| r.api == "getNodes")
+            .count()
+    };
+    assert!(crate::harness::eventually(std::time::Duration::from_secs(10), || loads() >= 1).await);
+    // The owner renames the garage light, and gives its old name to the kitchen switch.
+    home.sim.rename_node(7, "Garage Lamp", "Garage").await;
+    home.sim.rename_node(2, "Garage Light", "Kitchen").await;
+    // A name the old list does not know: the server reloads the list before answering.
+    server.send(
+        format!(
+            "{}\n",
+            json!({"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"get_device_status","arguments":{"deviceName":"Garage Lamp"}}})
+        )
+        .as_bytes(),
+    );
+    let output = server.finish(std::time::Duration::from_secs(30));
+    assert!(
+        !super::answer(&output, 3).0,
+        "{}",
+        super::answer(&output, 3).1
+    );
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        stderr.contains("exposure rule \"control deny name:front door lock\" matches no device: check it against list_zwave_devices, or name the device by node:<id>"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("exposure rule \"read deny name:garage light\" now also matches \"Garage Light\" (node 2, Kitchen) and no longer \"Garage Lamp\" (node 7, Garage)")
+            || stderr.contains("exposure rule \"read deny name:garage light\" now also matches nothing and no longer \"Garage Lamp\" (node 7, Garage)"),
+        "{stderr}"
+    );
+}
