@@ -105,6 +105,9 @@ pub fn init(level: &str, log_dir: Option<&Path>) -> Result<LogGuard, LoggingErro
         Ok(text) if !text.trim().is_empty() => text,
         // The embedded broker (demo, tests) logs every client disconnect as an error; problems
         // that matter surface as connection errors of our own client. RUST_LOG re-enables it.
+        // rmcp logs every session's start (the client's whole initialize request) and every
+        // notification at info: below our own lines, unless the level asks for debug.
+        _ if is_at_most_info(level) => format!("{level},rumqttd=off,rmcp=warn"),
         _ => format!("{level},rumqttd=off"),
     };
     let filter = |text: &str| {
@@ -154,6 +157,14 @@ pub fn init(level: &str, log_dir: Option<&Path>) -> Result<LogGuard, LoggingErro
         dropped,
         _writers: writers,
     })
+}
+
+/// Whether `level` is a plain level no more verbose than info (`info`, `WARN`, `off`…).
+fn is_at_most_info(level: &str) -> bool {
+    matches!(
+        level.trim().to_ascii_lowercase().as_str(),
+        "info" | "warn" | "error" | "off"
+    )
 }
 
 /// Creates `dir` (0700) if needed, and makes every file this process creates from now on its

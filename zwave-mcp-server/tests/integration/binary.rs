@@ -456,6 +456,64 @@ fn simulate_mode_serves_the_demo_home_on_any_broker() {
     });
 }
 
+/// The level and message of a log line: without its time, spans and target (every target
+/// must be this crate's).
+fn log_message(line: &str) -> (&str, &str) {
+    let rest = line
+        .split_once(' ')
+        .map_or("", |(_, rest)| rest.trim_start());
+    let (level, rest) = rest.split_once(' ').unwrap_or_default();
+    let at = rest
+        .find("zwave_mcp_server")
+        .unwrap_or_else(|| panic!("a line of another crate: {line}"));
+    let message = rest[at..]
+        .split_once(": ")
+        .map_or("", |(_, message)| message);
+    (level, message)
+}
+
+#[test]
+fn the_default_log_of_a_short_session_is_ours_line_by_line() {
+    let output = run(
+        &["--demo"],
+        &session(&[(
+            "control_zwave_device",
+            json!({"deviceName": "Switch One", "action": "on"}),
+        )]),
+    );
+    assert!(output.status.success());
+    let stderr = String::from_utf8(output.stderr).unwrap();
+    let mut messages: Vec<(&str, &str)> = stderr.lines().map(log_message).collect();
+    // The simulator's own start and ours run side by side: compare them as a set.
+    messages.sort_unstable();
+    let mut expected = [
+        ("INFO", "starting broker=mqtt://"),
+        ("INFO", "simulated gateway connected gateway=zwave-js-ui"),
+        ("INFO", "demo home ready"),
+        ("INFO", "connected to the mqtt broker filter=zwave/#"),
+        ("INFO", "z-wave driver status ready=Some(true)"),
+        (
+            "INFO",
+            "gateway status online=Some(true) gateway=zwave-js-ui",
+        ),
+        ("INFO", "node list loaded nodes=8 paths=26 tails=30"),
+        (
+            "INFO",
+            "writing value device=\"Switch One\" node=2 action=on value=true",
+        ),
+        ("INFO", "MCP session ended reason=Closed"),
+    ];
+    expected.sort_unstable();
+    assert_eq!(messages.len(), expected.len(), "{stderr}");
+    for ((level, message), (want_level, want)) in messages.iter().zip(expected) {
+        assert_eq!(*level, want_level, "{stderr}");
+        assert!(
+            message.starts_with(want),
+            "{message:?} is not {want:?}:\n{stderr}"
+        );
+    }
+}
+
 #[test]
 fn log_dir_gets_a_daily_file_with_the_same_logs() {
     let dir = test_support::mosquitto::ScratchDir::new();
