@@ -107,7 +107,7 @@ pub fn init(level: &str, log_dir: Option<&Path>) -> Result<LogGuard, LoggingErro
         // that matter surface as connection errors of our own client. RUST_LOG re-enables it.
         // rmcp logs every session's start (the client's whole initialize request) and every
         // notification at info: below our own lines, unless the level asks for debug.
-        _ if is_at_most_info(level) => format!("{level},rumqttd=off,rmcp=warn"),
+        _ if level.trim().eq_ignore_ascii_case("info") => format!("{level},rumqttd=off,rmcp=warn"),
         _ => format!("{level},rumqttd=off"),
     };
     let filter = |text: &str| {
@@ -157,14 +157,6 @@ pub fn init(level: &str, log_dir: Option<&Path>) -> Result<LogGuard, LoggingErro
         dropped,
         _writers: writers,
     })
-}
-
-/// Whether `level` is a plain level no more verbose than info (`info`, `WARN`, `off`…).
-fn is_at_most_info(level: &str) -> bool {
-    matches!(
-        level.trim().to_ascii_lowercase().as_str(),
-        "info" | "warn" | "error" | "off"
-    )
 }
 
 /// Creates `dir` (0700) if needed, and makes every file this process creates from now on its

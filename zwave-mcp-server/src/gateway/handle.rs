@@ -14,7 +14,7 @@ use tracing::{Instrument, info_span};
 use super::{
     Backoff, BrokerState, GatewayError, HomeState, MqttSettings, NodeId, NodeInfo, Nodes,
     PendingRequests, Stale, ValueId, call, event_loop, refresh,
-    shared::{CLIENT_QUEUE, ReloadRequests, Shared, read, store_value},
+    shared::{CLIENT_QUEUE, MISS_RELOAD_FLOOR, ReloadRequests, Shared, read, store_value},
     topics::TopicIndex,
     write_status_name,
 };
@@ -69,6 +69,7 @@ impl Gateway {
             }),
             topics: RwLock::new(TopicIndex::default()),
             on_load: RwLock::new(None),
+            last_miss_reload: std::sync::Mutex::new(None),
             changes: watch::Sender::new(0),
             refresh_lock: tokio::sync::Mutex::new(()),
             send_gate: std::sync::Mutex::new(()),
@@ -142,6 +143,31 @@ impl Gateway {
     /// The error of the `getNodes` call.
     pub async fn refresh_nodes(&self) -> Result<(), GatewayError> {
         refresh::refresh_nodes(&self.shared, false).await
+    }
+
+    /// Reloads the node list because a name was not found in it (the device may be new or
+    /// renamed), unless such a reload started less than [`MISS_RELOAD_FLOOR`] ago: a model
+    /// that loops on a wrong name must not make the server hammer the gateway. Returns
+    /// whether it reloaded.
+    ///
+    /// # Errors
+    /// The error of the `getNodes` call.
+    pub async fn refresh_nodes_after_miss(&self) -> Result<bool, GatewayError> {
+        {
+            let mut last = self
+                .shared
+                .last_miss_reload
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner);
+            let now = std::time::Instant::now();
+            if last.is_some_and(|at| now.duration_since(at) < MISS_RELOAD_FLOOR) {
+                return Ok(false);
+            }
+            *last = Some(now);
+        }
+        refresh::refresh_nodes(&self.shared, false)
+            .await
+            .map(|()| true)
     }
 
     /// Calls a Z-Wave JS UI API and returns its `result` (`Null` when it has none).

@@ -46,7 +46,7 @@ pub use handle::Gateway;
 pub use node_id::NodeId;
 pub use nodes::{NodeInfo, NodeStatus, Nodes, Revision, parse_nodes, parse_nodes_raw};
 pub use settings::{MqttSettings, RECONNECT_BACKOFF, Secret};
-pub use shared::now_ms;
+pub use shared::{MISS_RELOAD_FLOOR, now_ms};
 pub use state::{BrokerState, HomeState, Stale, StaleCause};
 pub use url::MqttUrl;
 pub use values::{Property, ValueId, ValueInfo, ValueKey};

@@ -37,7 +37,12 @@ pub(super) struct Shared {
     ///
     /// [`Gateway::on_nodes_loaded`]: super::Gateway::on_nodes_loaded
     pub(super) on_load: RwLock<Option<NodesLoaded>>,
+    /// When a reload for a name not found last started.
+    pub(super) last_miss_reload: std::sync::Mutex<Option<std::time::Instant>>,
 }
+
+/// The least time between two reloads of the node list for names not found in it.
+pub const MISS_RELOAD_FLOOR: std::time::Duration = std::time::Duration::from_secs(5);
 
 /// What is told of every node list loaded.
 pub(super) type NodesLoaded = Box<dyn Fn(&super::Nodes) + Send + Sync>;

@@ -333,7 +333,8 @@ impl ZwaveServer {
     }
 
     /// Resolves a device name against the current node list; on no match, reloads the node
-    /// list once (the device may be new or renamed) and tries again. Returns a copy of it.
+    /// list (the device may be new or renamed; at most once per `MISS_RELOAD_FLOOR`) and
+    /// tries again. Returns a copy of it.
     async fn find_device(&self, query: &str, purpose: Purpose) -> Result<NodeInfo, ToolError> {
         self.find_device_with(query, purpose, NodeInfo::clone).await
     }
@@ -371,10 +372,11 @@ impl ZwaveServer {
         };
         let mut resolved = resolve();
         if matches!(resolved, Err(ResolveError::NotFound { .. })) {
-            if let Err(err) = self.gateway.refresh_nodes().await {
-                warn!(error = %err, "reloading the node list failed");
+            match self.gateway.refresh_nodes_after_miss().await {
+                Ok(true) => resolved = resolve(),
+                Ok(false) => {}
+                Err(err) => warn!(error = %err, "reloading the node list failed"),
             }
-            resolved = resolve();
         }
         let (found, controllable) = resolved?;
         if purpose == Purpose::Control && !controllable {

@@ -252,3 +252,51 @@ async fn rules_that_match_nothing_or_move_with_a_rename_are_logged_on_every_load
         "{stderr}"
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_thousand_unknown_names_cost_the_gateway_a_handful_of_node_list_loads() {
+    let home = GatewayHome::renamed(&[]).await;
+    let calls: Vec<(&str, serde_json::Value)> = (0..1_000)
+        .map(|n| {
+            if n % 2 == 0 {
+                (
+                    "get_device_status",
+                    json!({"deviceName": "Kitchen Toaster"}),
+                )
+            } else {
+                (
+                    "control_zwave_device",
+                    json!({"deviceName": "Kitchen Toaster", "action": "on"}),
+                )
+            }
+        })
+        .collect();
+    let started = std::time::Instant::now();
+    let output = home.run(&[], &calls).await;
+    let floors =
+        started.elapsed().as_secs() / zwave_mcp_server::gateway::MISS_RELOAD_FLOOR.as_secs();
+    for id in 2..1_002_u64 {
+        let (error, text) = answer(&output, id);
+        assert!(
+            error && text.starts_with("no Z-Wave device matches \"Kitchen Toaster\""),
+            "{text}"
+        );
+    }
+    let loads = home
+        .sim
+        .received()
+        .iter()
+        .filter(|r| r.api == "getNodes")
+        .count();
+    // The first load, then at most one per 5 s for names not found.
+    let most = 2 + usize::try_from(floors).unwrap();
+    assert!(
+        loads <= most,
+        "{loads} getNodes for 1,000 unknown names in {:?}",
+        started.elapsed()
+    );
+    assert!(
+        loads >= 2,
+        "a name not found reloads the list once: {loads}"
+    );
+}
