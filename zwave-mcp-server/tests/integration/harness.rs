@@ -28,10 +28,13 @@ pub fn fixture_json(name: &str) -> Value {
 /// Logs to stderr at the level in `TEST_LOG` (default: off), once per test binary.
 pub fn init_logging() {
     let level = std::env::var("TEST_LOG").unwrap_or_else(|_| "off".into());
-    static GUARD: std::sync::OnceLock<Option<zwave_mcp_server::logging::LogGuard>> =
-        std::sync::OnceLock::new();
-    // Kept for the test binary's life: dropping it would stop the writer thread.
-    GUARD.get_or_init(|| zwave_mcp_server::logging::init(&level, None).ok());
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(|| {
+        // Kept for the test binary's life: dropping it would stop the writer thread.
+        if let Ok(guard) = zwave_mcp_server::logging::init(&level, None) {
+            std::mem::forget(guard);
+        }
+    });
 }
 
 /// Reconnection backoff short enough for tests.
@@ -98,6 +101,11 @@ impl Home {
     ) -> Self {
         init_logging();
         let broker = EmbeddedBroker::start().unwrap();
+        // The real driver's order of events, with its delays shortened.
+        let options = SimOptions {
+            reports: zwave_mcp_server::sim::ReportDelays::FAST,
+            ..options
+        };
         let sim = SimControl::start_with(&MqttSettings::new(broker.url()), options.clone(), nodes);
         sim.wait_ready(Duration::from_secs(5)).await.unwrap();
         let mut settings = settings_for(broker.url(), api_timeout);
