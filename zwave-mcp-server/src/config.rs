@@ -83,8 +83,10 @@ pub struct Config {
     #[arg(long, env = "ZWAVE_MCP_API_TIMEOUT", default_value = "5s", value_parser = parse_duration)]
     pub api_timeout: Duration,
 
-    /// How long to wait for a switched device to report its new state (0s: do not wait).
-    #[arg(long, env = "ZWAVE_MCP_CONFIRM_TIMEOUT", default_value = "3s", value_parser = parse_duration)]
+    /// How long a switching command waits for the device's own report of its new state
+    /// (0s: answer once the gateway acknowledged it; reads say later what became of it). Real
+    /// devices report about 1 s (switches) or 5 s (dimmers) after the command.
+    #[arg(long, env = "ZWAVE_MCP_CONFIRM_TIMEOUT", default_value = "0s", value_parser = parse_duration)]
     pub confirm_timeout: Duration,
 
     /// Log filter for stderr and the log file (RUST_LOG syntax; RUST_LOG wins when set).
@@ -178,6 +180,14 @@ pub enum Command {
         #[arg(long, value_name = "PER_SECOND",
               value_parser = clap::value_parser!(u32).range(1..=i64::from(crate::sim::MAX_STORM_RATE)))]
         storm: Option<u32>,
+        /// Nodes that acknowledge every Set and ignore it, as a stuck relay or a dead bulb
+        /// behind a live module does (repeat, or comma-separated).
+        #[arg(long, value_name = "NODE", value_delimiter = ',')]
+        stuck: Vec<u16>,
+        /// Nodes with Supervision: a Set is answered 255 once the device did it (repeat, or
+        /// comma-separated).
+        #[arg(long, value_name = "NODE", value_delimiter = ',')]
+        supervised: Vec<u16>,
     },
 }
 

@@ -52,7 +52,15 @@ pub async fn run(config: Config) -> anyhow::Result<()> {
             payload_type,
             nodes,
             storm,
-        }) => simulate(&config, topic_type, payload_type, nodes, storm).await,
+            ref stuck,
+            ref supervised,
+        }) => {
+            let devices = SimDevices {
+                stuck: stuck.clone(),
+                supervised: supervised.clone(),
+            };
+            simulate(&config, topic_type, payload_type, nodes, storm, devices).await
+        }
         None => serve(config).await,
     }
 }
@@ -192,12 +200,19 @@ async fn start_storm(simulator: &sim::SimControl, rate: u32) -> anyhow::Result<s
     )
 }
 
+/// How `simulate`'s devices behave beyond the home's defaults.
+struct SimDevices {
+    stuck: Vec<u16>,
+    supervised: Vec<u16>,
+}
+
 async fn simulate(
     config: &Config,
     topic_type: sim::TopicType,
     payload_type: sim::PayloadType,
     nodes: Option<u16>,
     storm: Option<u32>,
+    devices: SimDevices,
 ) -> anyhow::Result<()> {
     let options = sim::SimOptions {
         prefix: config.topic_prefix.clone(),
@@ -207,9 +222,16 @@ async fn simulate(
             ..sim::TopicSettings::default()
         },
         payload: payload_type,
+        reports: sim::ReportDelays::default(),
     };
     let broker = config.mqtt()?;
     let simulator = sim::SimControl::start_with(&broker, options, home(nodes));
+    for node in devices.stuck {
+        simulator.set_stuck(node, true);
+    }
+    for node in devices.supervised {
+        simulator.set_supervised(node, true);
+    }
     tracing::info!(broker = %config.mqtt_url, "simulated gateway running; Ctrl-C stops it");
     let _storm = match storm {
         Some(rate) => Some(start_storm(&simulator, rate).await?),

@@ -178,6 +178,16 @@ fn on_publish(shared: &Arc<Shared>, topic: &str, payload: &[u8], retained: bool)
     match route {
         Some(Route::Value(target)) => {
             let value = topics::decode_value(payload);
+            let echo = shared
+                .writes_in_flight
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner)
+                .iter()
+                .any(|write| write.echoes(target.node, &target.key, value.as_ref()));
+            if echo {
+                debug!(node = %target.node, key = %target.key, "not storing zwave-js's optimistic echo of a write: it is not the device's report");
+                return;
+            }
             let stored =
                 write(&shared.state)
                     .nodes

@@ -14,7 +14,9 @@ use tracing::{Instrument, info_span};
 use super::{
     Backoff, BrokerState, GatewayError, HomeState, MqttSettings, NodeId, NodeInfo, Nodes,
     PendingRequests, Stale, ValueId, call, event_loop, refresh,
-    shared::{CLIENT_QUEUE, MISS_RELOAD_FLOOR, ReloadRequests, Shared, read, store_value},
+    shared::{
+        CLIENT_QUEUE, InFlightWrite, MISS_RELOAD_FLOOR, ReloadRequests, Shared, read, store_value,
+    },
     topics::TopicIndex,
     write_status_name,
 };
@@ -70,6 +72,7 @@ impl Gateway {
             topics: RwLock::new(TopicIndex::default()),
             on_load: RwLock::new(None),
             last_miss_reload: std::sync::Mutex::new(None),
+            writes_in_flight: std::sync::Mutex::new(Vec::new()),
             changes: watch::Sender::new(0),
             refresh_lock: tokio::sync::Mutex::new(()),
             send_gate: std::sync::Mutex::new(()),
@@ -179,14 +182,35 @@ impl Gateway {
         call::call(&self.shared, api, args).await
     }
 
-    /// Writes a value with `writeValue` and checks `result.status` (254/255 mean success).
+    /// Writes a value with `writeValue` and checks `result.status`: 255 (a supervised Set
+    /// succeeded: the device did it), 254 (sent; the device only acknowledged it) and 1 (a
+    /// supervised Set is under way) are successes.
+    ///
+    /// While the write waits for its reply, zwave-js's optimistic echo of it (the new value,
+    /// published before the reply) is not stored: the cache keeps what the device itself last
+    /// reported. A supervised success is the device's own word: its value is stored then.
     ///
     /// # Errors
     /// [`GatewayError::WriteFailed`] with the status named when the device did not take it.
     pub async fn write_value(&self, value_id: &ValueId, value: Value) -> Result<i64, GatewayError> {
+        let in_flight = value_id.current_key().map(|current_key| InFlightWrite {
+            node: value_id.node_id,
+            current_key,
+            value: value.clone(),
+        });
+        if let Some(write) = &in_flight {
+            lock_writes(&self.shared).push(write.clone());
+        }
         let result = self
             .call("writeValue", vec![value_id.to_json(), value.clone()])
-            .await?;
+            .await;
+        if let Some(write) = &in_flight {
+            let mut writes = lock_writes(&self.shared);
+            if let Some(at) = writes.iter().position(|w| w == write) {
+                writes.swap_remove(at);
+            }
+        }
+        let result = result?;
         // writeValue answers success:true even when the write failed: the truth is the status.
         let status = result
             .get("status")
@@ -195,7 +219,12 @@ impl Gateway {
                 api: "writeValue",
                 reason: format!("no result.status in {result}"),
             })?;
-        if status == 254 || status == 255 {
+        if status == 255
+            && let Some(write) = &in_flight
+        {
+            store_value(&self.shared, write.node, &write.current_key, value.clone());
+        }
+        if matches!(status, 1 | 254 | 255) {
             Ok(status)
         } else {
             if status == 2 {
@@ -245,17 +274,16 @@ impl Gateway {
             .and_then(|v| v.value.clone())
     }
 
-    /// Waits until the device reports a value `key` of `node` that satisfies `accept`, in a
-    /// report received after `since` (a write's send time), at most `timeout`. A cached value
-    /// from before `since` never counts, even when it already equals the target: it proves
-    /// nothing about the write. Returns the accepted value, or `None` when the time ran out.
+    /// Waits for the device's next report of value `key` of `node` received after `since` (a
+    /// write's acknowledgement), at most `timeout`. A cached value from before `since` never
+    /// counts, even when it already equals the target: it proves nothing about the write.
+    /// Returns the reported value, or `None` when the time ran out.
     pub async fn wait_for_report(
         &self,
         node: NodeId,
         key: &str,
         since: std::time::Instant,
         timeout: Duration,
-        accept: impl Fn(&Value) -> bool,
     ) -> Option<Value> {
         let mut changes = self.shared.changes.subscribe();
         let deadline = tokio::time::Instant::now() + timeout;
@@ -265,9 +293,9 @@ impl Gateway {
                 .get(&node)
                 .and_then(|n| n.values.get(key))
                 .filter(|v| v.seen_at.is_some_and(|at| at > since))
-                .and_then(|v| v.value.clone());
-            if let Some(value) = reported.filter(|value| accept(value)) {
-                return Some(value);
+                .map(|v| v.value.clone().unwrap_or(Value::Null));
+            if reported.is_some() {
+                return reported;
             }
             match tokio::time::timeout_at(deadline, changes.changed()).await {
                 Ok(Ok(())) => {}
@@ -275,4 +303,11 @@ impl Gateway {
             }
         }
     }
+}
+
+fn lock_writes(shared: &Shared) -> std::sync::MutexGuard<'_, Vec<InFlightWrite>> {
+    shared
+        .writes_in_flight
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
 }

@@ -39,6 +39,37 @@ pub(super) struct Shared {
     pub(super) on_load: RwLock<Option<NodesLoaded>>,
     /// When a reload for a name not found last started.
     pub(super) last_miss_reload: std::sync::Mutex<Option<std::time::Instant>>,
+    /// Writes sent whose API reply has not come yet: zwave-js's optimistic echo of each (its
+    /// own cache, updated the moment the Set is acknowledged, published before the reply)
+    /// is not the device's report and is kept out of the cache.
+    pub(super) writes_in_flight: std::sync::Mutex<Vec<InFlightWrite>>,
+}
+
+/// A write whose API reply has not come yet.
+#[derive(Debug, Clone, PartialEq)]
+pub(super) struct InFlightWrite {
+    pub(super) node: NodeId,
+    /// The key of the value the device reports its state in (`37-0-currentValue`).
+    pub(super) current_key: String,
+    /// What was written.
+    pub(super) value: Value,
+}
+
+impl InFlightWrite {
+    /// Whether a report of `value` for `key` of `node` is this write's optimistic echo.
+    pub(super) fn echoes(&self, node: NodeId, key: &str, value: Option<&Value>) -> bool {
+        self.node == node
+            && self.current_key == key
+            && value.is_some_and(|value| same_value(value, &self.value))
+    }
+}
+
+/// Equal as values: numbers by their number (40 and 40.0), anything else exactly.
+pub(super) fn same_value(a: &Value, b: &Value) -> bool {
+    match (a.as_f64(), b.as_f64()) {
+        (Some(a), Some(b)) => (a - b).abs() < f64::EPSILON,
+        _ => a == b,
+    }
 }
 
 /// The least time between two reloads of the node list for names not found in it.

@@ -206,6 +206,13 @@ pub struct ValueId {
 }
 
 impl ValueId {
+    /// The key of the value the device reports this target's state in: `currentValue` beside
+    /// a `targetValue`; `None` for other properties.
+    pub fn current_key(&self) -> Option<String> {
+        (self.property == Property::Name("targetValue".into()) && self.property_key.is_none())
+            .then(|| format!("{}-{}-currentValue", self.command_class, self.endpoint))
+    }
+
     /// The value id as Z-Wave JS UI's API takes it (`{"nodeId", "commandClass", "endpoint",
     /// "property"[, "propertyKey"]}`), built directly: it cannot fail, unlike a round through
     /// `Serialize`.

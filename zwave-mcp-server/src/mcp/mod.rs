@@ -12,6 +12,8 @@
 //! |---|---|
 //! | `server` | [`ZwaveServer`]: the rmcp handler, its state and its instructions |
 //! | `tools` | the four tools, device lookup with the owner's exposure rules applied |
+//! | `control` | switching: the write, and what became of it (confirmed, acknowledged, contradicted) |
+//! | `commands` | the last command to each device, for reads to say what became of it |
 //! | `types` | what the tools take and give: arguments and structured results, with schemas |
 //! | `error` | `ToolError`: why a call failed, typed until it becomes an `isError` result |
 //! | `cache` | list rows and the name directory, cached by node and list revision |
@@ -24,6 +26,8 @@
 mod batch;
 pub(crate) mod bounded;
 mod cache;
+mod commands;
+mod control;
 mod error;
 mod refusal;
 mod server;

@@ -13,7 +13,10 @@ use rmcp::{
     tool_handler,
 };
 
-use super::cache::{DirectoryCache, RowCache};
+use super::{
+    cache::{DirectoryCache, RowCache},
+    commands::Commands,
+};
 use crate::{devices::Exposure, gateway::Gateway};
 
 /// The MCP server: tools over one gateway connection.
@@ -27,6 +30,8 @@ pub struct ZwaveServer {
     pub(super) rows: Arc<RowCache>,
     /// Names of the devices the agent may see, normalized once per loaded node list.
     pub(super) names: Arc<DirectoryCache>,
+    /// The last command to each device, for reads to say what became of it.
+    pub(super) commands: Arc<Commands>,
     pub(super) tool_router: ToolRouter<Self>,
 }
 
@@ -40,6 +45,7 @@ impl ZwaveServer {
             exposure: Arc::default(),
             rows: Arc::default(),
             names: Arc::default(),
+            commands: Arc::default(),
             tool_router: Self::tool_router(),
         }
     }

@@ -11,19 +11,19 @@ use rmcp::{
 };
 use serde::Serialize;
 use tokio_util::sync::CancellationToken;
-use tracing::{info, warn};
+use tracing::warn;
 
 use super::{
     ZwaveServer,
     error::ToolError,
     stale::Staleness,
     types::{
-        ControlArgs, ControlOutcome, DeviceArgs, DeviceList, DeviceStatus, ListArgs, SensorArgs,
-        SensorData,
+        CommandNote, ControlArgs, ControlOutcome, DeviceArgs, DeviceList, DeviceStatus, ListArgs,
+        SensorArgs, SensorData,
     },
 };
 use crate::{
-    devices::{self, DeviceKind, Expect, Purpose, ResolveError},
+    devices::{self, DeviceKind, Purpose, ResolveError},
     gateway::{NodeInfo, now_ms},
 };
 
@@ -116,8 +116,26 @@ impl ZwaveServer {
                     hidden_inactive += usize::from(!keep);
                     keep
                 });
-            self.rows.rows(listed, nodes)
+            let rows = self.rows.rows(listed, nodes);
+            // What became of commands not yet confirmed by their devices.
+            let notes: Vec<CommandNote> = if self.commands.is_empty() {
+                Vec::new()
+            } else {
+                let now = now_ms();
+                rows.iter()
+                    .filter_map(|row| {
+                        let node = nodes.get(&crate::gateway::NodeId(row.summary.node_id))?;
+                        let note = self.commands.note(node, now)?;
+                        Some(CommandNote {
+                            node_id: node.id.0,
+                            note,
+                        })
+                    })
+                    .collect()
+            };
+            (rows, notes)
         });
+        let (rows, commands) = rows;
         let mut text = match (&filter, rows.len()) {
             (Some(filter), 0) => format!("No Z-Wave device matches \"{filter}\"."),
             (None, 0) => "No Z-Wave devices found.".to_owned(),
@@ -129,6 +147,9 @@ impl ZwaveServer {
         text.reserve(rows.iter().map(|row| row.line.len()).sum());
         for row in &rows {
             text.push_str(&row.line);
+        }
+        for command in &commands {
+            text.push_str(&format!("\n  Node {}: {}", command.node_id, command.note));
         }
         let devices = rows.iter().map(|row| Arc::clone(&row.summary)).collect();
         if hidden_inactive > 0 {
@@ -143,94 +164,8 @@ impl ZwaveServer {
             &DeviceList {
                 devices,
                 hidden_inactive,
+                commands,
                 stale,
-            },
-        )
-    }
-
-    /// What `control_zwave_device` does.
-    /// A client's cancellation that arrives before the write is sent stops it; one that
-    /// arrives later cannot recall it, and is logged.
-    async fn control(
-        &self,
-        args: ControlArgs,
-        cancelled: &CancellationToken,
-    ) -> Result<CallToolResult, ToolError> {
-        let node = self
-            .find_device(&args.device_name, Purpose::Control)
-            .await?;
-        let plan = devices::plan(&node, args.action, args.level)?;
-        let name = devices::display_name(&node);
-        if cancelled.is_cancelled() {
-            info!(device = ?name, node = %node.id, action = %args.action, "not writing: the client cancelled the request");
-            return Err(ToolError::Cancelled);
-        }
-        info!(device = ?name, node = %node.id, action = %args.action, value = %plan.value, "writing value");
-        let already = self
-            .gateway
-            .value(node.id, plan.current_key.as_str())
-            .is_some_and(|value| plan.expect.accepts(&value));
-        // Only a report received after this instant confirms the write: the gateway's first
-        // echo carries old payload times, so times in payloads are not trusted for this.
-        let sent = std::time::Instant::now();
-        let status = self
-            .gateway
-            .write_value(&plan.target, plan.value.clone())
-            .await
-            .map_err(|source| ToolError::Write {
-                device: name.clone(),
-                source,
-            });
-        if cancelled.is_cancelled() {
-            warn!(device = ?name, node = %node.id, "the client cancelled the request after the write was sent: it may take effect");
-        }
-        let status = status?;
-        let confirmed = tokio::select! {
-            report = self.gateway.wait_for_report(
-                node.id,
-                plan.current_key.as_str(),
-                sent,
-                self.confirm_timeout,
-                |value| plan.expect.accepts(value),
-            ) => report.is_some(),
-            // Nobody waits for the answer any more: the request's place is freed at once.
-            () = cancelled.cancelled() => false,
-        };
-        let state = self
-            .gateway
-            .with_nodes(|nodes| nodes.get(&node.id).map(devices::summary))
-            .unwrap_or_else(|| "unknown".into());
-        let verb = match plan.expect {
-            Expect::Bool(true) | Expect::NonZero => "switched on".to_owned(),
-            Expect::Bool(false) | Expect::Level(0) => "switched off".to_owned(),
-            Expect::Level(level) => format!("dimmed to {}%", devices::percent_of_99(level)),
-        };
-        let text = match (confirmed, already) {
-            (true, false) => format!("{name} {verb}; the device confirmed it (now {state})."),
-            (true, true) => format!(
-                "{name} was already {}; the device confirmed it (now {state}).",
-                already_word(&plan.expect)
-            ),
-            (false, _) => {
-                warn!(device = ?name, "device did not confirm the new state in time");
-                format!(
-                    "{name} {verb}: Z-Wave JS UI accepted the command (status {status}), but the device has not \
-                     confirmed its new state within {:?} (last known: {state}).",
-                    self.confirm_timeout
-                )
-            }
-        };
-        structured(
-            text,
-            &ControlOutcome {
-                device: name,
-                node_id: node.id.0,
-                action: args.action,
-                written: plan.value,
-                status,
-                confirmed,
-                already,
-                state,
             },
         )
     }
@@ -303,11 +238,19 @@ impl ZwaveServer {
     /// What `get_device_status` does.
     async fn status(&self, args: DeviceArgs) -> Result<CallToolResult, ToolError> {
         let found = self
-            .find_device_with(&args.device_name, Purpose::Read, device_status)
+            .find_device_with(&args.device_name, Purpose::Read, |node| {
+                let (status, text) = device_status(node);
+                (status, text, self.commands.note(node, now_ms()))
+            })
             .await;
-        let (status, mut text) = found?;
+        let (status, mut text, last_command) = found?;
+        if let Some(note) = &last_command {
+            text.push(' ');
+            text.push_str(note);
+        }
         let status = DeviceStatus {
             stale: self.stale(&mut text),
+            last_command,
             ..status
         };
         structured(text, &status)
@@ -335,7 +278,11 @@ impl ZwaveServer {
     /// Resolves a device name against the current node list; on no match, reloads the node
     /// list (the device may be new or renamed; at most once per `MISS_RELOAD_FLOOR`) and
     /// tries again. Returns a copy of it.
-    async fn find_device(&self, query: &str, purpose: Purpose) -> Result<NodeInfo, ToolError> {
+    pub(super) async fn find_device(
+        &self,
+        query: &str,
+        purpose: Purpose,
+    ) -> Result<NodeInfo, ToolError> {
         self.find_device_with(query, purpose, NodeInfo::clone).await
     }
 
@@ -407,6 +354,7 @@ fn device_status(node: &NodeInfo) -> (DeviceStatus, String) {
         last_active_ms: node.last_active,
         last_active_age_seconds,
         summary: devices::summary(node),
+        last_command: None,
         stale: None,
     };
     let mut text = format!(
@@ -429,16 +377,10 @@ fn not_exposed(query: &str) -> ToolError {
     }
 }
 
-/// How a device already in the asked-for state is described: "on", "off", "at 40%".
-fn already_word(expect: &Expect) -> String {
-    match expect {
-        Expect::Bool(true) | Expect::NonZero => "on".into(),
-        Expect::Bool(false) | Expect::Level(0) => "off".into(),
-        Expect::Level(level) => format!("at {}%", devices::percent_of_99(*level)),
-    }
-}
-
-fn structured(text: String, value: &impl Serialize) -> Result<CallToolResult, ToolError> {
+pub(super) fn structured(
+    text: String,
+    value: &impl Serialize,
+) -> Result<CallToolResult, ToolError> {
     let json = serde_json::to_value(value).map_err(|err| ToolError::Encode(err.to_string()))?;
     let mut result = CallToolResult::success(vec![ContentBlock::text(text)]);
     result.structured_content = Some(json);

@@ -63,10 +63,23 @@ pub struct DeviceList {
     pub devices: Vec<Arc<DeviceSummary>>,
     /// Offline devices left out because includeInactive was false.
     pub hidden_inactive: usize,
+    /// Commands their devices have not confirmed: not reported yet, or contradicted.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub commands: Vec<CommandNote>,
     /// Present when the broker, Z-Wave JS UI or its driver is down: these states are only the
     /// last known ones.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub stale: Option<Staleness>,
+}
+
+/// What became of the last command to a device its device has not confirmed.
+#[derive(Debug, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct CommandNote {
+    /// Z-Wave node id.
+    pub node_id: u16,
+    /// In words: not reported yet, or contradicted by the device.
+    pub note: String,
 }
 
 /// Result of `control_zwave_device`.
@@ -81,14 +94,35 @@ pub struct ControlOutcome {
     pub action: Action,
     /// The value written to the device (true/false, or a level 0–99; 255 = last level).
     pub written: Value,
-    /// writeValue status: 255 Success or 254 SuccessUnsupervised.
+    /// writeValue status: 255 (supervised: the device did it), 254 (the device only
+    /// acknowledged it), 1 (supervised, under way).
     pub status: i64,
-    /// Whether the device reported the new state, after the write, within the confirmation wait.
+    /// What became of the command by the time of the answer.
+    pub outcome: Outcome,
+    /// Whether the device itself confirmed the new state: a supervised Set succeeded, or the
+    /// device reported the new state after the gateway acknowledged the command.
     pub confirmed: bool,
-    /// Whether the device was already in that state before the command.
+    /// Whether the device had last reported that state already before the command.
     pub already: bool,
-    /// The device's state after the command.
+    /// When the gateway acknowledged the command, epoch milliseconds.
+    pub acknowledged_at_ms: i64,
+    /// The device's state as it last reported it itself.
     pub state: String,
+    /// A later command to the same device that superseded this one ("switch off").
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub superseded_by: Option<String>,
+}
+
+/// What became of a command.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum Outcome {
+    /// The device itself confirmed the new state.
+    Confirmed,
+    /// Sent and acknowledged; the device has not reported its new state yet.
+    Acknowledged,
+    /// The device reported, after the command, that it is still in another state.
+    Contradicted,
 }
 
 /// Result of `get_device_sensor_data`.
@@ -146,6 +180,9 @@ pub struct DeviceStatus {
     pub last_active_age_seconds: Option<u64>,
     /// One-line state summary.
     pub summary: String,
+    /// What became of the last command to the device, while the device has not confirmed it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub last_command: Option<String>,
     /// Present when the broker, Z-Wave JS UI or its driver is down: these states are only the
     /// last known ones.
     #[serde(skip_serializing_if = "Option::is_none")]

@@ -6,6 +6,7 @@
 use std::sync::{Arc, atomic::Ordering};
 
 use rumqttc::QoS;
+
 use serde_json::{Value, json};
 use tracing::{debug, warn};
 
@@ -204,7 +205,7 @@ pub(super) async fn handle_request(sim: Arc<Sim>, topic: String, payload: Vec<u8
 }
 
 /// The result of one API call, or the error message Z-Wave JS UI would give.
-async fn answer(sim: &Sim, api: &str, args: &[Value]) -> Result<Value, String> {
+async fn answer(sim: &Arc<Sim>, api: &str, args: &[Value]) -> Result<Value, String> {
     match api {
         "getNodes" => Ok(Value::Array(lock(&sim.nodes).clone())),
         "getInfo" => Ok(json!({
@@ -255,7 +256,13 @@ fn address(arg: Option<&Value>) -> Option<(u16, String)> {
     Some((node, value_key_of(&id)))
 }
 
-async fn write_value(sim: &Sim, args: &[Value]) -> Value {
+/// `writeValue` as the real driver carries it out (`captures/confirm/FACTS.md`): zwave-js
+/// updates its own cache the moment the Set is acknowledged and Z-Wave JS UI publishes that
+/// optimistic value before the reply (a restore, 255, only as `targetValue`). Without
+/// Supervision the reply is 254 and the device's own report follows the verification Get
+/// (`ReportDelays`), showing its real state: the new one, or the old one when it is stuck.
+/// With Supervision the reply is 255 and nothing follows.
+async fn write_value(sim: &Arc<Sim>, args: &[Value]) -> Value {
     let fail = json!({"status": 2});
     let Some((node_id, key)) = address(args.first()) else {
         return fail;
@@ -263,9 +270,14 @@ async fn write_value(sim: &Sim, args: &[Value]) -> Value {
     let Some(new) = args.get(1).cloned() else {
         return fail;
     };
-    let (forced, confirm) = {
+    let (forced, confirm, stuck, supervised) = {
         let knobs = lock(&sim.knobs);
-        (knobs.write_status, knobs.confirm_writes)
+        (
+            knobs.write_status,
+            knobs.confirm_writes,
+            knobs.stuck.contains(&node_id),
+            knobs.supervised.contains(&node_id) && !knobs.stuck.contains(&node_id),
+        )
     };
     if let Some(status) = forced {
         return json!({"status": status});
@@ -323,25 +335,22 @@ async fn write_value(sim: &Sim, args: &[Value]) -> Value {
         };
         json!(level.round() as u8)
     } else {
-        new
+        new.clone()
     };
-    let mut updates = Vec::new();
-    {
-        let mut nodes = lock(&sim.nodes);
-        updates.extend(set_value(&mut nodes, node_id, &key, stored.clone()));
-        if confirm && let Some(current_key) = &current_key {
-            updates.extend(set_value(&mut nodes, node_id, current_key, stored.clone()));
-        }
-        if confirm && target["commandClass"] == json!(37) {
-            let watts = if stored == json!(true) {
-                json!(42.5)
-            } else {
-                json!(0)
-            };
-            updates.extend(set_value(&mut nodes, node_id, "50-0-value-66049", watts));
-        }
-    }
-    if target["commandClass"] == json!(38)
+    let dimmer = target["commandClass"] == json!(38);
+    let restore = dimmer && new.as_f64().is_some_and(|level| level >= 255.0);
+    let before = current_key.as_ref().and_then(|current| {
+        let nodes = lock(&sim.nodes);
+        find_node(&nodes, node_id).and_then(|node| node["values"][current]["value"].clone().into())
+    });
+    // What the device really is after the Set.
+    let real = if stuck {
+        before.clone().unwrap_or(Value::Null)
+    } else {
+        stored.clone()
+    };
+    if dimmer
+        && !stuck
         && let Some(level) = stored
             .as_u64()
             .and_then(|l| u8::try_from(l).ok())
@@ -349,9 +358,69 @@ async fn write_value(sim: &Sim, args: &[Value]) -> Value {
     {
         lock(&sim.last_levels).insert(node_id, level);
     }
-    // Optimistic updates are published just before the API reply, as Z-Wave JS UI does.
-    for (node, value) in &updates {
+    // zwave-js's optimistic update, published just before the API reply.
+    let mut optimistic = Vec::new();
+    {
+        let mut nodes = lock(&sim.nodes);
+        let echoed = if restore { new.clone() } else { stored.clone() };
+        optimistic.extend(set_value(&mut nodes, node_id, &key, echoed));
+        if !restore && let Some(current_key) = &current_key {
+            optimistic.extend(set_value(&mut nodes, node_id, current_key, stored.clone()));
+        }
+        if supervised && target["commandClass"] == json!(37) {
+            optimistic.extend(set_value(&mut nodes, node_id, POWER_KEY, watts_of(&real)));
+        }
+    }
+    for (node, value) in &optimistic {
         publish_value(sim, node, value).await;
     }
+    if supervised {
+        return json!({"status": 255});
+    }
+    if confirm && let Some(current_key) = current_key {
+        let delay = if dimmer {
+            sim.options.reports.dimmer
+        } else {
+            sim.options.reports.switch
+        };
+        let generation = {
+            let mut latest = lock(&sim.latest_write);
+            let slot = latest.entry((node_id, current_key.clone())).or_default();
+            *slot += 1;
+            *slot
+        };
+        let sim = Arc::clone(sim);
+        tokio::spawn(async move {
+            tokio::time::sleep(delay).await;
+            if lock(&sim.latest_write).get(&(node_id, current_key.clone())) != Some(&generation) {
+                return;
+            }
+            let mut report = Vec::new();
+            {
+                let mut nodes = lock(&sim.nodes);
+                report.extend(set_value(&mut nodes, node_id, &current_key, real.clone()));
+                if dimmer {
+                    report.extend(set_value(&mut nodes, node_id, &key, real.clone()));
+                } else {
+                    report.extend(set_value(&mut nodes, node_id, POWER_KEY, watts_of(&real)));
+                }
+            }
+            for (node, value) in &report {
+                publish_value(&sim, node, value).await;
+            }
+        });
+    }
     json!({"status": 254})
+}
+
+/// A plug's power meter value.
+const POWER_KEY: &str = "50-0-value-66049";
+
+/// What a plug draws in state `on`.
+fn watts_of(on: &Value) -> Value {
+    if on == &json!(true) {
+        json!(42.5)
+    } else {
+        json!(0)
+    }
 }

@@ -74,8 +74,11 @@ impl SimControl {
                 write_status: None,
                 confirm_writes: true,
                 delays: HashMap::new(),
+                stuck: std::collections::HashSet::new(),
+                supervised: std::collections::HashSet::new(),
             }),
             last_levels: Mutex::new(HashMap::new()),
+            latest_write: Mutex::new(HashMap::new()),
             ready: tokio::sync::watch::Sender::new(false),
             published: tokio::sync::watch::Sender::new(false),
             sent: AtomicU64::new(0),
@@ -175,6 +178,27 @@ impl SimControl {
     /// When false, writes are acknowledged but the device never reports its new state.
     pub fn set_confirm_writes(&self, confirm: bool) {
         lock(&self.sim.knobs).confirm_writes = confirm;
+    }
+
+    /// Makes `node` acknowledge Sets and ignore them (`stuck`), or work again.
+    pub fn set_stuck(&self, node: u16, stuck: bool) {
+        let mut knobs = lock(&self.sim.knobs);
+        if stuck {
+            knobs.stuck.insert(node);
+        } else {
+            knobs.stuck.remove(&node);
+        }
+    }
+
+    /// Gives `node` Supervision (a Set is answered 255 once done, with no report after it),
+    /// or takes it away.
+    pub fn set_supervised(&self, node: u16, supervised: bool) {
+        let mut knobs = lock(&self.sim.knobs);
+        if supervised {
+            knobs.supervised.insert(node);
+        } else {
+            knobs.supervised.remove(&node);
+        }
     }
 
     /// Delays the reply to every request of `api` (replies then arrive out of order).

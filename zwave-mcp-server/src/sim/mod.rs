@@ -21,6 +21,6 @@ pub mod topics;
 
 pub use broker::{BrokerError, EmbeddedBroker};
 pub use gateway::SimControl;
-pub use state::{PayloadType, ReceivedRequest, SimOptions};
+pub use state::{PayloadType, ReceivedRequest, ReportDelays, SimOptions};
 pub use storm::{MAX_STORM_RATE, Storm};
 pub use topics::{TopicSettings, TopicType};

@@ -38,6 +38,9 @@ pub struct SimOptions {
     pub topics: TopicSettings,
     /// How value payloads look.
     pub payload: PayloadType,
+    /// How long after a write's reply a device without Supervision reports its state (the
+    /// driver's verification Get).
+    pub reports: ReportDelays,
 }
 
 impl Default for SimOptions {
@@ -47,8 +50,37 @@ impl Default for SimOptions {
             gateway_name: "zwave-js-ui".into(),
             topics: TopicSettings::default(),
             payload: PayloadType::default(),
+            reports: ReportDelays::default(),
         }
     }
+}
+
+/// How long after a write's reply the device's own report comes. The defaults are the real
+/// driver's (`captures/confirm/FACTS.md`: zwave-js 15.29 verifies a binary switch ~1.1 s and a
+/// multilevel switch ~5.1 s after an unsupervised Set).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ReportDelays {
+    /// A binary switch.
+    pub switch: Duration,
+    /// A multilevel switch (dimmer).
+    pub dimmer: Duration,
+}
+
+impl Default for ReportDelays {
+    fn default() -> Self {
+        Self {
+            switch: Duration::from_millis(1_100),
+            dimmer: Duration::from_millis(5_100),
+        }
+    }
+}
+
+impl ReportDelays {
+    /// Short delays for tests: the same order of events, sooner.
+    pub const FAST: Self = Self {
+        switch: Duration::from_millis(60),
+        dimmer: Duration::from_millis(150),
+    };
 }
 
 #[derive(Debug)]
@@ -58,6 +90,11 @@ pub(super) struct Knobs {
     pub(super) write_status: Option<i64>,
     pub(super) confirm_writes: bool,
     pub(super) delays: HashMap<String, Duration>,
+    /// Nodes that acknowledge a Set and ignore it (a stuck relay, a dead bulb behind a live
+    /// module): the reply is a success, the device's report shows the old state.
+    pub(super) stuck: std::collections::HashSet<u16>,
+    /// Nodes with Supervision: a Set is answered 255 once the device did it; no report follows.
+    pub(super) supervised: std::collections::HashSet<u16>,
 }
 
 pub(super) struct Sim {
@@ -77,6 +114,9 @@ pub(super) struct Sim {
     pub(super) acked: tokio::sync::watch::Sender<u64>,
     /// Every API request received, in order: what the gateway really got, and when.
     pub(super) received: Mutex<Vec<ReceivedRequest>>,
+    /// The latest write to each value (`node`, key), by number: the driver verifies only the
+    /// latest Set of a value (a newer one replaces the scheduled verification).
+    pub(super) latest_write: Mutex<HashMap<(u16, String), u64>>,
     /// Values of nodes whose interview is running, restored when it completes.
     pub(super) interviewing: Mutex<HashMap<u16, Value>>,
 }

@@ -43,7 +43,10 @@ impl GatewayHome {
         let broker = EmbeddedBroker::start().unwrap();
         let sim = SimControl::start_with(
             &MqttSettings::new(broker.url()),
-            SimOptions::default(),
+            SimOptions {
+                reports: zwave_mcp_server::sim::ReportDelays::FAST,
+                ..SimOptions::default()
+            },
             nodes,
         );
         sim.wait_ready(Duration::from_secs(5)).await.unwrap();

@@ -1,0 +1,248 @@
+//! What became of the last command sent to each device, so that a later read tells it: a
+//! command is confirmed only by the device itself (a report received after the gateway's
+//! acknowledgement, or a supervised Set that succeeded), and a device whose report contradicts
+//! the command (a stuck relay) is said to have not changed, never shown as switched.
+
+use std::{
+    collections::HashMap,
+    sync::{Mutex, PoisonError},
+    time::Instant,
+};
+
+use crate::{
+    devices::{self, Expect},
+    gateway::{NodeId, NodeInfo},
+};
+
+/// One command as acknowledged by the gateway.
+#[derive(Debug, Clone)]
+pub(super) struct Command {
+    /// Which command this is: a later one to the same device has a higher number.
+    pub seq: u64,
+    /// The key of the value the device reports its state in.
+    pub current_key: String,
+    /// What that value must become.
+    pub expect: Expect,
+    /// "switch on", "dim to 40%".
+    pub verb: String,
+    /// When the gateway's reply came (this process's clock): only later reports count.
+    pub acked: Instant,
+    /// The same instant, epoch ms, to show.
+    pub acked_ms: i64,
+    /// A supervised Set succeeded (status 255): the device itself said it did it.
+    pub supervised: bool,
+}
+
+/// What became of a command.
+#[derive(Debug, Clone, PartialEq)]
+pub(super) enum Fate {
+    /// The device reported the new state (or a supervised Set succeeded).
+    Confirmed,
+    /// The device reported, after the command, a state that is not the one asked for.
+    Contradicted {
+        /// Its state, in words.
+        state: String,
+    },
+    /// No report from the device since the command.
+    Pending,
+}
+
+impl Command {
+    /// What became of this command, by what `node` has reported since.
+    pub fn fate(&self, node: &NodeInfo) -> Fate {
+        if self.supervised {
+            return Fate::Confirmed;
+        }
+        let Some(reported) = node
+            .values
+            .get(self.current_key.as_str())
+            .filter(|value| value.seen_at.is_some_and(|at| at > self.acked))
+        else {
+            return Fate::Pending;
+        };
+        match &reported.value {
+            Some(value) if self.expect.accepts(value) => Fate::Confirmed,
+            _ => Fate::Contradicted {
+                state: devices::summary(node),
+            },
+        }
+    }
+
+    /// What a read says of this command, when there is anything to say.
+    pub fn note(&self, node: &NodeInfo, now_ms: i64) -> Option<String> {
+        let at = clock(self.acked_ms);
+        let ago =
+            devices::ago(u64::try_from(now_ms.saturating_sub(self.acked_ms)).unwrap_or(0) / 1000);
+        match self.fate(node) {
+            Fate::Confirmed => None,
+            Fate::Contradicted { state } => Some(format!(
+                "{} did not change: it still reports {state}; the command to {} was acknowledged at {at} ({ago}).",
+                devices::display_name(node),
+                self.verb
+            )),
+            Fate::Pending => Some(format!(
+                "The command to {} was acknowledged at {at} ({ago}); the device has not reported its new state since.",
+                self.verb
+            )),
+        }
+    }
+}
+
+/// `18:31:02`, local time.
+pub(super) fn clock(epoch_ms: i64) -> String {
+    jiff::Timestamp::from_millisecond(epoch_ms)
+        .map(|t| {
+            t.to_zoned(jiff::tz::TimeZone::system())
+                .strftime("%H:%M:%S")
+                .to_string()
+        })
+        .unwrap_or_else(|_| "an unknown time".to_owned())
+}
+
+/// The last command to each device.
+#[derive(Debug, Default)]
+pub(super) struct Commands {
+    last: Mutex<HashMap<NodeId, Command>>,
+    next: std::sync::atomic::AtomicU64,
+}
+
+impl Commands {
+    /// A number for a new command, higher than every earlier one.
+    pub fn next_seq(&self) -> u64 {
+        self.next.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1
+    }
+
+    /// Records `command` as the last one to `node`, unless a later one was recorded already.
+    pub fn record(&self, node: NodeId, command: Command) {
+        let mut last = self.last.lock().unwrap_or_else(PoisonError::into_inner);
+        match last.get(&node) {
+            Some(newer) if newer.seq > command.seq => {}
+            _ => {
+                last.insert(node, command);
+            }
+        }
+    }
+
+    /// The last command to `node`.
+    pub fn last(&self, node: NodeId) -> Option<Command> {
+        self.last
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .get(&node)
+            .cloned()
+    }
+
+    /// What reads should say of `node`'s last command, if anything; a confirmed command is
+    /// forgotten (the state says it all).
+    pub fn note(&self, node: &NodeInfo, now_ms: i64) -> Option<String> {
+        let mut last = self.last.lock().unwrap_or_else(PoisonError::into_inner);
+        let command = last.get(&node.id)?;
+        let note = command.note(node, now_ms);
+        if note.is_none() {
+            last.remove(&node.id);
+        }
+        note
+    }
+
+    /// Whether any command is remembered (reads skip the lookups when none is).
+    pub fn is_empty(&self) -> bool {
+        self.last
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .is_empty()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use serde_json::json;
+
+    use super::*;
+    use crate::sim::home::demo_node;
+
+    fn switched_on(acked: Instant) -> Command {
+        Command {
+            seq: 1,
+            current_key: "37-0-currentValue".into(),
+            expect: Expect::Bool(true),
+            verb: "switch on".into(),
+            acked,
+            acked_ms: 0,
+            supervised: false,
+        }
+    }
+
+    fn reported(node: &mut NodeInfo, value: serde_json::Value, at: Instant) {
+        let slot = node.values.get_mut("37-0-currentValue").unwrap();
+        slot.value = Some(value);
+        slot.seen_at = Some(at);
+    }
+
+    #[test]
+    fn only_a_report_after_the_acknowledgement_decides() {
+        let acked = Instant::now();
+        let command = switched_on(acked);
+        let mut node = demo_node(2);
+        // A value seen before the acknowledgement (the optimistic echo) decides nothing.
+        reported(
+            &mut node,
+            json!(true),
+            acked.checked_sub(Duration::from_millis(1)).unwrap(),
+        );
+        assert_eq!(command.fate(&node), Fate::Pending);
+        let later = acked + Duration::from_millis(1);
+        reported(&mut node, json!(false), later);
+        assert_eq!(
+            command.fate(&node),
+            Fate::Contradicted {
+                state: "off, 12.34 kWh, 0 W".into()
+            }
+        );
+        assert!(
+            command
+                .note(&node, 12_000)
+                .unwrap()
+                .starts_with("Switch One did not change: it still reports off, 12.34 kWh, 0 W; the command to switch on was acknowledged at ")
+        );
+        reported(&mut node, json!(true), later);
+        assert_eq!(command.fate(&node), Fate::Confirmed);
+        assert_eq!(command.note(&node, 12_000), None);
+        let supervised = Command {
+            supervised: true,
+            ..switched_on(Instant::now())
+        };
+        assert_eq!(supervised.fate(&demo_node(2)), Fate::Confirmed);
+    }
+
+    #[test]
+    fn a_later_command_is_never_replaced_by_an_earlier_one() {
+        let commands = Commands::default();
+        let (first, second) = (commands.next_seq(), commands.next_seq());
+        let acked = Instant::now();
+        commands.record(
+            NodeId(2),
+            Command {
+                seq: second,
+                ..switched_on(acked)
+            },
+        );
+        commands.record(
+            NodeId(2),
+            Command {
+                seq: first,
+                ..switched_on(acked)
+            },
+        );
+        assert_eq!(commands.last(NodeId(2)).unwrap().seq, second);
+        let node = demo_node(2);
+        assert!(
+            commands
+                .note(&node, 0)
+                .unwrap()
+                .starts_with("The command to switch on was acknowledged at ")
+        );
+        assert!(!commands.is_empty());
+    }
+}

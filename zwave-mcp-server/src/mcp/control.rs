@@ -1,0 +1,208 @@
+//! What `control_zwave_device` does, and how it tells the truth about it.
+//!
+//! zwave-js updates its own cache the moment a Set is acknowledged and Z-Wave JS UI publishes
+//! that optimistic value before the API reply; the device's own report comes after the
+//! driver's verification (~1 s for a switch, ~5 s for a dimmer), or never, for a device that
+//! acknowledges a Set and ignores it. So the answer is one of:
+//! - **confirmed**: a supervised Set succeeded (status 255), or the device reported the new
+//!   state after the reply;
+//! - **acknowledged**: sent and acknowledged, no report yet within the wait (the answer gives
+//!   the last state the device itself reported, and reads say what became of it later);
+//! - **contradicted**: the device reported, after the reply, that it is still in another state.
+//!
+//! A failed write is an error ([`ToolError::Write`]) before any of this.
+
+use std::time::Instant;
+
+use rmcp::model::CallToolResult;
+use tokio_util::sync::CancellationToken;
+use tracing::{info, warn};
+
+use super::{
+    ZwaveServer,
+    commands::{Command, Fate, clock},
+    error::ToolError,
+    tools::structured,
+    types::{ControlArgs, ControlOutcome, Outcome},
+};
+use crate::{
+    devices::{self, Expect, Purpose},
+    gateway::{NodeInfo, now_ms},
+};
+
+impl ZwaveServer {
+    /// What `control_zwave_device` does. A client's cancellation that arrives before the write
+    /// is sent stops it; one that arrives later cannot recall it, and is logged.
+    pub(super) async fn control(
+        &self,
+        args: ControlArgs,
+        cancelled: &CancellationToken,
+    ) -> Result<CallToolResult, ToolError> {
+        let node = self
+            .find_device(&args.device_name, Purpose::Control)
+            .await?;
+        let plan = devices::plan(&node, args.action, args.level)?;
+        let name = devices::display_name(&node);
+        if cancelled.is_cancelled() {
+            info!(device = ?name, node = %node.id, action = %args.action, "not writing: the client cancelled the request");
+            return Err(ToolError::Cancelled);
+        }
+        info!(device = ?name, node = %node.id, action = %args.action, value = %plan.value, "writing value");
+        let before = last_report(&node, plan.current_key.as_str());
+        let already = before
+            .as_ref()
+            .and_then(|(value, _)| value.as_ref())
+            .is_some_and(|value| plan.expect.accepts(value));
+        let seq = self.commands.next_seq();
+        let written = self
+            .gateway
+            .write_value(&plan.target, plan.value.clone())
+            .await
+            .map_err(|source| ToolError::Write {
+                device: name.clone(),
+                source,
+            });
+        if cancelled.is_cancelled() {
+            warn!(device = ?name, node = %node.id, "the client cancelled the request after the write was sent: it may take effect");
+        }
+        let status = written?;
+        // Only a report received after this instant is the device's: zwave-js's optimistic
+        // echo comes before the reply (and is not stored), and payload times are not trusted.
+        let command = Command {
+            seq,
+            current_key: plan.current_key.as_str().to_owned(),
+            expect: plan.expect,
+            verb: infinitive(&plan.expect),
+            acked: Instant::now(),
+            acked_ms: now_ms(),
+            supervised: status == 255,
+        };
+        self.commands.record(node.id, command.clone());
+        if !command.supervised && !self.confirm_timeout.is_zero() {
+            tokio::select! {
+                _ = self.gateway.wait_for_report(
+                    node.id,
+                    plan.current_key.as_str(),
+                    command.acked,
+                    self.confirm_timeout,
+                ) => {}
+                // Nobody waits for the answer any more: the request's place is freed at once.
+                () = cancelled.cancelled() => {}
+            }
+        }
+        let now = self.gateway.node(node.id).unwrap_or_else(|| node.clone());
+        let fate = command.fate(&now);
+        let state = devices::summary(&now);
+        let superseded = self
+            .commands
+            .last(now.id)
+            .filter(|last| last.seq != seq)
+            .map(|last| last.verb);
+        let mut text = match &fate {
+            Fate::Confirmed if already => format!(
+                "{name} was already {}; the device confirmed it (now {state}).",
+                already_word(&plan.expect)
+            ),
+            Fate::Confirmed => format!(
+                "{name} {}; the device confirmed it (now {state}).",
+                past(&plan.expect)
+            ),
+            Fate::Contradicted { state } => {
+                warn!(device = ?name, node = %now.id, %state, "the device reported that it did not change");
+                format!(
+                    "{name} did not change: the command to {} was acknowledged at {}, but the device then reported it is still {state}. It may be stuck or without power: check it before trying again.",
+                    command.verb,
+                    clock(command.acked_ms)
+                )
+            }
+            Fate::Pending => {
+                let reported = match &before {
+                    Some((_, Some(at))) => format!("{} at {}", devices::summary(&node), clock(*at)),
+                    _ => devices::summary(&node),
+                };
+                format!(
+                    "{name}: the command to {} was sent and acknowledged at {} (status {status}); the device has not reported its new state yet ({}). The last state it reported itself: {reported}. get_device_status tells what became of it.",
+                    command.verb,
+                    clock(command.acked_ms),
+                    waited(self.confirm_timeout, &plan.expect),
+                )
+            }
+        };
+        if let Some(later) = &superseded {
+            text.push_str(&format!(" A later command to {later} superseded it."));
+        }
+        let outcome = match fate {
+            Fate::Confirmed => Outcome::Confirmed,
+            Fate::Contradicted { .. } => Outcome::Contradicted,
+            Fate::Pending => Outcome::Acknowledged,
+        };
+        let mut result = structured(
+            text,
+            &ControlOutcome {
+                device: name,
+                node_id: now.id.0,
+                action: args.action,
+                written: plan.value,
+                status,
+                outcome,
+                confirmed: outcome == Outcome::Confirmed,
+                already,
+                acknowledged_at_ms: command.acked_ms,
+                state,
+                superseded_by: superseded,
+            },
+        )?;
+        // A device that did not do what it was told is a failure the model must notice.
+        if outcome == Outcome::Contradicted {
+            result.is_error = Some(true);
+        }
+        Ok(result)
+    }
+}
+
+/// The value `key` of `node` as the device last reported it, with the report's time (epoch ms).
+fn last_report(node: &NodeInfo, key: &str) -> Option<(Option<serde_json::Value>, Option<i64>)> {
+    node.values
+        .get(key)
+        .map(|value| (value.value.clone(), value.last_update))
+}
+
+/// "switch on", "dim to 40%".
+fn infinitive(expect: &Expect) -> String {
+    match expect {
+        Expect::Bool(true) | Expect::NonZero => "switch on".to_owned(),
+        Expect::Bool(false) | Expect::Level(0) => "switch off".to_owned(),
+        Expect::Level(level) => format!("dim to {}%", devices::percent_of_99(*level)),
+    }
+}
+
+/// "switched on", "dimmed to 40%".
+fn past(expect: &Expect) -> String {
+    match expect {
+        Expect::Bool(true) | Expect::NonZero => "switched on".to_owned(),
+        Expect::Bool(false) | Expect::Level(0) => "switched off".to_owned(),
+        Expect::Level(level) => format!("dimmed to {}%", devices::percent_of_99(*level)),
+    }
+}
+
+/// How a device already in the asked-for state is described: "on", "off", "at 40%".
+fn already_word(expect: &Expect) -> String {
+    match expect {
+        Expect::Bool(true) | Expect::NonZero => "on".into(),
+        Expect::Bool(false) | Expect::Level(0) => "off".into(),
+        Expect::Level(level) => format!("at {}%", devices::percent_of_99(*level)),
+    }
+}
+
+/// How long the answer waited, and when a report can be expected.
+fn waited(timeout: std::time::Duration, expect: &Expect) -> String {
+    let usual = match expect {
+        Expect::Bool(_) => "about 1 s",
+        Expect::Level(_) | Expect::NonZero => "about 5 s",
+    };
+    if timeout.is_zero() {
+        format!("answered without waiting; such a device usually reports within {usual}")
+    } else {
+        format!("waited {timeout:?}; such a device usually reports within {usual}")
+    }
+}
