@@ -69,7 +69,10 @@ pub struct Live {
     child: Option<std::process::Child>,
     stdin: Option<std::process::ChildStdin>,
     shown: String,
-    stdout: std::thread::JoinHandle<Vec<u8>>,
+    /// Stdout, line by line, as the child writes it.
+    lines: mpsc::Receiver<Vec<u8>>,
+    /// The stdout lines taken so far.
+    seen: Vec<u8>,
     stderr: std::thread::JoinHandle<Vec<u8>>,
 }
 
@@ -93,15 +96,47 @@ impl Live {
                 bytes
             })
         };
-        let stdout = drain(Box::new(child.stdout.take().expect("stdout is piped")));
+        let stdout = child.stdout.take().expect("stdout is piped");
+        let (sender, lines) = mpsc::channel();
+        std::thread::spawn(move || {
+            use std::io::BufRead as _;
+            let mut reader = std::io::BufReader::new(stdout);
+            loop {
+                let mut line = Vec::new();
+                match reader.read_until(b'\n', &mut line) {
+                    Ok(0) | Err(_) => return,
+                    Ok(_) => {
+                        if sender.send(line).is_err() {
+                            return;
+                        }
+                    }
+                }
+            }
+        });
         let stderr = drain(Box::new(child.stderr.take().expect("stderr is piped")));
         Self {
             stdin: child.stdin.take(),
             child: Some(child),
             shown,
-            stdout,
+            lines,
+            seen: Vec::new(),
             stderr,
         }
+    }
+
+    /// The next line the child writes on stdout (with its newline), waiting at most `timeout`.
+    ///
+    /// # Panics
+    /// When none comes within `timeout`, or stdout ended.
+    pub fn read_line(&mut self, timeout: Duration) -> String {
+        let line = self.lines.recv_timeout(timeout).unwrap_or_else(|err| {
+            panic!(
+                "no stdout line from {} within {timeout:?}: {err}",
+                self.shown
+            )
+        });
+        self.seen.extend_from_slice(&line);
+        String::from_utf8_lossy(&line).into_owned()
     }
 
     /// Writes `bytes` to the child's stdin.
@@ -139,14 +174,14 @@ impl Live {
                 }
             }
         };
-        let join = |handle: std::thread::JoinHandle<Vec<u8>>| handle.join().unwrap_or_default();
-        let (stdout, stderr) = {
-            let (out, err) = (
-                std::mem::replace(&mut self.stdout, std::thread::spawn(Vec::new)),
-                std::mem::replace(&mut self.stderr, std::thread::spawn(Vec::new)),
-            );
-            (join(out), join(err))
-        };
+        let stderr = std::mem::replace(&mut self.stderr, std::thread::spawn(Vec::new))
+            .join()
+            .unwrap_or_default();
+        let mut stdout = std::mem::take(&mut self.seen);
+        // The reader ends with the child's stdout: what is left is in the channel.
+        while let Ok(line) = self.lines.recv_timeout(Duration::from_secs(5)) {
+            stdout.extend_from_slice(&line);
+        }
         Output {
             status,
             stdout,
@@ -172,6 +207,7 @@ mod tests {
     fn a_live_child_gets_its_input_in_pieces_and_gives_back_everything() {
         let mut live = Live::start(Command::new("sh").args(["-c", "cat; echo done >&2"]));
         live.send(b"one\n");
+        assert_eq!(live.read_line(Duration::from_secs(10)), "one\n");
         live.send(b"two\n");
         let output = live.finish(Duration::from_secs(10));
         assert!(output.status.success());

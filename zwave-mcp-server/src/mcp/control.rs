@@ -8,7 +8,9 @@
 //!   state after the reply;
 //! - **acknowledged**: sent and acknowledged, no report yet within the wait (the answer gives
 //!   the last state the device itself reported, and reads say what became of it later);
-//! - **contradicted**: the device reported, after the reply, that it is still in another state.
+//! - **contradicted**: the device reported, after the reply, that it is still in another state;
+//! - **superseded**: a later command to the same device came before this one was confirmed
+//!   (two agents, or a quick correction); the answer says what the device reports now.
 //!
 //! A failed write is an error ([`ToolError::Write`]) before any of this.
 
@@ -98,16 +100,23 @@ impl ZwaveServer {
             .last(now.id)
             .filter(|last| last.seq != seq)
             .map(|last| last.verb);
-        let mut text = match &fate {
-            Fate::Confirmed if already => format!(
+        let text = match (&fate, &superseded) {
+            // Another command to the device came after this one: what the device reports now
+            // answers that one, not this.
+            (_, Some(later)) => format!(
+                "{name}: the command to {} was acknowledged at {}, but a later command to {later} superseded it; the device now reports {state}.",
+                command.verb,
+                clock(command.acked_ms)
+            ),
+            (Fate::Confirmed, None) if already => format!(
                 "{name} was already {}; the device confirmed it (now {state}).",
                 already_word(&plan.expect)
             ),
-            Fate::Confirmed => format!(
+            (Fate::Confirmed, None) => format!(
                 "{name} {}; the device confirmed it (now {state}).",
                 past(&plan.expect)
             ),
-            Fate::Contradicted { state } => {
+            (Fate::Contradicted { state }, None) => {
                 warn!(device = ?name, node = %now.id, %state, "the device reported that it did not change");
                 format!(
                     "{name} did not change: the command to {} was acknowledged at {}, but the device then reported it is still {state}. It may be stuck or without power: check it before trying again.",
@@ -115,7 +124,7 @@ impl ZwaveServer {
                     clock(command.acked_ms)
                 )
             }
-            Fate::Pending => {
+            (Fate::Pending, None) => {
                 let reported = match &before {
                     Some((_, Some(at))) => format!("{} at {}", devices::summary(&node), clock(*at)),
                     _ => devices::summary(&node),
@@ -128,13 +137,11 @@ impl ZwaveServer {
                 )
             }
         };
-        if let Some(later) = &superseded {
-            text.push_str(&format!(" A later command to {later} superseded it."));
-        }
-        let outcome = match fate {
-            Fate::Confirmed => Outcome::Confirmed,
-            Fate::Contradicted { .. } => Outcome::Contradicted,
-            Fate::Pending => Outcome::Acknowledged,
+        let outcome = match (fate, &superseded) {
+            (_, Some(_)) => Outcome::Superseded,
+            (Fate::Confirmed, None) => Outcome::Confirmed,
+            (Fate::Contradicted { .. }, None) => Outcome::Contradicted,
+            (Fate::Pending, None) => Outcome::Acknowledged,
         };
         let mut result = structured(
             text,

@@ -123,6 +123,8 @@ pub enum Outcome {
     Acknowledged,
     /// The device reported, after the command, that it is still in another state.
     Contradicted,
+    /// A later command to the same device came before this one was confirmed.
+    Superseded,
 }
 
 /// Result of `get_device_sensor_data`.

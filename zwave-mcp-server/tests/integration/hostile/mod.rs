@@ -4,6 +4,7 @@
 
 mod bound;
 mod broker;
+mod confirm;
 mod late;
 mod names;
 mod protocol;
@@ -101,6 +102,74 @@ impl GatewayHome {
                 )
             })
             .collect()
+    }
+}
+
+/// The binary in a session whose calls are made one after the other: each call's answer is
+/// read before the next is sent (or, with [`Conversation::send`], when the test says).
+pub struct Conversation {
+    server: test_support::child::Live,
+    next_id: u64,
+    /// Answers read while waiting for another.
+    early: Vec<Value>,
+}
+
+impl Conversation {
+    /// Starts the binary on `home` with `args` and initializes the session.
+    pub fn start(home: &GatewayHome, args: &[&str]) -> Self {
+        let mut server = test_support::child::Live::start(&mut home.command(args));
+        server.send(lines(&session(&[])).as_bytes());
+        let _ = server.read_line(Duration::from_secs(20));
+        Self {
+            server,
+            next_id: 100,
+            early: Vec::new(),
+        }
+    }
+
+    /// Calls `tool` and returns `(is_error, text, structuredContent)` of its answer.
+    pub fn call(&mut self, tool: &str, args: Value) -> (bool, String, Value) {
+        let id = self.send(tool, args);
+        self.answer(id)
+    }
+
+    /// Sends a call of `tool` without waiting for its answer; returns its id.
+    pub fn send(&mut self, tool: &str, args: Value) -> u64 {
+        self.next_id += 1;
+        let id = self.next_id;
+        let request = json!({"jsonrpc":"2.0","id": id,"method":"tools/call","params":{"name": tool, "arguments": args}});
+        self.server.send(lines(&[request]).as_bytes());
+        id
+    }
+
+    /// The answer to call `id`: `(is_error, text, structuredContent)`. Answers to other calls
+    /// that come first are kept for their turn.
+    pub fn answer(&mut self, id: u64) -> (bool, String, Value) {
+        let message = match self.early.iter().position(|m| m["id"] == json!(id)) {
+            Some(at) => self.early.remove(at),
+            None => loop {
+                let line = self.server.read_line(Duration::from_secs(30));
+                let message: Value = serde_json::from_str(&line).unwrap();
+                if message["id"] == json!(id) {
+                    break message;
+                }
+                self.early.push(message);
+            },
+        };
+        let result = &message["result"];
+        (
+            result["isError"] == json!(true),
+            result["content"][0]["text"]
+                .as_str()
+                .unwrap_or_default()
+                .to_owned(),
+            result["structuredContent"].clone(),
+        )
+    }
+
+    /// Ends the session; returns everything the binary wrote.
+    pub fn finish(self) -> Output {
+        self.server.finish(Duration::from_secs(30))
     }
 }
 

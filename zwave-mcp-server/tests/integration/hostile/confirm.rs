@@ -1,0 +1,200 @@
+//! Issue 21: "confirmed" only when the device said so, through the binary, against the
+//! simulator playing the real driver's sequence (`captures/confirm/FACTS.md`): the optimistic
+//! echo before the reply, the device's verification report after it (or the old state, for a
+//! stuck device), a supervised success with nothing after it.
+
+use serde_json::{Value, json};
+
+use super::{Conversation, GatewayHome, answer, messages};
+
+fn structured(output: &std::process::Output, id: u64) -> Value {
+    messages(output)
+        .into_iter()
+        .find(|message| message["id"] == json!(id))
+        .map(|message| message["result"]["structuredContent"].clone())
+        .unwrap_or_default()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_optimistic_echo_never_confirms_and_never_becomes_the_state() {
+    let home = GatewayHome::renamed(&[]).await;
+    // The device acknowledges and never reports: all there is, is zwave-js's echo.
+    home.sim.set_confirm_writes(false);
+    let mut session = Conversation::start(&home, &["--confirm-timeout", "1s"]);
+    let (error, text, outcome) = session.call(
+        "control_zwave_device",
+        json!({"deviceName": "Switch One", "action": "on"}),
+    );
+    assert!(!error, "{text}");
+    assert!(
+        text.starts_with("Switch One: the command to switch on was sent and acknowledged at ")
+            && text.contains("the device has not reported its new state yet (waited 1s;")
+            && text.contains("The last state it reported itself: off, 12.34 kWh, 0 W at "),
+        "{text}"
+    );
+    assert_eq!(outcome["outcome"], "acknowledged");
+    assert!(!text.contains("confirmed"), "{text}");
+    let (_, status, structured) =
+        session.call("get_device_status", json!({"deviceName": "Switch One"}));
+    assert!(
+        status.contains(": off, 12.34 kWh, 0 W."),
+        "the echo is not the state: {status}"
+    );
+    assert!(
+        status.contains(" The command to switch on was acknowledged at ")
+            && status.ends_with("; the device has not reported its new state since."),
+        "{status}"
+    );
+    assert_eq!(structured["on"], false);
+    session.finish();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_stuck_device_is_reported_as_unchanged_by_the_command_and_the_next_read() {
+    let home = GatewayHome::renamed(&[]).await;
+    home.sim.set_stuck(2, true);
+    home.sim.set_stuck(3, true);
+    let mut session = Conversation::start(&home, &["--confirm-timeout", "5s"]);
+    let (error, text, outcome) = session.call(
+        "control_zwave_device",
+        json!({"deviceName": "Switch One", "action": "on"}),
+    );
+    assert!(
+        error,
+        "a device that did not do it is an error for the model: {text}"
+    );
+    assert!(
+        text.starts_with("Switch One did not change: the command to switch on was acknowledged at ")
+            && text.ends_with(", but the device then reported it is still off, 12.34 kWh, 0 W. It may be stuck or without power: check it before trying again."),
+        "{text}"
+    );
+    assert_eq!(outcome["outcome"], "contradicted");
+    assert_eq!(outcome["confirmed"], false);
+    let (error, text, _) = session.call(
+        "control_zwave_device",
+        json!({"deviceName": "Living Room Light", "action": "dim", "level": 40}),
+    );
+    assert!(
+        error
+            && text.starts_with(
+                "Living Room Light did not change: the command to dim to 40% was acknowledged at "
+            )
+            && text.contains("the device then reported it is still off."),
+        "{text}"
+    );
+    let (_, status, structured) =
+        session.call("get_device_status", json!({"deviceName": "Switch One"}));
+    assert!(
+        status.contains("Switch One did not change: it still reports off, 12.34 kWh, 0 W; the command to switch on was acknowledged at "),
+        "{status}"
+    );
+    assert!(structured["lastCommand"].as_str().is_some(), "{structured}");
+    let (_, list, structured) = session.call("list_zwave_devices", json!({}));
+    assert!(
+        list.contains("\n  Node 3: Living Room Light did not change: it still reports off; the command to dim to 40% was acknowledged at "),
+        "{list}"
+    );
+    assert_eq!(structured["commands"].as_array().map(Vec::len), Some(2));
+    session.finish();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_devices_own_report_confirms_and_a_supervised_success_confirms_at_once() {
+    let home = GatewayHome::renamed(&[]).await;
+    home.sim.set_supervised(6, true);
+    let output = home
+        .run(
+            &["--confirm-timeout", "5s"],
+            &[
+                (
+                    "control_zwave_device",
+                    json!({"deviceName": "Switch One", "action": "on"}),
+                ),
+                // 255: the dimmer restores its last level, and reports it.
+                (
+                    "control_zwave_device",
+                    json!({"deviceName": "Living Room Light", "action": "on"}),
+                ),
+                (
+                    "control_zwave_device",
+                    json!({"deviceName": "Node 6", "action": "off"}),
+                ),
+                ("get_device_status", json!({"deviceName": "Switch One"})),
+            ],
+        )
+        .await;
+    assert_eq!(
+        answer(&output, 2),
+        (
+            false,
+            "Switch One switched on; the device confirmed it (now on, 12.34 kWh, 42.5 W)."
+                .to_owned()
+        )
+    );
+    assert_eq!(
+        answer(&output, 3),
+        (
+            false,
+            "Living Room Light switched on; the device confirmed it (now on at 100%).".to_owned()
+        )
+    );
+    assert_eq!(
+        answer(&output, 4),
+        (
+            false,
+            "Node 6 switched off; the device confirmed it (now off).".to_owned()
+        )
+    );
+    assert_eq!(structured(&output, 4)["status"], 255);
+    assert_eq!(structured(&output, 4)["outcome"], "confirmed");
+    let (_, status) = answer(&output, 5);
+    assert!(
+        !status.contains("command"),
+        "a confirmed command needs no note: {status}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn of_two_overlapping_commands_the_first_says_the_second_superseded_it() {
+    let home = GatewayHome::renamed(&[]).await;
+    // The first command waits for a report the device sends ~150 ms later; the second is
+    // sent once the first reached the gateway, so it replaces the first's verification.
+    let mut session = Conversation::start(&home, &["--confirm-timeout", "3s"]);
+    let first = session.send(
+        "control_zwave_device",
+        json!({"deviceName": "Living Room Light", "action": "dim", "level": 30}),
+    );
+    let sim = home.sim.clone();
+    assert!(
+        crate::harness::eventually(std::time::Duration::from_secs(10), || sim
+            .received()
+            .iter()
+            .any(|r| r.api == "writeValue"))
+        .await
+    );
+    let second = session.send(
+        "control_zwave_device",
+        json!({"deviceName": "Living Room Light", "action": "dim", "level": 60}),
+    );
+    let (error, text, outcome) = session.answer(first);
+    assert!(
+        !error
+            && text
+                .starts_with("Living Room Light: the command to dim to 30% was acknowledged at ")
+            && text.contains(
+                ", but a later command to dim to 60% superseded it; the device now reports on at "
+            ),
+        "{text}"
+    );
+    assert_eq!(outcome["outcome"], "superseded");
+    assert_eq!(outcome["supersededBy"], "dim to 60%");
+    let (error, text, _) = session.answer(second);
+    assert_eq!(
+        (error, text.as_str()),
+        (
+            false,
+            "Living Room Light dimmed to 60%; the device confirmed it (now on at 60%)."
+        )
+    );
+    session.finish();
+}
