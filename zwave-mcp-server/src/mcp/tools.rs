@@ -41,11 +41,11 @@ impl ZwaveServer {
         self.list(args).await.unwrap_or_else(CallToolResult::from)
     }
 
-    /// Switches a Z-Wave switch or dimmer on or off, or dims it to a level (0-100), and
-    /// reports whether the device confirmed its new state.
+    /// Switches a Z-Wave switch or dimmer on or off, or dims it to a level (0-100), and says
+    /// whether the device itself confirmed its new state or only acknowledged the command.
     #[tool(
         name = "control_zwave_device",
-        description = "Switches a Z-Wave switch or dimmer on or off, or dims it to a level (0-100), and reports whether the device confirmed its new state.",
+        description = "Switches a Z-Wave switch or dimmer on or off, or dims it to a level (0-100). Says whether the device itself confirmed its new state, or only acknowledged the command (get_device_status then tells what became of it), or reported that it did not change.",
         output_schema = schema_for_output::<ControlOutcome>(),
         annotations(read_only_hint = false, destructive_hint = false, idempotent_hint = true, open_world_hint = true)
     )]
