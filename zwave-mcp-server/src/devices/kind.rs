@@ -60,7 +60,18 @@ impl DeviceKind {
         }
     }
 
-    /// The kind as a word.
+    /// What it is, in a sentence: "a switch", "a device of a kind this server does not switch".
+    pub fn with_article(self) -> &'static str {
+        match self {
+            Self::Dimmer => "a dimmer",
+            Self::Switch => "a switch",
+            Self::Meter => "a meter",
+            Self::Sensor => "a sensor",
+            Self::Other => "a device of a kind this server does not switch",
+        }
+    }
+
+    /// The kind as a word: "switch", "other".
     pub fn as_str(self) -> &'static str {
         match self {
             Self::Dimmer => "dimmer",

@@ -35,43 +35,58 @@ pub struct Reading {
 }
 
 impl Reading {
-    /// `21.5 °C`, `motion: idle`, `on`.
-    pub fn short(&self) -> String {
+    /// The value in words, the same in every tool: a named state (`idle`), a yes/no value as
+    /// what it means (`on`/`off`, `motion`/`idle`, `open`/`closed`), a number with its unit.
+    pub fn words(&self) -> String {
         if let Some(state) = &self.state {
-            return format!("{}: {state}", self.label.to_lowercase());
+            return state.clone();
         }
-        let value = match &self.value {
+        match &self.value {
+            Value::Bool(on) => self.flag_words(*on).to_owned(),
             Value::String(text) => text.clone(),
-            Value::Bool(true) => "yes".into(),
-            Value::Bool(false) => "no".into(),
-            other => other.to_string(),
-        };
-        match &self.unit {
-            Some(unit) => format!("{value} {unit}"),
-            None => format!("{} {value}", self.label.to_lowercase()),
+            other => match &self.unit {
+                Some(unit) => format!("{other} {unit}"),
+                None => other.to_string(),
+            },
         }
+    }
+
+    /// What `true` and `false` mean for this reading.
+    fn flag_words(&self, on: bool) -> &'static str {
+        let label = self.label.to_lowercase();
+        let (yes, no) = if self.command_class == cc::BINARY_SWITCH {
+            ("on", "off")
+        } else if label.contains("motion") {
+            ("motion", "idle")
+        } else if ["door", "window", "contact"]
+            .iter()
+            .any(|w| label.contains(w))
+        {
+            ("open", "closed")
+        } else if ["water", "leak", "flood"].iter().any(|w| label.contains(w)) {
+            ("leak", "dry")
+        } else if ["smoke", "carbon", "gas"].iter().any(|w| label.contains(w)) {
+            ("alarm", "clear")
+        } else {
+            ("yes", "no")
+        };
+        if on { yes } else { no }
+    }
+
+    /// The reading in a list row: `21.5 °C` (the unit says what it is), else
+    /// `sensor state (motion): idle`.
+    pub fn short(&self) -> String {
+        if self.state.is_none() && self.unit.is_some() && !self.value.is_boolean() {
+            return self.words();
+        }
+        format!("{}: {}", self.label.to_lowercase(), self.words())
     }
 
     /// `Air temperature: 21.5 °C (updated 12 s ago)`.
     pub fn line(&self) -> String {
-        let mut text = format!("{}: {}", self.label, self.short_value());
+        let mut text = format!("{}: {}", self.label, self.words());
         if let Some(age) = self.age_seconds {
             text.push_str(&format!(" (updated {})", ago(age)));
-        }
-        text
-    }
-
-    fn short_value(&self) -> String {
-        let value = match &self.value {
-            Value::String(text) => text.clone(),
-            other => other.to_string(),
-        };
-        let mut text = match &self.unit {
-            Some(unit) => format!("{value} {unit}"),
-            None => value,
-        };
-        if let Some(state) = &self.state {
-            text = format!("{state} ({text})");
         }
         text
     }
@@ -146,6 +161,96 @@ fn order(cc: u16) -> u8 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn reading(
+        label: &str,
+        value: Value,
+        unit: Option<&str>,
+        state: Option<&str>,
+        cc: u16,
+    ) -> Reading {
+        Reading {
+            label: label.into(),
+            value,
+            unit: unit.map(Into::into),
+            state: state.map(Into::into),
+            updated_at_ms: None,
+            age_seconds: None,
+            command_class: cc,
+            value_id: None,
+        }
+    }
+
+    #[test]
+    fn one_vocabulary_in_lists_and_readings() {
+        use serde_json::json;
+        for (reading, short, line) in [
+            (
+                reading(
+                    "Sensor state (Motion)",
+                    json!(false),
+                    None,
+                    None,
+                    cc::BINARY_SENSOR,
+                ),
+                "sensor state (motion): idle",
+                "Sensor state (Motion): idle",
+            ),
+            (
+                reading(
+                    "Sensor state (Motion)",
+                    json!(true),
+                    None,
+                    None,
+                    cc::BINARY_SENSOR,
+                ),
+                "sensor state (motion): motion",
+                "Sensor state (Motion): motion",
+            ),
+            (
+                reading("Current value", json!(true), None, None, cc::BINARY_SWITCH),
+                "current value: on",
+                "Current value: on",
+            ),
+            (
+                reading("Door state", json!(false), None, None, cc::BINARY_SENSOR),
+                "door state: closed",
+                "Door state: closed",
+            ),
+            (
+                reading(
+                    "Motion sensor status",
+                    json!(8),
+                    None,
+                    Some("Motion detection"),
+                    cc::NOTIFICATION,
+                ),
+                "motion sensor status: Motion detection",
+                "Motion sensor status: Motion detection",
+            ),
+            (
+                reading(
+                    "Air temperature",
+                    json!(21.5),
+                    Some("°C"),
+                    None,
+                    cc::MULTILEVEL_SENSOR,
+                ),
+                "21.5 °C",
+                "Air temperature: 21.5 °C",
+            ),
+            (
+                reading("Tamper", json!(false), None, None, cc::BINARY_SENSOR),
+                "tamper: no",
+                "Tamper: no",
+            ),
+        ] {
+            assert_eq!(
+                (reading.short().as_str(), reading.line().as_str()),
+                (short, line)
+            );
+        }
+    }
 
     #[test]
     fn ages_read_naturally() {

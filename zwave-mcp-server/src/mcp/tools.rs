@@ -182,25 +182,15 @@ impl ZwaveServer {
                     status: devices::status_word(&node).to_owned(),
                 });
             }
-            let mut polls = tokio::task::JoinSet::new();
-            for reading in devices::readings(&node, None) {
-                let Some(id) = reading.value_id else { continue };
-                let gateway = self.gateway.clone();
-                polls.spawn(async move {
-                    gateway
-                        .poll_value(&id)
-                        .await
-                        .map_err(|err| format!("{}: {err}", reading.label))
-                });
+            if self.gateway.staleness().is_some() {
+                // A link to the devices is down: polling each reading would fail each the
+                // same way. Said once, with the cause the headline gives.
+                refresh_errors.push(
+                    "the readings: the link to the devices is down (see above); these are the last known ones".to_owned(),
+                );
+            } else {
+                refresh_errors = self.poll_readings(&node).await;
             }
-            while let Some(joined) = polls.join_next().await {
-                match joined {
-                    Ok(Ok(_)) => {}
-                    Ok(Err(message)) => refresh_errors.push(message),
-                    Err(err) => refresh_errors.push(format!("a poll task failed: {err}")),
-                }
-            }
-            refresh_errors.sort();
         }
         let node = self.gateway.node(node.id).unwrap_or(node);
         let readings = devices::readings(&node, Some(now_ms()));
@@ -218,7 +208,7 @@ impl ZwaveServer {
             ));
         }
         for error in &refresh_errors {
-            text.push_str(&format!("\nCould not refresh {error}"));
+            text.push_str(&format!("\nCould not refresh {error}."));
         }
         let stale = self.stale(&mut text);
         structured(
@@ -235,11 +225,49 @@ impl ZwaveServer {
         )
     }
 
+    /// Polls every reading of `node`; returns what failed, one line per distinct cause
+    /// (`Air temperature, Humidity: zwave-js-ui did not answer …`).
+    async fn poll_readings(&self, node: &NodeInfo) -> Vec<String> {
+        let mut polls = tokio::task::JoinSet::new();
+        for reading in devices::readings(node, None) {
+            let Some(id) = reading.value_id else { continue };
+            let gateway = self.gateway.clone();
+            polls.spawn(async move {
+                let polled = gateway.poll_value(&id).await;
+                (reading.label, polled.err().map(|err| err.to_string()))
+            });
+        }
+        let mut failed: std::collections::BTreeMap<String, Vec<String>> =
+            std::collections::BTreeMap::new();
+        while let Some(joined) = polls.join_next().await {
+            match joined {
+                Ok((_, None)) => {}
+                Ok((label, Some(error))) => failed.entry(error).or_default().push(label),
+                Err(err) => {
+                    failed
+                        .entry(format!("a poll task failed: {err}"))
+                        .or_default();
+                }
+            }
+        }
+        failed
+            .into_iter()
+            .map(|(error, mut labels)| {
+                labels.sort();
+                if labels.is_empty() {
+                    error
+                } else {
+                    format!("{}: {error}", labels.join(", "))
+                }
+            })
+            .collect()
+    }
+
     /// What `get_device_status` does.
     async fn status(&self, args: DeviceArgs) -> Result<CallToolResult, ToolError> {
         let found = self
             .find_device_with(&args.device_name, Purpose::Read, |node| {
-                let (status, text) = device_status(node);
+                let (status, text) = device_status(node, self.gateway.staleness().is_some());
                 (status, text, self.commands.note(node, now_ms()))
             })
             .await;
@@ -334,7 +362,9 @@ impl ZwaveServer {
 }
 
 /// What `get_device_status` says of `node`: its status (not yet marked stale) and the text.
-fn device_status(node: &NodeInfo) -> (DeviceStatus, String) {
+/// What `get_device_status` says of `node`; `stale`: a link to the devices is down, so its
+/// status is only the last known one.
+fn device_status(node: &NodeInfo, stale: bool) -> (DeviceStatus, String) {
     let kind = DeviceKind::of(node);
     let last_active_age_seconds = node
         .last_active
@@ -357,14 +387,25 @@ fn device_status(node: &NodeInfo) -> (DeviceStatus, String) {
         last_command: None,
         stale: None,
     };
-    let mut text = format!(
-        "{} is a {}, {} (node status {}): {}.",
-        devices::describe(node),
-        kind.as_str(),
-        if status.online { "online" } else { "offline" },
-        status.node_status,
-        status.summary
-    );
+    let reachable = match (status.online, stale) {
+        (true, false) => format!("online (node status {})", status.node_status),
+        (false, false) => format!("offline (node status {})", status.node_status),
+        (true, true) => format!("last known online (node status {})", status.node_status),
+        (false, true) => format!("last known offline (node status {})", status.node_status),
+    };
+    let mut text = if !node.ready && kind == DeviceKind::Other {
+        format!(
+            "{} is still being interviewed by Z-Wave JS UI (it restarted or the device was just added): what it is and its state are not known yet; {reachable}.",
+            devices::describe(node)
+        )
+    } else {
+        format!(
+            "{} is {}, {reachable}: {}.",
+            devices::describe(node),
+            kind.with_article(),
+            status.summary
+        )
+    };
     if let Some(age) = last_active_age_seconds {
         text.push_str(&format!(" Last heard from {}.", devices::ago(age)));
     }

@@ -4,3 +4,4 @@ mod control;
 mod links;
 mod list;
 mod read;
+mod wording;

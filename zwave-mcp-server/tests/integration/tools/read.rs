@@ -61,7 +61,7 @@ async fn sensor_data_lists_every_reading_with_unit_and_state() {
         "{text}"
     );
     assert!(
-        lines[2].starts_with("- Motion sensor status: Motion detection (8) (updated "),
+        lines[2].starts_with("- Motion sensor status: Motion detection (updated "),
         "{text}"
     );
     assert!(
