@@ -95,11 +95,27 @@ impl ZwaveServer {
         let now = self.gateway.node(node.id).unwrap_or_else(|| node.clone());
         let fate = command.fate(&now);
         let state = devices::summary(&now);
+        // A later command of this server, or of another client of the gateway: its
+        // target value, echoed after ours, asks for something else than ours did.
         let superseded = self
             .commands
             .last(now.id)
             .filter(|last| last.seq != seq)
-            .map(|last| last.verb);
+            .map(|last| last.verb)
+            .or_else(|| {
+                if fate == Fate::Confirmed {
+                    return None;
+                }
+                let before = before.as_ref().and_then(|(value, _)| value.as_ref());
+                other_command(
+                    &now,
+                    plan.target.key().as_str(),
+                    &plan.value,
+                    before,
+                    &command,
+                )
+                .map(|verb| format!("{verb} (from another client)"))
+            });
         let text = match (&fate, &superseded) {
             // Another command to the device came after this one: what the device reports now
             // answers that one, not this.
@@ -165,6 +181,47 @@ impl ZwaveServer {
         }
         Ok(result)
     }
+}
+
+/// What another client asked of the device after `ours` was acknowledged, if it did: a new
+/// target value, neither ours nor the state the device was in before (a stuck dimmer reports
+/// its old level as its target too).
+fn other_command(
+    node: &NodeInfo,
+    target_key: &str,
+    written: &serde_json::Value,
+    before: Option<&serde_json::Value>,
+    ours: &Command,
+) -> Option<String> {
+    let target = node
+        .values
+        .get(target_key)
+        .filter(|value| value.seen_at.is_some_and(|at| at > ours.acked))?
+        .value
+        .as_ref()?;
+    let same = |a: &serde_json::Value, b: &serde_json::Value| match (a.as_f64(), b.as_f64()) {
+        (Some(a), Some(b)) => (a - b).abs() < 0.5,
+        _ => a == b,
+    };
+    if same(target, written)
+        || ours.expect.accepts(target)
+        || before.is_some_and(|before| same(target, before))
+    {
+        return None;
+    }
+    Some(match target {
+        serde_json::Value::Bool(true) => "switch on".to_owned(),
+        serde_json::Value::Bool(false) => "switch off".to_owned(),
+        level => match level.as_f64() {
+            Some(level) if level >= 255.0 => "switch on".to_owned(),
+            Some(level) if level <= 0.0 => "switch off".to_owned(),
+            Some(level) => format!(
+                "dim to {}%",
+                devices::percent_of_99(level.clamp(0.0, 99.0).round() as u8)
+            ),
+            None => format!("set {level}"),
+        },
+    })
 }
 
 /// The value `key` of `node` as the device last reported it, with the report's time (epoch ms).

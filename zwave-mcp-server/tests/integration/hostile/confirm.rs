@@ -198,3 +198,36 @@ async fn of_two_overlapping_commands_the_first_says_the_second_superseded_it() {
     );
     session.finish();
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_command_superseded_by_another_server_says_so() {
+    let home = GatewayHome::renamed(&[]).await;
+    let mut first = Conversation::start(&home, &["--confirm-timeout", "3s"]);
+    let mut second = Conversation::start(&home, &[]);
+    let asked = first.send(
+        "control_zwave_device",
+        json!({"deviceName": "Living Room Light", "action": "dim", "level": 30}),
+    );
+    let sim = home.sim.clone();
+    assert!(
+        crate::harness::eventually(std::time::Duration::from_secs(10), || sim
+            .received()
+            .iter()
+            .any(|r| r.api == "writeValue"))
+        .await
+    );
+    let (error, _, _) = second.call(
+        "control_zwave_device",
+        json!({"deviceName": "Living Room Light", "action": "dim", "level": 60}),
+    );
+    assert!(!error);
+    let (error, text, outcome) = first.answer(asked);
+    assert!(
+        !error
+            && text.contains(", but a later command to dim to 60% (from another client) superseded it; the device now reports "),
+        "{text}"
+    );
+    assert_eq!(outcome["outcome"], "superseded");
+    first.finish();
+    second.finish();
+}
