@@ -149,7 +149,7 @@ async fn chat_once_answers_on_stdout_and_shows_each_tool_call_on_stderr() {
     );
     assert!(
         lines[3]
-            .starts_with("  ✓ call_8k2xq1 control_zwave_device: Living Room Light dimmed to 40%"),
+            .starts_with("  ✓ call_8k2xq1 control_zwave_device: Living Room Light: the command to dim to 40% was sent and acknowledged at "),
         "{shown}"
     );
     assert_eq!(

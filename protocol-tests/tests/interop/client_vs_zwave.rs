@@ -11,7 +11,13 @@ async fn the_client_lists_and_calls_the_zwave_tools_with_normalized_arguments() 
     let binary = workspace_bin("zwave-mcp-server")
         .to_string_lossy()
         .into_owned();
-    let mut config = ServerConfig::new(ServerCommand::new("zwave", binary, ["--demo"]));
+    // A switch reports its new state ~1.1 s after a command (the real driver's delay, which
+    // the demo home keeps): waiting up to 3 s lets the device confirm it.
+    let mut config = ServerConfig::new(ServerCommand::new(
+        "zwave",
+        binary,
+        ["--demo", "--confirm-timeout", "3s"],
+    ));
     config.init_timeout = Duration::from_secs(20);
     let pool = ServerPool::new(vec![config]);
     let report = pool.connect_all().await;

@@ -87,7 +87,10 @@ async fn a_light_switched_through_the_tool_is_seen_on_its_mqtt_topic() {
         tokio::time::sleep(Duration::from_millis(200)).await;
     }
     let result = result.expect("the tool succeeded once the gateway was up");
-    assert_eq!(result.structured_content.unwrap()["confirmed"], true);
+    // Answered at acknowledgement (the default): the dimmer's own report comes ~5 s later.
+    let outcome = result.structured_content.unwrap();
+    assert_eq!(outcome["outcome"], "acknowledged", "{outcome}");
+    assert_eq!(outcome["status"], 254, "{outcome}");
 
     let observed = tokio::time::timeout(Duration::from_secs(5), async {
         while let Some(payload) = seen.recv().await {
