@@ -362,3 +362,54 @@ async fn after_a_storm_of_reports_the_cache_holds_every_last_reading() {
         );
     }
 }
+
+/// A broker that accepts every connection, acknowledges it, and drops it at once: what a
+/// broker does to a client it refuses after connecting (an ACL, a message it cannot take).
+fn dropping_broker() -> (u16, std::sync::Arc<std::sync::atomic::AtomicUsize>) {
+    use std::io::{Read as _, Write as _};
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let accepted = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let count = std::sync::Arc::clone(&accepted);
+    std::thread::spawn(move || {
+        for stream in listener.incoming() {
+            let Ok(mut stream) = stream else { return };
+            count.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            let mut connect = [0_u8; 256];
+            let _ = stream.read(&mut connect);
+            // CONNACK, session not present, accepted; then the connection is closed.
+            let _ = stream.write_all(&[0x20, 0x02, 0x00, 0x00]);
+        }
+    });
+    (port, accepted)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_connection_dropped_right_after_connecting_keeps_backing_off() {
+    let (port, accepted) = dropping_broker();
+    let backoff = zwave_mcp_server::Backoff {
+        first: Duration::from_millis(100),
+        max: Duration::from_secs(10),
+        jitter: 0.0,
+    };
+    let gateway = zwave_mcp_server::Gateway::connect(
+        settings_for(
+            format!("mqtt://127.0.0.1:{port}").parse().unwrap(),
+            Duration::from_secs(1),
+        ),
+        backoff,
+    );
+    // 100 + 200 + 400 + 800 + 1600 ms: six connections in 3 s at most, backing off. Were the
+    // backoff to start afresh at every acknowledged connection, one every 100 ms: some 30.
+    let window = Duration::from_secs(3);
+    let started = std::time::Instant::now();
+    tokio::time::sleep(window).await;
+    let connections = accepted.load(std::sync::atomic::Ordering::SeqCst);
+    let elapsed = started.elapsed();
+    assert!(
+        connections <= 7,
+        "{connections} connections in {elapsed:?}: the backoff starts afresh after connections that never loaded the node list"
+    );
+    assert!(connections >= 2, "it kept trying: {connections}");
+    drop(gateway);
+}
