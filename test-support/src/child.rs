@@ -16,13 +16,7 @@ use std::{
 /// # Panics
 /// When it cannot be started, or has not exited within `timeout` (it is then killed).
 pub fn run(command: &mut Command, stdin: &[u8], timeout: Duration) -> Output {
-    let shown = format!("{command:?}");
-    let mut child = command
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap_or_else(|err| panic!("cannot start {shown}: {err}"));
+    let (mut child, shown) = spawn_piped(command);
     let pid = child.id();
     let mut pipe = child.stdin.take();
     let input = stdin.to_vec();
@@ -55,6 +49,18 @@ pub fn run(command: &mut Command, stdin: &[u8], timeout: Duration) -> Output {
     output
 }
 
+/// Starts `command` with all three pipes; returns it and how it is shown in messages.
+fn spawn_piped(command: &mut Command) -> (std::process::Child, String) {
+    let shown = format!("{command:?}");
+    let child = command
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap_or_else(|err| panic!("cannot start {shown}: {err}"));
+    (child, shown)
+}
+
 /// [`run`] with nothing on stdin.
 ///
 /// # Panics
@@ -82,13 +88,7 @@ impl Live {
     /// # Panics
     /// When it cannot be started.
     pub fn start(command: &mut Command) -> Self {
-        let shown = format!("{command:?}");
-        let mut child = command
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap_or_else(|err| panic!("cannot start {shown}: {err}"));
+        let (mut child, shown) = spawn_piped(command);
         let drain = |mut pipe: Box<dyn std::io::Read + Send>| {
             std::thread::spawn(move || {
                 let mut bytes = Vec::new();

@@ -7,14 +7,9 @@ use std::time::Duration;
 use serde_json::{Value, json};
 
 use super::{GatewayHome, answer, cancel, control, lines, messages, session};
-use crate::harness::eventually;
 
-const PLACES: usize = zwave_mcp_server_places();
-
-/// The server's bound on requests in flight (`mcp::bounded::MAX_IN_FLIGHT`, private).
-const fn zwave_mcp_server_places() -> usize {
-    64
-}
+/// The server's bound on requests in flight (`mcp::bounded::MAX_IN_FLIGHT`, private to it).
+const PLACES: usize = 64;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_command_cancelled_before_its_write_is_never_written() {
@@ -56,15 +51,8 @@ async fn cancelled_commands_keep_their_places_until_their_handlers_end() {
         .map(|n| control(n, "Switch One", "on"))
         .collect();
     server.send(lines(&first).as_bytes());
-    let sim = home.sim.clone();
     assert!(
-        eventually(Duration::from_secs(20), || sim
-            .received()
-            .iter()
-            .filter(|r| r.api == "writeValue")
-            .count()
-            >= PLACES)
-        .await,
+        home.writes_arrive(PLACES, Duration::from_secs(20)).await,
         "the first {PLACES} writes never arrived"
     );
     // Cancelling them must not let the next ones in while their handlers still wait.
@@ -72,13 +60,8 @@ async fn cancelled_commands_keep_their_places_until_their_handlers_end() {
     next.extend((PLACES + 1..=2 * PLACES).map(|n| control(n, "Switch One", "off")));
     server.send(lines(&next).as_bytes());
     assert!(
-        eventually(Duration::from_secs(30), || sim
-            .received()
-            .iter()
-            .filter(|r| r.api == "writeValue")
-            .count()
-            >= 2 * PLACES)
-        .await,
+        home.writes_arrive(2 * PLACES, Duration::from_secs(30))
+            .await,
         "the second {PLACES} writes never arrived"
     );
     let output = server.finish(Duration::from_secs(30));

@@ -164,13 +164,9 @@ async fn of_two_overlapping_commands_the_first_says_the_second_superseded_it() {
         "control_zwave_device",
         json!({"deviceName": "Living Room Light", "action": "dim", "level": 30}),
     );
-    let sim = home.sim.clone();
     assert!(
-        crate::harness::eventually(std::time::Duration::from_secs(10), || sim
-            .received()
-            .iter()
-            .any(|r| r.api == "writeValue"))
-        .await
+        home.writes_arrive(1, std::time::Duration::from_secs(10))
+            .await
     );
     let second = session.send(
         "control_zwave_device",
@@ -208,13 +204,9 @@ async fn a_command_superseded_by_another_server_says_so() {
         "control_zwave_device",
         json!({"deviceName": "Living Room Light", "action": "dim", "level": 30}),
     );
-    let sim = home.sim.clone();
     assert!(
-        crate::harness::eventually(std::time::Duration::from_secs(10), || sim
-            .received()
-            .iter()
-            .any(|r| r.api == "writeValue"))
-        .await
+        home.writes_arrive(1, std::time::Duration::from_secs(10))
+            .await
     );
     let (error, _, _) = second.call(
         "control_zwave_device",

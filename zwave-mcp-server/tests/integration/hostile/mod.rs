@@ -82,6 +82,19 @@ impl GatewayHome {
         .unwrap()
     }
 
+    /// Whether the gateway received at least `count` writes within `within`.
+    pub async fn writes_arrive(&self, count: usize, within: Duration) -> bool {
+        let sim = self.sim.clone();
+        crate::harness::eventually(within, move || {
+            sim.received()
+                .iter()
+                .filter(|request| request.api == "writeValue")
+                .count()
+                >= count
+        })
+        .await
+    }
+
     /// What the gateway was asked to write: `(value id, value)`.
     pub fn writes(&self) -> Vec<(String, Value)> {
         self.sim
