@@ -165,12 +165,13 @@ pub(super) async fn handle_request(sim: Arc<Sim>, topic: String, payload: Vec<u8
         api: api.clone(),
         payload: origin.clone(),
     });
-    let (silent, delay, driver_ready) = {
+    let (silent, delay, driver_ready, refusal) = {
         let knobs = lock(&sim.knobs);
         (
             knobs.silent,
             knobs.delays.get(&api).copied(),
             knobs.driver_ready,
+            knobs.refusals.get(&api).cloned(),
         )
     };
     if silent {
@@ -182,6 +183,9 @@ pub(super) async fn handle_request(sim: Arc<Sim>, topic: String, payload: Vec<u8
     }
     let args = origin.get("args").cloned().unwrap_or(Value::Null);
     let reply = match &args {
+        Value::Array(_) if let Some(message) = refusal => {
+            json!({"success": false, "message": message, "args": args})
+        }
         Value::Array(items) if driver_ready => match answer(&sim, &api, items).await {
             Ok(result) => {
                 let mut reply =

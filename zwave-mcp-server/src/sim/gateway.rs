@@ -74,6 +74,7 @@ impl SimControl {
                 write_status: None,
                 confirm_writes: true,
                 delays: HashMap::new(),
+                refusals: HashMap::new(),
                 stuck: std::collections::HashSet::new(),
                 supervised: std::collections::HashSet::new(),
             }),
@@ -199,6 +200,16 @@ impl SimControl {
         } else {
             knobs.supervised.remove(&node);
         }
+    }
+
+    /// Answers every request of `api` with `success: false` and `message` (`None`: answers
+    /// them again).
+    pub fn set_refusal(&self, api: &str, message: Option<&str>) {
+        let mut knobs = lock(&self.sim.knobs);
+        match message {
+            Some(message) => knobs.refusals.insert(api.to_owned(), message.to_owned()),
+            None => knobs.refusals.remove(api),
+        };
     }
 
     /// Delays the reply to every request of `api` (replies then arrive out of order).

@@ -90,6 +90,8 @@ pub(super) struct Knobs {
     pub(super) write_status: Option<i64>,
     pub(super) confirm_writes: bool,
     pub(super) delays: HashMap<String, Duration>,
+    /// APIs refused with a message of the test's choosing.
+    pub(super) refusals: HashMap<String, String>,
     /// Nodes that acknowledge a Set and ignore it (a stuck relay, a dead bulb behind a live
     /// module): the reply is a success, the device's report shows the old state.
     pub(super) stuck: std::collections::HashSet<u16>,
