@@ -789,3 +789,61 @@ fn pipelined_calls_keep_memory_flat_and_every_call_is_answered_once() {
         "peak RSS {peak} KiB for {calls} pipelined calls"
     );
 }
+
+#[test]
+fn simulate_stuck_makes_a_device_acknowledge_and_ignore_commands() {
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let broker =
+        runtime.block_on(async { zwave_mcp_server::sim::EmbeddedBroker::start().unwrap() });
+    let url = broker.url().to_string();
+    let _simulator = Reaper(
+        Command::new(BIN)
+            .args([
+                "simulate",
+                "--mqtt-url",
+                &url,
+                "--stuck",
+                "2",
+                "--supervised",
+                "6",
+            ])
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap(),
+    );
+    let calls = [
+        (
+            "control_zwave_device",
+            json!({"deviceName": "Switch One", "action": "on"}),
+        ),
+        (
+            "control_zwave_device",
+            json!({"deviceName": "Node 6", "action": "off"}),
+        ),
+    ];
+    // The simulator may still be starting: the first session that finds the devices counts.
+    let deadline = std::time::Instant::now() + Duration::from_secs(20);
+    let messages = loop {
+        let output = run(
+            &["--mqtt-url", &url, "--confirm-timeout", "4s"],
+            &session(&calls),
+        );
+        let messages = protocol_messages(&output);
+        if by_id(&messages, 2)["result"]["structuredContent"].is_object()
+            || std::time::Instant::now() > deadline
+        {
+            break messages;
+        }
+    };
+    let stuck = &by_id(&messages, 2)["result"];
+    assert_eq!(
+        stuck["structuredContent"]["outcome"], "contradicted",
+        "{stuck}"
+    );
+    let supervised = &by_id(&messages, 3)["result"]["structuredContent"];
+    assert_eq!(supervised["status"], 255, "{supervised}");
+    assert_eq!(supervised["outcome"], "confirmed", "{supervised}");
+    drop(runtime);
+}
