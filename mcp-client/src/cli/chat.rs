@@ -166,6 +166,7 @@ fn provider_config(args: &ChatArgs) -> anyhow::Result<ProviderConfig> {
         .or_else(|| config::env(dialect.base_url_env()))
         .or(section.base_url)
     {
+        crate::llm::check_base_url(dialect, &url).map_err(UsageError)?;
         provider.base_url = url;
     }
     provider.api_key = config::env(dialect.key_env());

@@ -29,4 +29,4 @@ pub use event::{FinishReason, StreamEvent, ToolCallRequest};
 pub use format::Dialect;
 pub use http::HttpSettings;
 pub use message::{ChatRequest, Message, ToolChoice, ToolResult, Usage};
-pub use provider::{EventStream, HttpProvider, Provider, ProviderConfig};
+pub use provider::{EventStream, HttpProvider, Provider, ProviderConfig, check_base_url};

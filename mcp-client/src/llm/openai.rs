@@ -34,12 +34,10 @@ pub(crate) fn body(
             Message::System { text } => vec![json!({"role": "system", "content": text})],
             Message::User { text } => vec![json!({"role": "user", "content": text})],
             Message::Assistant { text, tool_calls } => {
-                let content = if text.is_empty() && !tool_calls.is_empty() {
-                    Value::Null
-                } else {
-                    json!(text)
-                };
-                let mut turn = json!({"role": "assistant", "content": content});
+                // Always a string, "" when the turn only calls tools: llama.cpp's server
+                // refuses `null` (HTTP 500, "Input should be a valid string") and its
+                // templates fail without the key; OpenAI, vLLM and LiteLLM take "".
+                let mut turn = json!({"role": "assistant", "content": text});
                 if !tool_calls.is_empty() {
                     let calls: Vec<Value> = tool_calls
                         .iter()

@@ -269,6 +269,46 @@ impl Provider for HttpProvider {
     }
 }
 
+/// Whether `url` can work as `dialect`'s base URL (as normalized: a scheme may be left out):
+/// http or https, a host, and a port that is a number when one is written. The error names
+/// the value and shows an example.
+///
+/// # Errors
+/// What is wrong with it, in words.
+pub fn check_base_url(dialect: Dialect, url: &str) -> Result<(), String> {
+    let normalized = normalize_base_url(dialect, url);
+    let example = match dialect {
+        Dialect::Ollama => "http://127.0.0.1:11434",
+        Dialect::OpenAi => "http://127.0.0.1:8080/v1",
+        Dialect::Anthropic => "https://api.anthropic.com",
+    };
+    let problem = match reqwest::Url::parse(&normalized) {
+        Err(err) => Some(err.to_string()),
+        Ok(parsed) if !matches!(parsed.scheme(), "http" | "https") => Some(format!(
+            "the scheme `{}` is not http or https",
+            parsed.scheme()
+        )),
+        Ok(parsed) if parsed.host_str().is_none_or(str::is_empty) => {
+            Some("it names no host".to_owned())
+        }
+        Ok(_) => {
+            // The URL standard reads `host:` as the default port; nobody means that.
+            let authority = normalized.split_once("://").map_or("", |(_, rest)| {
+                rest.split(['/', '?', '#']).next().unwrap_or("")
+            });
+            authority
+                .ends_with(':')
+                .then(|| "its port is empty".to_owned())
+        }
+    };
+    match problem {
+        None => Ok(()),
+        Some(problem) => Err(format!(
+            "the base URL `{url}` cannot work: {problem}; give one such as {example}"
+        )),
+    }
+}
+
 /// A base URL as each ecosystem writes it: `OLLAMA_HOST` may lack the scheme
 /// (`0.0.0.0:11434`), and a trailing `/` is dropped.
 fn normalize_base_url(dialect: Dialect, url: &str) -> String {
@@ -343,6 +383,31 @@ impl Dialect {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn base_urls_that_cannot_work_are_refused_with_an_example() {
+        assert_eq!(
+            check_base_url(Dialect::OpenAi, "http://127.0.0.1:/v1").unwrap_err(),
+            "the base URL `http://127.0.0.1:/v1` cannot work: its port is empty; give one such as http://127.0.0.1:8080/v1"
+        );
+        assert_eq!(
+            check_base_url(Dialect::Ollama, "http://127.0.0.1:99999").unwrap_err(),
+            "the base URL `http://127.0.0.1:99999` cannot work: invalid port number; give one such as http://127.0.0.1:11434"
+        );
+        assert_eq!(
+            check_base_url(Dialect::Anthropic, "ftp://example.com").unwrap_err(),
+            "the base URL `ftp://example.com` cannot work: the scheme `ftp` is not http or https; give one such as https://api.anthropic.com"
+        );
+        assert!(check_base_url(Dialect::OpenAi, "http://").is_err());
+        for good in [
+            "http://127.0.0.1:8080/v1",
+            "0.0.0.0:11434",
+            "https://api.anthropic.com",
+            "http://[::1]:8080/v1",
+        ] {
+            assert_eq!(check_base_url(Dialect::Ollama, good), Ok(()), "{good}");
+        }
+    }
 
     #[test]
     fn base_urls_follow_each_ecosystem() {

@@ -322,6 +322,29 @@ async fn chat_usage_errors_exit_2_and_say_what_is_missing() {
         stderr,
         "mcp-client: Anthropic needs an API key: set ANTHROPIC_API_KEY\n"
     );
+    // A base URL that cannot work is refused before any question is asked.
+    let (output, _, stderr) = run(
+        args(&[
+            "chat",
+            "--no-history",
+            "--provider",
+            "openai",
+            "--model",
+            "m",
+            "--base-url",
+            "http://127.0.0.1:/v1",
+            "--once",
+            "hi",
+        ]),
+        "",
+        vec![],
+    )
+    .await;
+    assert_eq!(output.status.code(), Some(2));
+    assert_eq!(
+        stderr,
+        "mcp-client: the base URL `http://127.0.0.1:/v1` cannot work: its port is empty; give one such as http://127.0.0.1:8080/v1\n"
+    );
 }
 
 #[tokio::test]
