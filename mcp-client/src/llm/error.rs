@@ -55,7 +55,7 @@ pub enum ProviderError {
     },
     /// Too many requests (429); retried with backoff, this is the last one.
     #[error(
-        "{provider} is rate limiting (status 429: {message}); gave up after {attempts} attempts"
+        "{provider} is rate limiting (status 429: {message}); gave up after {}", attempts_made(*.attempts)
     )]
     RateLimited {
         /// The provider's name.
@@ -69,7 +69,7 @@ pub enum ProviderError {
     },
     /// The provider failed (5xx, Anthropic's 529 "overloaded" included); retried with backoff.
     #[error(
-        "{provider} failed with status {status} ({message}); gave up after {attempts} attempts"
+        "{provider} failed with status {status} ({message}); gave up after {}", attempts_made(*.attempts)
     )]
     ServerError {
         /// The provider's name.
@@ -162,11 +162,68 @@ impl ProviderError {
         }
     }
 
+    /// What went wrong with one attempt, for the warning that announces the next: without
+    /// the "gave up" of the final error.
+    pub(crate) fn attempt_failure(&self) -> String {
+        match self {
+            Self::RateLimited { message, .. } => format!("status 429: {message}"),
+            Self::ServerError {
+                status, message, ..
+            } => format!("status {status}: {message}"),
+            other => other.to_string(),
+        }
+    }
+
     /// Records the number of attempts made on a retryable error.
     pub(crate) fn with_attempts(mut self, made: u32) -> Self {
         if let Self::RateLimited { attempts, .. } | Self::ServerError { attempts, .. } = &mut self {
             *attempts = made;
         }
         self
+    }
+}
+
+/// "1 attempt", "4 attempts".
+fn attempts_made(attempts: u32) -> String {
+    if attempts == 1 {
+        "1 attempt".to_owned()
+    } else {
+        format!("{attempts} attempts")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_retry_warning_says_what_failed_and_the_final_error_how_often() {
+        let failed = |attempts| ProviderError::ServerError {
+            provider: "llama.cpp",
+            status: 500,
+            message: "messages.1.content: Input should be a valid string".into(),
+            retry_after: None,
+            attempts,
+        };
+        assert_eq!(
+            failed(1).attempt_failure(),
+            "status 500: messages.1.content: Input should be a valid string"
+        );
+        assert_eq!(
+            failed(1).to_string(),
+            "llama.cpp failed with status 500 (messages.1.content: Input should be a valid string); gave up after 1 attempt"
+        );
+        assert!(failed(4).to_string().ends_with("gave up after 4 attempts"));
+        let limited = ProviderError::RateLimited {
+            provider: "Anthropic",
+            message: "slow down".into(),
+            retry_after: None,
+            attempts: 2,
+        };
+        assert_eq!(limited.attempt_failure(), "status 429: slow down");
+        assert_eq!(
+            limited.to_string(),
+            "Anthropic is rate limiting (status 429: slow down); gave up after 2 attempts"
+        );
     }
 }

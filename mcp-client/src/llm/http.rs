@@ -161,7 +161,7 @@ impl Endpoint {
                 Err(err) if err.is_retryable() && attempt < attempts => {
                     let planned = retry.delay_before(attempt + 1);
                     let wait = err.retry_after().unwrap_or(planned).min(MAX_RETRY_WAIT);
-                    warn!(provider = self.provider, attempt, of = attempts, wait = ?wait, error = %err, "model request failed; retrying");
+                    warn!(provider = self.provider, error = %err.attempt_failure(), "model request {attempt} of {attempts} failed; retrying in {wait:?}");
                     tokio::time::sleep(wait).await;
                     attempt += 1;
                 }
