@@ -82,6 +82,10 @@ pub enum ProviderError {
         retry_after: Option<Duration>,
         /// Attempts made.
         attempts: u32,
+        /// How often the same request may be tried again: `None` as often as the retry
+        /// policy says (502, 503, 504, 529: the server is busy or restarting), once for a bare
+        /// 500, never for a 500 that is a validation error (the same request fails the same way).
+        retries: Option<u32>,
     },
     /// The request was refused as malformed or unsupported (other 4xx).
     #[error("{provider} rejected the request with status {status}: {message}")]
@@ -149,7 +153,20 @@ impl ProviderError {
 
     /// Whether the same request may succeed if sent again (429, 5xx): only such errors are retried.
     pub fn is_retryable(&self) -> bool {
-        matches!(self, Self::RateLimited { .. } | Self::ServerError { .. })
+        match self {
+            Self::RateLimited { .. } => true,
+            Self::ServerError { retries, .. } => *retries != Some(0),
+            _ => false,
+        }
+    }
+
+    /// How often the same request may be tried again at most, when the error limits it
+    /// (a bare 500: once).
+    pub fn retry_limit(&self) -> Option<u32> {
+        match self {
+            Self::ServerError { retries, .. } => *retries,
+            _ => None,
+        }
     }
 
     /// How long the provider asked us to wait before retrying, if it said.
@@ -204,6 +221,7 @@ mod tests {
             message: "messages.1.content: Input should be a valid string".into(),
             retry_after: None,
             attempts,
+            retries: Some(0),
         };
         assert_eq!(
             failed(1).attempt_failure(),

@@ -158,7 +158,11 @@ impl Endpoint {
         loop {
             match self.post_once(Arc::clone(&body)).await {
                 Ok(response) => return Ok(response),
-                Err(err) if err.is_retryable() && attempt < attempts => {
+                Err(err)
+                    if err.is_retryable()
+                        && attempt < attempts
+                        && err.retry_limit().is_none_or(|retries| attempt <= retries) =>
+                {
                     let planned = retry.delay_before(attempt + 1);
                     let wait = err.retry_after().unwrap_or(planned).min(MAX_RETRY_WAIT);
                     warn!(provider = self.provider, error = %err.attempt_failure(), "model request {attempt} of {attempts} failed; retrying in {wait:?}");
@@ -243,13 +247,22 @@ impl Endpoint {
                 retry_after,
                 attempts: 1,
             },
-            code @ 500..=599 => ProviderError::ServerError {
-                provider,
-                status: code,
-                message,
-                retry_after,
-                attempts: 1,
-            },
+            code @ 500..=599 => {
+                let validation = validation_summary(&raw_message(body));
+                ProviderError::ServerError {
+                    provider,
+                    status: code,
+                    retries: match (code, &validation) {
+                        (500, Some(_)) => Some(0),
+                        (500, None) => Some(1),
+                        _ => None,
+                    },
+                    // A summary is all reason: it gets more room than a preview of a body.
+                    message: validation.map_or(message, |summary| common::clip(&summary, 1_000)),
+                    retry_after,
+                    attempts: 1,
+                }
+            }
             code => ProviderError::Rejected {
                 provider,
                 status: code,
@@ -262,6 +275,48 @@ impl Endpoint {
 /// The provider's own words from an error body: `error.message` (OpenAI, Anthropic), `error`
 /// (Ollama), or a preview of the body.
 fn error_message(body: &str) -> String {
+    preview(&raw_message(body))
+}
+
+/// A Python server's validation error (pydantic, as llama-cpp-python and LiteLLM raise it:
+/// "7 validation errors:\n  {'type': …, 'loc': ('body', 'messages', 1, 'Model', 'content'),
+/// 'msg': 'Input should be a valid string', …}") as what it says, field by field:
+/// `7 validation errors: messages.1.content: Input should be a valid string; …`. The raw text
+/// is mostly the rejected input repeated; cut at a preview's length it loses the reason.
+fn validation_summary(message: &str) -> Option<String> {
+    let (count, entries) = message.split_once(':')?;
+    if !count.contains("validation error") {
+        return None;
+    }
+    let mut found: Vec<String> = Vec::new();
+    for entry in entries.split("'loc': (").skip(1) {
+        let Some((location, after)) = entry.split_once(')') else {
+            continue;
+        };
+        let path: Vec<&str> = location
+            .split(", ")
+            .map(|part| part.trim_matches(|c| c == '\'' || c == '"'))
+            // The body itself and the model classes tried (`ChatCompletionRequest…`) say
+            // nothing to the user.
+            .filter(|part| *part != "body" && !part.starts_with(char::is_uppercase))
+            .collect();
+        let Some((_, msg)) = after.split_once("'msg': ") else {
+            continue;
+        };
+        let Some(quote) = msg.chars().next().filter(|c| *c == '\'' || *c == '"') else {
+            continue;
+        };
+        let text = msg[1..].split(quote).next().unwrap_or_default();
+        let line = format!("{}: {text}", path.join("."));
+        if !found.contains(&line) {
+            found.push(line);
+        }
+    }
+    (!found.is_empty()).then(|| format!("{}: {}", count.trim(), found.join("; ")))
+}
+
+/// The provider's message, whole.
+fn raw_message(body: &str) -> String {
     let parsed: Option<Value> = serde_json::from_str(body).ok();
     let message = parsed.as_ref().and_then(|v| {
         v.pointer("/error/message")
@@ -270,15 +325,14 @@ fn error_message(body: &str) -> String {
             .and_then(Value::as_str)
             .map(str::to_owned)
     });
-    let message = message.unwrap_or_else(|| {
+    message.unwrap_or_else(|| {
         let trimmed = body.trim();
         if trimmed.is_empty() {
             "no details".to_owned()
         } else {
             trimmed.to_owned()
         }
-    });
-    preview(&message)
+    })
 }
 
 /// At most [`MESSAGE_PREVIEW`] characters, on one line.
@@ -436,6 +490,21 @@ mod tests {
         assert_eq!(retry_after(&dated), Some(Duration::ZERO));
         dated.insert("retry-after", HeaderValue::from_static("soon"));
         assert_eq!(retry_after(&dated), None);
+    }
+
+    #[test]
+    fn a_validation_error_says_which_field_and_why() {
+        let body = test_support::fixture_text("llm/openai/llamacpp-validation-500.json");
+        let summary = validation_summary(&raw_message(&body)).unwrap();
+        assert_eq!(
+            summary,
+            "7 validation errors: messages.1.role: Input should be 'system'; messages.1.role: Input should be 'user'; messages.1.content: Input should be a valid string; messages.1.role: Input should be 'tool'; messages.1.tool_call_id: Field required; messages.1.role: Input should be 'function'; messages.1.name: Field required"
+        );
+        assert_eq!(validation_summary("overloaded"), None);
+        assert_eq!(
+            validation_summary("1 validation error: nothing we can read"),
+            None
+        );
     }
 
     #[test]

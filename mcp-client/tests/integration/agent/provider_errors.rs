@@ -57,6 +57,74 @@ async fn retries_stop_with_a_clear_error() {
     );
 }
 
+/// An OpenAI-compatible provider at `fake` that retries up to four times, quickly.
+fn patient(fake: &FakeProvider) -> Arc<HttpProvider> {
+    let mut config = ProviderConfig::new(Dialect::OpenAi, "m");
+    config.base_url = format!("{}/v1", fake.url);
+    config.http.retry = RetryPolicy {
+        attempts: 4,
+        base_delay: Duration::from_millis(1),
+    };
+    Arc::new(HttpProvider::new(config).unwrap())
+}
+
+#[tokio::test]
+async fn a_500_that_is_a_validation_error_is_not_retried_and_says_which_field() {
+    // What llama.cpp's server answered to an assistant turn with `"content": null`.
+    let body = test_support::fixture_text("llm/openai/llamacpp-validation-500.json");
+    let fake =
+        FakeProvider::start(vec![Reply::status(500, &body), Reply::status(500, &body)]).await;
+    let answer = Agent::new(patient(&fake), ToolExecutor::new(ToolManager::new()))
+        .run("hi")
+        .await;
+    assert_eq!(answer.reason, DoneReason::Error);
+    assert_eq!(
+        fake.received().len(),
+        1,
+        "the same request fails the same way"
+    );
+    let error = answer.error.unwrap();
+    assert!(
+        error.starts_with("the OpenAI-compatible server failed with status 500 (7 validation errors: messages.1.role: Input should be 'system'; ")
+            && error.contains("messages.1.content: Input should be a valid string")
+            && error.ends_with("); gave up after 1 attempt"),
+        "{error}"
+    );
+}
+
+#[tokio::test]
+async fn a_bare_500_is_retried_once_and_a_busy_server_as_often_as_the_policy_says() {
+    let fake = FakeProvider::start(vec![
+        Reply::status(500, r#"{"error":{"message":"boom"}}"#),
+        Reply::status(500, r#"{"error":{"message":"boom"}}"#),
+        Reply::status(500, r#"{"error":{"message":"boom"}}"#),
+    ])
+    .await;
+    let answer = Agent::new(patient(&fake), ToolExecutor::new(ToolManager::new()))
+        .run("hi")
+        .await;
+    assert_eq!(fake.received().len(), 2);
+    assert_eq!(
+        answer.error.as_deref(),
+        Some(
+            "the OpenAI-compatible server failed with status 500 (boom); gave up after 2 attempts"
+        )
+    );
+    let busy = r#"{"error":{"message":"loading"}}"#;
+    let fake = FakeProvider::start(vec![
+        Reply::status(503, busy),
+        Reply::status(502, busy),
+        Reply::status(504, busy),
+        Reply::status(503, busy),
+    ])
+    .await;
+    let answer = Agent::new(patient(&fake), ToolExecutor::new(ToolManager::new()))
+        .run("hi")
+        .await;
+    assert_eq!(fake.received().len(), 4);
+    assert!(answer.error.unwrap().ends_with("gave up after 4 attempts"));
+}
+
 #[tokio::test]
 async fn a_refused_key_names_the_variable_and_never_shows_the_key() {
     let fake = FakeProvider::start(vec![Reply::status(
