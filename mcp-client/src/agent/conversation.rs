@@ -20,8 +20,8 @@ use super::{
 };
 use crate::{
     llm::{
-        ChatRequest, Message, Provider, ProviderError, StreamEvent, ToolCallRequest, ToolChoice,
-        ToolResult, Usage,
+        ChatRequest, FinishReason, Message, Provider, ProviderError, StreamEvent, ToolCallRequest,
+        ToolChoice, ToolResult, Usage,
     },
     tools::{
         ToolCall, ToolError, ToolOutcome,
@@ -85,6 +85,8 @@ struct Turn {
     calls: Vec<ToolCallRequest>,
     usage: Usage,
     finished: bool,
+    /// It stopped at the output token limit.
+    cut: bool,
 }
 
 /// What one question produced so far.
@@ -307,7 +309,22 @@ impl Agent {
                     turn: turn_number,
                     usage: turn.usage,
                 });
-                return (DoneReason::Completed, None);
+                let reason = if turn.cut {
+                    DoneReason::Truncated
+                } else {
+                    DoneReason::Completed
+                };
+                return (reason, None);
+            }
+            if turn.cut {
+                // A call whose arguments the limit cut off is not run: the model is told why.
+                for call in &mut turn.calls {
+                    if call.invalid_arguments.is_some() {
+                        call.invalid_arguments = Some(
+                            "its arguments were cut off at the output token limit (max_tokens), so it was not run; call it again with complete arguments".to_owned(),
+                        );
+                    }
+                }
             }
             if self.options.refinement
                 && progress.tool_iterations + 1 == policy::REFINEMENT_ITERATIONS
@@ -381,7 +398,10 @@ impl Agent {
                 }
                 StreamEvent::ToolCall(call) => turn.calls.push(call),
                 StreamEvent::Usage(usage) => turn.usage = usage,
-                StreamEvent::Finished(_) => turn.finished = true,
+                StreamEvent::Finished(reason) => {
+                    turn.finished = true;
+                    turn.cut = reason == FinishReason::Length;
+                }
                 StreamEvent::ToolCallStarted { .. }
                 | StreamEvent::ToolCallArgumentsDelta { .. } => {}
             }

@@ -98,6 +98,8 @@ pub enum DoneReason {
     TokenBudgetReached,
     /// The host cancelled it.
     Cancelled,
+    /// The answer was cut off at the output token limit (`--max-tokens`).
+    Truncated,
     /// The provider failed.
     Error,
 }
@@ -110,6 +112,7 @@ impl DoneReason {
             Self::MaxTurnsReached => "max_turns_reached",
             Self::TokenBudgetReached => "token_budget_reached",
             Self::Cancelled => "cancelled",
+            Self::Truncated => "truncated",
             Self::Error => "error",
         }
     }

@@ -131,6 +131,10 @@ impl View {
                             .to_owned(),
                     ),
                     DoneReason::Cancelled => Some("cancelled".to_owned()),
+                    DoneReason::Truncated => Some(
+                        "stopped: the answer was cut off at the output token limit; raise --max-tokens"
+                            .to_owned(),
+                    ),
                     DoneReason::Completed | DoneReason::Error => None,
                 };
                 if let Some(line) = stopped {

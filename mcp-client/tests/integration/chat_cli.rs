@@ -428,3 +428,42 @@ async fn chat_once_exits_1_when_the_provider_fails_and_says_why() {
         "error: the OpenAI-compatible server refused the request with status 401 (Incorrect API key provided: sk-wr***ng): check the key in OPENAI_API_KEY\n"
     );
 }
+
+#[tokio::test]
+async fn an_answer_cut_off_at_the_token_limit_exits_1_and_says_to_raise_max_tokens() {
+    let cut = r#"{"model":"qwen3:8b","message":{"role":"assistant","content":"The light is"},"done":true,"done_reason":"length","prompt_eval_count":20,"eval_count":4}"#;
+    let fake = FakeProvider::start(vec![Reply::status(200, cut)]).await;
+    let history = scratch_file("chat-truncated.db");
+    let (output, stdout, stderr) = run(
+        chat_args(
+            &demo_config(),
+            &history,
+            &fake.url,
+            &[
+                "--no-stream",
+                "--max-tokens",
+                "4",
+                "--once",
+                "how is the light?",
+            ],
+        ),
+        "",
+        vec![],
+    )
+    .await;
+    assert_eq!(output.status.code(), Some(1), "{stderr}");
+    assert_eq!(stdout, "The light is\n");
+    assert!(
+        stderr.contains(
+            "stopped: the answer was cut off at the output token limit; raise --max-tokens"
+        ),
+        "{stderr}"
+    );
+    let listed = run(
+        args(&["history", "list", "--history", &history.to_string_lossy()]),
+        "",
+        vec![],
+    )
+    .await;
+    assert!(listed.1.contains("truncated"), "{}", listed.1);
+}

@@ -221,3 +221,47 @@ async fn a_stream_cut_mid_message_is_an_error_that_keeps_the_text_so_far() {
     let events = events.lock().unwrap();
     assert!(events.iter().any(|e| matches!(e, AgentEvent::Error { .. })));
 }
+
+#[tokio::test]
+async fn an_answer_cut_off_at_the_token_limit_is_truncated_not_completed() {
+    let cut = r#"{"id":"c1","object":"chat.completion","choices":[{"index":0,"message":{"role":"assistant","content":"The living room light is now dim"},"finish_reason":"length"}],"usage":{"prompt_tokens":40,"completion_tokens":8}}"#;
+    let fake = FakeProvider::start(vec![Reply::status(200, cut)]).await;
+    let answer = Agent::new(
+        provider(Dialect::OpenAi, &fake, false),
+        ToolExecutor::new(ToolManager::new()),
+    )
+    .run("hi")
+    .await;
+    assert_eq!(answer.reason, DoneReason::Truncated, "{answer:?}");
+    assert_eq!(answer.reason.as_str(), "truncated");
+    assert_eq!(answer.text, "The living room light is now dim");
+}
+
+#[tokio::test]
+async fn a_tool_call_cut_off_at_the_token_limit_is_not_run_and_the_model_is_told() {
+    let cut = r#"{"id":"c1","object":"chat.completion","choices":[{"index":0,"message":{"role":"assistant","content":"","tool_calls":[{"id":"call_1","type":"function","function":{"name":"control_zwave_device","arguments":"{\"deviceName\": \"Switch On"}}]},"finish_reason":"length"}],"usage":{"prompt_tokens":40,"completion_tokens":8}}"#;
+    let done = r#"{"id":"c2","object":"chat.completion","choices":[{"index":0,"message":{"role":"assistant","content":"I could not finish that call."},"finish_reason":"stop"}],"usage":{"prompt_tokens":60,"completion_tokens":8}}"#;
+    let fake = FakeProvider::start(vec![Reply::status(200, cut), Reply::status(200, done)]).await;
+    let (executor, pool) = demo_home().await;
+    let answer = Agent::new(provider(Dialect::OpenAi, &fake, false), executor)
+        .run("switch one on")
+        .await;
+    assert_eq!(answer.reason, DoneReason::Completed, "{answer:?}");
+    let result = &answer.tool_results[0];
+    assert!(result.result.is_error);
+    assert!(
+        result.result.text.contains(
+            "its arguments were cut off at the output token limit (max_tokens), so it was not run"
+        ),
+        "{}",
+        result.result.text
+    );
+    let second = &fake.received()[1].body;
+    assert!(
+        second
+            .to_string()
+            .contains("cut off at the output token limit"),
+        "{second}"
+    );
+    pool.shutdown().await;
+}
