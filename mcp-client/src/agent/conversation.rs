@@ -314,6 +314,10 @@ impl Agent {
                 } else {
                     DoneReason::Completed
                 };
+                if turn.text.trim().is_empty() {
+                    tracing::debug!(turn = turn_number, "the model's final answer is empty");
+                    events(AgentEvent::EmptyAnswer);
+                }
                 return (reason, None);
             }
             if turn.cut {

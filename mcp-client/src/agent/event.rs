@@ -68,6 +68,9 @@ pub enum AgentEvent {
         /// Tokens of that turn's request.
         usage: Usage,
     },
+    /// The model's final answer was empty (a server that failed mid-answer may say so only
+    /// this way); `Done` follows.
+    EmptyAnswer,
     /// The loop failed; `Done` follows.
     Error {
         /// What went wrong.

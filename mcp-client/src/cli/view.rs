@@ -115,6 +115,13 @@ impl View {
                 );
             }
             AgentEvent::TurnFinished { .. } => {}
+            AgentEvent::EmptyAnswer => {
+                Self::close_line(&mut state);
+                Self::note(
+                    &state,
+                    "warning: the model's answer is empty (the model server may have failed mid-answer)",
+                );
+            }
             AgentEvent::Error { message } => {
                 Self::close_line(&mut state);
                 Self::note(&state, &format!("error: {message}"));

@@ -467,3 +467,47 @@ async fn an_answer_cut_off_at_the_token_limit_exits_1_and_says_to_raise_max_toke
     .await;
     assert!(listed.1.contains("truncated"), "{}", listed.1);
 }
+
+#[tokio::test]
+async fn an_empty_answer_is_reported_not_passed_off_as_an_answer() {
+    let empty = r#"{"model":"qwen3:8b","message":{"role":"assistant","content":""},"done":true,"done_reason":"stop","prompt_eval_count":20,"eval_count":0}"#;
+    let fake =
+        FakeProvider::start(vec![Reply::status(200, empty), Reply::status(200, empty)]).await;
+    let history = scratch_file("chat-empty.db");
+    let (output, stdout, stderr) = run(
+        chat_args(
+            &demo_config(),
+            &history,
+            &fake.url,
+            &["--no-stream", "--once", "hi"],
+        ),
+        "",
+        vec![],
+    )
+    .await;
+    assert_eq!(output.status.code(), Some(0), "{stderr}");
+    assert_eq!(stdout.trim(), "");
+    assert!(
+        stderr.contains(
+            "warning: the model's answer is empty (the model server may have failed mid-answer)"
+        ),
+        "{stderr}"
+    );
+    let (_, stdout, _) = run(
+        chat_args(
+            &demo_config(),
+            &history,
+            &fake.url,
+            &["--no-stream", "--json", "--once", "hi"],
+        ),
+        "",
+        vec![],
+    )
+    .await;
+    assert!(
+        stdout
+            .lines()
+            .any(|line| line == r#"{"type":"empty_answer"}"#),
+        "{stdout}"
+    );
+}
