@@ -87,6 +87,8 @@ struct Turn {
     finished: bool,
     /// It stopped at the output token limit.
     cut: bool,
+    /// The server said how many tokens it used (llama.cpp's streams do not, even when asked).
+    usage_reported: bool,
 }
 
 /// What one question produced so far.
@@ -280,6 +282,26 @@ impl Agent {
             };
             progress.usage.add(turn.usage);
             progress.last_turn = turn.usage;
+            if streamed.as_ref().is_some_and(Result::is_ok)
+                && self.options.token_budget.is_some()
+                && !turn.usage_reported
+            {
+                // A budget that cannot be counted is not enforced silently.
+                // Its calls never run: keep only what the person already saw.
+                if !turn.text.is_empty() {
+                    self.push(
+                        conversation,
+                        turn_number,
+                        assistant(turn.text.clone(), Vec::new()),
+                    );
+                }
+                return (
+                    DoneReason::Error,
+                    Some(
+                        "the model server did not say how many tokens it used, so --token-budget cannot be kept: use --no-stream with --token-budget (servers report usage for whole responses), or leave the budget out".to_owned(),
+                    ),
+                );
+            }
             progress.texts.push(turn.text.clone());
             let calls: Vec<ToolCall> = turn.calls.iter().map(|c| c.call.clone()).collect();
             match streamed {
@@ -401,7 +423,10 @@ impl Agent {
                     events(AgentEvent::TextDelta { text });
                 }
                 StreamEvent::ToolCall(call) => turn.calls.push(call),
-                StreamEvent::Usage(usage) => turn.usage = usage,
+                StreamEvent::Usage(usage) => {
+                    turn.usage = usage;
+                    turn.usage_reported = true;
+                }
                 StreamEvent::Finished(reason) => {
                     turn.finished = true;
                     turn.cut = reason == FinishReason::Length;

@@ -265,3 +265,36 @@ async fn a_tool_call_cut_off_at_the_token_limit_is_not_run_and_the_model_is_told
     );
     pool.shutdown().await;
 }
+
+#[tokio::test]
+async fn a_token_budget_that_cannot_be_counted_is_refused_never_ignored() {
+    // llama.cpp's server streams no usage, even with stream_options.include_usage.
+    let fake = FakeProvider::start(vec![Reply::fixture("openai/no-usage.sse", 64)]).await;
+    let answer = Agent::new(
+        provider(Dialect::OpenAi, &fake, true),
+        ToolExecutor::new(ToolManager::new()),
+    )
+    .with_options(AgentOptions {
+        token_budget: Some(10_000),
+        ..AgentOptions::default()
+    })
+    .run("hi")
+    .await;
+    assert_eq!(answer.reason, DoneReason::Error, "{answer:?}");
+    assert_eq!(
+        answer.error.as_deref(),
+        Some(
+            "the model server did not say how many tokens it used, so --token-budget cannot be kept: use --no-stream with --token-budget (servers report usage for whole responses), or leave the budget out"
+        )
+    );
+    // Without a budget the same answer is just an answer.
+    let fake = FakeProvider::start(vec![Reply::fixture("openai/no-usage.sse", 64)]).await;
+    let answer = Agent::new(
+        provider(Dialect::OpenAi, &fake, true),
+        ToolExecutor::new(ToolManager::new()),
+    )
+    .run("hi")
+    .await;
+    assert_eq!(answer.reason, DoneReason::Completed);
+    assert_eq!(answer.text, "Hello there");
+}
