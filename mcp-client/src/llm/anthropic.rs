@@ -76,6 +76,69 @@ pub(crate) fn body(model: &str, request: &ChatRequest<'_>, stream: bool, max_tok
     body
 }
 
+/// The body of an answer-only request (`ToolChoice::None`) for a server that refuses
+/// `tool_choice: {"type": "none"}` (LiteLLM answers it with HTTP 500 "Incompatible tool
+/// choice param"): no tools at all, so the earlier calls and results are written as text
+/// (without tool definitions, `tool_use` blocks are refused).
+pub(crate) fn body_without_tools(
+    model: &str,
+    request: &ChatRequest<'_>,
+    stream: bool,
+    max_tokens: u32,
+) -> Value {
+    let messages: Vec<Message> = request
+        .messages
+        .iter()
+        .map(|message| match message {
+            Message::Assistant { text, tool_calls } if !tool_calls.is_empty() => {
+                let mut said = text.clone();
+                for call in tool_calls {
+                    if !said.is_empty() {
+                        said.push('\n');
+                    }
+                    said.push_str(&format!(
+                        "(I called the tool {} with {})",
+                        call.name, call.args
+                    ));
+                }
+                Message::Assistant {
+                    text: said,
+                    tool_calls: Vec::new(),
+                }
+            }
+            Message::ToolResults { results } => Message::user(
+                results
+                    .iter()
+                    .map(|result| {
+                        format!(
+                            "Result of {}{}: {}",
+                            result.tool_name,
+                            if result.result.is_error {
+                                " (failed)"
+                            } else {
+                                ""
+                            },
+                            result.result.text
+                        )
+                    })
+                    .collect::<Vec<_>>()
+                    .join("\n"),
+            ),
+            other => other.clone(),
+        })
+        .collect();
+    body(
+        model,
+        &ChatRequest {
+            messages: &messages,
+            tools: &[],
+            tool_choice: ToolChoice::Auto,
+        },
+        stream,
+        max_tokens,
+    )
+}
+
 #[derive(Debug)]
 enum Block {
     Text,

@@ -363,6 +363,7 @@ fn retry_after(headers: &HeaderMap) -> Option<Duration> {
 pub(crate) async fn drive(
     endpoint: Endpoint,
     body: Vec<u8>,
+    fallback: Option<Vec<u8>>,
     framing: Framing,
     mut decoder: impl Decoder,
     events: mpsc::Sender<Result<StreamEvent, ProviderError>>,
@@ -371,7 +372,18 @@ pub(crate) async fn drive(
     let idle = endpoint.settings.idle_timeout;
     let mut out = Vec::new();
     let result = async {
-        let response = endpoint.post(Arc::new(body)).await?;
+        let response = match (endpoint.post(Arc::new(body)).await, fallback) {
+            (Ok(response), _) => response,
+            // The server refused the request as it is: ask once more the other way.
+            (
+                Err(refused @ (ProviderError::Rejected { .. } | ProviderError::ServerError { .. })),
+                Some(fallback),
+            ) => {
+                warn!(provider, error = %refused, "the server refused an answer-only request with tool_choice none; asking again without tools, earlier tool calls written as text");
+                endpoint.post(Arc::new(fallback)).await?
+            }
+            (Err(err), _) => return Err(err),
+        };
         match framing {
             Framing::Whole => {
                 let text = tokio::time::timeout(idle, response.text())

@@ -235,6 +235,20 @@ impl Provider for HttpProvider {
 
     fn chat(&self, request: &ChatRequest<'_>) -> EventStream {
         let body = serde_json::to_vec(&self.body(request)).unwrap_or_default();
+        // Anthropic keeps the tools of an answer-only request with tool_choice none; some
+        // servers implementing its API refuse that (LiteLLM): they get the request without tools.
+        let fallback = (self.dialect == Dialect::Anthropic
+            && request.tool_choice == crate::llm::ToolChoice::None
+            && !request.tools.is_empty())
+        .then(|| {
+            serde_json::to_vec(&anthropic::body_without_tools(
+                &self.endpoint.model,
+                request,
+                self.stream,
+                self.max_tokens.unwrap_or(ANTHROPIC_DEFAULT_MAX_TOKENS),
+            ))
+            .unwrap_or_default()
+        });
         let (sender, receiver) = mpsc::channel(EVENT_BUFFER);
         let endpoint = self.endpoint.clone();
         let framing = match (self.stream, self.dialect) {
@@ -246,6 +260,7 @@ impl Provider for HttpProvider {
             Dialect::Ollama => tokio::spawn(http::drive(
                 endpoint,
                 body,
+                None,
                 framing,
                 OllamaDecoder::default(),
                 sender,
@@ -253,6 +268,7 @@ impl Provider for HttpProvider {
             Dialect::OpenAi => tokio::spawn(http::drive(
                 endpoint,
                 body,
+                None,
                 framing,
                 OpenAiDecoder::default(),
                 sender,
@@ -260,6 +276,7 @@ impl Provider for HttpProvider {
             Dialect::Anthropic => tokio::spawn(http::drive(
                 endpoint,
                 body,
+                fallback,
                 framing,
                 AnthropicDecoder::default(),
                 sender,

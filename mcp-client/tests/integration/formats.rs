@@ -19,7 +19,7 @@ use crate::harness::fixture_path;
 
 /// The Z-Wave server's tools (fixtures/mcp/zwave-tools.json, kept current by protocol-tests)
 /// followed by the builtins.
-fn tools() -> Vec<ToolDefinition> {
+pub(crate) fn tools() -> Vec<ToolDefinition> {
     let listed: Value = serde_json::from_str(
         &std::fs::read_to_string(fixture_path("mcp/zwave-tools.json")).unwrap(),
     )

@@ -298,3 +298,81 @@ async fn a_token_budget_that_cannot_be_counted_is_refused_never_ignored() {
     assert_eq!(answer.reason, DoneReason::Completed);
     assert_eq!(answer.text, "Hello there");
 }
+
+#[tokio::test]
+async fn a_server_that_refuses_tool_choice_none_gets_the_answer_only_request_without_tools() {
+    use mcp_client::{
+        llm::{ChatRequest, Message, Provider, StreamEvent, ToolChoice, ToolResult},
+        tools::{ToolCall, results::ModelResult},
+    };
+    // What LiteLLM answers to Anthropic's tool_choice {"type": "none"}.
+    let fake = FakeProvider::start(vec![
+        Reply::status(
+            500,
+            r#"{"error":{"message":"Incompatible tool choice param: none"}}"#,
+        ),
+        Reply::status(
+            500,
+            r#"{"error":{"message":"Incompatible tool choice param: none"}}"#,
+        ),
+        Reply::fixture("anthropic/dim-2.json", 64),
+    ])
+    .await;
+    let messages = vec![
+        Message::user("dim the living room light to 40%"),
+        Message::Assistant {
+            text: String::new(),
+            tool_calls: vec![ToolCall {
+                id: "toolu_1".into(),
+                name: "control_zwave_device".into(),
+                args: json!({"deviceName": "Living Room Light", "action": "dim", "level": 40}),
+            }],
+        },
+        Message::ToolResults {
+            results: vec![ToolResult {
+                call_id: "toolu_1".into(),
+                tool_name: "control_zwave_device".into(),
+                result: ModelResult {
+                    text: "Living Room Light dimmed to 40%".into(),
+                    is_error: false,
+                    artifacts: Vec::new(),
+                },
+            }],
+        },
+    ];
+    let tools = crate::formats::tools();
+    let request = ChatRequest {
+        messages: &messages,
+        tools: &tools,
+        tool_choice: ToolChoice::None,
+    };
+    let provider = provider(Dialect::Anthropic, &fake, false);
+    let mut stream = provider.chat(&request);
+    let mut events: Vec<StreamEvent> = Vec::new();
+    while let Some(event) = stream.next().await {
+        events.push(event.unwrap());
+    }
+    assert!(
+        events
+            .iter()
+            .any(|e| matches!(e, StreamEvent::TextDelta(text) if text.contains("40%"))),
+        "{events:?}"
+    );
+    let received = fake.received();
+    let last = &received.last().unwrap().body;
+    assert_eq!(received[0].body["tool_choice"], json!({"type": "none"}));
+    assert!(
+        last.get("tools").is_none() && last.get("tool_choice").is_none(),
+        "{last}"
+    );
+    let text = last["messages"].to_string();
+    assert!(
+        !text.contains("tool_use") && !text.contains("tool_result"),
+        "{text}"
+    );
+    assert!(
+        text.contains("(I called the tool control_zwave_device with {")
+            && text.contains("Result of control_zwave_device: Living Room Light dimmed to 40%"),
+        "{text}"
+    );
+}
