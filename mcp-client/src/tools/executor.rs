@@ -368,7 +368,9 @@ impl ToolExecutor {
                         .await
                         .map_err(|err| {
                             // The host's log keeps the server's stderr; the model gets one line.
-                            warn!(server = %server, error = %err.for_model(), stderr = ?err.stderr(), "MCP tool call failed");
+                            // Info, not a warning: the caller gets the failure (a host shows
+                            // it beside the call); the stderr tail is here for who asks.
+                            info!(server = %server, error = %err.for_model(), stderr = ?err.stderr(), "MCP tool call failed");
                             ToolError::Server {
                                 message: err.for_model(),
                                 retryable: err.is_retryable(),
@@ -394,7 +396,8 @@ impl ToolExecutor {
                 duration_ms = outcome.execution_time_ms,
                 "tool call succeeded"
             ),
-            Some(error) => warn!(
+            // The caller gets the failure itself: a warning here doubled every ✗ a host shows.
+            Some(error) => debug!(
                 tool = %name,
                 source = %tool.definition.source(),
                 arguments,

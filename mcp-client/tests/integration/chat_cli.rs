@@ -42,8 +42,9 @@ async fn run(
                 .env_remove("MCP_CLIENT_MODEL")
                 .env_remove("OLLAMA_HOST")
                 .env_remove("OPENAI_BASE_URL")
-                .envs(envs)
-                .env("MCP_CLIENT_LOG", "off"),
+                // Logs off unless a test asks for a level.
+                .env("MCP_CLIENT_LOG", "off")
+                .envs(envs),
             stdin.as_bytes(),
             Duration::from_secs(120),
         )
@@ -509,5 +510,42 @@ async fn an_empty_answer_is_reported_not_passed_off_as_an_answer() {
             .lines()
             .any(|line| line == r#"{"type":"empty_answer"}"#),
         "{stdout}"
+    );
+}
+
+#[tokio::test]
+async fn a_failed_tool_shows_its_cross_line_and_no_log_warning_at_the_default_level() {
+    let call = r#"{"model":"qwen3:8b","message":{"role":"assistant","content":"","tool_calls":[{"function":{"name":"control_zwave_device","arguments":{"deviceName":"Turn on Switch One","action":"on"}}}]},"done":true,"done_reason":"stop","prompt_eval_count":20,"eval_count":9}"#;
+    let done = r#"{"model":"qwen3:8b","message":{"role":"assistant","content":"Which device?"},"done":true,"done_reason":"stop","prompt_eval_count":40,"eval_count":5}"#;
+    let fake = FakeProvider::start(vec![Reply::status(200, call), Reply::status(200, done)]).await;
+    let history = scratch_file("chat-failed-tool.db");
+    let (output, stdout, stderr) = run(
+        chat_args(
+            &demo_config(),
+            &history,
+            &fake.url,
+            &["--no-stream", "--yes", "--once", "turn on switch one"],
+        ),
+        "",
+        // The CLI's default level.
+        vec![("MCP_CLIENT_LOG", "warn".to_owned())],
+    )
+    .await;
+    assert_eq!(
+        output.status.code(),
+        Some(1),
+        "a failed tool call: {stderr}"
+    );
+    assert_eq!(stdout, "Which device?\n");
+    assert!(
+        stderr
+            .lines()
+            .any(|l| l.starts_with("✗ control_zwave_device ")
+                && l.contains("no Z-Wave device matches \"Turn on Switch One\"")),
+        "{stderr}"
+    );
+    assert!(
+        !stderr.contains("WARN"),
+        "the ✗ line says it; no log warning beside it: {stderr}"
     );
 }
