@@ -402,11 +402,14 @@ async fn write_value(sim: &Arc<Sim>, args: &[Value]) -> Value {
             let mut report = Vec::new();
             {
                 let mut nodes = lock(&sim.nodes);
+                // A plug's power comes first: whoever waits for the switch's report then reads
+                // a state with the power that goes with it (tests compare whole summaries).
+                if !dimmer {
+                    report.extend(set_value(&mut nodes, node_id, POWER_KEY, watts_of(&real)));
+                }
                 report.extend(set_value(&mut nodes, node_id, &current_key, real.clone()));
                 if dimmer {
                     report.extend(set_value(&mut nodes, node_id, &key, real.clone()));
-                } else {
-                    report.extend(set_value(&mut nodes, node_id, POWER_KEY, watts_of(&real)));
                 }
             }
             for (node, value) in &report {
