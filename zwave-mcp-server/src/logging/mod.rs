@@ -201,6 +201,25 @@ mod tests {
     }
 
     #[test]
+    fn setup_errors_say_what_failed_and_the_knob() {
+        assert_eq!(
+            LoggingError::Thread {
+                source: std::io::Error::other("no threads")
+            }
+            .to_string(),
+            "cannot start a logging thread"
+        );
+        assert_eq!(
+            LoggingError::LogDir {
+                path: "/nope".into(),
+                source: std::io::Error::other("read-only")
+            }
+            .to_string(),
+            "cannot create the log directory \"/nope\" (see --log-dir)"
+        );
+    }
+
+    #[test]
     fn a_message_with_a_newline_cannot_forge_a_log_line() {
         let captured = Captured::default();
         let sink = captured.clone();
