@@ -83,19 +83,21 @@ pub struct Agent {
 struct Turn {
     text: String,
     calls: Vec<ToolCallRequest>,
-    usage: Usage,
+    /// What the server said it used; `None` when it did not say (llama.cpp's streams do not,
+    /// even when asked).
+    usage: Option<Usage>,
     finished: bool,
     /// It stopped at the output token limit.
     cut: bool,
-    /// The server said how many tokens it used (llama.cpp's streams do not, even when asked).
-    usage_reported: bool,
 }
 
 /// What one question produced so far.
 struct Progress {
     turns: u32,
     tool_iterations: u32,
-    usage: Usage,
+    /// Tokens of every turn; `None` once a turn's usage is unknown (a partial sum would be
+    /// taken for the whole).
+    usage: Option<Usage>,
     last_turn: Usage,
     texts: Vec<String>,
     calls: Vec<ToolCall>,
@@ -173,7 +175,7 @@ impl Agent {
         let mut progress = Progress {
             turns: 0,
             tool_iterations: 0,
-            usage: Usage::default(),
+            usage: Some(Usage::default()),
             last_turn: Usage::default(),
             texts: Vec::new(),
             calls: Vec::new(),
@@ -256,7 +258,7 @@ impl Agent {
                 && progress.turns > 0
                 && progress
                     .usage
-                    .total()
+                    .map_or(0, |usage| usage.total())
                     .saturating_add(next_turn_estimate(progress, conversation))
                     > budget
             {
@@ -280,11 +282,14 @@ impl Agent {
                 result = self.stream_turn(&request, &mut turn, events) => Some(result),
                 () = cancel.cancelled() => None,
             };
-            progress.usage.add(turn.usage);
-            progress.last_turn = turn.usage;
+            progress.usage = progress.usage.zip(turn.usage).map(|(mut sum, turn)| {
+                sum.add(turn);
+                sum
+            });
+            progress.last_turn = turn.usage.unwrap_or_default();
             if streamed.as_ref().is_some_and(Result::is_ok)
                 && self.options.token_budget.is_some()
-                && !turn.usage_reported
+                && turn.usage.is_none()
             {
                 // A budget that cannot be counted is not enforced silently.
                 // Its calls never run: keep only what the person already saw.
@@ -423,10 +428,7 @@ impl Agent {
                     events(AgentEvent::TextDelta { text });
                 }
                 StreamEvent::ToolCall(call) => turn.calls.push(call),
-                StreamEvent::Usage(usage) => {
-                    turn.usage = usage;
-                    turn.usage_reported = true;
-                }
+                StreamEvent::Usage(usage) => turn.usage = Some(usage),
                 StreamEvent::Finished(reason) => {
                     turn.finished = true;
                     turn.cut = reason == FinishReason::Length;

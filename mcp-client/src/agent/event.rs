@@ -65,8 +65,8 @@ pub enum AgentEvent {
     TurnFinished {
         /// The turn's number, from 1.
         turn: u32,
-        /// Tokens of that turn's request.
-        usage: Usage,
+        /// Tokens of that turn's request; `null` when the server did not say.
+        usage: Option<Usage>,
     },
     /// The model's final answer was empty (a server that failed mid-answer may say so only
     /// this way); `Done` follows.
@@ -82,8 +82,8 @@ pub enum AgentEvent {
         reason: DoneReason,
         /// Model turns taken.
         turns: u32,
-        /// Tokens of every turn.
-        usage: Usage,
+        /// Tokens of every turn; `null` when a server did not say for one of them.
+        usage: Option<Usage>,
         /// The conversation, to resume it.
         conversation_id: String,
     },
@@ -132,8 +132,8 @@ pub struct Answer {
     pub error: Option<String>,
     /// Model turns taken.
     pub turns: u32,
-    /// Tokens of every turn.
-    pub usage: Usage,
+    /// Tokens of every turn; `None` when a server did not say for one of them.
+    pub usage: Option<Usage>,
     /// Every tool call made, in order.
     pub tool_calls: Vec<ToolCall>,
     /// Every result, in order (one per call).

@@ -16,8 +16,8 @@ pub struct Outcome {
     pub reason: DoneReason,
     /// Model turns taken.
     pub turns: u32,
-    /// Tokens used.
-    pub usage: Usage,
+    /// Tokens used; `None` when a server did not say for one of its turns.
+    pub usage: Option<Usage>,
     /// The provider's error, if any.
     pub error: Option<String>,
 }

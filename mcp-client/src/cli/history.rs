@@ -44,7 +44,8 @@ pub fn run(command: HistoryCommand) -> anyhow::Result<ExitCode> {
                     c.started_at.get(..19).unwrap_or(&c.started_at),
                     c.outcome.as_deref().unwrap_or("unfinished"),
                     c.messages,
-                    c.usage.total(),
+                    c.usage
+                        .map_or_else(|| "unknown".to_owned(), |u| u.total().to_string()),
                     common::clip(&c.title, 80),
                 ));
             }
@@ -69,12 +70,15 @@ pub fn run(command: HistoryCommand) -> anyhow::Result<ExitCode> {
                 }
             }
             for outcome in &stored.outcomes {
+                let tokens = outcome.usage.map_or_else(
+                    || "tokens unknown (the server did not say)".to_owned(),
+                    |u| format!("{} tokens in, {} out", u.input_tokens, u.output_tokens),
+                );
                 emit(&format!(
-                    "outcome: {} after {} turns, {} tokens in, {} out{}",
+                    "outcome: {} after {} turn{}, {tokens}{}",
                     outcome.reason.as_str(),
                     outcome.turns,
-                    outcome.usage.input_tokens,
-                    outcome.usage.output_tokens,
+                    if outcome.turns == 1 { "" } else { "s" },
                     outcome
                         .error
                         .as_deref()

@@ -53,6 +53,24 @@ const MIGRATIONS: &[&str] = &[
         finished_at TEXT NOT NULL
     );
     CREATE INDEX outcomes_by_conversation ON outcomes(conversation_id, id);",
+    // v2: an outcome's tokens may be unknown (NULL): a server that streams without saying
+    // what it used (llama.cpp) must not be recorded as having used none. SQLite cannot drop
+    // NOT NULL in place, so the table is rebuilt.
+    "CREATE TABLE outcomes_v2 (
+        id INTEGER PRIMARY KEY,
+        conversation_id TEXT NOT NULL REFERENCES conversations(id),
+        reason TEXT NOT NULL,
+        turns INTEGER NOT NULL,
+        input_tokens INTEGER,
+        output_tokens INTEGER,
+        error TEXT,
+        finished_at TEXT NOT NULL
+    );
+    INSERT INTO outcomes_v2 SELECT id, conversation_id, reason, turns, input_tokens,
+        output_tokens, error, finished_at FROM outcomes;
+    DROP TABLE outcomes;
+    ALTER TABLE outcomes_v2 RENAME TO outcomes;
+    CREATE INDEX outcomes_by_conversation ON outcomes(conversation_id, id);",
 ];
 
 /// The schema version this client writes.
@@ -110,5 +128,32 @@ mod tests {
         assert!(
             matches!(migrate(&mut connection), Err(MigrateError::Newer(v)) if v == VERSION + 1)
         );
+    }
+
+    #[test]
+    fn a_version_1_database_keeps_its_outcomes_and_then_takes_unknown_usage() {
+        let mut connection = Connection::open_in_memory().unwrap();
+        connection.execute_batch(MIGRATIONS[0]).unwrap();
+        connection.pragma_update(None, "user_version", 1).unwrap();
+        connection
+            .execute_batch(
+                "INSERT INTO conversations VALUES ('c1', '2026-11-01T00:00:00Z', 'ollama', 'hi');
+                 INSERT INTO outcomes VALUES (1, 'c1', 'completed', 2, 412, 38, NULL, '2026-11-01T00:00:01Z');",
+            )
+            .unwrap();
+        // Version 1 refuses an outcome whose tokens are unknown.
+        let unknown = "INSERT INTO outcomes (conversation_id, reason, turns, input_tokens, output_tokens, finished_at)
+             VALUES ('c1', 'completed', 1, NULL, NULL, '2026-11-01T00:00:02Z')";
+        assert!(connection.execute(unknown, []).is_err());
+        migrate(&mut connection).unwrap();
+        let kept: (u32, u64, u64) = connection
+            .query_row(
+                "SELECT turns, input_tokens, output_tokens FROM outcomes WHERE id = 1",
+                [],
+                |row| Ok((row.get(0)?, row.get(1)?, row.get(2)?)),
+            )
+            .unwrap();
+        assert_eq!(kept, (2, 412, 38));
+        connection.execute(unknown, []).unwrap();
     }
 }

@@ -72,8 +72,8 @@ pub struct ConversationSummary {
     pub outcome: Option<String>,
     /// Messages stored.
     pub messages: u64,
-    /// Tokens of every question.
-    pub usage: Usage,
+    /// Tokens of every question; `None` when a server did not say for one of them.
+    pub usage: Option<Usage>,
 }
 
 /// A conversation read back in full.
@@ -276,10 +276,7 @@ impl Store {
                     reason: serde_json::from_value(serde_json::Value::String(reason))
                         .unwrap_or(DoneReason::Error),
                     turns: row.get(1)?,
-                    usage: Usage {
-                        input_tokens: row.get(2)?,
-                        output_tokens: row.get(3)?,
-                    },
+                    usage: usage(row.get(2)?, row.get(3)?),
                     error: row.get(4)?,
                 })
             })
@@ -339,8 +336,10 @@ impl Journal for Store {
 const SUMMARY: &str = "SELECT c.id, c.started_at, c.provider, c.title,
     (SELECT reason FROM outcomes o WHERE o.conversation_id = c.id ORDER BY o.id DESC LIMIT 1),
     (SELECT count(*) FROM messages m WHERE m.conversation_id = c.id),
-    (SELECT coalesce(sum(input_tokens), 0) FROM outcomes o WHERE o.conversation_id = c.id),
-    (SELECT coalesce(sum(output_tokens), 0) FROM outcomes o WHERE o.conversation_id = c.id)
+    (SELECT CASE WHEN count(*) = count(input_tokens) THEN coalesce(sum(input_tokens), 0) END
+        FROM outcomes o WHERE o.conversation_id = c.id),
+    (SELECT CASE WHEN count(*) = count(output_tokens) THEN coalesce(sum(output_tokens), 0) END
+        FROM outcomes o WHERE o.conversation_id = c.id)
     FROM conversations c";
 
 fn summary(row: &rusqlite::Row<'_>) -> rusqlite::Result<ConversationSummary> {
@@ -351,10 +350,15 @@ fn summary(row: &rusqlite::Row<'_>) -> rusqlite::Result<ConversationSummary> {
         title: row.get(3)?,
         outcome: row.get(4)?,
         messages: row.get(5)?,
-        usage: Usage {
-            input_tokens: row.get(6)?,
-            output_tokens: row.get(7)?,
-        },
+        usage: usage(row.get(6)?, row.get(7)?),
+    })
+}
+
+/// Usage as stored: both columns, or NULL where it is unknown.
+fn usage(input_tokens: Option<u64>, output_tokens: Option<u64>) -> Option<Usage> {
+    Some(Usage {
+        input_tokens: input_tokens?,
+        output_tokens: output_tokens?,
     })
 }
 
@@ -438,8 +442,8 @@ fn write(connection: &mut Connection, command: Command) -> rusqlite::Result<()> 
                     conversation,
                     outcome.reason.as_str(),
                     outcome.turns,
-                    outcome.usage.input_tokens,
-                    outcome.usage.output_tokens,
+                    outcome.usage.map(|usage| usage.input_tokens),
+                    outcome.usage.map(|usage| usage.output_tokens),
                     outcome.error,
                     now()
                 ],

@@ -549,3 +549,64 @@ async fn a_failed_tool_shows_its_cross_line_and_no_log_warning_at_the_default_le
         "the ✗ line says it; no log warning beside it: {stderr}"
     );
 }
+
+#[tokio::test]
+async fn usage_a_server_did_not_report_is_recorded_as_unknown_not_as_zero() {
+    // llama.cpp's server streams no usage, even with stream_options.include_usage.
+    let fake = FakeProvider::start(vec![Reply::fixture("openai/no-usage.sse", 64)]).await;
+    let history = scratch_file("chat-no-usage.db");
+    let mut chat = args(&[
+        "chat",
+        "--config",
+        &demo_config().to_string_lossy(),
+        "--history",
+        &history.to_string_lossy(),
+        "--provider",
+        "openai",
+        "--model",
+        "smollm2",
+        "--base-url",
+        &format!("{}/v1", fake.url),
+    ]);
+    chat.extend(args(&["--json", "--once", "hi"]));
+    let (output, stdout, stderr) = run(chat, "", vec![("OPENAI_API_KEY", "sk-test".into())]).await;
+    assert_eq!(output.status.code(), Some(0), "{stderr}");
+    let events: Vec<serde_json::Value> = stdout
+        .lines()
+        .map(|line| serde_json::from_str(line).unwrap())
+        .collect();
+    let of_type = |kind: &str| {
+        events
+            .iter()
+            .find(|event| event["type"] == kind)
+            .unwrap_or_else(|| panic!("no {kind} event in {stdout}"))
+    };
+    assert_eq!(of_type("turn_finished")["usage"], serde_json::Value::Null);
+    assert_eq!(of_type("done")["usage"], serde_json::Value::Null);
+    assert_eq!(of_type("done")["reason"], "completed");
+
+    let (_, listed, _) = run(
+        args(&["history", "list", "--history", &history.to_string_lossy()]),
+        "",
+        vec![],
+    )
+    .await;
+    assert!(listed.contains(" messages, unknown tokens "), "{listed}");
+    let id = listed.split_whitespace().next().unwrap().to_owned();
+    let (_, shown, _) = run(
+        args(&[
+            "history",
+            "show",
+            &id,
+            "--history",
+            &history.to_string_lossy(),
+        ]),
+        "",
+        vec![],
+    )
+    .await;
+    assert!(
+        shown.contains("outcome: completed after 1 turn, tokens unknown (the server did not say)"),
+        "{shown}"
+    );
+}

@@ -30,7 +30,8 @@ async fn dims_the_light(dialect: Dialect, turns: [Reply; 2], stream: bool) {
         answer.text
     );
     assert_eq!(answer.turns, 2);
-    assert!(answer.usage.input_tokens > 0 && answer.usage.output_tokens > 0);
+    let usage = answer.usage.expect("the server reports usage");
+    assert!(usage.input_tokens > 0 && usage.output_tokens > 0);
     let now = status(&executor, "Living Room Light").await;
     assert!(now.contains("40%"), "{now}");
 
