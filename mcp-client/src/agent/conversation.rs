@@ -268,14 +268,23 @@ impl Agent {
             let turn_number = progress.turns;
             let answer_only = self.options.refinement
                 && progress.tool_iterations >= policy::REFINEMENT_ITERATIONS;
+            let tool_choice = match &self.options.tool_choice {
+                _ if answer_only => ToolChoice::None,
+                ToolChoice::None => ToolChoice::None,
+                ToolChoice::Tool(name) if turn_number == 1 => {
+                    if !tools.iter().any(|tool| &tool.name == name) {
+                        return (DoneReason::Error, Some(unknown_tool_choice(name, &tools)));
+                    }
+                    ToolChoice::Tool(name.clone())
+                }
+                forced if turn_number == 1 => forced.clone(),
+                // Forcing every request would never let the model answer.
+                _ => ToolChoice::Auto,
+            };
             let request = ChatRequest {
                 messages: &conversation.messages,
                 tools: &tools,
-                tool_choice: if answer_only {
-                    ToolChoice::None
-                } else {
-                    ToolChoice::Auto
-                },
+                tool_choice,
             };
             let mut turn = Turn::default();
             let streamed = tokio::select! {
@@ -598,6 +607,19 @@ fn report(events: &EventSink, call: &ToolCall, result: &ToolResult, took: Durati
 
 /// Tokens the next turn will take at least: everything the last turn read and wrote, plus the
 /// tool results added since (about 4 characters a token).
+/// The error for a tool choice that names no tool offered.
+fn unknown_tool_choice(name: &str, tools: &[ToolDefinition]) -> String {
+    let offered: Vec<&str> = tools.iter().map(|tool| tool.name.as_str()).collect();
+    format!(
+        "--tool-choice names {name:?}, which no server offers; the tools offered: {}",
+        if offered.is_empty() {
+            "none".to_owned()
+        } else {
+            offered.join(", ")
+        }
+    )
+}
+
 fn next_turn_estimate(progress: &Progress, conversation: &Conversation) -> u64 {
     let added: usize = match conversation.messages.last() {
         Some(Message::ToolResults { results }) => results.iter().map(|r| r.result.text.len()).sum(),

@@ -1,8 +1,10 @@
 //! The loop's policies as plain values: how many turns, whether to refine (spec 004), a token
-//! budget, how many calls at once, whether to retry failed idempotent tools, and the system
-//! prompt.
+//! budget, how many calls at once, whether to retry failed idempotent tools, the system
+//! prompt, and whether the first request must call a tool.
 
 use std::time::Duration;
+
+use crate::llm::ToolChoice;
 
 /// spec 002: at most 5 model turns unless configured.
 pub const DEFAULT_MAX_TURNS: u32 = 5;
@@ -33,6 +35,10 @@ pub struct AgentOptions {
     pub system_prompt: Option<String>,
     /// Characters of one tool result the model reads.
     pub max_result_chars: Option<usize>,
+    /// The tool choice of each question's first request (`Required` or a tool's name makes
+    /// the model call one; later requests are `Auto`, so it can answer). `None` offers no
+    /// tools at all.
+    pub tool_choice: ToolChoice,
 }
 
 impl Default for AgentOptions {
@@ -45,6 +51,7 @@ impl Default for AgentOptions {
             tool_retry: None,
             system_prompt: None,
             max_result_chars: Some(DEFAULT_MAX_RESULT_CHARS),
+            tool_choice: ToolChoice::Auto,
         }
     }
 }

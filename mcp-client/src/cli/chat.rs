@@ -22,7 +22,7 @@ use crate::{
     },
     connection::config,
     history::{self, Store},
-    llm::{Dialect, HttpProvider, ProviderConfig},
+    llm::{Dialect, HttpProvider, ProviderConfig, ToolChoice},
     tools::{ToolCall, definition::ToolDefinition},
 };
 
@@ -78,6 +78,12 @@ pub struct ChatArgs {
     /// Most tokens per answer.
     #[arg(long)]
     pub max_tokens: Option<u32>,
+    /// The first request of each question: `auto` (the model decides), `required` (it must
+    /// call a tool), `none` (no tools offered) or a tool's name (it must call that one; small
+    /// models rarely call one by themselves). Later requests are `auto`, so the model can
+    /// answer. Not for Ollama, whose API cannot force a call.
+    #[arg(long, value_name = "auto|required|none|NAME", default_value = "auto", value_parser = parse_tool_choice)]
+    pub tool_choice: ToolChoice,
     /// Retry failed calls of idempotent tools (timeouts, restarting servers) up to 3 times.
     #[arg(long)]
     pub retry_tools: bool,
@@ -112,6 +118,10 @@ pub struct ChatArgs {
 
 fn parse_duration(text: &str) -> Result<Duration, String> {
     config::duration(&Value::String(text.to_owned()))
+}
+
+fn parse_tool_choice(text: &str) -> Result<ToolChoice, String> {
+    text.parse()
 }
 
 /// The history database's path: the flag, else the XDG default.
@@ -159,6 +169,14 @@ fn provider_config(args: &ChatArgs) -> anyhow::Result<ProviderConfig> {
             }
         ))
     })?;
+    if dialect == Dialect::Ollama
+        && matches!(args.tool_choice, ToolChoice::Required | ToolChoice::Tool(_))
+    {
+        return Err(UsageError(
+            "--tool-choice required or a tool's name needs --provider openai or anthropic: Ollama's API cannot make a model call a tool (use auto or none)".to_owned(),
+        )
+        .into());
+    }
     let mut provider = ProviderConfig::new(dialect, model);
     if let Some(url) = args
         .base_url
@@ -208,6 +226,7 @@ pub async fn run(args: ChatArgs) -> anyhow::Result<ExitCode> {
         token_budget: args.token_budget,
         tool_retry: args.retry_tools.then(ToolRetry::default),
         system_prompt: args.system.clone(),
+        tool_choice: args.tool_choice.clone(),
         ..AgentOptions::default()
     };
     let mut agent = Agent::new(Arc::new(provider), executor).with_options(options);

@@ -69,8 +69,11 @@ pub(crate) fn body(model: &str, request: &ChatRequest<'_>, stream: bool, max_tok
     }
     if !request.tools.is_empty() {
         body["tools"] = Value::Array(format::anthropic_tools(request.tools));
-        if request.tool_choice == ToolChoice::None {
-            body["tool_choice"] = json!({"type": "none"});
+        match &request.tool_choice {
+            ToolChoice::None => body["tool_choice"] = json!({"type": "none"}),
+            ToolChoice::Required => body["tool_choice"] = json!({"type": "any"}),
+            ToolChoice::Tool(name) => body["tool_choice"] = json!({"type": "tool", "name": name}),
+            ToolChoice::Auto => {}
         }
     }
     body

@@ -81,16 +81,50 @@ impl Usage {
 }
 
 /// Whether the model may call tools in this request.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub enum ToolChoice {
     /// The model decides.
+    #[default]
     Auto,
     /// The model must answer in text (spec 004: tools stripped after the last refinement).
     None,
+    /// The model must call a tool, any of those offered (OpenAI `"required"`, Anthropic
+    /// `{"type": "any"}`).
+    Required,
+    /// The model must call this tool (small models that never choose a call by themselves
+    /// need this; llama.cpp's own chat templates use tools only when one is named).
+    Tool(String),
+}
+
+impl ToolChoice {
+    /// Whether the request offers tools at all.
+    pub fn offers_tools(&self) -> bool {
+        !matches!(self, Self::None)
+    }
+}
+
+impl std::str::FromStr for ToolChoice {
+    type Err = String;
+
+    /// `auto`, `required`, `none` or a tool's name.
+    fn from_str(text: &str) -> Result<Self, Self::Err> {
+        Ok(match text {
+            "auto" => Self::Auto,
+            "none" => Self::None,
+            "required" => Self::Required,
+            "" => {
+                return Err(
+                    "expected auto, required, none or a tool's name (e.g. control_zwave_device)"
+                        .to_owned(),
+                );
+            }
+            name => Self::Tool(name.to_owned()),
+        })
+    }
 }
 
 /// One request to a model.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 pub struct ChatRequest<'a> {
     /// The conversation so far (a `System` message first, if any).
     pub messages: &'a [Message],

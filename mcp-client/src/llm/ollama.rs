@@ -51,8 +51,22 @@ pub(crate) fn body(model: &str, request: &ChatRequest<'_>, stream: bool) -> Valu
         })
         .collect();
     let mut body = json!({"model": model, "messages": messages, "stream": stream});
-    if request.tool_choice == ToolChoice::Auto && !request.tools.is_empty() {
-        body["tools"] = Value::Array(format::ollama_tools(request.tools));
+    // Ollama's API has no tool_choice: a named tool is offered alone, which narrows the
+    // model's choice but cannot force a call (the CLI refuses `--tool-choice` for Ollama).
+    let offered = match &request.tool_choice {
+        ToolChoice::None => Vec::new(),
+        ToolChoice::Tool(name) => format::ollama_tools(
+            &request
+                .tools
+                .iter()
+                .filter(|tool| &tool.name == name)
+                .cloned()
+                .collect::<Vec<_>>(),
+        ),
+        ToolChoice::Auto | ToolChoice::Required => format::ollama_tools(request.tools),
+    };
+    if !offered.is_empty() {
+        body["tools"] = Value::Array(offered);
     }
     body
 }

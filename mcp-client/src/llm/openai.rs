@@ -64,8 +64,15 @@ pub(crate) fn body(
     if let Some(max) = max_tokens {
         body["max_tokens"] = json!(max);
     }
-    if request.tool_choice == ToolChoice::Auto && !request.tools.is_empty() {
+    if request.tool_choice.offers_tools() && !request.tools.is_empty() {
         body["tools"] = Value::Array(format::openai_tools(request.tools));
+        match &request.tool_choice {
+            ToolChoice::Required => body["tool_choice"] = json!("required"),
+            ToolChoice::Tool(name) => {
+                body["tool_choice"] = json!({"type": "function", "function": {"name": name}});
+            }
+            ToolChoice::Auto | ToolChoice::None => {}
+        }
     }
     body
 }

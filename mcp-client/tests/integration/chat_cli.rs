@@ -610,3 +610,43 @@ async fn usage_a_server_did_not_report_is_recorded_as_unknown_not_as_zero() {
         "{shown}"
     );
 }
+
+#[tokio::test]
+async fn tool_choice_is_refused_where_it_cannot_be_kept() {
+    let (output, stdout, stderr) = run(
+        args(&[
+            "chat",
+            "--no-history",
+            "--provider",
+            "ollama",
+            "--model",
+            "qwen3:8b",
+            "--tool-choice",
+            "control_zwave_device",
+            "--once",
+            "hi",
+        ]),
+        "",
+        vec![],
+    )
+    .await;
+    assert_eq!(output.status.code(), Some(2), "{stderr}");
+    assert_eq!(stdout, "");
+    assert_eq!(
+        stderr,
+        "mcp-client: --tool-choice required or a tool's name needs --provider openai or anthropic: Ollama's API cannot make a model call a tool (use auto or none)\n"
+    );
+    let (output, _, stderr) = run(
+        args(&["chat", "--no-history", "--tool-choice", "", "--once", "hi"]),
+        "",
+        vec![],
+    )
+    .await;
+    assert_eq!(output.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains(
+            "invalid value '' for '--tool-choice <auto|required|none|NAME>': expected auto, required, none or a tool's name (e.g. control_zwave_device)"
+        ),
+        "{stderr}"
+    );
+}

@@ -270,3 +270,131 @@ async fn a_failing_call_goes_back_as_an_error_and_the_model_recovers() {
     assert_eq!(messages.len(), 4);
     pool.shutdown().await;
 }
+
+/// `tool_choice` naming a tool: each dialect's own form on the question's first request, and
+/// `auto` after it, so the model can answer.
+async fn forces_the_named_tool_first(dialect: Dialect, turns: [Reply; 2]) {
+    let fake = FakeProvider::start(turns.to_vec()).await;
+    let (executor, pool) = demo_home().await;
+    let agent = Agent::new(provider(dialect, &fake, false), executor).with_options(AgentOptions {
+        tool_choice: ToolChoice::Tool("control_zwave_device".into()),
+        ..AgentOptions::default()
+    });
+    let answer = agent.run(QUESTION).await;
+    assert_eq!(answer.reason, DoneReason::Completed, "{answer:?}");
+    let received = fake.received();
+    let (first, second) = (&received[0].body, &received[1].body);
+    match dialect {
+        Dialect::OpenAi => assert_eq!(
+            first["tool_choice"],
+            json!({"type": "function", "function": {"name": "control_zwave_device"}})
+        ),
+        Dialect::Anthropic => assert_eq!(
+            first["tool_choice"],
+            json!({"type": "tool", "name": "control_zwave_device"})
+        ),
+        // No tool_choice in Ollama's API: the named tool is offered alone.
+        Dialect::Ollama => {
+            assert_eq!(first.get("tool_choice"), None);
+            assert_eq!(tool_names(dialect, first), ["control_zwave_device"]);
+        }
+    }
+    assert_eq!(second.get("tool_choice"), None, "{second}");
+    assert_eq!(tool_names(dialect, second).len(), 4);
+    pool.shutdown().await;
+}
+
+#[tokio::test]
+async fn a_named_tool_choice_is_sent_in_each_dialect_on_the_first_request_only() {
+    forces_the_named_tool_first(
+        Dialect::OpenAi,
+        [
+            Reply::fixture("openai/dim-1.json", 50),
+            Reply::fixture("openai/dim-2.json", 50),
+        ],
+    )
+    .await;
+    forces_the_named_tool_first(
+        Dialect::Anthropic,
+        [
+            Reply::fixture("anthropic/dim-1.json", 40),
+            Reply::fixture("anthropic/dim-2.json", 40),
+        ],
+    )
+    .await;
+    forces_the_named_tool_first(
+        Dialect::Ollama,
+        [
+            Reply::fixture("ollama/dim-1.json", 64),
+            Reply::fixture("ollama/dim-2.json", 64),
+        ],
+    )
+    .await;
+}
+
+#[tokio::test]
+async fn required_and_none_take_each_dialects_form_and_an_unknown_name_sends_nothing() {
+    // required: OpenAI "required", Anthropic {"type": "any"}.
+    for (dialect, turns, expected) in [
+        (
+            Dialect::OpenAi,
+            [
+                Reply::fixture("openai/dim-1.json", 50),
+                Reply::fixture("openai/dim-2.json", 50),
+            ],
+            json!("required"),
+        ),
+        (
+            Dialect::Anthropic,
+            [
+                Reply::fixture("anthropic/dim-1.json", 40),
+                Reply::fixture("anthropic/dim-2.json", 40),
+            ],
+            json!({"type": "any"}),
+        ),
+    ] {
+        let fake = FakeProvider::start(turns.to_vec()).await;
+        let (executor, pool) = demo_home().await;
+        let agent =
+            Agent::new(provider(dialect, &fake, false), executor).with_options(AgentOptions {
+                tool_choice: ToolChoice::Required,
+                ..AgentOptions::default()
+            });
+        let answer = agent.run(QUESTION).await;
+        assert_eq!(answer.reason, DoneReason::Completed, "{answer:?}");
+        assert_eq!(fake.received()[0].body["tool_choice"], expected);
+        pool.shutdown().await;
+    }
+    // none: no tools at all (OpenAI).
+    let fake = FakeProvider::start(vec![Reply::fixture("openai/dim-2.json", 50)]).await;
+    let (executor, pool) = demo_home().await;
+    let answer = Agent::new(provider(Dialect::OpenAi, &fake, false), executor)
+        .with_options(AgentOptions {
+            tool_choice: ToolChoice::None,
+            ..AgentOptions::default()
+        })
+        .run(QUESTION)
+        .await;
+    assert_eq!(answer.reason, DoneReason::Completed, "{answer:?}");
+    assert_eq!(fake.received()[0].body.get("tools"), None);
+    pool.shutdown().await;
+    // A name no server offers: an error naming what is offered, and no request.
+    let fake = FakeProvider::start(vec![Reply::fixture("openai/dim-1.json", 50)]).await;
+    let (executor, pool) = demo_home().await;
+    let answer = Agent::new(provider(Dialect::OpenAi, &fake, false), executor)
+        .with_options(AgentOptions {
+            tool_choice: ToolChoice::Tool("control_device".into()),
+            ..AgentOptions::default()
+        })
+        .run(QUESTION)
+        .await;
+    assert_eq!(answer.reason, DoneReason::Error);
+    assert_eq!(
+        answer.error.as_deref(),
+        Some(
+            "--tool-choice names \"control_device\", which no server offers; the tools offered: control_zwave_device, get_device_sensor_data, get_device_status, list_zwave_devices"
+        )
+    );
+    assert!(fake.received().is_empty());
+    pool.shutdown().await;
+}

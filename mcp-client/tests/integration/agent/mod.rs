@@ -23,7 +23,7 @@ use mcp_client::{
     McpTools, ServerCommand, ServerConfig, ServerPool,
     agent::{Agent, AgentEvent, AgentOptions, Approver, Conversation, DoneReason, EventSink},
     connection::RetryPolicy,
-    llm::{Dialect, HttpProvider, Message, ProviderConfig},
+    llm::{Dialect, HttpProvider, Message, ProviderConfig, ToolChoice},
     tools::{
         ToolCall, definition::ToolDefinition, executor::ToolExecutor, manager::ToolManager,
         results::for_model,
