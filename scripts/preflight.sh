@@ -21,6 +21,7 @@ need node "the TypeScript SDK peers (server-everything, inspector)" "apt-get ins
 need npm "installing the TypeScript SDK peers" "apt-get install npm"
 need openssl "the TLS broker tests' certificates" "apt-get install openssl"
 need setpriv "servers that die with a killed host (util-linux)" "apt-get install util-linux"
+need g++ "compiling llama.cpp (llama-cpp-python) for the real model-server tests, once per machine" "apt-get install g++"
 if command -v python3 >/dev/null 2>&1 && ! python3 -c 'import venv, ensurepip' 2>/dev/null; then
     missing+=("python3 venv/ensurepip (needed for the Python SDK peers): apt-get install python3-venv")
 fi

@@ -7,9 +7,13 @@
 //! - [`mosquitto`]: a real Mosquitto broker (installed from Debian when missing, as root),
 //!   scratch directories, TLS files.
 //! - [`peers`]: the third-party peers the interop tests run against (npm and PyPI packages,
-//!   pinned, installed into `target/peers/` when missing; never skipped).
+//!   pinned, installed into `target/peers/` when missing, or into a per-machine cache when
+//!   slow to install; never skipped).
+//! - [`llm`]: real model servers on loopback (llama-cpp-python's server with SmolLM2, the
+//!   LiteLLM proxy), for the agent's tests.
 
 pub mod child;
+pub mod llm;
 pub mod mosquitto;
 pub mod paths;
 pub mod peers;

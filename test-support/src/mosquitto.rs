@@ -212,7 +212,8 @@ pub struct Mosquitto {
     _dir: ScratchDir,
 }
 
-fn free_port() -> SocketAddr {
+/// A loopback address with a port free right now.
+pub(crate) fn free_port() -> SocketAddr {
     TcpListener::bind("127.0.0.1:0")
         .unwrap()
         .local_addr()

@@ -85,40 +85,70 @@ fn npm_package(spec: &str, entry: &str) -> PathBuf {
 /// returns its `python`.
 pub fn python_venv(name: &str, requirement: &str) -> PathBuf {
     let dir = target_dir().join("peers").join(format!("venv-{name}"));
+    venv_with(&dir, &[requirement], &[])
+}
+
+/// Where peers too slow to install per checkout live (llama.cpp compiles for ~10 minutes on
+/// two cores): `$XDG_CACHE_HOME/zwave-mcp-tests`, else `~/.cache/zwave-mcp-tests`, so a
+/// machine pays for them once.
+pub fn cache_dir() -> PathBuf {
+    let base = std::env::var_os("XDG_CACHE_HOME")
+        .filter(|dir| !dir.is_empty())
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|home| PathBuf::from(home).join(".cache")))
+        .unwrap_or_else(|| target_dir().join("peers"));
+    base.join("zwave-mcp-tests")
+}
+
+/// A venv at `dir` with `requirements` installed (pip runs niced, with `env` set, so a
+/// compile does not starve the tests running beside it); returns its `python`. A stamp file
+/// records what was installed: changing a pin reinstalls.
+pub fn venv_with(dir: &Path, requirements: &[&str], env: &[(&str, &str)]) -> PathBuf {
     let python = dir.join("bin").join("python");
     let stamp = dir.join("installed.txt");
-    with_install_lock(&dir, || {
-        if std::fs::read_to_string(&stamp).ok().as_deref() == Some(requirement) {
+    let wanted = requirements.join("\n");
+    with_install_lock(dir, || {
+        if std::fs::read_to_string(&stamp).ok().as_deref() == Some(wanted.as_str()) {
             return;
         }
         eprintln!(
-            "creating a Python venv with {requirement} in {}",
+            "creating a Python venv with {} in {}",
+            requirements.join(" "),
             dir.display()
         );
         let venv = Command::new("python3")
             .args(["-m", "venv", "--clear"])
-            .arg(&dir)
+            .arg(dir)
             .status();
         assert!(
             venv.is_ok_and(|s| s.success()),
             "cannot create a venv: is python3 (with the venv module) installed?"
         );
-        let pip = Command::new(&python)
+        let pip = Command::new("nice")
+            .args(["-n", "19"])
+            .arg(&python)
             .args([
                 "-m",
                 "pip",
                 "install",
                 "--quiet",
                 "--disable-pip-version-check",
-                requirement,
             ])
+            .args(requirements)
+            .envs(env.iter().copied())
             .status();
         assert!(
             pip.is_ok_and(|s| s.success()),
-            "cannot install {requirement}: run `{} -m pip install {requirement}`",
-            python.display()
+            "cannot install {}: run `{} -m pip install {}`",
+            requirements.join(" "),
+            python.display(),
+            requirements
+                .iter()
+                .map(|r| format!("'{r}'"))
+                .collect::<Vec<_>>()
+                .join(" ")
         );
-        std::fs::write(&stamp, requirement)
+        std::fs::write(&stamp, &wanted)
             .unwrap_or_else(|err| panic!("cannot write {}: {err}", stamp.display()));
     });
     python

@@ -10,8 +10,9 @@ use std::{
 };
 
 use common::Backoff;
+use serde_json::Value;
 use tokio_util::sync::CancellationToken;
-use tracing::{info, warn};
+use tracing::{debug, info, warn};
 
 use super::{
     event::{AgentEvent, Answer, DoneReason},
@@ -201,7 +202,7 @@ impl Agent {
         match reason {
             DoneReason::Completed => {}
             DoneReason::MaxTurnsReached => {
-                warn!(max_turns = self.options.max_turns, "max turns reached")
+                info!(max_turns = self.options.max_turns, "max turns reached")
             }
             other => info!(reason = other.as_str(), "conversation stopped"),
         }
@@ -464,11 +465,12 @@ impl Agent {
         results: &mut [Option<ToolResult>],
         events: &EventSink,
     ) {
-        let mut runnable: Vec<(usize, ToolCall)> = Vec::new();
+        let mut runnable: Vec<(usize, ToolCall, Value)> = Vec::new();
         for (index, request) in calls.iter().enumerate() {
             let call = &request.call;
             if let Some(problem) = &request.invalid_arguments {
-                warn!(tool = %call.name, problem = %problem, "tool call with unusable arguments");
+                // The ✗ line says it; the log only when asked.
+                debug!(tool = %call.name, problem = %problem, "tool call with unusable arguments");
                 let result = error_result(
                     call,
                     &format!(
@@ -476,10 +478,13 @@ impl Agent {
                         call.name
                     ),
                 );
-                report(events, call, &result, Duration::ZERO);
+                report(events, call, call.args.clone(), &result, Duration::ZERO);
                 results[index] = Some(result);
                 continue;
             }
+            let normalized = self
+                .executor
+                .normalized_arguments(&call.name, call.args.clone());
             let manager = self.executor.manager();
             let tool = manager.find(&call.name).map(|t| &t.definition);
             if let (Some(approver), Some(tool)) = (&self.approver, tool)
@@ -487,9 +492,7 @@ impl Agent {
                 && !approver
                     .approve(
                         &ToolCall {
-                            args: self
-                                .executor
-                                .normalized_arguments(&call.name, call.args.clone()),
+                            args: normalized.clone(),
                             ..call.clone()
                         },
                         tool,
@@ -504,7 +507,7 @@ impl Agent {
                         call.name
                     ),
                 );
-                report(events, call, &result, Duration::ZERO);
+                report(events, call, normalized, &result, Duration::ZERO);
                 results[index] = Some(result);
                 continue;
             }
@@ -512,13 +515,14 @@ impl Agent {
                 id: call.id.clone(),
                 name: call.name.clone(),
                 args: call.args.clone(),
+                normalized_args: normalized.clone(),
             });
-            runnable.push((index, call.clone()));
+            runnable.push((index, call.clone(), normalized));
         }
         if runnable.is_empty() {
             return;
         }
-        let batch: Vec<ToolCall> = runnable.iter().map(|(_, call)| call.clone()).collect();
+        let batch: Vec<ToolCall> = runnable.iter().map(|(_, call, _)| call.clone()).collect();
         let sink = Arc::clone(events);
         let progress: BatchProgressFn = Arc::new(move |id: &str, update| {
             sink(AgentEvent::ToolProgress {
@@ -532,7 +536,7 @@ impl Agent {
             .executor
             .execute_all_with_progress(&batch, Some(progress))
             .await;
-        for ((index, call), outcome) in runnable.into_iter().zip(outcomes) {
+        for ((index, call, normalized), outcome) in runnable.into_iter().zip(outcomes) {
             let outcome = self.retry(&call, outcome).await;
             let result = ToolResult {
                 call_id: call.id.clone(),
@@ -542,6 +546,7 @@ impl Agent {
             report(
                 events,
                 &call,
+                normalized,
                 &result,
                 Duration::from_millis(outcome.execution_time_ms),
             );
@@ -594,19 +599,26 @@ fn error_result(call: &ToolCall, reason: &str) -> ToolResult {
     }
 }
 
-fn report(events: &EventSink, call: &ToolCall, result: &ToolResult, took: Duration) {
+/// Tells the host a call's outcome; `normalized` are its arguments as sent to the server (as
+/// they would have been, for a call that did not run).
+fn report(
+    events: &EventSink,
+    call: &ToolCall,
+    normalized: Value,
+    result: &ToolResult,
+    took: Duration,
+) {
     events(AgentEvent::ToolResult {
         id: result.call_id.clone(),
         name: result.tool_name.clone(),
         args: call.args.clone(),
+        normalized_args: normalized,
         success: !result.result.is_error,
         duration_ms: u64::try_from(took.as_millis()).unwrap_or(u64::MAX),
         text: result.result.text.clone(),
     });
 }
 
-/// Tokens the next turn will take at least: everything the last turn read and wrote, plus the
-/// tool results added since (about 4 characters a token).
 /// The error for a tool choice that names no tool offered.
 fn unknown_tool_choice(name: &str, tools: &[ToolDefinition]) -> String {
     let offered: Vec<&str> = tools.iter().map(|tool| tool.name.as_str()).collect();
@@ -620,6 +632,8 @@ fn unknown_tool_choice(name: &str, tools: &[ToolDefinition]) -> String {
     )
 }
 
+/// Tokens the next turn will take at least: everything the last turn read and wrote, plus the
+/// tool results added since (about 4 characters a token).
 fn next_turn_estimate(progress: &Progress, conversation: &Conversation) -> u64 {
     let added: usize = match conversation.messages.last() {
         Some(Message::ToolResults { results }) => results.iter().map(|r| r.result.text.len()).sum(),

@@ -23,8 +23,10 @@ pub enum AgentEvent {
         id: String,
         /// The tool.
         name: String,
-        /// Its arguments.
+        /// Its arguments as the model gave them.
         args: serde_json::Value,
+        /// Its arguments as sent to the server (names and values normalized).
+        normalized_args: serde_json::Value,
     },
     /// A running tool reported progress (MCP progress notifications).
     ToolProgress {
@@ -47,6 +49,9 @@ pub enum AgentEvent {
         name: String,
         /// The arguments the model gave.
         args: serde_json::Value,
+        /// The arguments as sent to the server (names and values normalized), or as they
+        /// would have been for a call that did not run.
+        normalized_args: serde_json::Value,
         /// Whether it succeeded.
         success: bool,
         /// How long it took.

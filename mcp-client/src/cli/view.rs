@@ -48,6 +48,8 @@ impl View {
         let mut state = self.state.lock().unwrap_or_else(PoisonError::into_inner);
         match event {
             AgentEvent::TextDelta { text } => {
+                // Nothing may write under a spinner: its line would stay on screen.
+                Self::stop_spinner(&mut state);
                 write_stdout(text);
                 state.open_line = !text.ends_with('\n');
             }
@@ -67,7 +69,7 @@ impl View {
             }
             AgentEvent::ToolResult {
                 name,
-                args,
+                normalized_args,
                 success,
                 duration_ms,
                 text,
@@ -77,22 +79,24 @@ impl View {
                 if let Some(position) = state.running.iter().position(|n| n == name) {
                     state.running.remove(position);
                 }
+                if state.running.is_empty() {
+                    // Gone before the line is written, so it is not drawn again under it.
+                    Self::stop_spinner(&mut state);
+                } else if let Some(spinner) = &state.spinner {
+                    spinner.set_message(format!("running {}", state.running.join(", ")));
+                }
                 let mark = if *success { '✓' } else { '✗' };
                 let detail = if *success {
                     String::new()
                 } else {
                     format!(": {}", short(text.lines().next().unwrap_or_default()))
                 };
+                // What the server was sent (the model's names normalized), as approval showed.
                 let line = format!(
                     "{mark} {name} {} ({duration_ms} ms){detail}",
-                    short(&args.to_string())
+                    short(&normalized_args.to_string())
                 );
                 Self::note(&state, &line);
-                if state.running.is_empty()
-                    && let Some(spinner) = state.spinner.take()
-                {
-                    spinner.finish_and_clear();
-                }
             }
             AgentEvent::ToolProgress {
                 progress, total, ..
@@ -123,10 +127,15 @@ impl View {
                 );
             }
             AgentEvent::Error { message } => {
+                Self::stop_spinner(&mut state);
                 Self::close_line(&mut state);
                 Self::note(&state, &format!("error: {message}"));
             }
             AgentEvent::Done { reason, .. } => {
+                // The last event: whatever still shows as running (calls cut short by a
+                // cancel) is no longer.
+                Self::stop_spinner(&mut state);
+                state.running.clear();
                 Self::close_line(&mut state);
                 let stopped = match reason {
                     DoneReason::MaxTurnsReached => Some(format!(
@@ -148,6 +157,12 @@ impl View {
                     Self::note(&state, &line);
                 }
             }
+        }
+    }
+
+    fn stop_spinner(state: &mut ViewState) {
+        if let Some(spinner) = state.spinner.take() {
+            spinner.finish_and_clear();
         }
     }
 

@@ -177,7 +177,7 @@ impl ToolExecutor {
     ) -> ToolOutcome {
         let started = Instant::now();
         let Some(tool) = self.manager().find(name).cloned() else {
-            warn!(tool = name, "unknown tool requested");
+            debug!(tool = name, "unknown tool requested");
             let unknown = ToolError::UnknownTool {
                 name: name.to_owned(),
             };

@@ -104,7 +104,8 @@ async fn chat_once_answers_on_stdout_and_shows_each_tool_call_on_stderr() {
         .find(|l| l.starts_with("✓ control_zwave_device "))
         .unwrap_or_else(|| panic!("{stderr}"));
     assert!(
-        line.starts_with(r#"✓ control_zwave_device {"action":"dim","brightness":40,"device_name":"Living Room Light"} ("#),
+        // The arguments as sent to the server, not the model's snake_case ones.
+        line.starts_with(r#"✓ control_zwave_device {"action":"dim","deviceName":"Living Room Light","level":40} ("#),
         "{line}"
     );
     assert!(line.ends_with(" ms)"), "{line}");
@@ -185,7 +186,7 @@ async fn chat_asks_before_switching_and_a_no_fails_the_run() {
         stderr.contains(r#"Allow control_zwave_device {"action":"dim","deviceName":"Living Room Light","level":40}? [y/N] "#),
         "{stderr}"
     );
-    assert!(stderr.contains(r#"✗ control_zwave_device {"action":"dim","brightness":40,"device_name":"Living Room Light"} (0 ms): Error: the user declined to run `control_zwave_device`; it was not executed"#), "{stderr}");
+    assert!(stderr.contains(r#"✗ control_zwave_device {"action":"dim","deviceName":"Living Room Light","level":40} (0 ms): Error: the user declined to run `control_zwave_device`; it was not executed"#), "{stderr}");
     assert_eq!(output.status.code(), Some(1));
     let declined = &fake.bodies()[1]["messages"][2]["content"];
     assert_eq!(

@@ -217,7 +217,7 @@ async fn store_errors_say_what_to_do() {
     assert_eq!(
         Store::open(&path).unwrap_err().to_string(),
         format!(
-            "the history database {path:?} has schema version 99, newer than this mcp-client's 1: upgrade mcp-client or use another --history PATH"
+            "the history database {path:?} has schema version 99, newer than this mcp-client's 2: upgrade mcp-client or use another --history PATH"
         )
     );
     let directory = std::env::temp_dir();

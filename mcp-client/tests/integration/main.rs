@@ -17,3 +17,5 @@ mod history;
 mod misbehaving;
 mod pool;
 mod properties;
+mod real_servers;
+mod terminal;
