@@ -8,10 +8,12 @@
 //! | `turns` | a turn's calls run together, every call is answered, the loop stops when told |
 //! | `provider_errors` | rate limits, retries, refused keys, missing models, cut streams |
 //! | `approval` | declined calls, refinement, and an answer forced without tools |
+//! | `quirks` | what llama.cpp and LiteLLM really send, replayed from their captures |
 
 mod approval;
 mod dialects;
 mod provider_errors;
+mod quirks;
 mod turns;
 
 use std::{
