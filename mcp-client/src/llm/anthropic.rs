@@ -242,6 +242,15 @@ impl AnthropicDecoder {
                 }
             }
             "message_stop" => {
+                // A tool_use block the server never closed ends with the message: its input
+                // is what came (not run if that is not a JSON object), never dropped.
+                for (_, block) in std::mem::take(&mut self.blocks) {
+                    if let Block::ToolUse { id, name, json } = block {
+                        out.push(StreamEvent::ToolCall(ToolCallRequest::from_json_text(
+                            id, name, &json,
+                        )));
+                    }
+                }
                 out.push(StreamEvent::Usage(self.usage));
                 out.push(StreamEvent::Finished(
                     self.stop.take().unwrap_or(FinishReason::Stop),
@@ -401,6 +410,33 @@ mod tests {
             events.last(),
             Some(&StreamEvent::Finished(FinishReason::ToolCalls))
         );
+    }
+
+    #[test]
+    fn a_tool_use_block_never_closed_ends_with_the_message() {
+        let events = decode(&[
+            r#"{"type":"message_start","message":{"usage":{"input_tokens":9}}}"#,
+            r#"{"type":"content_block_start","index":0,"content_block":{"type":"tool_use","id":"toolu_1","name":"t","input":{}}}"#,
+            r#"{"type":"content_block_delta","index":0,"delta":{"type":"input_json_delta","partial_json":"{\"a\": 1}"}}"#,
+            r#"{"type":"content_block_start","index":1,"content_block":{"type":"tool_use","id":"toolu_2","name":"t","input":{}}}"#,
+            r#"{"type":"content_block_delta","index":1,"delta":{"type":"input_json_delta","partial_json":"{\"a\":"}}"#,
+            r#"{"type":"message_delta","delta":{"stop_reason":"tool_use"},"usage":{"output_tokens":5}}"#,
+            r#"{"type":"message_stop"}"#,
+        ])
+        .unwrap();
+        let calls: Vec<&ToolCallRequest> = events
+            .iter()
+            .filter_map(|e| match e {
+                StreamEvent::ToolCall(call) => Some(call),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(calls.len(), 2, "{events:?}");
+        assert_eq!(calls[0].call.args, json!({"a": 1}));
+        assert_eq!(calls[0].invalid_arguments, None);
+        // Cut input: kept, and not run.
+        assert_eq!(calls[1].call.id, "toolu_2");
+        assert!(calls[1].invalid_arguments.is_some());
     }
 
     #[test]

@@ -28,7 +28,8 @@ pub enum StreamEvent {
     },
     /// A tool call is complete.
     ToolCall(ToolCallRequest),
-    /// Tokens used by this request (may come more than once; later reports win per field).
+    /// Tokens used by this request; when it comes more than once, the last report is the
+    /// request's (each dialect's decoder merges what its server splits across events).
     Usage(Usage),
     /// Why the model stopped. Always the last event of a complete response.
     Finished(FinishReason),
@@ -46,22 +47,48 @@ pub struct ToolCallRequest {
 
 impl ToolCallRequest {
     /// A call whose arguments arrived as a JSON string (OpenAI-compatible servers): parsed
-    /// here; an empty string means no arguments.
+    /// here; an empty string or `null` means no arguments, and an object inside a string
+    /// (double-encoded) is taken. Anything else is kept exactly as it came, to go back to
+    /// the model as it wrote it beside the error.
     pub fn from_json_text(id: String, name: String, text: &str) -> Self {
         let trimmed = text.trim();
-        if trimmed.is_empty() {
-            return Self::from_value(id, name, serde_json::Value::Object(Default::default()));
-        }
-        match serde_json::from_str::<serde_json::Value>(trimmed) {
-            Ok(args) => Self::from_value(id, name, args),
-            Err(err) => Self {
-                call: ToolCall {
-                    id,
-                    name,
-                    args: serde_json::Value::String(text.to_owned()),
-                },
-                invalid_arguments: Some(format!("the arguments are not valid JSON ({err})")),
+        let problem = match serde_json::from_str::<serde_json::Value>(trimmed) {
+            _ if trimmed.is_empty() => return Self::valid(id, name, Default::default()),
+            Ok(serde_json::Value::Null) => return Self::valid(id, name, Default::default()),
+            Ok(serde_json::Value::Object(args)) => return Self::valid(id, name, args),
+            Ok(serde_json::Value::String(inner)) => {
+                match serde_json::from_str::<serde_json::Value>(inner.trim()) {
+                    Ok(serde_json::Value::Object(args)) => return Self::valid(id, name, args),
+                    _ => format!(
+                        "the arguments must be a JSON object, got {}",
+                        common::clip(trimmed, 80)
+                    ),
+                }
+            }
+            Ok(other) => format!(
+                "the arguments must be a JSON object, got {}",
+                common::clip(&other.to_string(), 80)
+            ),
+            Err(err) => format!("the arguments are not valid JSON ({err})"),
+        };
+        Self {
+            call: ToolCall {
+                id,
+                name,
+                args: serde_json::Value::String(text.to_owned()),
             },
+            invalid_arguments: Some(problem),
+        }
+    }
+
+    fn valid(id: String, name: String, args: serde_json::Map<String, serde_json::Value>) -> Self {
+        Self {
+            call: ToolCall {
+                id,
+                name,
+                args: serde_json::Value::Object(args),
+            },
+            invalid_arguments: None,
         }
     }
 
@@ -134,6 +161,21 @@ mod tests {
                 "the arguments are not valid JSON (EOF while parsing an object at line 1 column 7)"
             )
         );
+    }
+
+    #[test]
+    fn a_json_string_that_is_no_object_goes_back_exactly_as_it_came() {
+        for text in [r#""hello""#, "42", r#"["a"]"#] {
+            let call = ToolCallRequest::from_json_text("1".into(), "t".into(), text);
+            assert_eq!(call.call.args, json!(text), "{text}");
+            assert_eq!(
+                call.invalid_arguments,
+                Some(format!("the arguments must be a JSON object, got {text}"))
+            );
+        }
+        let double = ToolCallRequest::from_json_text("1".into(), "t".into(), r#""{\"a\": 3}""#);
+        assert_eq!(double.call.args, json!({"a": 3}));
+        assert_eq!(double.invalid_arguments, None);
     }
 
     #[test]

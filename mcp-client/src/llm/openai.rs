@@ -108,6 +108,23 @@ impl OpenAiDecoder {
         }
     }
 
+    /// Which call a tool-call delta belongs to: its `index`, or, from a server that sends
+    /// none, the last open call — unless the delta carries an id of its own (a new call).
+    fn index_of(&self, delta: &Value) -> u64 {
+        if let Some(index) = delta.get("index").and_then(Value::as_u64) {
+            return index;
+        }
+        let id = delta
+            .get("id")
+            .and_then(Value::as_str)
+            .filter(|id| !id.is_empty());
+        match self.calls.last_key_value() {
+            None => 0,
+            Some((&last, open)) if id.is_none_or(|id| open.id.is_empty() || open.id == id) => last,
+            Some((&last, _)) => last.saturating_add(1),
+        }
+    }
+
     fn usage(value: &Value, out: &mut Vec<StreamEvent>) {
         if let Some(usage) = value.get("usage").filter(|u| u.is_object()) {
             out.push(StreamEvent::Usage(Usage {
@@ -141,10 +158,7 @@ impl OpenAiDecoder {
                 .into_iter()
                 .flatten()
             {
-                let index = call
-                    .get("index")
-                    .and_then(Value::as_u64)
-                    .unwrap_or(self.calls.len() as u64);
+                let index = self.index_of(call);
                 let partial = self.calls.entry(index).or_default();
                 let function = call.get("function").unwrap_or(&Value::Null);
                 if let Some(id) = call.get("id").and_then(Value::as_str)
@@ -291,6 +305,44 @@ mod tests {
 
     fn decode(frames: &[&str]) -> Result<Vec<StreamEvent>, ProviderError> {
         crate::llm::http::decode_all(OpenAiDecoder::default(), frames)
+    }
+
+    #[test]
+    fn deltas_without_an_index_continue_the_open_call_until_a_new_id_comes() {
+        let events = decode(&[
+            r#"{"choices":[{"index":0,"delta":{"tool_calls":[{"id":"call_a","type":"function","function":{"name":"get_device_status","arguments":""}}]},"finish_reason":null}]}"#,
+            r#"{"choices":[{"index":0,"delta":{"tool_calls":[{"function":{"arguments":"{\"deviceName\":"}}]},"finish_reason":null}]}"#,
+            r#"{"choices":[{"index":0,"delta":{"tool_calls":[{"function":{"arguments":" \"Switch One\"}"}}]},"finish_reason":null}]}"#,
+            r#"{"choices":[{"index":0,"delta":{"tool_calls":[{"id":"call_b","function":{"name":"list_zwave_devices","arguments":"{}"}}]},"finish_reason":null}]}"#,
+            r#"{"choices":[{"index":0,"delta":{"tool_calls":[{"id":"call_b","function":{"arguments":""}}]},"finish_reason":null}]}"#,
+            r#"{"choices":[{"index":0,"delta":{},"finish_reason":"tool_calls"}]}"#,
+            "[DONE]",
+        ])
+        .unwrap();
+        let calls: Vec<(String, String, Value)> = events
+            .iter()
+            .filter_map(|e| match e {
+                StreamEvent::ToolCall(c) => {
+                    Some((c.call.id.clone(), c.call.name.clone(), c.call.args.clone()))
+                }
+                _ => None,
+            })
+            .collect();
+        assert_eq!(
+            calls,
+            [
+                (
+                    "call_a".to_owned(),
+                    "get_device_status".to_owned(),
+                    json!({"deviceName": "Switch One"})
+                ),
+                (
+                    "call_b".to_owned(),
+                    "list_zwave_devices".to_owned(),
+                    json!({})
+                )
+            ]
+        );
     }
 
     #[test]

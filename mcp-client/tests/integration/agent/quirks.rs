@@ -118,3 +118,29 @@ async fn litellm_s_empty_text_block_before_tool_use_shows_no_text() {
         "{events:?}"
     );
 }
+
+#[tokio::test]
+async fn usage_reported_twice_counts_once_the_last_report() {
+    let stream = [
+        r#"data: {"choices":[{"index":0,"delta":{"content":"Hi"},"finish_reason":null}],"usage":{"prompt_tokens":10,"completion_tokens":1}}"#,
+        r#"data: {"choices":[{"index":0,"delta":{},"finish_reason":"stop"}],"usage":{"prompt_tokens":10,"completion_tokens":7}}"#,
+        "data: [DONE]",
+    ]
+    .join("\n\n")
+        + "\n\n";
+    let fake = FakeProvider::start(vec![Reply::status(200, &stream)]).await;
+    let answer = Agent::new(
+        provider(Dialect::OpenAi, &fake, true),
+        ToolExecutor::new(ToolManager::new()),
+    )
+    .run("hi")
+    .await;
+    assert_eq!(answer.text, "Hi");
+    assert_eq!(
+        answer.usage,
+        Some(mcp_client::llm::Usage {
+            input_tokens: 10,
+            output_tokens: 7
+        })
+    );
+}
