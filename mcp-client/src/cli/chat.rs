@@ -99,6 +99,9 @@ pub struct ChatArgs {
     /// Longest wait for the model to start answering, and for each part of a streamed answer.
     #[arg(long, value_parser = parse_duration, default_value = "300s")]
     pub request_timeout: Duration,
+    /// Longest one model response may take from its first byte to its end.
+    #[arg(long, value_parser = parse_duration, default_value = "15m")]
+    pub turn_timeout: Duration,
     /// The history database (default: $XDG_DATA_HOME/mcp-client/history.db).
     #[arg(long, env = "MCP_CLIENT_HISTORY")]
     pub history: Option<PathBuf>,
@@ -192,6 +195,7 @@ fn provider_config(args: &ChatArgs) -> anyhow::Result<ProviderConfig> {
     provider.max_tokens = args.max_tokens;
     provider.http.request_timeout = args.request_timeout;
     provider.http.idle_timeout = args.request_timeout;
+    provider.http.turn_timeout = args.turn_timeout;
     Ok(provider)
 }
 

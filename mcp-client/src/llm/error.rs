@@ -114,7 +114,7 @@ pub enum ProviderError {
         detail: String,
     },
     /// No answer, or no more data, in time.
-    #[error("{provider} did not {what} within {timeout:?} (see --request-timeout)")]
+    #[error("{provider} did not {what} within {timeout:?} (see {option})")]
     Timeout {
         /// The provider's name.
         provider: &'static str,
@@ -122,6 +122,8 @@ pub enum ProviderError {
         what: &'static str,
         /// The limit.
         timeout: Duration,
+        /// The option that sets it.
+        option: &'static str,
     },
     /// The response is not in the provider's format.
     #[error("{provider} sent something that is not its API's format ({detail})")]

@@ -5,7 +5,6 @@
 
 use std::{sync::Arc, time::Duration};
 
-use futures_util::StreamExt as _;
 use reqwest::{
     StatusCode,
     header::{HeaderMap, HeaderName, HeaderValue},
@@ -14,7 +13,11 @@ use serde_json::Value;
 use tokio::sync::mpsc;
 use tracing::{debug, warn};
 
-use super::{error::ProviderError, event::StreamEvent};
+use super::{
+    error::ProviderError,
+    event::StreamEvent,
+    framing::{FrameError, Lines, SseEvents},
+};
 use crate::connection::RetryPolicy;
 
 /// Longest wait between two retries, whatever the provider asks for.
@@ -29,6 +32,9 @@ pub struct HttpSettings {
     pub request_timeout: Duration,
     /// Longest silence while a response is streaming.
     pub idle_timeout: Duration,
+    /// Longest a response may take from its first byte to its end (a model that streams
+    /// forever is stopped).
+    pub turn_timeout: Duration,
     /// Attempts and backoff for 429 and 5xx answers.
     pub retry: RetryPolicy,
 }
@@ -38,6 +44,7 @@ impl Default for HttpSettings {
         Self {
             request_timeout: Duration::from_secs(300),
             idle_timeout: Duration::from_secs(120),
+            turn_timeout: Duration::from_secs(900),
             retry: RetryPolicy {
                 attempts: 4,
                 base_delay: Duration::from_secs(1),
@@ -188,6 +195,7 @@ impl Endpoint {
                     provider: self.provider,
                     what: "answer",
                     timeout: self.settings.request_timeout,
+                    option: "--request-timeout",
                 });
             }
             Ok(Err(err)) => return Err(self.transport_error(&err)),
@@ -370,6 +378,7 @@ pub(crate) async fn drive(
 ) {
     let provider = endpoint.provider;
     let idle = endpoint.settings.idle_timeout;
+    let turn_limit = endpoint.settings.turn_timeout;
     let mut out = Vec::new();
     let result = async {
         let response = match (endpoint.post(Arc::new(body)).await, fallback) {
@@ -384,63 +393,52 @@ pub(crate) async fn drive(
             }
             (Err(err), _) => return Err(err),
         };
+        let deadline = tokio::time::Instant::now() + turn_limit;
+        let mut response = response;
+        let mut lines = Lines::default();
+        let mut sse = SseEvents::default();
+        let mut whole = String::new();
+        while !decoder.is_done() {
+            let chunk = next_chunk(&mut response, provider, idle, deadline, turn_limit).await?;
+            let Some(chunk) = chunk else { break };
+            lines.push(chunk.as_ref()).map_err(|err| too_long(provider, &err))?;
+            while let Some(line) = lines.next_line().map_err(|err| too_long(provider, &err))? {
+                match framing {
+                    Framing::Whole => {
+                        whole.push_str(&line);
+                        whole.push('\n');
+                    }
+                    Framing::Ndjson if line.trim().is_empty() => {}
+                    Framing::Ndjson => decoder.frame(line.trim(), &mut out)?,
+                    Framing::Sse => {
+                        if let Some(event) =
+                            sse.line(&line).map_err(|err| too_long(provider, &err))?
+                        {
+                            debug!(provider, event = %event.kind, "sse event");
+                            decoder.frame(&event.data, &mut out)?;
+                        }
+                    }
+                }
+            }
+            flush(&mut out, &events).await?;
+        }
+        let rest = lines.rest();
         match framing {
             Framing::Whole => {
-                let text = tokio::time::timeout(idle, response.text())
-                    .await
-                    .map_err(|_| timeout(provider, idle))?
-                    .map_err(|err| cut(provider, &err))?;
-                decoder.frame(&text, &mut out)?;
-                flush(&mut out, &events).await?;
+                whole.push_str(rest.as_deref().unwrap_or_default());
+                decoder.frame(&whole, &mut out)?;
             }
-            Framing::Ndjson => {
-                let mut response = response;
-                let mut pending: Vec<u8> = Vec::new();
-                while !decoder.is_done() {
-                    let chunk = tokio::time::timeout(idle, response.chunk())
-                        .await
-                        .map_err(|_| timeout(provider, idle))?
-                        .map_err(|err| cut(provider, &err))?;
-                    let Some(chunk) = chunk else { break };
-                    pending.extend_from_slice(&chunk);
-                    while let Some(end) = pending.iter().position(|&b| b == b'\n') {
-                        let line: Vec<u8> = pending.drain(..=end).collect();
-                        let line = String::from_utf8_lossy(&line);
-                        let line = line.trim();
-                        if !line.is_empty() {
-                            decoder.frame(line, &mut out)?;
-                        }
-                    }
-                    flush(&mut out, &events).await?;
-                }
-                let rest = String::from_utf8_lossy(&pending);
-                if !decoder.is_done() && !rest.trim().is_empty() {
-                    decoder.frame(rest.trim(), &mut out)?;
-                }
+            // A line without its end at the end of the stream was cut off mid-way.
+            Framing::Ndjson if rest.is_some() && !decoder.is_done() => {
+                return Err(ProviderError::StreamCut {
+                    provider,
+                    detail: format!(
+                        "the stream ended in the middle of a line ({} bytes of it came)",
+                        rest.as_deref().map_or(0, str::len)
+                    ),
+                });
             }
-            Framing::Sse => {
-                use eventsource_stream::Eventsource as _;
-                let mut stream = response.bytes_stream().eventsource();
-                while !decoder.is_done() {
-                    let next = tokio::time::timeout(idle, stream.next())
-                        .await
-                        .map_err(|_| timeout(provider, idle))?;
-                    match next {
-                        None => break,
-                        Some(Err(err)) => {
-                            return Err(ProviderError::StreamCut {
-                                provider,
-                                detail: err.to_string(),
-                            });
-                        }
-                        Some(Ok(event)) => {
-                            debug!(provider, event = %event.event, "sse event");
-                            decoder.frame(&event.data, &mut out)?;
-                            flush(&mut out, &events).await?;
-                        }
-                    }
-                }
-            }
+            Framing::Ndjson | Framing::Sse => {}
         }
         decoder.finish(&mut out)?;
         flush(&mut out, &events).await
@@ -467,11 +465,40 @@ async fn flush(
     Ok(())
 }
 
+/// The next chunk of the response: within the idle limit, and before the turn's deadline.
+async fn next_chunk(
+    response: &mut reqwest::Response,
+    provider: &'static str,
+    idle: Duration,
+    deadline: tokio::time::Instant,
+    turn_limit: Duration,
+) -> Result<Option<impl AsRef<[u8]> + use<>>, ProviderError> {
+    let wait = idle.min(deadline.saturating_duration_since(tokio::time::Instant::now()));
+    match tokio::time::timeout(wait, response.chunk()).await {
+        Ok(chunk) => chunk.map_err(|err| cut(provider, &err)),
+        Err(_) if tokio::time::Instant::now() >= deadline => Err(ProviderError::Timeout {
+            provider,
+            what: "finish its response",
+            timeout: turn_limit,
+            option: "--turn-timeout",
+        }),
+        Err(_) => Err(timeout(provider, idle)),
+    }
+}
+
+fn too_long(provider: &'static str, err: &FrameError) -> ProviderError {
+    ProviderError::Protocol {
+        provider,
+        detail: err.to_string(),
+    }
+}
+
 fn timeout(provider: &'static str, idle: Duration) -> ProviderError {
     ProviderError::Timeout {
         provider,
         what: "send more of its response",
         timeout: idle,
+        option: "--request-timeout",
     }
 }
 

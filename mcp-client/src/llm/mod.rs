@@ -7,7 +7,8 @@
 //! | `message` | the conversation: system, user, assistant (text + calls), tool results |
 //! | `event` | what a response becomes: text deltas, tool calls, usage, finish reason |
 //! | `provider` | the [`Provider`] trait, [`ProviderConfig`], [`HttpProvider`] |
-//! | `http` | reqwest, retries for 429/5xx, status errors, NDJSON/SSE framing, idle timeouts |
+//! | `http` | reqwest, retries for 429/5xx, status errors, idle and per-turn timeouts |
+//! | `framing` | NDJSON lines and server-sent events out of bytes, bounded per frame and response |
 //! | `ollama`, `openai`, `anthropic` | each dialect's request body and response decoder |
 //! | `format` | tool definitions and tool results in each dialect (shared with the CLI) |
 //! | `error` | [`ProviderError`], with its retry policy |
@@ -18,6 +19,7 @@ mod anthropic;
 pub mod error;
 pub mod event;
 pub mod format;
+mod framing;
 mod http;
 pub mod message;
 mod ollama;

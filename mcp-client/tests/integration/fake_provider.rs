@@ -26,6 +26,8 @@ pub struct Reply {
     headers: Vec<(&'static str, String)>,
     chunks: Vec<Vec<u8>>,
     stall: bool,
+    /// After the chunks, this forever, each after the pause.
+    endless: Option<(Vec<u8>, Duration)>,
 }
 
 impl Reply {
@@ -43,12 +45,20 @@ impl Reply {
             headers: vec![("content-type", content_type.into())],
             chunks: body.chunks(chunk.max(1)).map(<[u8]>::to_vec).collect(),
             stall: false,
+            endless: None,
         }
     }
 
     /// After its chunks, the body neither continues nor ends (a provider gone silent).
     pub fn then_stall(mut self) -> Self {
         self.stall = true;
+        self
+    }
+
+    /// After its chunks, the body sends `bytes` again and again, each after `pause`, and
+    /// never ends (a server that streams forever).
+    pub fn then_endless(mut self, bytes: &[u8], pause: Duration) -> Self {
+        self.endless = Some((bytes.to_vec(), pause));
         self
     }
 
@@ -68,6 +78,7 @@ impl Reply {
             headers: vec![("content-type", "application/json".into())],
             chunks: vec![body.as_bytes().to_vec()],
             stall: false,
+            endless: None,
         }
     }
 
@@ -177,16 +188,26 @@ async fn answer(
     }
     // Each chunk is its own write, with a yield between them, so the client sees the body in
     // pieces split mid-object and mid-event.
-    let (chunks, stall) = (reply.chunks, reply.stall);
-    let stream = futures_util::stream::unfold(chunks.into_iter(), move |mut rest| async move {
-        let Some(next) = rest.next() else {
-            if stall {
-                std::future::pending::<()>().await;
-            }
-            return None;
-        };
-        tokio::task::yield_now().await;
-        Some((Ok::<_, Infallible>(Bytes::from(next)), rest))
+    let (chunks, stall, endless) = (reply.chunks, reply.stall, reply.endless);
+    let stream = futures_util::stream::unfold(chunks.into_iter(), move |mut rest| {
+        let endless = endless.clone();
+        async move {
+            let next = match (rest.next(), endless) {
+                (Some(next), _) => next,
+                (None, Some((bytes, pause))) => {
+                    tokio::time::sleep(pause).await;
+                    bytes
+                }
+                (None, None) => {
+                    if stall {
+                        std::future::pending::<()>().await;
+                    }
+                    return None;
+                }
+            };
+            tokio::task::yield_now().await;
+            Some((Ok::<_, Infallible>(Bytes::from(next)), rest))
+        }
     });
     response.body(Body::from_stream(stream)).unwrap()
 }

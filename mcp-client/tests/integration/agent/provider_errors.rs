@@ -376,3 +376,106 @@ async fn a_server_that_refuses_tool_choice_none_gets_the_answer_only_request_wit
         "{text}"
     );
 }
+
+/// The error a question ends with when `reply` answers it, with `turn_timeout` per response.
+async fn error_of(dialect: Dialect, reply: Reply, turn_timeout: Duration) -> String {
+    let fake = FakeProvider::start(vec![reply]).await;
+    let mut config = fake.provider_config(dialect);
+    config.http.turn_timeout = turn_timeout;
+    let answer = Agent::new(
+        Arc::new(HttpProvider::new(config).unwrap()),
+        ToolExecutor::new(ToolManager::new()),
+    )
+    .run("hi")
+    .await;
+    assert_eq!(answer.reason, DoneReason::Error, "{answer:?}");
+    answer.error.unwrap()
+}
+
+#[tokio::test]
+async fn one_endless_line_is_abandoned_at_16_mib_not_buffered() {
+    let line = vec![b'x'; 64 * 1024];
+    let message = error_of(
+        Dialect::OpenAi,
+        Reply::status(200, r#"data: {"choices":[{"delta":{"content":""#)
+            .then_endless(&line, Duration::ZERO),
+        Duration::from_secs(600),
+    )
+    .await;
+    assert_eq!(
+        message,
+        "the OpenAI-compatible server sent something that is not its API's format (one line or event of the response is longer than 16 MiB; the response was abandoned)"
+    );
+    let message = error_of(
+        Dialect::Ollama,
+        Reply::status(200, r#"{"message":{"content":""#).then_endless(&line, Duration::ZERO),
+        Duration::from_secs(600),
+    )
+    .await;
+    assert_eq!(
+        message,
+        "Ollama sent something that is not its API's format (one line or event of the response is longer than 16 MiB; the response was abandoned)"
+    );
+}
+
+#[tokio::test]
+async fn a_response_that_never_ends_is_abandoned_at_64_mib_or_at_the_turn_timeout() {
+    let keep_alives = b": keep-alive\n\n".repeat(4096);
+    let message = error_of(
+        Dialect::OpenAi,
+        Reply::status(200, "").then_endless(&keep_alives, Duration::ZERO),
+        Duration::from_secs(600),
+    )
+    .await;
+    assert_eq!(
+        message,
+        "the OpenAI-compatible server sent something that is not its API's format (the response is longer than 64 MiB; it was abandoned)"
+    );
+    // A model that keeps talking, slowly: each piece well within the idle limit.
+    let message = error_of(
+        Dialect::OpenAi,
+        Reply::status(200, "").then_endless(
+            br#"data: {"choices":[{"delta":{"content":"la "}}]}
+
+"#,
+            Duration::from_millis(5),
+        ),
+        Duration::from_millis(300),
+    )
+    .await;
+    assert_eq!(
+        message,
+        "the OpenAI-compatible server did not finish its response within 300ms (see --turn-timeout)"
+    );
+}
+
+#[tokio::test]
+async fn a_byte_order_mark_before_the_first_event_is_read_past() {
+    let body = std::fs::read_to_string(fixture_path("llm/openai/no-usage.sse")).unwrap();
+    let fake = FakeProvider::start(vec![Reply::status(200, &format!("\u{feff}{body}"))]).await;
+    let answer = Agent::new(
+        provider(Dialect::OpenAi, &fake, true),
+        ToolExecutor::new(ToolManager::new()),
+    )
+    .run("hi")
+    .await;
+    assert_eq!(answer.reason, DoneReason::Completed, "{answer:?}");
+    assert_eq!(answer.text, "Hello there");
+}
+
+#[tokio::test]
+async fn an_ollama_stream_cut_mid_line_is_a_cut_stream() {
+    let message = error_of(
+        Dialect::Ollama,
+        Reply::status(
+            200,
+            "{\"model\":\"qwen3:8b\",\"message\":{\"role\":\"assistant\",\"content\":\"Hel\"},\"done\":false}\n{\"model\":\"qwen3:8b\",\"message\":{\"role\":\"assistant\",\"content\":\"lo",
+        ),
+        Duration::from_secs(600),
+    )
+    .await;
+    assert_eq!(
+        message,
+        "the response from Ollama was cut off before the message was complete (the stream ended in the middle of a line (63 bytes of it came))"
+    );
+}
