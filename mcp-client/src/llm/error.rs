@@ -137,6 +137,101 @@ pub enum ProviderError {
 
 impl ProviderError {
     /// The end of a response: fine when it said it was complete (`done`), else
+    /// This error with `secret` (the configured API key) cut out of everything the provider
+    /// or the connection said: a server that quotes the key back (in a 401 body, say) must
+    /// not put it on the screen, in `--json` output or in the history. Keys shorter than 8
+    /// characters (`x` for a local server) are not secrets and are left alone.
+    #[must_use]
+    pub fn without_secret(self, secret: &str) -> Self {
+        if secret.chars().count() < 8 {
+            return self;
+        }
+        let scrub = |text: String| text.replace(secret, "[API key]");
+        match self {
+            Self::Unreachable {
+                provider,
+                url,
+                reason,
+                hint,
+            } => Self::Unreachable {
+                provider,
+                url: scrub(url),
+                reason: scrub(reason),
+                hint,
+            },
+            Self::Unauthorized {
+                provider,
+                status,
+                message,
+                env_var,
+            } => Self::Unauthorized {
+                provider,
+                status,
+                message: scrub(message),
+                env_var,
+            },
+            Self::ModelNotFound {
+                provider,
+                model,
+                message,
+                hint,
+            } => Self::ModelNotFound {
+                provider,
+                model,
+                message: scrub(message),
+                hint,
+            },
+            Self::RateLimited {
+                provider,
+                message,
+                retry_after,
+                attempts,
+            } => Self::RateLimited {
+                provider,
+                message: scrub(message),
+                retry_after,
+                attempts,
+            },
+            Self::ServerError {
+                provider,
+                status,
+                message,
+                retry_after,
+                attempts,
+                retries,
+            } => Self::ServerError {
+                provider,
+                status,
+                message: scrub(message),
+                retry_after,
+                attempts,
+                retries,
+            },
+            Self::Rejected {
+                provider,
+                status,
+                message,
+            } => Self::Rejected {
+                provider,
+                status,
+                message: scrub(message),
+            },
+            Self::Remote { provider, message } => Self::Remote {
+                provider,
+                message: scrub(message),
+            },
+            Self::StreamCut { provider, detail } => Self::StreamCut {
+                provider,
+                detail: scrub(detail),
+            },
+            Self::Protocol { provider, detail } => Self::Protocol {
+                provider,
+                detail: scrub(detail),
+            },
+            other @ (Self::MissingKey { .. } | Self::Timeout { .. }) => other,
+        }
+    }
+
     /// [`ProviderError::StreamCut`] saying what never came.
     pub(crate) fn unless_done(
         done: bool,

@@ -102,6 +102,8 @@ pub(crate) struct Endpoint {
     pub key_env: &'static str,
     /// What to do when the model does not exist.
     pub missing_model_hint: String,
+    /// The API key, to cut out of what the server says.
+    pub secret: Option<String>,
     client: reqwest::Client,
 }
 
@@ -152,6 +154,7 @@ impl Endpoint {
             unreachable_hint: "check the base URL".into(),
             key_env: "",
             missing_model_hint: String::new(),
+            secret: None,
             client,
         })
     }
@@ -163,7 +166,11 @@ impl Endpoint {
         let attempts = retry.attempts.max(1);
         let mut attempt = 1;
         loop {
-            match self.post_once(Arc::clone(&body)).await {
+            match self
+                .post_once(Arc::clone(&body))
+                .await
+                .map_err(|err| self.hide_key(err))
+            {
                 Ok(response) => return Ok(response),
                 Err(err)
                     if err.is_retryable()
@@ -178,6 +185,14 @@ impl Endpoint {
                 }
                 Err(err) => return Err(err.with_attempts(attempt)),
             }
+        }
+    }
+
+    /// `err` without the configured API key in anything the server said.
+    pub fn hide_key(&self, err: ProviderError) -> ProviderError {
+        match &self.secret {
+            Some(secret) => err.without_secret(secret),
+            None => err,
         }
     }
 
@@ -445,7 +460,7 @@ pub(crate) async fn drive(
     }
     .await;
     if let Err(err) = result {
-        let _ = events.send(Err(err)).await;
+        let _ = events.send(Err(endpoint.hide_key(err))).await;
     }
 }
 

@@ -175,6 +175,7 @@ impl HttpProvider {
                 message,
             })?;
         endpoint.key_env = key_env;
+        endpoint.secret.clone_from(&config.api_key);
         endpoint.unreachable_hint = match dialect {
             Dialect::Ollama => format!(
                 "is Ollama running at {base}? (start it with `ollama serve`, or set OLLAMA_HOST)"

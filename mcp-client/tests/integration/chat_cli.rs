@@ -651,3 +651,58 @@ async fn tool_choice_is_refused_where_it_cannot_be_kept() {
         "{stderr}"
     );
 }
+
+#[tokio::test]
+async fn a_key_the_server_quotes_back_reaches_neither_the_output_nor_the_history() {
+    let key = "sk-proj-Zq81mXw0Secret";
+    let fake = FakeProvider::start(vec![Reply::status(
+        401,
+        &format!(r#"{{"error":{{"message":"Incorrect API key provided: {key}","type":"invalid_request_error"}}}}"#),
+    )])
+    .await;
+    let history = scratch_file("quoted-key.db");
+    let (output, stdout, stderr) = run(
+        args(&[
+            "chat",
+            "--history",
+            &history.to_string_lossy(),
+            "--provider",
+            "openai",
+            "--model",
+            "gpt-4.1-mini",
+            "--json",
+            "--once",
+            "hi",
+        ]),
+        "",
+        vec![
+            ("OPENAI_BASE_URL", format!("{}/v1", fake.url)),
+            ("OPENAI_API_KEY", key.into()),
+            ("MCP_CLIENT_LOG", "debug".into()),
+        ],
+    )
+    .await;
+    assert_eq!(output.status.code(), Some(1), "{stderr}");
+    assert!(
+        stdout.contains(r#""message":"the OpenAI-compatible server refused the request with status 401 (Incorrect API key provided: [API key]): check the key in OPENAI_API_KEY""#),
+        "{stdout}"
+    );
+    let mut stored = std::fs::read(&history).unwrap();
+    let wal = history.with_extension("db-wal");
+    stored.extend(std::fs::read(&wal).unwrap_or_default());
+    // The error is stored, with the key cut out.
+    assert!(
+        stored.windows(9).any(|w| w == b"[API key]"),
+        "the outcome is not in the history"
+    );
+    for (place, bytes) in [
+        ("stdout", stdout.as_bytes()),
+        ("stderr", stderr.as_bytes()),
+        ("history", &stored[..]),
+    ] {
+        assert!(
+            !bytes.windows(key.len()).any(|w| w == key.as_bytes()),
+            "the key is in {place}"
+        );
+    }
+}
