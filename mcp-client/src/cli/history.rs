@@ -36,7 +36,13 @@ pub enum HistoryCommand {
 pub fn run(command: HistoryCommand) -> anyhow::Result<ExitCode> {
     match command {
         HistoryCommand::List { history } => {
-            let store = Store::open(&history_path(history)?)?;
+            let path = history_path(history)?;
+            if !path.exists() {
+                // Nothing stored yet is an empty list, not an error; and nothing is created.
+                eprintln!("no conversations yet ({} does not exist)", path.display());
+                return Ok(ExitCode::SUCCESS);
+            }
+            let store = Store::open_read_only(&path)?;
             for c in store.list()? {
                 emit(&format!(
                     "{}  {}  {:<20}  {} messages, {} tokens  {}",
@@ -51,7 +57,7 @@ pub fn run(command: HistoryCommand) -> anyhow::Result<ExitCode> {
             }
         }
         HistoryCommand::Show { id, history, json } => {
-            let store = Store::open(&history_path(history)?)?;
+            let store = Store::open_read_only(&history_path(history)?)?;
             let stored = store.load(&id)?;
             if json {
                 for (_, message) in &stored.messages {

@@ -4,7 +4,7 @@
 //! Rows are only ever inserted: a resumed conversation gets more messages and another
 //! outcome row, and the latest outcome is the conversation's state.
 
-use rusqlite::Connection;
+use rusqlite::{Connection, TransactionBehavior};
 
 /// The migrations; `MIGRATIONS[n]` takes the schema from version `n` to `n + 1`.
 const MIGRATIONS: &[&str] = &[
@@ -76,22 +76,31 @@ const MIGRATIONS: &[&str] = &[
 /// The schema version this client writes.
 pub(crate) const VERSION: u32 = MIGRATIONS.len() as u32;
 
-/// Brings `connection`'s schema up to [`VERSION`].
+/// Brings `connection`'s schema up to [`VERSION`]. Each step reads the version and migrates
+/// inside one IMMEDIATE transaction, so two processes creating the same database at once
+/// take turns instead of both creating its tables.
 ///
 /// # Errors
 /// The database is from a newer client (`Err(Some(version))`), or SQLite failed.
 pub(crate) fn migrate(connection: &mut Connection) -> Result<(), MigrateError> {
-    let current: u32 = connection.query_row("PRAGMA user_version", [], |row| row.get(0))?;
-    if current > VERSION {
-        return Err(MigrateError::Newer(current));
-    }
-    for (index, sql) in MIGRATIONS.iter().enumerate().skip(current as usize) {
-        let transaction = connection.transaction()?;
+    loop {
+        let transaction = connection.transaction_with_behavior(TransactionBehavior::Immediate)?;
+        let current = version(&transaction)?;
+        if current > VERSION {
+            return Err(MigrateError::Newer(current));
+        }
+        let Some(sql) = MIGRATIONS.get(current as usize) else {
+            return Ok(()); // Up to date (the transaction ends unused).
+        };
         transaction.execute_batch(sql)?;
-        transaction.pragma_update(None, "user_version", index as u32 + 1)?;
+        transaction.pragma_update(None, "user_version", current + 1)?;
         transaction.commit()?;
     }
-    Ok(())
+}
+
+/// The schema version of the database behind `connection` (0: empty).
+pub(crate) fn version(connection: &Connection) -> rusqlite::Result<u32> {
+    connection.query_row("PRAGMA user_version", [], |row| row.get(0))
 }
 
 /// Why the schema could not be brought up to date.
@@ -128,6 +137,33 @@ mod tests {
         assert!(
             matches!(migrate(&mut connection), Err(MigrateError::Newer(v)) if v == VERSION + 1)
         );
+    }
+
+    #[test]
+    fn processes_creating_one_database_at_once_take_turns() {
+        let dir = std::env::temp_dir().join(format!("mcp-client-schema-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("history.db");
+        let _ = std::fs::remove_file(&path);
+        let barrier = std::sync::Arc::new(std::sync::Barrier::new(8));
+        let workers: Vec<_> = (0..8)
+            .map(|_| {
+                let (path, barrier) = (path.clone(), std::sync::Arc::clone(&barrier));
+                std::thread::spawn(move || {
+                    let mut connection = Connection::open(&path).unwrap();
+                    connection
+                        .busy_timeout(std::time::Duration::from_secs(10))
+                        .unwrap();
+                    barrier.wait();
+                    migrate(&mut connection).map_err(|err| format!("{err:?}"))
+                })
+            })
+            .collect();
+        for worker in workers {
+            assert_eq!(worker.join().unwrap(), Ok(()));
+        }
+        assert_eq!(version(&Connection::open(&path).unwrap()).unwrap(), VERSION);
+        let _ = std::fs::remove_dir_all(&dir);
     }
 
     #[test]

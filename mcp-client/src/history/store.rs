@@ -3,6 +3,7 @@
 //! back through separate read-only connections (WAL lets readers and the writer work at once).
 
 use std::{
+    os::unix::fs::{DirBuilderExt as _, OpenOptionsExt as _},
     path::{Path, PathBuf},
     sync::{Arc, Mutex, PoisonError, mpsc},
     thread,
@@ -131,7 +132,8 @@ fn now() -> String {
 
 impl Store {
     /// Opens (creating it and its folder if needed) the database at `path` and starts its
-    /// writer thread.
+    /// writer thread. A new folder is private to the user (0700) and a new database too
+    /// (0600): conversations hold what was said at home.
     ///
     /// # Errors
     /// The file cannot be created or opened, or it is from a newer client.
@@ -141,13 +143,26 @@ impl Store {
             reason,
         };
         if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
-            std::fs::create_dir_all(parent).map_err(|err| open_error(err.to_string()))?;
+            std::fs::DirBuilder::new()
+                .recursive(true)
+                .mode(0o700)
+                .create(parent)
+                .map_err(|err| open_error(err.to_string()))?;
         }
+        // Created here, private, before SQLite creates it with the umask's permissions (its
+        // -wal and -shm files take the database's).
+        std::fs::OpenOptions::new()
+            .write(true)
+            .create(true)
+            .truncate(false)
+            .mode(0o600)
+            .open(path)
+            .map_err(|err| open_error(err.to_string()))?;
         let mut connection = Connection::open(path).map_err(|err| open_error(err.to_string()))?;
         connection
-            .pragma_update(None, "journal_mode", "WAL")
+            .busy_timeout(std::time::Duration::from_secs(5))
+            .and_then(|()| connection.pragma_update(None, "journal_mode", "WAL"))
             .and_then(|()| connection.pragma_update(None, "synchronous", "NORMAL"))
-            .and_then(|()| connection.busy_timeout(std::time::Duration::from_secs(5)))
             .map_err(|err| open_error(err.to_string()))?;
         schema::migrate(&mut connection).map_err(|err| match err {
             MigrateError::Newer(found) => HistoryError::Newer {
@@ -169,6 +184,44 @@ impl Store {
             commands: Mutex::new(Some(sender)),
             writer: Mutex::new(Some(writer)),
             failure,
+        })
+    }
+
+    /// Opens the database at `path` to read it only (`history list`, `history show`): it is
+    /// never created, migrated or written, and no folder is made.
+    ///
+    /// # Errors
+    /// It does not exist, cannot be read, or is from a newer client.
+    pub fn open_read_only(path: &Path) -> Result<Self, HistoryError> {
+        let open_error = |reason: String| HistoryError::Open {
+            path: path.to_owned(),
+            reason,
+        };
+        if !path.is_file() {
+            return Err(open_error(
+                "it does not exist (no conversation has been stored there yet)".to_owned(),
+            ));
+        }
+        let connection = Connection::open_with_flags(path, OpenFlags::SQLITE_OPEN_READ_ONLY)
+            .map_err(|err| open_error(err.to_string()))?;
+        let found = schema::version(&connection).map_err(|err| open_error(err.to_string()))?;
+        if found == 0 {
+            return Err(open_error(
+                "it holds no conversations yet (it is empty)".to_owned(),
+            ));
+        }
+        if found > schema::VERSION {
+            return Err(HistoryError::Newer {
+                path: path.to_owned(),
+                found,
+                known: schema::VERSION,
+            });
+        }
+        Ok(Self {
+            path: path.to_owned(),
+            commands: Mutex::new(None),
+            writer: Mutex::new(None),
+            failure: Arc::new(Mutex::new(None)),
         })
     }
 

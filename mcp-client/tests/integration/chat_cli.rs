@@ -706,3 +706,31 @@ async fn a_key_the_server_quotes_back_reaches_neither_the_output_nor_the_history
         );
     }
 }
+
+#[tokio::test]
+async fn history_list_without_a_history_lists_nothing_and_creates_nothing() {
+    let dir = test_support::mosquitto::ScratchDir::new();
+    let path = dir.path().join("none").join("history.db");
+    let (output, stdout, stderr) = run(
+        args(&["history", "list", "--history", &path.to_string_lossy()]),
+        "",
+        vec![],
+    )
+    .await;
+    assert_eq!(output.status.code(), Some(0), "{stderr}");
+    assert_eq!(stdout, "");
+    assert_eq!(
+        stderr,
+        format!("no conversations yet ({} does not exist)\n", path.display())
+    );
+    assert!(!path.parent().unwrap().exists());
+    let (output, _, stderr) = run(
+        args(&["history", "show", "x", "--history", &path.to_string_lossy()]),
+        "",
+        vec![],
+    )
+    .await;
+    assert_eq!(output.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("it does not exist"), "{stderr}");
+    assert!(!path.parent().unwrap().exists());
+}

@@ -231,3 +231,36 @@ async fn store_errors_say_what_to_do() {
         "{error}"
     );
 }
+
+#[tokio::test]
+async fn the_store_is_private_and_reading_it_creates_nothing() {
+    use std::os::unix::fs::PermissionsExt as _;
+    let dir = test_support::mosquitto::ScratchDir::new();
+    let path = dir.path().join("new").join("history.db");
+    drop(Store::open(&path).unwrap());
+    let mode = |p: &std::path::Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode(path.parent().unwrap()), 0o700);
+    assert_eq!(mode(&path), 0o600);
+
+    // Reading a history that is not there makes no file and no folder.
+    let absent = dir.path().join("absent").join("history.db");
+    assert_eq!(
+        Store::open_read_only(&absent).unwrap_err().to_string(),
+        format!(
+            "cannot open the history database {absent:?}: it does not exist (no conversation has been stored there yet) (choose another with --history PATH, or --no-history)"
+        )
+    );
+    assert!(!absent.parent().unwrap().exists());
+    // An empty file is no history either.
+    let empty = dir.path().join("empty.db");
+    std::fs::write(&empty, b"").unwrap();
+    assert_eq!(
+        Store::open_read_only(&empty).unwrap_err().to_string(),
+        format!(
+            "cannot open the history database {empty:?}: it holds no conversations yet (it is empty) (choose another with --history PATH, or --no-history)"
+        )
+    );
+    // A written one reads back, read-only.
+    let reader = Store::open_read_only(&path).unwrap();
+    assert!(reader.list().unwrap().is_empty());
+}
