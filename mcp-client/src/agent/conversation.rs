@@ -4,6 +4,7 @@
 //! the turn limit, the token budget, a provider error or a cancellation ends it.
 
 use std::{
+    collections::HashSet,
     hash::{BuildHasher as _, Hasher as _},
     sync::Arc,
     time::Duration,
@@ -318,6 +319,7 @@ impl Agent {
                 );
             }
             progress.texts.push(turn.text.clone());
+            unique_ids(conversation, &mut turn.calls);
             let calls: Vec<ToolCall> = turn.calls.iter().map(|c| c.call.clone()).collect();
             match streamed {
                 None => {
@@ -584,6 +586,35 @@ impl Agent {
             journal.message(&conversation.id, turn, &message);
         }
         conversation.messages.push(message);
+    }
+}
+
+/// Gives every call an id no other call of the conversation has, before any is run or
+/// stored: a model may repeat an id within a turn, and ids a decoder invents for servers
+/// that send none (`call_0`) repeat every turn. A later duplicate becomes `<id>_2` (`_3`, …);
+/// its result carries the new id, so each result reaches its call.
+fn unique_ids(conversation: &Conversation, calls: &mut [ToolCallRequest]) {
+    let mut taken: HashSet<String> = conversation
+        .messages
+        .iter()
+        .flat_map(|message| match message {
+            Message::Assistant { tool_calls, .. } => tool_calls.as_slice(),
+            _ => &[],
+        })
+        .map(|call| call.id.clone())
+        .collect();
+    for request in calls {
+        let id = &mut request.call.id;
+        if id.is_empty() || taken.contains(id.as_str()) {
+            let base = if id.is_empty() { "call" } else { id.as_str() };
+            let fresh = (2u32..)
+                .map(|n| format!("{base}_{n}"))
+                .find(|candidate| !taken.contains(candidate))
+                .unwrap_or_default();
+            debug!(old = %id, new = %fresh, "a tool call id already in the conversation was renamed");
+            *id = fresh;
+        }
+        taken.insert(id.clone());
     }
 }
 

@@ -165,3 +165,79 @@ async fn cancelling_mid_tool_cancels_the_mcp_call_and_answers_every_call() {
     wait_for(&record, r#""method":"notifications/cancelled","params":{"reason":"the client stopped waiting for the result","requestId":2}"#).await;
     pool.shutdown().await;
 }
+
+#[tokio::test]
+async fn duplicate_call_ids_are_made_unique_and_each_result_reaches_its_call() {
+    let whole = |calls: &str| {
+        format!(
+            r#"{{"id":"c","object":"chat.completion","choices":[{{"index":0,"message":{{"role":"assistant","content":"","tool_calls":[{calls}]}},"finish_reason":"tool_calls"}}],"usage":{{"prompt_tokens":5,"completion_tokens":5}}}}"#
+        )
+    };
+    let status = |id: &str, device: &str| {
+        format!(
+            r#"{{"id":"{id}","type":"function","function":{{"name":"get_device_status","arguments":"{{\"deviceName\":\"{device}\"}}"}}}}"#
+        )
+    };
+    let fake = FakeProvider::start(vec![
+        // The same id twice in one turn...
+        Reply::status(
+            200,
+            &whole(&format!(
+                "{},{}",
+                status("call_1", "Switch One"),
+                status("call_1", "Living Room Light")
+            )),
+        ),
+        // ...and again in the next turn.
+        Reply::status(200, &whole(&status("call_1", "Garage Light"))),
+        Reply::fixture("openai/dim-2.json", 50),
+    ])
+    .await;
+    let (executor, pool) = demo_home().await;
+    let answer = Agent::new(provider(Dialect::OpenAi, &fake, false), executor)
+        .run("how are the switch and the lights?")
+        .await;
+    assert_eq!(answer.reason, DoneReason::Completed, "{answer:?}");
+    let ids: Vec<&str> = answer.tool_calls.iter().map(|c| c.id.as_str()).collect();
+    assert_eq!(ids, ["call_1", "call_1_2", "call_1_3"]);
+    // What the model reads back: each call with its own result, by id.
+    let last = &fake.bodies()[2]["messages"];
+    let calls: Vec<(&str, &str)> = last
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| m["role"] == "assistant")
+        .flat_map(|m| m["tool_calls"].as_array().unwrap())
+        .map(|c| {
+            (
+                c["id"].as_str().unwrap(),
+                c["function"]["arguments"].as_str().unwrap(),
+            )
+        })
+        .collect();
+    let results: Vec<(&str, &str)> = last
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| m["role"] == "tool")
+        .map(|m| {
+            (
+                m["tool_call_id"].as_str().unwrap(),
+                m["content"].as_str().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(calls.len(), 3);
+    for ((call_id, arguments), (result_id, content)) in calls.iter().zip(&results) {
+        assert_eq!(call_id, result_id);
+        let device = serde_json::from_str::<Value>(arguments).unwrap()["deviceName"]
+            .as_str()
+            .unwrap()
+            .to_owned();
+        assert!(
+            content.starts_with(&format!("\"{device}\" (")),
+            "{device}: {content}"
+        );
+    }
+    pool.shutdown().await;
+}
