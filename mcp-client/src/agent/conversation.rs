@@ -51,9 +51,13 @@ impl Conversation {
         Self::resume(new_id(), Vec::new())
     }
 
-    /// A stored conversation, to continue.
+    /// A stored conversation, to continue: each turn's results gathered in call order, and
+    /// a call with none (the host was stopped mid-turn) answered as interrupted.
     pub fn resume(id: String, messages: Vec<Message>) -> Self {
-        Self { id, messages }
+        Self {
+            id,
+            messages: super::resume::repair(messages),
+        }
     }
 }
 
@@ -91,6 +95,13 @@ struct Turn {
     finished: bool,
     /// It stopped at the output token limit.
     cut: bool,
+}
+
+/// One turn's results as they come: a slot per call, in call order.
+struct Results {
+    slots: Vec<Option<ToolResult>>,
+    conversation: String,
+    turn: u32,
 }
 
 /// What one question produced so far.
@@ -380,10 +391,16 @@ impl Agent {
                     });
                 }
             }
-            let mut results: Vec<Option<ToolResult>> = vec![None; calls.len()];
+            // Each result is recorded as it comes (a call that finished before a cancel or a
+            // crash keeps its result); the conversation gets them together, in call order.
+            let mut results = Results {
+                slots: vec![None; calls.len()],
+                conversation: conversation.id.clone(),
+                turn: turn_number,
+            };
             let cancelled = if answer_only {
-                for (slot, call) in results.iter_mut().zip(&calls) {
-                    *slot = Some(error_result(
+                for (index, call) in calls.iter().enumerate() {
+                    self.settle(&mut results, index, error_result(
                         call,
                         "no more tool calls are allowed in this conversation; answer with the information you have",
                     ));
@@ -395,17 +412,15 @@ impl Agent {
                     () = cancel.cancelled() => true,
                 }
             };
-            let results: Vec<ToolResult> = results
-                .into_iter()
-                .zip(&calls)
-                .map(|(result, call)| {
-                    result.unwrap_or_else(|| {
-                        error_result(call, "the call was cancelled before it finished")
-                    })
-                })
-                .collect();
+            for (index, call) in calls.iter().enumerate() {
+                if results.slots[index].is_none() {
+                    let result = error_result(call, "the call was cancelled before it finished");
+                    self.settle(&mut results, index, result);
+                }
+            }
+            let results: Vec<ToolResult> = results.slots.into_iter().flatten().collect();
             progress.results.extend(results.iter().cloned());
-            self.push(conversation, turn_number, Message::ToolResults { results });
+            conversation.messages.push(Message::ToolResults { results });
             if cancelled {
                 return (DoneReason::Cancelled, None);
             }
@@ -464,7 +479,7 @@ impl Agent {
     async fn run_tools(
         &self,
         calls: &[ToolCallRequest],
-        results: &mut [Option<ToolResult>],
+        results: &mut Results,
         events: &EventSink,
     ) {
         let mut runnable: Vec<(usize, ToolCall, Value)> = Vec::new();
@@ -481,7 +496,7 @@ impl Agent {
                     ),
                 );
                 report(events, call, call.args.clone(), &result, Duration::ZERO);
-                results[index] = Some(result);
+                self.settle(results, index, result);
                 continue;
             }
             let normalized = self
@@ -510,7 +525,7 @@ impl Agent {
                     ),
                 );
                 report(events, call, normalized, &result, Duration::ZERO);
-                results[index] = Some(result);
+                self.settle(results, index, result);
                 continue;
             }
             events(AgentEvent::ToolCall {
@@ -534,11 +549,14 @@ impl Agent {
                 message: update.message,
             });
         });
-        let outcomes = self
-            .executor
-            .execute_all_with_progress(&batch, Some(progress))
-            .await;
-        for ((index, call, normalized), outcome) in runnable.into_iter().zip(outcomes) {
+        let mut running = self.executor.start_all(&batch, Some(progress));
+        let mut runnable: Vec<Option<(usize, ToolCall, Value)>> =
+            runnable.into_iter().map(Some).collect();
+        while let Some((position, outcome)) = running.next().await {
+            let Some((index, call, normalized)) = runnable.get_mut(position).and_then(Option::take)
+            else {
+                continue;
+            };
             let outcome = self.retry(&call, outcome).await;
             let result = ToolResult {
                 call_id: call.id.clone(),
@@ -552,7 +570,23 @@ impl Agent {
                 &result,
                 Duration::from_millis(outcome.execution_time_ms),
             );
-            results[index] = Some(result);
+            self.settle(results, index, result);
+        }
+    }
+
+    /// Records the result of call `index` in the journal and keeps it for the conversation.
+    fn settle(&self, results: &mut Results, index: usize, result: ToolResult) {
+        if let Some(journal) = &self.journal {
+            journal.message(
+                &results.conversation,
+                results.turn,
+                &Message::ToolResults {
+                    results: vec![result.clone()],
+                },
+            );
+        }
+        if let Some(slot) = results.slots.get_mut(index) {
+            *slot = Some(result);
         }
     }
 

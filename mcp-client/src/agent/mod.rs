@@ -8,6 +8,7 @@
 //! | `policy` | [`AgentOptions`]: max turns, refinement (spec 004), token budget, tool retries |
 //! | `event` | [`AgentEvent`]s for hosts, [`Answer`], [`DoneReason`] |
 //! | `journal` | the [`Journal`] a store implements and the [`Approver`] a host supplies |
+//! | `resume` | a stored conversation made fit to send again (every call answered once) |
 //!
 //! [`ToolExecutor`]: crate::tools::executor::ToolExecutor
 
@@ -15,6 +16,7 @@ mod conversation;
 pub mod event;
 mod journal;
 pub mod policy;
+pub mod resume;
 
 pub use conversation::{Agent, Conversation, EventSink};
 pub use event::{AgentEvent, Answer, DoneReason};

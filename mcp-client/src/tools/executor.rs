@@ -53,6 +53,39 @@ impl<T> Drop for AbortOnDrop<T> {
     }
 }
 
+/// One turn's calls, running: see [`ToolExecutor::start_all`].
+pub struct RunningCalls {
+    running: JoinSet<(usize, ToolOutcome)>,
+    /// The calls' tool names, each taken when its outcome is handed out.
+    names: Vec<Option<String>>,
+}
+
+impl RunningCalls {
+    /// The next call to finish, with its index in the batch; `None` once every call has had
+    /// its outcome. A call whose task ended without one gets a placeholder error, so every
+    /// call gets exactly one outcome.
+    pub async fn next(&mut self) -> Option<(usize, ToolOutcome)> {
+        while let Some(joined) = self.running.join_next().await {
+            match joined {
+                Ok((index, outcome)) => {
+                    self.names[index] = None;
+                    return Some((index, outcome));
+                }
+                Err(err) => warn!(error = %err, "a tool call task ended without an outcome"),
+            }
+        }
+        let (index, name) = self
+            .names
+            .iter_mut()
+            .enumerate()
+            .find_map(|(index, name)| name.take().map(|name| (index, name)))?;
+        Some((
+            index,
+            ToolOutcome::placeholder(&name, "the call was not executed"),
+        ))
+    }
+}
+
 /// A handler the host registers for `internal` tools.
 pub type InternalHandler = Arc<
     dyn Fn(JsonObject) -> Pin<Box<dyn Future<Output = Result<Value, String>> + Send>> + Send + Sync,
@@ -237,6 +270,18 @@ impl ToolExecutor {
         calls: &[ToolCall],
         progress: Option<BatchProgressFn>,
     ) -> Vec<ToolOutcome> {
+        let mut running = self.start_all(calls, progress);
+        let mut outcomes: Vec<Option<ToolOutcome>> = vec![None; calls.len()];
+        while let Some((index, outcome)) = running.next().await {
+            outcomes[index] = Some(outcome);
+        }
+        one_per_call(calls, outcomes)
+    }
+
+    /// Starts one turn's calls concurrently (at most 8 at once); their outcomes come from
+    /// [`RunningCalls::next`] as each finishes, so a caller cancelled midway still has the
+    /// outcomes of the calls that did finish. Dropping it cancels every call still running.
+    pub fn start_all(&self, calls: &[ToolCall], progress: Option<BatchProgressFn>) -> RunningCalls {
         let permits = Arc::new(Semaphore::new(self.parallel.max(1)));
         let mut running = JoinSet::new();
         for (index, call) in calls.iter().enumerate() {
@@ -258,14 +303,10 @@ impl ToolExecutor {
                 )
             });
         }
-        let mut outcomes: Vec<Option<ToolOutcome>> = vec![None; calls.len()];
-        while let Some(joined) = running.join_next().await {
-            match joined {
-                Ok((index, outcome)) => outcomes[index] = Some(outcome),
-                Err(err) => warn!(error = %err, "a tool call task ended without an outcome"),
-            }
+        RunningCalls {
+            running,
+            names: calls.iter().map(|call| Some(call.name.clone())).collect(),
         }
-        one_per_call(calls, outcomes)
     }
 
     /// Runs a validated call with its timeout, isolating panics.

@@ -264,3 +264,69 @@ async fn the_store_is_private_and_reading_it_creates_nothing() {
     let reader = Store::open_read_only(&path).unwrap();
     assert!(reader.list().unwrap().is_empty());
 }
+
+#[tokio::test]
+async fn a_turn_stopped_before_its_results_were_stored_resumes_with_each_call_answered() {
+    use mcp_client::{agent::Journal as _, tools::ToolCall};
+    let path = scratch_file("interrupted.db");
+    let store = Arc::new(Store::open(&path).unwrap());
+    // What a host killed mid-turn leaves: the calls, one of the two results.
+    store.begin("c-interrupted", "ollama qwen3:8b", "switch both");
+    store.message("c-interrupted", 0, &Message::user("switch both"));
+    let call = |id: &str| ToolCall {
+        id: id.into(),
+        name: "control_zwave_device".into(),
+        args: serde_json::json!({"deviceName": id, "action": "on"}),
+    };
+    store.message(
+        "c-interrupted",
+        1,
+        &Message::Assistant {
+            text: String::new(),
+            tool_calls: vec![call("a"), call("b")],
+        },
+    );
+    store.message(
+        "c-interrupted",
+        1,
+        &Message::ToolResults {
+            results: vec![mcp_client::llm::ToolResult {
+                call_id: "b".into(),
+                tool_name: "control_zwave_device".into(),
+                result: mcp_client::tools::results::ModelResult {
+                    text: "b: on".into(),
+                    is_error: false,
+                    artifacts: Vec::new(),
+                },
+            }],
+        },
+    );
+    store.flush().await.unwrap();
+    drop(store);
+
+    let stored = Store::open(&path).unwrap().load("c-interrupted").unwrap();
+    let mut conversation = Conversation::resume(
+        "c-interrupted".into(),
+        stored.messages.into_iter().map(|(_, m)| m).collect(),
+    );
+    let fake = FakeProvider::start(vec![Reply::fixture("ollama/dim-2.ndjson", 50)]).await;
+    let agent = Agent::new(ollama(&fake), tools());
+    assert_eq!(
+        ask(&agent, &mut conversation, "did it work?").await,
+        DoneReason::Completed
+    );
+    // The provider sees each call answered, in call order, before the new question.
+    let messages = fake.bodies()[0]["messages"].as_array().unwrap().clone();
+    let roles: Vec<&str> = messages
+        .iter()
+        .map(|m| m["role"].as_str().unwrap())
+        .collect();
+    assert_eq!(roles, ["user", "assistant", "tool", "tool", "user"]);
+    assert_eq!(messages[2]["tool_call_id"], "a");
+    assert_eq!(
+        messages[2]["content"],
+        mcp_client::agent::resume::INTERRUPTED
+    );
+    assert_eq!(messages[3]["tool_call_id"], "b");
+    assert_eq!(messages[3]["content"], "b: on");
+}

@@ -241,3 +241,47 @@ async fn duplicate_call_ids_are_made_unique_and_each_result_reaches_its_call() {
     }
     pool.shutdown().await;
 }
+
+#[tokio::test]
+async fn a_call_that_finished_before_a_cancel_keeps_its_result() {
+    let turn = r#"data: {"id":"c","object":"chat.completion.chunk","choices":[{"index":0,"delta":{"role":"assistant","tool_calls":[{"index":0,"id":"call_echo","type":"function","function":{"name":"echo","arguments":"{\"message\":\"done\"}"}},{"index":1,"id":"call_hang","type":"function","function":{"name":"hang","arguments":"{}"}}]},"finish_reason":"tool_calls"}]}
+
+data: [DONE]
+
+"#;
+    let fake = FakeProvider::start(vec![Reply::status(200, turn)]).await;
+    let (executor, pool) = host(vec![fake_server(None)]).await;
+    // Cancel as soon as the quick call's result is in: the other never answers.
+    let cancel = CancellationToken::new();
+    let sink: EventSink = {
+        let cancel = cancel.clone();
+        Arc::new(move |event| {
+            if matches!(&event, AgentEvent::ToolResult { id, .. } if id == "call_echo") {
+                cancel.cancel();
+            }
+        })
+    };
+    let mut conversation = Conversation::new();
+    let answer = Agent::new(provider(Dialect::OpenAi, &fake, true), executor)
+        .ask(&mut conversation, "echo and wait", &sink, &cancel)
+        .await;
+    assert_eq!(answer.reason, DoneReason::Cancelled);
+    let Some(Message::ToolResults { results }) = conversation.messages.last() else {
+        panic!("{:?}", conversation.messages)
+    };
+    let texts: Vec<(&str, &str)> = results
+        .iter()
+        .map(|r| (r.call_id.as_str(), r.result.text.as_str()))
+        .collect();
+    assert_eq!(
+        texts,
+        [
+            ("call_echo", "Echo: done"),
+            (
+                "call_hang",
+                "Error: the call was cancelled before it finished"
+            )
+        ]
+    );
+    pool.shutdown().await;
+}
