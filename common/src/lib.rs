@@ -5,7 +5,8 @@
 //! - [`backoff`]: [`Backoff`], exponential waits with a cap and optional jitter.
 //! - [`duration`]: [`parse_duration`], the one duration grammar of flags and files.
 //! - [`json`]: [`kind`], a JSON value's kind as error messages name it.
-//! - [`text`]: [`clip`], text on one line and cut for logs and errors.
+//! - [`text`]: [`clip`], text on one line and cut for logs and errors; [`printable`], text
+//!   without the control characters a terminal would obey.
 
 pub mod backoff;
 pub mod duration;
@@ -15,4 +16,4 @@ pub mod text;
 pub use backoff::Backoff;
 pub use duration::{DurationError, MAX_DURATION, from_seconds, parse_duration};
 pub use json::kind;
-pub use text::clip;
+pub use text::{clip, printable};

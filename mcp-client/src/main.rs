@@ -35,7 +35,7 @@ fn main() -> ExitCode {
         Ok(code) => code,
         // Usage errors and unreadable configuration both exit 2: nothing was attempted.
         Err(err) => {
-            eprintln!("mcp-client: {err:#}");
+            eprintln!("mcp-client: {}", common::printable(&format!("{err:#}")));
             ExitCode::from(2)
         }
     }

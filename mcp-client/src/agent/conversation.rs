@@ -528,16 +528,20 @@ impl Agent {
                 self.settle(results, index, result);
                 continue;
             }
+            runnable.push((index, call.clone(), normalized));
+        }
+        if runnable.is_empty() {
+            return;
+        }
+        // Every approval is asked before any call is said to run (a host's spinner must not
+        // draw over the next prompt); then they all start.
+        for (_, call, normalized) in &runnable {
             events(AgentEvent::ToolCall {
                 id: call.id.clone(),
                 name: call.name.clone(),
                 args: call.args.clone(),
                 normalized_args: normalized.clone(),
             });
-            runnable.push((index, call.clone(), normalized));
-        }
-        if runnable.is_empty() {
-            return;
         }
         let batch: Vec<ToolCall> = runnable.iter().map(|(_, call, _)| call.clone()).collect();
         let sink = Arc::clone(events);

@@ -270,7 +270,7 @@ pub async fn run(args: ChatArgs) -> anyhow::Result<ExitCode> {
     if let Some(store) = &store
         && let Err(err) = store.flush().await
     {
-        eprintln!("mcp-client: {err}");
+        eprintln!("mcp-client: {}", common::printable(&err.to_string()));
     }
     pool.shutdown().await;
     Ok(code)
@@ -401,7 +401,7 @@ async fn interactive(
         if let Some(store) = store
             && let Err(err) = store.flush().await
         {
-            eprintln!("mcp-client: {err}");
+            eprintln!("mcp-client: {}", common::printable(&err.to_string()));
         }
     }
 }
@@ -416,7 +416,8 @@ impl Approver for AskOnTerminal {
         call: &'a ToolCall,
         tool: &'a ToolDefinition,
     ) -> std::pin::Pin<Box<dyn std::future::Future<Output = bool> + Send + 'a>> {
-        let prompt = format!("Allow {} {}? [y/N] ", tool.name, call.args);
+        let prompt =
+            common::printable(&format!("Allow {} {}? [y/N] ", tool.name, call.args)).into_owned();
         Box::pin(async move {
             tokio::task::spawn_blocking(move || {
                 eprint!("{prompt}");

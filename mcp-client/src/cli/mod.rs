@@ -100,10 +100,12 @@ pub(super) fn emit(text: &str) {
 }
 
 /// Writes the command's answer to stdout, flushed at once (a streamed answer shows as it
-/// comes): the one place this CLI writes to stdout. Logs go to stderr.
+/// comes): the one place this CLI writes to stdout. Logs go to stderr. Control characters
+/// are dropped: what a model or a server wrote never reaches a terminal as escape sequences
+/// (JSON output has none to drop: its strings escape them).
 pub(super) fn write_stdout(text: &str) {
     let mut stdout = std::io::stdout().lock();
     // A closed stdout (`| head`) ends nothing here: the command finishes its work.
-    let _ = std::io::Write::write_all(&mut stdout, text.as_bytes());
+    let _ = std::io::Write::write_all(&mut stdout, common::printable(text).as_bytes());
     let _ = std::io::Write::flush(&mut stdout);
 }

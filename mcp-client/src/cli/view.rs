@@ -55,7 +55,8 @@ impl View {
             }
             AgentEvent::ToolCall { name, .. } => {
                 Self::close_line(&mut state);
-                state.running.push(name.clone());
+                // A name is what the model wrote: shown one line long and without controls.
+                state.running.push(common::clip(name, 100));
                 if self.terminal {
                     let message = format!("running {}", state.running.join(", "));
                     let spinner = state.spinner.get_or_insert_with(|| {
@@ -76,7 +77,8 @@ impl View {
                 ..
             } => {
                 Self::close_line(&mut state);
-                if let Some(position) = state.running.iter().position(|n| n == name) {
+                let name = common::clip(name, 100);
+                if let Some(position) = state.running.iter().position(|n| *n == name) {
                     state.running.remove(position);
                 }
                 if state.running.is_empty() {
@@ -114,7 +116,8 @@ impl View {
                 Self::note(
                     &state,
                     &format!(
-                        "Model requesting refinement search (iteration {iteration}, tool {tool})"
+                        "Model requesting refinement search (iteration {iteration}, tool {})",
+                        common::clip(tool, 100)
                     ),
                 );
             }
@@ -182,6 +185,7 @@ impl View {
 
     /// One line on stderr, above the spinner if one is showing.
     fn note(state: &ViewState, line: &str) {
+        let line = common::printable(line);
         match &state.spinner {
             Some(spinner) => spinner.suspend(|| eprintln!("{line}")),
             None => eprintln!("{line}"),

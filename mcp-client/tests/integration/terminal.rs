@@ -212,3 +212,58 @@ async fn no_spinner_frame_stays_and_the_tool_line_shows_the_arguments_sent() {
     );
     assert_eq!(shown[1], "There is no Garage Door.");
 }
+
+#[tokio::test]
+async fn escape_sequences_from_the_model_never_reach_the_terminal() {
+    // A tool name and an answer carrying OSC 52 (clipboard), OSC 0 (title), SGR 8 (hidden
+    // text) and a clear-screen.
+    let fake = FakeProvider::start(vec![
+        Reply::status(
+            200,
+            r#"{"id":"c1","object":"chat.completion","choices":[{"index":0,"message":{"role":"assistant","content":"","tool_calls":[{"id":"call_e","type":"function","function":{"name":"list\u001b]0;pwned\u0007","arguments":"{}"}}]},"finish_reason":"tool_calls"}],"usage":{"prompt_tokens":5,"completion_tokens":5}}"#,
+        ),
+        Reply::status(
+            200,
+            r#"{"id":"c2","object":"chat.completion","choices":[{"index":0,"message":{"role":"assistant","content":"Done\u001b]52;c;ZXZpbA==\u0007 and \u001b[8msecret\u001b[0m \u001b[2Jok"},"finish_reason":"stop"}],"usage":{"prompt_tokens":5,"completion_tokens":5}}"#,
+        ),
+    ])
+    .await;
+    let args: Vec<String> = [
+        "chat",
+        "--no-history",
+        "--provider",
+        "openai",
+        "--model",
+        "test-model",
+        "--base-url",
+        &format!("{}/v1", fake.url),
+        "--no-stream",
+        "--yes",
+        "--once",
+        "hi",
+    ]
+    .iter()
+    .map(|s| (*s).to_owned())
+    .collect();
+    let (drawn, _) = tokio::task::spawn_blocking(move || run_on_terminal(args))
+        .await
+        .unwrap();
+    let raw = String::from_utf8_lossy(&drawn);
+    for forbidden in ["\u{1b}]", "\u{7}", "\u{1b}[8m", "\u{1b}[2J", "\u{1b}[0m"] {
+        assert!(
+            !raw.contains(forbidden),
+            "{forbidden:?} reached the terminal: {raw:?}"
+        );
+    }
+    let shown = screen(&drawn);
+    assert!(
+        shown
+            .iter()
+            .any(|line| line.starts_with("✗ list ]0;pwned  {} (")),
+        "{shown:#?}"
+    );
+    assert!(
+        shown.contains(&"Done]52;c;ZXZpbA== and [8msecret[0m [2Jok".to_owned()),
+        "{shown:#?}"
+    );
+}

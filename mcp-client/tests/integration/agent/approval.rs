@@ -124,3 +124,57 @@ async fn anthropic_keeps_tools_defined_but_unusable_when_an_answer_is_forced() {
     );
     pool.shutdown().await;
 }
+
+/// Approves everything, noting how many calls had been said to run when it was asked.
+struct Witness {
+    events: Arc<Mutex<Vec<AgentEvent>>>,
+    running_when_asked: Mutex<Vec<usize>>,
+}
+
+impl Approver for Witness {
+    fn approve<'a>(
+        &'a self,
+        _call: &'a ToolCall,
+        _tool: &'a ToolDefinition,
+    ) -> std::pin::Pin<Box<dyn std::future::Future<Output = bool> + Send + 'a>> {
+        let running = self
+            .events
+            .lock()
+            .unwrap()
+            .iter()
+            .filter(|e| matches!(e, AgentEvent::ToolCall { .. }))
+            .count();
+        self.running_when_asked.lock().unwrap().push(running);
+        Box::pin(async { true })
+    }
+}
+
+#[tokio::test]
+async fn no_call_is_said_to_run_before_every_call_of_its_turn_is_approved() {
+    let turn = r#"{"id":"c","object":"chat.completion","choices":[{"index":0,"message":{"role":"assistant","content":"","tool_calls":[{"id":"call_a","type":"function","function":{"name":"control_zwave_device","arguments":"{\"deviceName\":\"Switch One\",\"action\":\"on\"}"}},{"id":"call_b","type":"function","function":{"name":"control_zwave_device","arguments":"{\"deviceName\":\"Garage Light\",\"action\":\"on\"}"}}]},"finish_reason":"tool_calls"}],"usage":{"prompt_tokens":5,"completion_tokens":5}}"#;
+    let fake = FakeProvider::start(vec![
+        Reply::status(200, turn),
+        Reply::fixture("openai/dim-2.json", 50),
+    ])
+    .await;
+    let (executor, pool) = demo_home().await;
+    let (sink, events) = recorder();
+    let witness = Arc::new(Witness {
+        events: Arc::clone(&events),
+        running_when_asked: Mutex::new(Vec::new()),
+    });
+    let agent = Agent::new(provider(Dialect::OpenAi, &fake, false), executor)
+        .with_approver(Arc::clone(&witness) as _);
+    let mut conversation = Conversation::new();
+    let answer = agent
+        .ask(
+            &mut conversation,
+            "switch both",
+            &sink,
+            &CancellationToken::new(),
+        )
+        .await;
+    assert_eq!(answer.reason, DoneReason::Completed, "{answer:?}");
+    assert_eq!(*witness.running_when_asked.lock().unwrap(), [0, 0]);
+    pool.shutdown().await;
+}
