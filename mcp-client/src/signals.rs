@@ -6,7 +6,18 @@
 //! A library host races its work against [`stop_requested`], then calls
 //! [`crate::transport::shutdown_all`]; the `mcp-client` CLI does exactly that.
 
+use std::sync::OnceLock;
+
 use tokio::signal::unix::{SignalKind, signal};
+use tokio_util::sync::CancellationToken;
+
+/// Cancelled when the host is asked to stop (SIGTERM, SIGHUP): work that can end cleanly —
+/// `chat` cancelling its question and storing it — watches this and does, within a grace
+/// period, before the servers are stopped.
+pub fn stopping() -> &'static CancellationToken {
+    static STOPPING: OnceLock<CancellationToken> = OnceLock::new();
+    STOPPING.get_or_init(CancellationToken::new)
+}
 
 /// A signal that asks the host to stop.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

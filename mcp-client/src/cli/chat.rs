@@ -252,7 +252,12 @@ pub async fn run(args: ChatArgs) -> anyhow::Result<ExitCode> {
                 .run(agent.ask(&mut conversation, question, &sink, &interrupt.question()))
                 .await;
             view.end_answer();
-            exit_code(&answer)
+            if answer.reason == DoneReason::Cancelled {
+                // Stopped by Ctrl-C (or asked to stop): the shells' code for SIGINT.
+                ExitCode::from(130)
+            } else {
+                exit_code(&answer)
+            }
         }
         None => {
             interactive(
@@ -314,6 +319,20 @@ impl Interrupt {
                     None => listener.quit.cancel(),
                 }
             }
+        });
+        // Asked to stop (SIGTERM, SIGHUP): the question is cancelled, and the session ends.
+        let stopping = interrupt.clone();
+        tokio::spawn(async move {
+            crate::signals::stopping().cancelled().await;
+            if let Some(question) = stopping
+                .current
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .take()
+            {
+                question.cancel();
+            }
+            stopping.quit.cancel();
         });
         interrupt
     }

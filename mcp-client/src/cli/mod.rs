@@ -33,19 +33,28 @@ use crate::{ServerCommand, ServerConfig, connection::RetryPolicy};
 /// # Errors
 /// A configuration that cannot be read.
 pub async fn run_until_stopped(cli: Cli) -> anyhow::Result<ExitCode> {
-    let interactive = matches!(&cli.command, CliCommand::Chat(args) if args.once.is_none());
+    // `chat` owns Ctrl-C (it cancels the question being answered, and is stored as such).
+    let chat = matches!(&cli.command, CliCommand::Chat(_));
     let work = run(cli);
     tokio::pin!(work);
-    let stop = crate::signals::stop_requested(!interactive);
+    let stop = crate::signals::stop_requested(!chat);
     tokio::select! {
         result = &mut work => result,
         Ok(signal) = stop => {
+            if chat {
+                // A grace in which the question is cancelled (its servers told) and stored.
+                crate::signals::stopping().cancel();
+                let _ = tokio::time::timeout(STOP_GRACE, &mut work).await;
+            }
             tracing::warn!(?signal, "asked to stop; stopping the MCP servers first");
             crate::transport::shutdown_all().await;
             Ok(ExitCode::from(signal.exit_code()))
         }
     }
 }
+
+/// How long `chat` may take to cancel and store its question when asked to stop.
+const STOP_GRACE: std::time::Duration = std::time::Duration::from_secs(3);
 
 /// Runs the command; the exit code is 0 when everything is fine, 1 when something is wrong.
 ///

@@ -734,3 +734,106 @@ async fn history_list_without_a_history_lists_nothing_and_creates_nothing() {
     assert!(stderr.contains("it does not exist"), "{stderr}");
     assert!(!path.parent().unwrap().exists());
 }
+
+/// `chat --once` asked to stop by `signal` while a tool call is running: the question is
+/// cancelled (the server told), stored with the call's result, and the exit code is the
+/// signal's.
+async fn stopped_mid_call(signal: rustix::process::Signal, code: i32) {
+    let dir = test_support::mosquitto::ScratchDir::new();
+    let record = dir.path().join("record");
+    let history = dir.path().join("history.db");
+    let config = dir.path().join("servers.json");
+    std::fs::write(
+        &config,
+        serde_json::json!({"mcpServers": {"fake": {
+            "command": "python3",
+            "args": [test_support::fixture_path("fake-servers/fake_mcp_server.py"), "clean"],
+            "env": {"FAKE_RECORD": record},
+        }}})
+        .to_string(),
+    )
+    .unwrap();
+    let fake = FakeProvider::start(vec![Reply::fixture("openai/hang-1.sse", 20)]).await;
+    let mut child = std::process::Command::new(BIN)
+        .args(["chat", "--config"])
+        .arg(&config)
+        .arg("--history")
+        .arg(&history)
+        .args(["--provider", "openai", "--model", "m", "--base-url"])
+        .arg(format!("{}/v1", fake.url))
+        .args(["--yes", "--once", "wait for it"])
+        .env("OPENAI_API_KEY", "sk-test")
+        .env("MCP_CLIENT_LOG", "off")
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Once the server is working on the call.
+    let deadline = std::time::Instant::now() + Duration::from_secs(20);
+    while !std::fs::read_to_string(&record)
+        .unwrap_or_default()
+        .contains(r#""name":"hang""#)
+    {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the call never started"
+        );
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    let pid = rustix::process::Pid::from_child(&child);
+    rustix::process::kill_process(pid, signal).unwrap();
+    let output = tokio::task::spawn_blocking(move || {
+        // The grace is 3 s; well within 20.
+        let deadline = std::time::Instant::now() + Duration::from_secs(20);
+        while child.try_wait().unwrap().is_none() {
+            assert!(std::time::Instant::now() < deadline, "chat did not stop");
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        child.wait_with_output().unwrap()
+    })
+    .await
+    .unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(code), "{stderr}");
+    // The server heard the call was cancelled.
+    let seen = std::fs::read_to_string(&record).unwrap();
+    assert!(seen.contains("notifications/cancelled"), "{seen}");
+    // The question is stored as cancelled, its call answered.
+    let (_, listed, _) = run(
+        args(&["history", "list", "--history", &history.to_string_lossy()]),
+        "",
+        vec![],
+    )
+    .await;
+    assert!(listed.contains(" cancelled "), "{listed}");
+    let id = listed.split_whitespace().next().unwrap().to_owned();
+    let stored = mcp_client::history::Store::open_read_only(&history)
+        .unwrap()
+        .load(&id)
+        .unwrap();
+    let results: Vec<String> = stored
+        .messages
+        .iter()
+        .filter_map(|(_, m)| match m {
+            mcp_client::llm::Message::ToolResults { results } => {
+                Some(format!("{} {}", results[0].call_id, results[0].result.text))
+            }
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        results,
+        ["call_hang Error: the call was cancelled before it finished"]
+    );
+}
+
+#[tokio::test]
+async fn ctrl_c_in_once_cancels_the_question_and_stores_it() {
+    stopped_mid_call(rustix::process::Signal::INT, 130).await;
+}
+
+#[tokio::test]
+async fn sigterm_cancels_the_question_and_stores_it_before_stopping() {
+    stopped_mid_call(rustix::process::Signal::TERM, 143).await;
+}
