@@ -4,7 +4,7 @@
 //! being answered and tools that change things approved on the terminal (`view.rs` renders).
 
 use std::{
-    io::{BufRead as _, IsTerminal as _, Write as _},
+    io::IsTerminal as _,
     path::PathBuf,
     process::ExitCode,
     sync::{Arc, Mutex, PoisonError},
@@ -15,7 +15,12 @@ use clap::{Args, ValueEnum};
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
-use super::{UsageError, tools::host, view::View};
+use super::{
+    UsageError,
+    input::{Ask, Input, Line},
+    tools::host,
+    view::View,
+};
 use crate::{
     agent::{
         Agent, AgentOptions, Answer, Approver, Conversation, DoneReason, EventSink, ToolRetry,
@@ -237,8 +242,16 @@ pub async fn run(args: ChatArgs) -> anyhow::Result<ExitCode> {
     if let Some(store) = &store {
         agent = agent.with_journal(Arc::clone(store) as _);
     }
+    // One reader of stdin for the questions and the approvals. The prompts' own history
+    // (arrow-up) lives beside the conversation store.
+    let input = Arc::new(Input::start(
+        args.once.is_none() && std::io::stdin().is_terminal(),
+        store
+            .as_ref()
+            .map(|store| store.path().with_file_name("prompts.txt")),
+    ));
     if !args.yes {
-        agent = agent.with_approver(Arc::new(AskOnTerminal));
+        agent = agent.with_approver(Arc::new(AskOnTerminal(Arc::clone(&input))));
     }
     let view = Arc::new(View::new(args.json, args.max_turns));
     let sink: EventSink = {
@@ -266,7 +279,7 @@ pub async fn run(args: ChatArgs) -> anyhow::Result<ExitCode> {
                 &sink,
                 &view,
                 &interrupt,
-                store.as_deref(),
+                (&input, store.as_deref()),
             )
             .await;
             ExitCode::SUCCESS
@@ -362,53 +375,20 @@ async fn interactive(
     sink: &EventSink,
     view: &View,
     interrupt: &Interrupt,
-    store: Option<&Store>,
+    (input, store): (&Input, Option<&Store>),
 ) {
-    let terminal = std::io::stdin().is_terminal();
-    // The prompt's own history (arrow-up) lives beside the conversation store.
-    let prompts = store.map(|store| store.path().with_file_name("prompts.txt"));
-    let mut editor = if terminal {
-        rustyline::DefaultEditor::new().ok().map(|mut editor| {
-            if let Some(path) = &prompts {
-                let _ = editor.load_history(path);
-            }
-            editor
-        })
-    } else {
-        None
-    };
-    if terminal {
+    if std::io::stdin().is_terminal() {
         eprintln!(
             "conversation {} — ask away (Ctrl-D to quit, Ctrl-C to stop an answer)",
             conversation.id
         );
     }
     loop {
-        let prompts = prompts.clone();
-        let reading = tokio::task::spawn_blocking(move || {
-            let line = match editor.as_mut() {
-                Some(editor) => editor.readline("> ").ok().inspect(|line| {
-                    let _ = editor.add_history_entry(line.as_str());
-                    if let Some(path) = &prompts {
-                        let _ = editor.save_history(path);
-                    }
-                }),
-                None => {
-                    let mut line = String::new();
-                    match std::io::stdin().lock().read_line(&mut line) {
-                        Ok(0) | Err(_) => None,
-                        Ok(_) => Some(line),
-                    }
-                }
-            };
-            (line, editor)
-        });
-        let (line, back) = tokio::select! {
-            read = reading => read.unwrap_or((None, None)),
+        let line = tokio::select! {
+            line = input.read(Ask::Question, "> ") => line,
             () = interrupt.quit.cancelled() => break,
         };
-        editor = back;
-        let Some(line) = line else { break };
+        let Line::Text(line) = line else { break };
         let question = line.trim();
         if question.is_empty() {
             continue;
@@ -427,7 +407,7 @@ async fn interactive(
 
 /// Asks on the terminal (stderr prompt, answer read from stdin) before a tool that may
 /// change things runs.
-struct AskOnTerminal;
+struct AskOnTerminal(Arc<Input>);
 
 impl Approver for AskOnTerminal {
     fn approve<'a>(
@@ -438,20 +418,13 @@ impl Approver for AskOnTerminal {
         let prompt =
             common::printable(&format!("Allow {} {}? [y/N] ", tool.name, call.args)).into_owned();
         Box::pin(async move {
-            tokio::task::spawn_blocking(move || {
-                eprint!("{prompt}");
-                let _ = std::io::stderr().flush();
-                let mut answer = String::new();
-                match std::io::stdin().lock().read_line(&mut answer) {
-                    Ok(n) if n > 0 => matches!(answer.trim(), "y" | "Y" | "yes" | "Yes"),
-                    _ => {
-                        eprintln!("(no answer: not allowed)");
-                        false
-                    }
+            match self.0.read(Ask::Approval, &prompt).await {
+                Line::Text(answer) => matches!(answer.trim(), "y" | "Y" | "yes" | "Yes"),
+                Line::Interrupted | Line::End => {
+                    eprintln!("(no answer: not allowed)");
+                    false
                 }
-            })
-            .await
-            .unwrap_or(false)
+            }
         })
     }
 }

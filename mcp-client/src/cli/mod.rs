@@ -16,6 +16,7 @@ mod bench;
 mod chat;
 mod doctor;
 mod history;
+mod input;
 mod servers;
 mod tools;
 mod view;

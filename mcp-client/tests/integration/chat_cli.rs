@@ -837,3 +837,77 @@ async fn ctrl_c_in_once_cancels_the_question_and_stores_it() {
 async fn sigterm_cancels_the_question_and_stores_it_before_stopping() {
     stopped_mid_call(rustix::process::Signal::TERM, 143).await;
 }
+
+// Multi-threaded: the test blocks its thread waiting on the child while the fake serves.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ctrl_c_at_an_approval_prompt_leaves_the_next_line_to_the_next_question() {
+    use std::io::{Read as _, Write as _};
+    let fake = FakeProvider::start(vec![
+        Reply::fixture("openai/dim-1.json", 50),
+        Reply::fixture("openai/dim-2.json", 50),
+    ])
+    .await;
+    let mut child = std::process::Command::new(BIN)
+        .args(["chat", "--no-history", "--no-stream", "--config"])
+        .arg(demo_config())
+        .args(["--provider", "openai", "--model", "m", "--base-url"])
+        .arg(format!("{}/v1", fake.url))
+        .env("OPENAI_API_KEY", "sk-test")
+        .env("MCP_CLIENT_LOG", "off")
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let mut stderr = child.stderr.take().unwrap();
+    let (shown, seen) = std::sync::mpsc::channel::<Vec<u8>>();
+    std::thread::spawn(move || {
+        let mut buffer = [0u8; 1024];
+        while let Ok(n) = stderr.read(&mut buffer) {
+            if n == 0 || shown.send(buffer[..n].to_vec()).is_err() {
+                break;
+            }
+        }
+    });
+    let mut said = String::new();
+    let mut wait_for = |text: &str| {
+        let deadline = std::time::Instant::now() + Duration::from_secs(20);
+        while !said.contains(text) {
+            let left = deadline.saturating_duration_since(std::time::Instant::now());
+            let chunk = seen
+                .recv_timeout(left)
+                .unwrap_or_else(|_| panic!("never saw {text:?} on stderr: {said}"));
+            said.push_str(&String::from_utf8_lossy(&chunk));
+        }
+    };
+    stdin
+        .write_all(b"dim the living room light to 40%\n")
+        .unwrap();
+    wait_for("[y/N] ");
+    rustix::process::kill_process(
+        rustix::process::Pid::from_child(&child),
+        rustix::process::Signal::INT,
+    )
+    .unwrap();
+    wait_for("cancelled");
+    // Typed after Ctrl-C: the next question, not an answer to the abandoned prompt.
+    stdin.write_all(b"how is switch one?\n").unwrap();
+    drop(stdin);
+    let output = tokio::task::spawn_blocking(move || child.wait_with_output())
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(0));
+    let received = fake.received();
+    assert_eq!(
+        received.len(),
+        2,
+        "the second question never reached the model"
+    );
+    let messages = received[1].body["messages"].as_array().unwrap();
+    assert_eq!(
+        messages.last().unwrap(),
+        &serde_json::json!({"role": "user", "content": "how is switch one?"})
+    );
+}
