@@ -4,16 +4,12 @@
 //! the turn limit, the token budget, a provider error or a cancellation ends it.
 
 use std::{
-    collections::HashSet,
     hash::{BuildHasher as _, Hasher as _},
     sync::Arc,
-    time::Duration,
 };
 
-use common::Backoff;
-use serde_json::Value;
 use tokio_util::sync::CancellationToken;
-use tracing::{debug, info, warn};
+use tracing::info;
 
 use super::{
     event::{AgentEvent, Answer, DoneReason},
@@ -25,12 +21,7 @@ use crate::{
         ChatRequest, FinishReason, Message, Provider, ProviderError, StreamEvent, ToolCallRequest,
         ToolChoice, ToolResult, Usage,
     },
-    tools::{
-        ToolCall, ToolError, ToolOutcome,
-        definition::ToolDefinition,
-        executor::{BatchProgressFn, ToolExecutor},
-        results,
-    },
+    tools::{ToolCall, definition::ToolDefinition, executor::ToolExecutor},
 };
 
 /// Receives the loop's events as they happen (text deltas at once, as they arrive).
@@ -78,43 +69,36 @@ fn new_id() -> String {
 #[derive(Clone)]
 pub struct Agent {
     provider: Arc<dyn Provider>,
-    executor: ToolExecutor,
-    options: AgentOptions,
-    approver: Option<Arc<dyn Approver>>,
-    journal: Option<Arc<dyn Journal>>,
+    pub(super) executor: ToolExecutor,
+    pub(super) options: AgentOptions,
+    pub(super) approver: Option<Arc<dyn Approver>>,
+    pub(super) journal: Option<Arc<dyn Journal>>,
 }
 
 /// What one model turn produced so far (kept when the turn is cancelled midway).
 #[derive(Default)]
-struct Turn {
+pub(super) struct Turn {
     text: String,
-    calls: Vec<ToolCallRequest>,
+    pub(super) calls: Vec<ToolCallRequest>,
     /// What the server said it used; `None` when it did not say (llama.cpp's streams do not,
     /// even when asked).
     usage: Option<Usage>,
     finished: bool,
     /// It stopped at the output token limit.
-    cut: bool,
-}
-
-/// One turn's results as they come: a slot per call, in call order.
-struct Results {
-    slots: Vec<Option<ToolResult>>,
-    conversation: String,
-    turn: u32,
+    pub(super) cut: bool,
 }
 
 /// What one question produced so far.
-struct Progress {
+pub(super) struct Progress {
     turns: u32,
-    tool_iterations: u32,
+    pub(super) tool_iterations: u32,
     /// Tokens of every turn; `None` once a turn's usage is unknown (a partial sum would be
     /// taken for the whole).
     usage: Option<Usage>,
     last_turn: Usage,
     texts: Vec<String>,
     calls: Vec<ToolCall>,
-    results: Vec<ToolResult>,
+    pub(super) results: Vec<ToolResult>,
 }
 
 impl Agent {
@@ -264,35 +248,16 @@ impl Agent {
                     .map(|tool| tool.definition.clone())
                     .collect::<Vec<ToolDefinition>>();
             }
-            if progress.turns >= self.options.max_turns {
-                return (DoneReason::MaxTurnsReached, None);
-            }
-            if let Some(budget) = self.options.token_budget
-                && progress.turns > 0
-                && progress
-                    .usage
-                    .map_or(0, |usage| usage.total())
-                    .saturating_add(next_turn_estimate(progress, conversation))
-                    > budget
-            {
-                return (DoneReason::TokenBudgetReached, None);
+            if let Some(limit) = self.limit_reached(progress, conversation) {
+                return (limit, None);
             }
             progress.turns += 1;
             let turn_number = progress.turns;
             let answer_only = self.options.refinement
                 && progress.tool_iterations >= policy::REFINEMENT_ITERATIONS;
-            let tool_choice = match &self.options.tool_choice {
-                _ if answer_only => ToolChoice::None,
-                ToolChoice::None => ToolChoice::None,
-                ToolChoice::Tool(name) if turn_number == 1 => {
-                    if !tools.iter().any(|tool| &tool.name == name) {
-                        return (DoneReason::Error, Some(unknown_tool_choice(name, &tools)));
-                    }
-                    ToolChoice::Tool(name.clone())
-                }
-                forced if turn_number == 1 => forced.clone(),
-                // Forcing every request would never let the model answer.
-                _ => ToolChoice::Auto,
+            let tool_choice = match self.tool_choice(turn_number, answer_only, &tools) {
+                Ok(choice) => choice,
+                Err(message) => return (DoneReason::Error, Some(message)),
             };
             let request = ChatRequest {
                 messages: &conversation.messages,
@@ -304,124 +269,27 @@ impl Agent {
                 result = self.stream_turn(&request, &mut turn, events) => Some(result),
                 () = cancel.cancelled() => None,
             };
-            progress.usage = progress.usage.zip(turn.usage).map(|(mut sum, turn)| {
-                sum.add(turn);
-                sum
-            });
-            progress.last_turn = turn.usage.unwrap_or_default();
-            if streamed.as_ref().is_some_and(Result::is_ok)
-                && self.options.token_budget.is_some()
-                && turn.usage.is_none()
-            {
-                // A budget that cannot be counted is not enforced silently.
-                // Its calls never run: keep only what the person already saw.
-                if !turn.text.is_empty() {
-                    self.push(
-                        conversation,
-                        turn_number,
-                        assistant(turn.text.clone(), Vec::new()),
-                    );
-                }
-                return (
-                    DoneReason::Error,
-                    Some(
-                        "the model server did not say how many tokens it used, so --token-budget cannot be kept: use --no-stream with --token-budget (servers report usage for whole responses), or leave the budget out".to_owned(),
-                    ),
-                );
-            }
-            progress.texts.push(turn.text.clone());
-            unique_ids(conversation, &mut turn.calls);
-            let calls: Vec<ToolCall> = turn.calls.iter().map(|c| c.call.clone()).collect();
-            match streamed {
-                None => {
-                    // Keep what the person already saw; calls of a cut turn never run.
-                    if !turn.text.is_empty() {
-                        self.push(conversation, turn_number, assistant(turn.text, Vec::new()));
-                    }
-                    return (DoneReason::Cancelled, None);
-                }
-                Some(Err(err)) => {
-                    if !turn.text.is_empty() {
-                        self.push(conversation, turn_number, assistant(turn.text, Vec::new()));
-                    }
-                    return (DoneReason::Error, Some(err.to_string()));
-                }
-                Some(Ok(())) => {}
-            }
-            self.push(
+            if let Some(end) = self.keep_turn(
                 conversation,
+                progress,
                 turn_number,
-                assistant(turn.text.clone(), calls.clone()),
-            );
-            progress.calls.extend(calls.iter().cloned());
-            if calls.is_empty() {
-                events(AgentEvent::TurnFinished {
-                    turn: turn_number,
-                    usage: turn.usage,
-                });
-                let reason = if turn.cut {
-                    DoneReason::Truncated
-                } else {
-                    DoneReason::Completed
-                };
-                if turn.text.trim().is_empty() {
-                    tracing::debug!(turn = turn_number, "the model's final answer is empty");
-                    events(AgentEvent::EmptyAnswer);
-                }
-                return (reason, None);
+                &mut turn,
+                streamed,
+                events,
+            ) {
+                return end;
             }
-            if turn.cut {
-                // A call whose arguments the limit cut off is not run: the model is told why.
-                for call in &mut turn.calls {
-                    if call.invalid_arguments.is_some() {
-                        call.invalid_arguments = Some(
-                            "its arguments were cut off at the output token limit (max_tokens), so it was not run; call it again with complete arguments".to_owned(),
-                        );
-                    }
-                }
-            }
-            if self.options.refinement
-                && progress.tool_iterations + 1 == policy::REFINEMENT_ITERATIONS
+            if self
+                .answer_calls(
+                    conversation,
+                    progress,
+                    turn_number,
+                    &mut turn,
+                    answer_only,
+                    (events, cancel),
+                )
+                .await
             {
-                for call in &calls {
-                    info!(iteration = policy::REFINEMENT_ITERATIONS, tool = %call.name, "Model requesting refinement search");
-                    events(AgentEvent::Refinement {
-                        iteration: policy::REFINEMENT_ITERATIONS,
-                        tool: call.name.clone(),
-                    });
-                }
-            }
-            // Each result is recorded as it comes (a call that finished before a cancel or a
-            // crash keeps its result); the conversation gets them together, in call order.
-            let mut results = Results {
-                slots: vec![None; calls.len()],
-                conversation: conversation.id.clone(),
-                turn: turn_number,
-            };
-            let cancelled = if answer_only {
-                for (index, call) in calls.iter().enumerate() {
-                    self.settle(&mut results, index, error_result(
-                        call,
-                        "no more tool calls are allowed in this conversation; answer with the information you have",
-                    ));
-                }
-                false
-            } else {
-                tokio::select! {
-                    () = self.run_tools(&turn.calls, &mut results, events) => false,
-                    () = cancel.cancelled() => true,
-                }
-            };
-            for (index, call) in calls.iter().enumerate() {
-                if results.slots[index].is_none() {
-                    let result = error_result(call, "the call was cancelled before it finished");
-                    self.settle(&mut results, index, result);
-                }
-            }
-            let results: Vec<ToolResult> = results.slots.into_iter().flatten().collect();
-            progress.results.extend(results.iter().cloned());
-            conversation.messages.push(Message::ToolResults { results });
-            if cancelled {
                 return (DoneReason::Cancelled, None);
             }
             if !answer_only {
@@ -438,6 +306,123 @@ impl Agent {
                 usage: turn.usage,
             });
         }
+    }
+
+    /// Counts the turn's usage and adds it to the conversation; returns how the question
+    /// ends when it ends with this turn: cancelled or failed midway (only the text already
+    /// shown is kept; calls of a cut turn never run), an uncountable budget, or an answer
+    /// without calls.
+    fn keep_turn(
+        &self,
+        conversation: &mut Conversation,
+        progress: &mut Progress,
+        turn_number: u32,
+        turn: &mut Turn,
+        streamed: Option<Result<(), ProviderError>>,
+        events: &EventSink,
+    ) -> Option<(DoneReason, Option<String>)> {
+        progress.usage = progress.usage.zip(turn.usage).map(|(mut sum, turn)| {
+            sum.add(turn);
+            sum
+        });
+        progress.last_turn = turn.usage.unwrap_or_default();
+        let shown_only = |agent: &Self, conversation: &mut Conversation, turn: &Turn| {
+            if !turn.text.is_empty() {
+                agent.push(
+                    conversation,
+                    turn_number,
+                    assistant(turn.text.clone(), Vec::new()),
+                );
+            }
+        };
+        let uncounted = self.options.token_budget.is_some() && turn.usage.is_none();
+        if !(uncounted && matches!(streamed, Some(Ok(())))) {
+            progress.texts.push(turn.text.clone());
+        }
+        let end = match streamed {
+            None => Some((DoneReason::Cancelled, None)),
+            Some(Err(err)) => Some((DoneReason::Error, Some(err.to_string()))),
+            // A budget that cannot be counted is not enforced silently.
+            Some(Ok(())) if uncounted => Some((
+                DoneReason::Error,
+                Some(
+                    "the model server did not say how many tokens it used, so --token-budget cannot be kept: use --no-stream with --token-budget (servers report usage for whole responses), or leave the budget out".to_owned(),
+                ),
+            )),
+            Some(Ok(())) => None,
+        };
+        if end.is_some() {
+            shown_only(self, conversation, turn);
+            return end;
+        }
+        super::calls::unique_ids(conversation, &mut turn.calls);
+        let calls: Vec<ToolCall> = turn.calls.iter().map(|c| c.call.clone()).collect();
+        progress.calls.extend(calls.iter().cloned());
+        let answered = calls.is_empty();
+        self.push(
+            conversation,
+            turn_number,
+            assistant(turn.text.clone(), calls),
+        );
+        if !answered {
+            return None;
+        }
+        events(AgentEvent::TurnFinished {
+            turn: turn_number,
+            usage: turn.usage,
+        });
+        if turn.text.trim().is_empty() {
+            tracing::debug!(turn = turn_number, "the model's final answer is empty");
+            events(AgentEvent::EmptyAnswer);
+        }
+        let reason = if turn.cut {
+            DoneReason::Truncated
+        } else {
+            DoneReason::Completed
+        };
+        Some((reason, None))
+    }
+
+    /// Whether another turn would pass a limit: the turn limit, or the token budget.
+    fn limit_reached(
+        &self,
+        progress: &Progress,
+        conversation: &Conversation,
+    ) -> Option<DoneReason> {
+        if progress.turns >= self.options.max_turns {
+            return Some(DoneReason::MaxTurnsReached);
+        }
+        let budget = self.options.token_budget?;
+        let used = progress.usage.map_or(0, |usage| usage.total());
+        (progress.turns > 0
+            && used.saturating_add(next_turn_estimate(progress, conversation)) > budget)
+            .then_some(DoneReason::TokenBudgetReached)
+    }
+
+    /// The tool choice of turn `turn_number`: the configured one for a question's first
+    /// request, `auto` after it (forcing every request would never let the model answer),
+    /// none when the refinement allows no more calls.
+    ///
+    /// # Errors
+    /// The configured choice names a tool no server offers.
+    fn tool_choice(
+        &self,
+        turn_number: u32,
+        answer_only: bool,
+        tools: &[ToolDefinition],
+    ) -> Result<ToolChoice, String> {
+        Ok(match &self.options.tool_choice {
+            _ if answer_only => ToolChoice::None,
+            ToolChoice::None => ToolChoice::None,
+            ToolChoice::Tool(name) if turn_number == 1 => {
+                if !tools.iter().any(|tool| &tool.name == name) {
+                    return Err(unknown_tool_choice(name, tools));
+                }
+                ToolChoice::Tool(name.clone())
+            }
+            forced if turn_number == 1 => forced.clone(),
+            _ => ToolChoice::Auto,
+        })
     }
 
     /// Streams one model response into `turn`, forwarding text as it comes.
@@ -474,151 +459,6 @@ impl Agent {
         }
     }
 
-    /// Runs one turn's calls: bad arguments and declined calls get their error result at
-    /// once; the rest run concurrently; failed idempotent calls are retried if asked.
-    async fn run_tools(
-        &self,
-        calls: &[ToolCallRequest],
-        results: &mut Results,
-        events: &EventSink,
-    ) {
-        let mut runnable: Vec<(usize, ToolCall, Value)> = Vec::new();
-        for (index, request) in calls.iter().enumerate() {
-            let call = &request.call;
-            if let Some(problem) = &request.invalid_arguments {
-                // The ✗ line says it; the log only when asked.
-                debug!(tool = %call.name, problem = %problem, "tool call with unusable arguments");
-                let result = error_result(
-                    call,
-                    &format!(
-                        "{problem}; call `{}` again with a JSON object of arguments",
-                        call.name
-                    ),
-                );
-                report(events, call, call.args.clone(), &result, Duration::ZERO);
-                self.settle(results, index, result);
-                continue;
-            }
-            let normalized = self
-                .executor
-                .normalized_arguments(&call.name, call.args.clone());
-            let manager = self.executor.manager();
-            let tool = manager.find(&call.name).map(|t| &t.definition);
-            if let (Some(approver), Some(tool)) = (&self.approver, tool)
-                && !tool.hints.read_only
-                && !approver
-                    .approve(
-                        &ToolCall {
-                            args: normalized.clone(),
-                            ..call.clone()
-                        },
-                        tool,
-                    )
-                    .await
-            {
-                info!(tool = %call.name, "the user declined a tool call");
-                let result = error_result(
-                    call,
-                    &format!(
-                        "the user declined to run `{}`; it was not executed",
-                        call.name
-                    ),
-                );
-                report(events, call, normalized, &result, Duration::ZERO);
-                self.settle(results, index, result);
-                continue;
-            }
-            runnable.push((index, call.clone(), normalized));
-        }
-        if runnable.is_empty() {
-            return;
-        }
-        // Every approval is asked before any call is said to run (a host's spinner must not
-        // draw over the next prompt); then they all start.
-        for (_, call, normalized) in &runnable {
-            events(AgentEvent::ToolCall {
-                id: call.id.clone(),
-                name: call.name.clone(),
-                args: call.args.clone(),
-                normalized_args: normalized.clone(),
-            });
-        }
-        let batch: Vec<ToolCall> = runnable.iter().map(|(_, call, _)| call.clone()).collect();
-        let sink = Arc::clone(events);
-        let progress: BatchProgressFn = Arc::new(move |id: &str, update| {
-            sink(AgentEvent::ToolProgress {
-                id: id.to_owned(),
-                progress: update.progress,
-                total: update.total,
-                message: update.message,
-            });
-        });
-        let mut running = self.executor.start_all(&batch, Some(progress));
-        let mut runnable: Vec<Option<(usize, ToolCall, Value)>> =
-            runnable.into_iter().map(Some).collect();
-        while let Some((position, outcome)) = running.next().await {
-            let Some((index, call, normalized)) = runnable.get_mut(position).and_then(Option::take)
-            else {
-                continue;
-            };
-            let outcome = self.retry(&call, outcome).await;
-            let result = ToolResult {
-                call_id: call.id.clone(),
-                tool_name: call.name.clone(),
-                result: results::for_model(&outcome, self.options.max_result_chars),
-            };
-            report(
-                events,
-                &call,
-                normalized,
-                &result,
-                Duration::from_millis(outcome.execution_time_ms),
-            );
-            self.settle(results, index, result);
-        }
-    }
-
-    /// Records the result of call `index` in the journal and keeps it for the conversation.
-    fn settle(&self, results: &mut Results, index: usize, result: ToolResult) {
-        if let Some(journal) = &self.journal {
-            journal.message(
-                &results.conversation,
-                results.turn,
-                &Message::ToolResults {
-                    results: vec![result.clone()],
-                },
-            );
-        }
-        if let Some(slot) = results.slots.get_mut(index) {
-            *slot = Some(result);
-        }
-    }
-
-    /// Runs a failed call again when the policy allows it: opt-in, an idempotent tool, and a
-    /// transient failure.
-    async fn retry(&self, call: &ToolCall, mut outcome: ToolOutcome) -> ToolOutcome {
-        let Some(retry) = self.options.tool_retry else {
-            return outcome;
-        };
-        let idempotent = self
-            .executor
-            .manager()
-            .find(&call.name)
-            .is_some_and(|tool| tool.definition.hints.idempotent);
-        let mut attempt = 1;
-        while outcome.error().is_some_and(ToolError::is_retryable)
-            && idempotent
-            && attempt < retry.attempts
-        {
-            let wait = Backoff::exponential(retry.base_delay, Duration::MAX).after(attempt);
-            warn!(tool = %call.name, attempt, wait = ?wait, error = ?outcome.error_text(), "retrying an idempotent tool call");
-            tokio::time::sleep(wait).await;
-            attempt += 1;
-            outcome = self.executor.execute(&call.name, call.args.clone()).await;
-        }
-        outcome
-    }
-
     fn push(&self, conversation: &mut Conversation, turn: u32, message: Message) {
         if let Some(journal) = &self.journal {
             journal.message(&conversation.id, turn, &message);
@@ -627,65 +467,8 @@ impl Agent {
     }
 }
 
-/// Gives every call an id no other call of the conversation has, before any is run or
-/// stored: a model may repeat an id within a turn, and ids a decoder invents for servers
-/// that send none (`call_0`) repeat every turn. A later duplicate becomes `<id>_2` (`_3`, …);
-/// its result carries the new id, so each result reaches its call.
-fn unique_ids(conversation: &Conversation, calls: &mut [ToolCallRequest]) {
-    let mut taken: HashSet<String> = conversation
-        .messages
-        .iter()
-        .flat_map(|message| match message {
-            Message::Assistant { tool_calls, .. } => tool_calls.as_slice(),
-            _ => &[],
-        })
-        .map(|call| call.id.clone())
-        .collect();
-    for request in calls {
-        let id = &mut request.call.id;
-        if id.is_empty() || taken.contains(id.as_str()) {
-            let base = if id.is_empty() { "call" } else { id.as_str() };
-            let fresh = (2u32..)
-                .map(|n| format!("{base}_{n}"))
-                .find(|candidate| !taken.contains(candidate))
-                .unwrap_or_default();
-            debug!(old = %id, new = %fresh, "a tool call id already in the conversation was renamed");
-            *id = fresh;
-        }
-        taken.insert(id.clone());
-    }
-}
-
 fn assistant(text: String, tool_calls: Vec<ToolCall>) -> Message {
     Message::Assistant { text, tool_calls }
-}
-
-fn error_result(call: &ToolCall, reason: &str) -> ToolResult {
-    ToolResult {
-        call_id: call.id.clone(),
-        tool_name: call.name.clone(),
-        result: results::for_model(&ToolOutcome::not_run(&call.name, reason), None),
-    }
-}
-
-/// Tells the host a call's outcome; `normalized` are its arguments as sent to the server (as
-/// they would have been, for a call that did not run).
-fn report(
-    events: &EventSink,
-    call: &ToolCall,
-    normalized: Value,
-    result: &ToolResult,
-    took: Duration,
-) {
-    events(AgentEvent::ToolResult {
-        id: result.call_id.clone(),
-        name: result.tool_name.clone(),
-        args: call.args.clone(),
-        normalized_args: normalized,
-        success: !result.result.is_error,
-        duration_ms: u64::try_from(took.as_millis()).unwrap_or(u64::MAX),
-        text: result.result.text.clone(),
-    });
 }
 
 /// The error for a tool choice that names no tool offered.

@@ -5,6 +5,7 @@
 //! | module | owns |
 //! |---|---|
 //! | `conversation` | [`Agent`] and the tool-call loop; [`Conversation`] (id + messages) |
+//! | `calls` | one turn's tool calls answered: unique ids, approvals, concurrent runs, results as they come |
 //! | `policy` | [`AgentOptions`]: max turns, refinement (spec 004), token budget, tool retries |
 //! | `event` | [`AgentEvent`]s for hosts, [`Answer`], [`DoneReason`] |
 //! | `journal` | the [`Journal`] a store implements and the [`Approver`] a host supplies |
@@ -12,6 +13,7 @@
 //!
 //! [`ToolExecutor`]: crate::tools::executor::ToolExecutor
 
+mod calls;
 mod conversation;
 pub mod event;
 mod journal;

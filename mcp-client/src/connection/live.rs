@@ -23,6 +23,9 @@ use crate::transport::{self, Exit, ServerProcess, SpawnError};
 /// How long to wait for a dying server's exit status before reporting without it.
 pub(super) const EXIT_GRACE: Duration = Duration::from_millis(500);
 
+/// How long closing a session waits for the cancellations of abandoned requests to go out.
+const CANCEL_GRACE: Duration = Duration::from_millis(500);
+
 /// Tells the server that the request `id` is no longer wanted.
 pub(super) async fn send_cancelled(peer: &Peer<RoleClient>, id: RequestId) {
     let notification = CancelledNotification::new(CancelledNotificationParam::new(
@@ -37,16 +40,54 @@ pub(super) async fn send_cancelled(peer: &Peer<RoleClient>, id: RequestId) {
     }
 }
 
+/// How many requests of a session are unanswered and not yet cancelled: closing the session
+/// waits (briefly) for this to reach zero, so the `notifications/cancelled` of a question
+/// just cancelled go out before the server's stdin is closed.
+#[derive(Debug, Default)]
+pub(super) struct Outstanding {
+    count: std::sync::atomic::AtomicUsize,
+    settled: tokio::sync::Notify,
+}
+
+impl Outstanding {
+    fn add(&self) {
+        self.count.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+    }
+
+    fn done(&self) {
+        if self.count.fetch_sub(1, std::sync::atomic::Ordering::SeqCst) == 1 {
+            self.settled.notify_waiters();
+        }
+    }
+
+    /// Waits until none is outstanding, or `limit` has passed.
+    async fn settle(&self, limit: Duration) {
+        let deadline = tokio::time::Instant::now() + limit;
+        loop {
+            let settled = self.settled.notified();
+            if self.count.load(std::sync::atomic::Ordering::SeqCst) == 0 {
+                return;
+            }
+            if tokio::time::timeout_at(deadline, settled).await.is_err() {
+                return;
+            }
+        }
+    }
+}
+
 /// A request the server has been sent and not yet answered. Dropped unanswered (the caller
 /// stopped waiting), it sends `notifications/cancelled` for the request from a task of its own.
 pub(super) struct Unanswered {
     pending: Option<(Peer<RoleClient>, RequestId)>,
+    outstanding: Arc<Outstanding>,
 }
 
 impl Unanswered {
-    pub(super) fn new(peer: &Peer<RoleClient>, id: RequestId) -> Self {
+    pub(super) fn new(live: &Live, id: RequestId) -> Self {
+        live.outstanding.add();
         Self {
-            pending: Some((peer.clone(), id)),
+            pending: Some((live.peer.clone(), id)),
+            outstanding: Arc::clone(&live.outstanding),
         }
     }
 
@@ -58,14 +99,22 @@ impl Unanswered {
 
 impl Drop for Unanswered {
     fn drop(&mut self) {
+        let outstanding = Arc::clone(&self.outstanding);
         let Some((peer, id)) = self.pending.take() else {
+            outstanding.done();
             return;
         };
         match tokio::runtime::Handle::try_current() {
             Ok(runtime) => {
-                runtime.spawn(async move { send_cancelled(&peer, id).await });
+                runtime.spawn(async move {
+                    send_cancelled(&peer, id).await;
+                    outstanding.done();
+                });
             }
-            Err(_) => debug!(%id, "no runtime left to send notifications/cancelled"),
+            Err(_) => {
+                debug!(%id, "no runtime left to send notifications/cancelled");
+                outstanding.done();
+            }
         }
     }
 }
@@ -78,6 +127,8 @@ pub(super) struct Live {
     pub(super) process: Arc<ServerProcess>,
     pub(super) info: SessionInfo,
     pub(super) tools: std::sync::RwLock<Vec<Tool>>,
+    /// Requests unanswered and not yet cancelled.
+    pub(super) outstanding: Arc<Outstanding>,
 }
 
 /// What the handshake told us.
@@ -143,6 +194,9 @@ pub(super) async fn list_tools_bounded(
 
 /// Ends a session: closes it (bounded) and stops the server.
 pub(super) async fn close(server: &str, live: &Live) {
+    // Requests just abandoned (a cancelled question) send their notifications/cancelled
+    // first; requests still awaited are not waited for long.
+    live.outstanding.settle(CANCEL_GRACE).await;
     if let Some(service) = live.service.lock().await.take() {
         // rmcp's close waits for the transport, which waits for stdin: bounded, so a server
         // that stops reading cannot keep shutdown from reaching the signals.
@@ -327,5 +381,6 @@ pub(super) async fn connect_once(
         process,
         info,
         tools: std::sync::RwLock::new(tools),
+        outstanding: Arc::default(),
     })
 }

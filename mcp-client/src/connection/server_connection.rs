@@ -384,7 +384,7 @@ impl ServerConnection {
                 live.handler
                     .track_progress(handle.progress_token.clone(), callback)
             });
-            let unanswered = Unanswered::new(&live.peer, handle.id.clone());
+            let unanswered = Unanswered::new(&live, handle.id.clone());
             let response = handle.await_response().await;
             unanswered.answered();
             response

@@ -307,6 +307,30 @@ mod tests {
         crate::llm::http::decode_all(OpenAiDecoder::default(), frames)
     }
 
+    /// The two calls both delta tests stream: a status of Switch One, then a device list.
+    fn assert_two_calls(events: &[StreamEvent]) {
+        let calls: Vec<(&str, &str, &Value)> = events
+            .iter()
+            .filter_map(|e| match e {
+                StreamEvent::ToolCall(c) => {
+                    Some((c.call.id.as_str(), c.call.name.as_str(), &c.call.args))
+                }
+                _ => None,
+            })
+            .collect();
+        assert_eq!(
+            calls,
+            [
+                (
+                    "call_a",
+                    "get_device_status",
+                    &json!({"deviceName": "Switch One"})
+                ),
+                ("call_b", "list_zwave_devices", &json!({}))
+            ]
+        );
+    }
+
     #[test]
     fn deltas_without_an_index_continue_the_open_call_until_a_new_id_comes() {
         let events = decode(&[
@@ -319,30 +343,7 @@ mod tests {
             "[DONE]",
         ])
         .unwrap();
-        let calls: Vec<(String, String, Value)> = events
-            .iter()
-            .filter_map(|e| match e {
-                StreamEvent::ToolCall(c) => {
-                    Some((c.call.id.clone(), c.call.name.clone(), c.call.args.clone()))
-                }
-                _ => None,
-            })
-            .collect();
-        assert_eq!(
-            calls,
-            [
-                (
-                    "call_a".to_owned(),
-                    "get_device_status".to_owned(),
-                    json!({"deviceName": "Switch One"})
-                ),
-                (
-                    "call_b".to_owned(),
-                    "list_zwave_devices".to_owned(),
-                    json!({})
-                )
-            ]
-        );
+        assert_two_calls(&events);
     }
 
     #[test]
@@ -356,30 +357,7 @@ mod tests {
             "[DONE]",
         ])
         .unwrap();
-        let calls: Vec<(String, String, Value)> = events
-            .iter()
-            .filter_map(|e| match e {
-                StreamEvent::ToolCall(c) => {
-                    Some((c.call.id.clone(), c.call.name.clone(), c.call.args.clone()))
-                }
-                _ => None,
-            })
-            .collect();
-        assert_eq!(
-            calls,
-            [
-                (
-                    "call_a".to_owned(),
-                    "get_device_status".to_owned(),
-                    json!({"deviceName": "Switch One"})
-                ),
-                (
-                    "call_b".to_owned(),
-                    "list_zwave_devices".to_owned(),
-                    json!({})
-                )
-            ]
-        );
+        assert_two_calls(&events);
         assert_eq!(
             events[events.len() - 2],
             StreamEvent::Usage(Usage {
