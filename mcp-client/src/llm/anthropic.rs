@@ -20,7 +20,7 @@ use super::{
     message::{ChatRequest, Message, ToolChoice, Usage},
 };
 
-const PROVIDER: &str = "Anthropic";
+const PROVIDER: &str = super::format::Dialect::Anthropic.display_name();
 /// The API version this client speaks.
 pub(crate) const API_VERSION: &str = "2023-06-01";
 
@@ -258,18 +258,8 @@ impl AnthropicDecoder {
                 self.done = true;
             }
             "error" => {
-                let message = value
-                    .pointer("/error/message")
-                    .and_then(Value::as_str)
-                    .unwrap_or("no message");
-                let kind = value
-                    .pointer("/error/type")
-                    .and_then(Value::as_str)
-                    .unwrap_or("error");
-                return Err(ProviderError::Remote {
-                    provider: PROVIDER,
-                    message: preview(&format!("{kind}: {message}")),
-                });
+                let error = value.get("error").unwrap_or(&Value::Null);
+                return Err(ProviderError::in_stream(PROVIDER, error));
             }
             // `ping` and event types added later are ignored, as the API asks.
             _ => {}

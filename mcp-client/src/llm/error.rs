@@ -137,6 +137,22 @@ pub enum ProviderError {
 
 impl ProviderError {
     /// The end of a response: fine when it said it was complete (`done`), else
+    /// An error a server reported inside its response (`{"error": …}`): a bare string
+    /// (Ollama), or an object with a `message` and maybe a `type` (OpenAI, Anthropic).
+    pub(crate) fn in_stream(provider: &'static str, error: &serde_json::Value) -> Self {
+        let text = |key: &str| error.get(key).and_then(serde_json::Value::as_str);
+        let message = match (error.as_str(), text("type"), text("message")) {
+            (Some(said), _, _) => said.to_owned(),
+            (None, Some(kind), Some(message)) => format!("{kind}: {message}"),
+            (None, None, Some(message)) => message.to_owned(),
+            (None, _, None) => error.to_string(),
+        };
+        Self::Remote {
+            provider,
+            message: super::http::preview(&message),
+        }
+    }
+
     /// This error with `secret` (the configured API key) cut out of everything the provider
     /// or the connection said: a server that quotes the key back (in a 401 body, say) must
     /// not put it on the screen, in `--json` output or in the history. Keys shorter than 8
@@ -309,6 +325,27 @@ fn attempts_made(attempts: u32) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_error_inside_a_response_reads_in_each_dialects_shape() {
+        let said = |error: serde_json::Value| ProviderError::in_stream("P", &error).to_string();
+        assert_eq!(
+            said(serde_json::json!("model runner has unexpectedly stopped")),
+            "P reported an error mid-response: model runner has unexpectedly stopped"
+        );
+        assert_eq!(
+            said(serde_json::json!({"message": "context too long"})),
+            "P reported an error mid-response: context too long"
+        );
+        assert_eq!(
+            said(serde_json::json!({"type": "overloaded_error", "message": "Overloaded"})),
+            "P reported an error mid-response: overloaded_error: Overloaded"
+        );
+        assert_eq!(
+            said(serde_json::json!({"code": 7})),
+            "P reported an error mid-response: {\"code\":7}"
+        );
+    }
 
     #[test]
     fn a_retry_warning_says_what_failed_and_the_final_error_how_often() {

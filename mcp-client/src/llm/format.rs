@@ -6,8 +6,8 @@ use rmcp::model::JsonObject;
 use serde_json::{Map, Value, json};
 use tracing::debug;
 
-use super::message::ToolResult;
-use crate::tools::definition::ToolDefinition;
+use super::message::{Message, ToolResult};
+use crate::tools::{ToolCall, definition::ToolDefinition};
 
 /// An LLM provider's API dialect.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -162,6 +162,32 @@ pub fn anthropic_tool_results(results: &[ToolResult]) -> Value {
         })
         .collect();
     json!({"role": "user", "content": blocks})
+}
+
+/// The `messages` of a chat body shaped like OpenAI's (OpenAI-compatible servers and Ollama
+/// share it): they differ only in how a call is written (`call`) and how results are
+/// (`results`). An assistant turn's `content` is always a string, `""` when it only calls
+/// tools: llama.cpp's server refuses `null` and its templates fail without the key.
+pub(crate) fn chat_messages(
+    messages: &[Message],
+    call: impl Fn(&ToolCall) -> Value,
+    results: impl Fn(&[ToolResult]) -> Vec<Value>,
+) -> Vec<Value> {
+    messages
+        .iter()
+        .flat_map(|message| match message {
+            Message::System { text } => vec![json!({"role": "system", "content": text})],
+            Message::User { text } => vec![json!({"role": "user", "content": text})],
+            Message::Assistant { text, tool_calls } => {
+                let mut turn = json!({"role": "assistant", "content": text});
+                if !tool_calls.is_empty() {
+                    turn["tool_calls"] = tool_calls.iter().map(&call).collect();
+                }
+                vec![turn]
+            }
+            Message::ToolResults { results: done } => results(done),
+        })
+        .collect()
 }
 
 /// OpenAI: one `role: "tool"` message per call id.

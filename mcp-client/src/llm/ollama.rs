@@ -13,43 +13,28 @@ use super::{
     event::{FinishReason, StreamEvent, ToolCallRequest},
     format,
     http::{Decoder, preview},
-    message::{ChatRequest, Message, ToolChoice, Usage},
+    message::{ChatRequest, ToolChoice, Usage},
 };
 
-const PROVIDER: &str = "Ollama";
+const PROVIDER: &str = super::format::Dialect::Ollama.display_name();
 const TAG_OPEN: &str = "<tool_call>";
 const TAG_CLOSE: &str = "</tool_call>";
 
 /// The `/api/chat` body.
 pub(crate) fn body(model: &str, request: &ChatRequest<'_>, stream: bool) -> Value {
-    let messages: Vec<Value> = request
-        .messages
-        .iter()
-        .flat_map(|message| match message {
-            Message::System { text } => vec![json!({"role": "system", "content": text})],
-            Message::User { text } => vec![json!({"role": "user", "content": text})],
-            Message::Assistant { text, tool_calls } => {
-                let mut turn = json!({"role": "assistant", "content": text});
-                if !tool_calls.is_empty() {
-                    let calls: Vec<Value> = tool_calls
-                        .iter()
-                        .map(|call| {
-                            // Arguments go back as an object: a string breaks Ollama.
-                            let arguments = if call.args.is_object() {
-                                call.args.clone()
-                            } else {
-                                json!({})
-                            };
-                            json!({"id": call.id, "function": {"name": call.name, "arguments": arguments}})
-                        })
-                        .collect();
-                    turn["tool_calls"] = Value::Array(calls);
-                }
-                vec![turn]
-            }
-            Message::ToolResults { results } => format::ollama_tool_results(results),
-        })
-        .collect();
+    let messages = format::chat_messages(
+        request.messages,
+        |call| {
+            // Arguments go back as an object: a string breaks Ollama.
+            let arguments = if call.args.is_object() {
+                call.args.clone()
+            } else {
+                json!({})
+            };
+            json!({"id": call.id, "function": {"name": call.name, "arguments": arguments}})
+        },
+        format::ollama_tool_results,
+    );
     let mut body = json!({"model": model, "messages": messages, "stream": stream});
     // Ollama's API has no tool_choice: a named tool is offered alone, which narrows the
     // model's choice but cannot force a call (the CLI refuses `--tool-choice` for Ollama).
@@ -174,13 +159,7 @@ impl Decoder for OllamaDecoder {
             detail: format!("a line is not JSON ({err}): {}", preview(frame)),
         })?;
         if let Some(error) = value.get("error") {
-            let message = error
-                .as_str()
-                .map_or_else(|| error.to_string(), str::to_owned);
-            return Err(ProviderError::Remote {
-                provider: PROVIDER,
-                message: preview(&message),
-            });
+            return Err(ProviderError::in_stream(PROVIDER, error));
         }
         let message = value.get("message");
         if let Some(content) = message

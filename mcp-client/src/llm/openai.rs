@@ -15,10 +15,10 @@ use super::{
     event::{FinishReason, StreamEvent, ToolCallRequest},
     format,
     http::{Decoder, preview},
-    message::{ChatRequest, Message, ToolChoice, Usage},
+    message::{ChatRequest, ToolChoice, Usage},
 };
 
-const PROVIDER: &str = "the OpenAI-compatible server";
+const PROVIDER: &str = super::format::Dialect::OpenAi.display_name();
 
 /// The `/chat/completions` body.
 pub(crate) fn body(
@@ -27,36 +27,18 @@ pub(crate) fn body(
     stream: bool,
     max_tokens: Option<u32>,
 ) -> Value {
-    let messages: Vec<Value> = request
-        .messages
-        .iter()
-        .flat_map(|message| match message {
-            Message::System { text } => vec![json!({"role": "system", "content": text})],
-            Message::User { text } => vec![json!({"role": "user", "content": text})],
-            Message::Assistant { text, tool_calls } => {
-                // Always a string, "" when the turn only calls tools: llama.cpp's server
-                // refuses `null` (HTTP 500, "Input should be a valid string") and its
-                // templates fail without the key; OpenAI, vLLM and LiteLLM take "".
-                let mut turn = json!({"role": "assistant", "content": text});
-                if !tool_calls.is_empty() {
-                    let calls: Vec<Value> = tool_calls
-                        .iter()
-                        .map(|call| {
-                            // Arguments that were not valid JSON go back exactly as they came.
-                            let arguments = match &call.args {
-                                Value::String(raw) => raw.clone(),
-                                other => other.to_string(),
-                            };
-                            json!({"id": call.id, "type": "function", "function": {"name": call.name, "arguments": arguments}})
-                        })
-                        .collect();
-                    turn["tool_calls"] = Value::Array(calls);
-                }
-                vec![turn]
-            }
-            Message::ToolResults { results } => format::openai_tool_results(results),
-        })
-        .collect();
+    let messages = format::chat_messages(
+        request.messages,
+        |call| {
+            // Arguments that were not valid JSON go back exactly as they came.
+            let arguments = match &call.args {
+                Value::String(raw) => raw.clone(),
+                other => other.to_string(),
+            };
+            json!({"id": call.id, "type": "function", "function": {"name": call.name, "arguments": arguments}})
+        },
+        format::openai_tool_results,
+    );
     let mut body = json!({"model": model, "messages": messages, "stream": stream});
     if stream {
         body["stream_options"] = json!({"include_usage": true});
@@ -255,14 +237,7 @@ impl Decoder for OpenAiDecoder {
             detail: format!("a chunk is not JSON ({err}): {}", preview(frame)),
         })?;
         if let Some(error) = value.get("error") {
-            let message = error
-                .get("message")
-                .and_then(Value::as_str)
-                .map_or_else(|| error.to_string(), str::to_owned);
-            return Err(ProviderError::Remote {
-                provider: PROVIDER,
-                message: preview(&message),
-            });
+            return Err(ProviderError::in_stream(PROVIDER, error));
         }
         if value.get("object").and_then(Value::as_str) == Some("chat.completion")
             || value

@@ -129,44 +129,7 @@ impl HttpProvider {
         let provider = dialect.display_name();
         let base = normalize_base_url(dialect, &config.base_url);
         let key_env = dialect.key_env();
-        let key = |value: Option<&str>| -> Result<Option<HeaderValue>, ProviderError> {
-            value
-                .map(|key| {
-                    secret_header(key).map_err(|problem| ProviderError::Rejected {
-                        provider,
-                        status: 0,
-                        message: format!("{problem} (check {key_env})"),
-                    })
-                })
-                .transpose()
-        };
-        let mut headers: Vec<(HeaderName, HeaderValue)> = Vec::new();
-        match dialect {
-            Dialect::Ollama => {}
-            Dialect::OpenAi => {
-                if let Some(value) = key(config
-                    .api_key
-                    .as_deref()
-                    .map(|k| format!("Bearer {k}"))
-                    .as_deref())?
-                {
-                    headers.push((reqwest::header::AUTHORIZATION, value));
-                }
-            }
-            Dialect::Anthropic => {
-                let Some(value) = key(config.api_key.as_deref())? else {
-                    return Err(ProviderError::MissingKey {
-                        provider,
-                        env_var: key_env,
-                    });
-                };
-                headers.push((HeaderName::from_static("x-api-key"), value));
-                headers.push((
-                    HeaderName::from_static("anthropic-version"),
-                    HeaderValue::from_static(anthropic::API_VERSION),
-                ));
-            }
-        }
+        let headers = dialect.headers(config.api_key.as_deref())?;
         let url = format!("{base}{}", dialect.path());
         let mut endpoint = Endpoint::new(provider, url, config.model.clone(), headers, config.http)
             .map_err(|message| ProviderError::Rejected {
@@ -176,24 +139,8 @@ impl HttpProvider {
             })?;
         endpoint.key_env = key_env;
         endpoint.secret.clone_from(&config.api_key);
-        endpoint.unreachable_hint = match dialect {
-            Dialect::Ollama => format!(
-                "is Ollama running at {base}? (start it with `ollama serve`, or set OLLAMA_HOST)"
-            ),
-            Dialect::OpenAi => format!(
-                "is the server running at {base}? (set --base-url or OPENAI_BASE_URL; it includes the version, e.g. http://127.0.0.1:8000/v1)"
-            ),
-            Dialect::Anthropic => {
-                format!("check the network and the base URL {base} (ANTHROPIC_BASE_URL)")
-            }
-        };
-        endpoint.missing_model_hint = match dialect {
-            Dialect::Ollama => format!(": pull it with `ollama pull {}`", config.model),
-            Dialect::OpenAi => {
-                ": check --model, or the URL (it must include the version, e.g. …/v1)".into()
-            }
-            Dialect::Anthropic => ": check --model".into(),
-        };
+        endpoint.unreachable_hint = dialect.unreachable_hint(&base);
+        endpoint.missing_model_hint = dialect.missing_model_hint(&config.model);
         Ok(Self {
             dialect,
             endpoint,
@@ -353,7 +300,8 @@ impl Dialect {
         }
     }
 
-    fn display_name(self) -> &'static str {
+    /// How messages name it ("Ollama", "the OpenAI-compatible server", "Anthropic").
+    pub(crate) const fn display_name(self) -> &'static str {
         match self {
             Self::Ollama => "Ollama",
             Self::OpenAi => "the OpenAI-compatible server",
@@ -385,6 +333,69 @@ impl Dialect {
             Self::Ollama => "OLLAMA_API_KEY",
             Self::OpenAi => "OPENAI_API_KEY",
             Self::Anthropic => "ANTHROPIC_API_KEY",
+        }
+    }
+
+    /// The headers that carry `key` (and, for Anthropic, the API version).
+    ///
+    /// # Errors
+    /// Anthropic without a key, or a key that cannot be a header.
+    fn headers(self, key: Option<&str>) -> Result<Vec<(HeaderName, HeaderValue)>, ProviderError> {
+        let provider = self.display_name();
+        let header = |value: &str| {
+            secret_header(value).map_err(|problem| ProviderError::Rejected {
+                provider,
+                status: 0,
+                message: format!("{problem} (check {})", self.key_env()),
+            })
+        };
+        Ok(match (self, key) {
+            (Self::Ollama, _) | (Self::OpenAi, None) => Vec::new(),
+            (Self::OpenAi, Some(key)) => {
+                vec![(
+                    reqwest::header::AUTHORIZATION,
+                    header(&format!("Bearer {key}"))?,
+                )]
+            }
+            (Self::Anthropic, None) => {
+                return Err(ProviderError::MissingKey {
+                    provider,
+                    env_var: self.key_env(),
+                });
+            }
+            (Self::Anthropic, Some(key)) => vec![
+                (HeaderName::from_static("x-api-key"), header(key)?),
+                (
+                    HeaderName::from_static("anthropic-version"),
+                    HeaderValue::from_static(anthropic::API_VERSION),
+                ),
+            ],
+        })
+    }
+
+    /// What to check when nothing answers at `base`.
+    fn unreachable_hint(self, base: &str) -> String {
+        match self {
+            Self::Ollama => format!(
+                "is Ollama running at {base}? (start it with `ollama serve`, or set OLLAMA_HOST)"
+            ),
+            Self::OpenAi => format!(
+                "is the server running at {base}? (set --base-url or OPENAI_BASE_URL; it includes the version, e.g. http://127.0.0.1:8000/v1)"
+            ),
+            Self::Anthropic => {
+                format!("check the network and the base URL {base} (ANTHROPIC_BASE_URL)")
+            }
+        }
+    }
+
+    /// What to do when the server has no model `model`.
+    fn missing_model_hint(self, model: &str) -> String {
+        match self {
+            Self::Ollama => format!(": pull it with `ollama pull {model}`"),
+            Self::OpenAi => {
+                ": check --model, or the URL (it must include the version, e.g. …/v1)".into()
+            }
+            Self::Anthropic => ": check --model".into(),
         }
     }
 
