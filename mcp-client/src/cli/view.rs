@@ -53,21 +53,7 @@ impl View {
                 write_stdout(text);
                 state.open_line = !text.ends_with('\n');
             }
-            AgentEvent::ToolCall { name, .. } => {
-                Self::close_line(&mut state);
-                // A name is what the model wrote: shown one line long and without controls.
-                state.running.push(common::clip(name, 100));
-                if self.terminal {
-                    let message = format!("running {}", state.running.join(", "));
-                    let spinner = state.spinner.get_or_insert_with(|| {
-                        let bar = indicatif::ProgressBar::new_spinner();
-                        bar.set_draw_target(indicatif::ProgressDrawTarget::stderr());
-                        bar.enable_steady_tick(Duration::from_millis(100));
-                        bar
-                    });
-                    spinner.set_message(message);
-                }
-            }
+            AgentEvent::ToolCall { name, .. } => self.tool_started(&mut state, name),
             AgentEvent::ToolResult {
                 name,
                 normalized_args,
@@ -77,16 +63,7 @@ impl View {
                 ..
             } => {
                 Self::close_line(&mut state);
-                let name = common::clip(name, 100);
-                if let Some(position) = state.running.iter().position(|n| *n == name) {
-                    state.running.remove(position);
-                }
-                if state.running.is_empty() {
-                    // Gone before the line is written, so it is not drawn again under it.
-                    Self::stop_spinner(&mut state);
-                } else if let Some(spinner) = &state.spinner {
-                    spinner.set_message(format!("running {}", state.running.join(", ")));
-                }
+                Self::tool_finished(&mut state, name);
                 let mark = if *success { '✓' } else { '✗' };
                 let detail = if *success {
                     String::new()
@@ -95,7 +72,8 @@ impl View {
                 };
                 // What the server was sent (the model's names normalized), as approval showed.
                 let line = format!(
-                    "{mark} {name} {} ({duration_ms} ms){detail}",
+                    "{mark} {} {} ({duration_ms} ms){detail}",
+                    common::clip(name, 100),
                     short(&normalized_args.to_string())
                 );
                 Self::note(&state, &line);
@@ -140,26 +118,61 @@ impl View {
                 Self::stop_spinner(&mut state);
                 state.running.clear();
                 Self::close_line(&mut state);
-                let stopped = match reason {
-                    DoneReason::MaxTurnsReached => Some(format!(
-                        "stopped: max turns reached ({}); ask again to continue, or raise --max-turns",
-                        self.max_turns
-                    )),
-                    DoneReason::TokenBudgetReached => Some(
-                        "stopped: another turn would go past the token budget (--token-budget)"
-                            .to_owned(),
-                    ),
-                    DoneReason::Cancelled => Some("cancelled".to_owned()),
-                    DoneReason::Truncated => Some(
-                        "stopped: the answer was cut off at the output token limit; raise --max-tokens"
-                            .to_owned(),
-                    ),
-                    DoneReason::Completed | DoneReason::Error => None,
-                };
+                let stopped = self.why_stopped(*reason);
                 if let Some(line) = stopped {
                     Self::note(&state, &line);
                 }
             }
+        }
+    }
+
+    /// A call starts: it joins the spinner's list (on a terminal).
+    fn tool_started(&self, state: &mut ViewState, name: &str) {
+        Self::close_line(state);
+        // A name is what the model wrote: shown one line long and without controls.
+        state.running.push(common::clip(name, 100));
+        if self.terminal {
+            let message = format!("running {}", state.running.join(", "));
+            let spinner = state.spinner.get_or_insert_with(|| {
+                let bar = indicatif::ProgressBar::new_spinner();
+                bar.set_draw_target(indicatif::ProgressDrawTarget::stderr());
+                bar.enable_steady_tick(Duration::from_millis(100));
+                bar
+            });
+            spinner.set_message(message);
+        }
+    }
+
+    /// A call ended: it leaves the list, and the spinner goes with the last one (before the
+    /// call's line is written, so it is not drawn again under it).
+    fn tool_finished(state: &mut ViewState, name: &str) {
+        let name = common::clip(name, 100);
+        if let Some(position) = state.running.iter().position(|n| *n == name) {
+            state.running.remove(position);
+        }
+        if state.running.is_empty() {
+            Self::stop_spinner(state);
+        } else if let Some(spinner) = &state.spinner {
+            spinner.set_message(format!("running {}", state.running.join(", ")));
+        }
+    }
+
+    /// The note for a question that ended short of an answer, if it did.
+    fn why_stopped(&self, reason: DoneReason) -> Option<String> {
+        match reason {
+            DoneReason::MaxTurnsReached => Some(format!(
+                "stopped: max turns reached ({}); ask again to continue, or raise --max-turns",
+                self.max_turns
+            )),
+            DoneReason::TokenBudgetReached => Some(
+                "stopped: another turn would go past the token budget (--token-budget)".to_owned(),
+            ),
+            DoneReason::Cancelled => Some("cancelled".to_owned()),
+            DoneReason::Truncated => Some(
+                "stopped: the answer was cut off at the output token limit; raise --max-tokens"
+                    .to_owned(),
+            ),
+            DoneReason::Completed | DoneReason::Error => None,
         }
     }
 

@@ -176,55 +176,12 @@ impl AnthropicDecoder {
             }
             "content_block_start" => {
                 let block = value.get("content_block").unwrap_or(&Value::Null);
-                let started = match block.get("type").and_then(Value::as_str) {
-                    Some("text") => {
-                        if let Some(text) = block.get("text").and_then(Value::as_str)
-                            && !text.is_empty()
-                        {
-                            out.push(StreamEvent::TextDelta(text.to_owned()));
-                        }
-                        Block::Text
-                    }
-                    Some("tool_use") => {
-                        let id = str_of(block, "id");
-                        let name = str_of(block, "name");
-                        out.push(StreamEvent::ToolCallStarted {
-                            id: id.clone(),
-                            name: name.clone(),
-                        });
-                        // The start carries `input: {}`; the real input follows as deltas.
-                        Block::ToolUse {
-                            id,
-                            name,
-                            json: String::new(),
-                        }
-                    }
-                    _ => Block::Other,
-                };
+                let started = Self::block_started(block, out);
                 self.blocks.insert(index, started);
             }
             "content_block_delta" => {
                 let delta = value.get("delta").unwrap_or(&Value::Null);
-                match (
-                    delta.get("type").and_then(Value::as_str),
-                    self.blocks.get_mut(&index),
-                ) {
-                    (Some("text_delta"), _) => {
-                        let text = str_of(delta, "text");
-                        if !text.is_empty() {
-                            out.push(StreamEvent::TextDelta(text));
-                        }
-                    }
-                    (Some("input_json_delta"), Some(Block::ToolUse { id, json, .. })) => {
-                        let fragment = str_of(delta, "partial_json");
-                        json.push_str(&fragment);
-                        out.push(StreamEvent::ToolCallArgumentsDelta {
-                            id: id.clone(),
-                            fragment,
-                        });
-                    }
-                    _ => {}
-                }
+                self.block_delta(index, delta, out);
             }
             "content_block_stop" => {
                 if let Some(Block::ToolUse { id, name, json }) = self.blocks.remove(&index) {
@@ -265,6 +222,59 @@ impl AnthropicDecoder {
             _ => {}
         }
         Ok(())
+    }
+
+    /// A content block begins: text is shown at once; a tool call waits for its input.
+    fn block_started(block: &Value, out: &mut Vec<StreamEvent>) -> Block {
+        match block.get("type").and_then(Value::as_str) {
+            Some("text") => {
+                if let Some(text) = block.get("text").and_then(Value::as_str)
+                    && !text.is_empty()
+                {
+                    out.push(StreamEvent::TextDelta(text.to_owned()));
+                }
+                Block::Text
+            }
+            Some("tool_use") => {
+                let id = str_of(block, "id");
+                let name = str_of(block, "name");
+                out.push(StreamEvent::ToolCallStarted {
+                    id: id.clone(),
+                    name: name.clone(),
+                });
+                // The start carries `input: {}`; the real input follows as deltas.
+                Block::ToolUse {
+                    id,
+                    name,
+                    json: String::new(),
+                }
+            }
+            _ => Block::Other,
+        }
+    }
+
+    /// More of block `index`: text, or a fragment of a tool call's input.
+    fn block_delta(&mut self, index: u64, delta: &Value, out: &mut Vec<StreamEvent>) {
+        match (
+            delta.get("type").and_then(Value::as_str),
+            self.blocks.get_mut(&index),
+        ) {
+            (Some("text_delta"), _) => {
+                let text = str_of(delta, "text");
+                if !text.is_empty() {
+                    out.push(StreamEvent::TextDelta(text));
+                }
+            }
+            (Some("input_json_delta"), Some(Block::ToolUse { id, json, .. })) => {
+                let fragment = str_of(delta, "partial_json");
+                json.push_str(&fragment);
+                out.push(StreamEvent::ToolCallArgumentsDelta {
+                    id: id.clone(),
+                    fragment,
+                });
+            }
+            _ => {}
+        }
     }
 
     fn read_usage(&mut self, usage: &Value) {
