@@ -97,9 +97,26 @@ pub fn is_running(pid: u32) -> bool {
     }
 }
 
-/// A scratch file path, unique per call.
+/// A scratch file path, unique per call, in this run's folder under the target directory
+/// (the next run removes it), so test runs leave nothing in the system's temporary folder.
 pub fn scratch_file(name: &str) -> PathBuf {
     static NEXT: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+    static DIR: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
+    let dir = DIR.get_or_init(|| {
+        let dir = test_support::target_dir().join("mcp-client-scratch");
+        // What earlier runs left, by process id: those no longer running.
+        if let Ok(entries) = std::fs::read_dir(&dir) {
+            for entry in entries.flatten() {
+                let pid = entry.file_name().to_string_lossy().parse::<u32>().ok();
+                if pid.is_some_and(|pid| !PathBuf::from(format!("/proc/{pid}")).exists()) {
+                    let _ = std::fs::remove_dir_all(entry.path());
+                }
+            }
+        }
+        let dir = dir.join(std::process::id().to_string());
+        std::fs::create_dir_all(&dir).unwrap();
+        dir
+    });
     let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-    std::env::temp_dir().join(format!("mcp-client-test-{}-{n}-{name}", std::process::id()))
+    dir.join(format!("{n}-{name}"))
 }
