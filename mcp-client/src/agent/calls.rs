@@ -21,6 +21,9 @@ use crate::{
     tools::{ToolCall, ToolError, ToolOutcome, executor::BatchProgressFn, results},
 };
 
+/// A call that may run: its index in the turn, the call, its normalized arguments.
+type Runnable = (usize, ToolCall, Value);
+
 /// One turn's results as they come: a slot per call, in call order.
 struct Results {
     slots: Vec<Option<ToolResult>>,
@@ -103,54 +106,7 @@ impl Agent {
         results: &mut Results,
         events: &EventSink,
     ) {
-        let mut runnable: Vec<(usize, ToolCall, Value)> = Vec::new();
-        for (index, request) in calls.iter().enumerate() {
-            let call = &request.call;
-            if let Some(problem) = &request.invalid_arguments {
-                // The ✗ line says it; the log only when asked.
-                debug!(tool = %call.name, problem = %problem, "tool call with unusable arguments");
-                let result = error_result(
-                    call,
-                    &format!(
-                        "{problem}; call `{}` again with a JSON object of arguments",
-                        call.name
-                    ),
-                );
-                report(events, call, call.args.clone(), &result, Duration::ZERO);
-                self.settle(results, index, result);
-                continue;
-            }
-            let normalized = self
-                .executor
-                .normalized_arguments(&call.name, call.args.clone());
-            let manager = self.executor.manager();
-            let tool = manager.find(&call.name).map(|t| &t.definition);
-            if let (Some(approver), Some(tool)) = (&self.approver, tool)
-                && !tool.hints.read_only
-                && !approver
-                    .approve(
-                        &ToolCall {
-                            args: normalized.clone(),
-                            ..call.clone()
-                        },
-                        tool,
-                    )
-                    .await
-            {
-                info!(tool = %call.name, "the user declined a tool call");
-                let result = error_result(
-                    call,
-                    &format!(
-                        "the user declined to run `{}`; it was not executed",
-                        call.name
-                    ),
-                );
-                report(events, call, normalized, &result, Duration::ZERO);
-                self.settle(results, index, result);
-                continue;
-            }
-            runnable.push((index, call.clone(), normalized));
-        }
+        let runnable = self.screen(calls, results, events).await;
         if runnable.is_empty() {
             return;
         }
@@ -175,8 +131,7 @@ impl Agent {
             });
         });
         let mut running = self.executor.start_all(&batch, Some(progress));
-        let mut runnable: Vec<Option<(usize, ToolCall, Value)>> =
-            runnable.into_iter().map(Some).collect();
+        let mut runnable: Vec<Option<Runnable>> = runnable.into_iter().map(Some).collect();
         while let Some((position, outcome)) = running.next().await {
             let Some((index, call, normalized)) = runnable.get_mut(position).and_then(Option::take)
             else {
@@ -188,15 +143,70 @@ impl Agent {
                 tool_name: call.name.clone(),
                 result: results::for_model(&outcome, self.options.max_result_chars),
             };
-            report(
-                events,
-                &call,
-                normalized,
-                &result,
-                Duration::from_millis(outcome.execution_time_ms),
-            );
+            let took = Duration::from_millis(outcome.execution_time_ms);
+            report(events, &call, normalized, &result, took);
             self.settle(results, index, result);
         }
+    }
+
+    /// Answers the calls that cannot run (arguments unusable, declined by the user) and
+    /// returns the others, with their index and normalized arguments.
+    async fn screen(
+        &self,
+        calls: &[ToolCallRequest],
+        results: &mut Results,
+        events: &EventSink,
+    ) -> Vec<Runnable> {
+        let mut runnable = Vec::new();
+        for (index, request) in calls.iter().enumerate() {
+            let call = &request.call;
+            if let Some(problem) = &request.invalid_arguments {
+                // The ✗ line says it; the log only when asked.
+                debug!(tool = %call.name, problem = %problem, "tool call with unusable arguments");
+                let reason = format!(
+                    "{problem}; call `{}` again with a JSON object of arguments",
+                    call.name
+                );
+                let result = error_result(call, &reason);
+                report(events, call, call.args.clone(), &result, Duration::ZERO);
+                self.settle(results, index, result);
+                continue;
+            }
+            let normalized = self
+                .executor
+                .normalized_arguments(&call.name, call.args.clone());
+            if !self.approved(call, &normalized).await {
+                info!(tool = %call.name, "the user declined a tool call");
+                let reason = format!(
+                    "the user declined to run `{}`; it was not executed",
+                    call.name
+                );
+                let result = error_result(call, &reason);
+                report(events, call, normalized, &result, Duration::ZERO);
+                self.settle(results, index, result);
+                continue;
+            }
+            runnable.push((index, call.clone(), normalized));
+        }
+        runnable
+    }
+
+    /// Whether `call` may run: always for a read-only tool or without an approver; else
+    /// the approver is shown the arguments as they would be sent.
+    async fn approved(&self, call: &ToolCall, normalized: &Value) -> bool {
+        let manager = self.executor.manager();
+        let tool = manager.find(&call.name).map(|t| &t.definition);
+        let (Some(approver), Some(tool)) = (&self.approver, tool) else {
+            return true;
+        };
+        if tool.hints.read_only {
+            return true;
+        }
+        let shown = ToolCall {
+            args: normalized.clone(),
+            ..call.clone()
+        };
+        approver.approve(&shown, tool).await
     }
 
     /// Records the result of call `index` in the journal and keeps it for the conversation.
