@@ -911,3 +911,42 @@ async fn ctrl_c_at_an_approval_prompt_leaves_the_next_line_to_the_next_question(
         &serde_json::json!({"role": "user", "content": "how is switch one?"})
     );
 }
+
+#[tokio::test]
+async fn history_show_prints_no_escape_sequence_a_model_wrote() {
+    use mcp_client::agent::Journal as _;
+    let history = scratch_file("escapes.db");
+    let store = mcp_client::history::Store::open(&history).unwrap();
+    store.begin("c-esc", "openai m", "hi");
+    store.message(
+        "c-esc",
+        1,
+        &mcp_client::llm::Message::Assistant {
+            text: "ok\u{1b}]52;c;ZXZpbA==\u{7} \u{1b}[8mhidden\u{9b}2J".into(),
+            tool_calls: Vec::new(),
+        },
+    );
+    store.flush().await.unwrap();
+    drop(store);
+    let (output, stdout, stderr) = run(
+        args(&[
+            "history",
+            "show",
+            "c-esc",
+            "--history",
+            &history.to_string_lossy(),
+        ]),
+        "",
+        vec![],
+    )
+    .await;
+    assert_eq!(output.status.code(), Some(0), "{stderr}");
+    assert!(
+        !stdout.contains(['\u{1b}', '\u{7}', '\u{9b}']),
+        "{stdout:?}"
+    );
+    assert!(
+        stdout.contains("ok]52;c;ZXZpbA== [8mhidden2J"),
+        "{stdout:?}"
+    );
+}
