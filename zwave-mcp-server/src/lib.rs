@@ -18,6 +18,8 @@
 //! - [`gateway`]: Z-Wave JS UI's MQTT API, topic ↔ value mapping, live cache, connection state.
 //! - [`sim`]: embedded MQTT broker and simulated Z-Wave JS UI gateway (demo and tests), which
 //!   names its topics with its own code, not `gateway::topics`.
+//! - [`ws`]: zwave-js-server's WebSocket API, the second backend (issue 24; in progress: the
+//!   state model so far, not yet wired to the tools).
 //!
 //! `config`, `stdio` and `mcp` are private: the binary and the tests reach them through
 //! [`run`], [`Config`] and [`ZwaveServer`]. The reconnection backoff and the duration grammar
@@ -30,6 +32,7 @@ pub mod logging;
 mod mcp;
 pub mod sim;
 mod stdio;
+pub mod ws;
 
 use std::time::Duration;
 

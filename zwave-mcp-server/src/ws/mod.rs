@@ -1,0 +1,9 @@
+//! zwave-js-server's WebSocket API (the Z-Wave JS add-on of Home Assistant, and Z-Wave JS UI
+//! with its WS server on): the second way to reach a Z-Wave JS home, beside the MQTT gateway
+//! (issue 24). Built in steps; what is here so far:
+//!
+//! | module | owns |
+//! |---|---|
+//! | `state` | the server's description of nodes and values, as the node model ([`crate::gateway::NodeInfo`]) |
+
+pub mod state;
