@@ -204,6 +204,23 @@ impl Nodes {
         true
     }
 
+    /// Puts `node` in the list, in place of the node with its id if there is one (a node the
+    /// driver re-interviewed or added): the node and the layout get new revisions.
+    pub fn put(&mut self, mut node: NodeInfo) {
+        node.revision = Revision::next();
+        self.nodes.insert(node.id, node);
+        self.layout = Revision::next();
+    }
+
+    /// Takes node `id` out of the list (it left the network); whether it was there.
+    pub fn remove(&mut self, id: NodeId) -> bool {
+        let removed = self.nodes.remove(&id).is_some();
+        if removed {
+            self.layout = Revision::next();
+        }
+        removed
+    }
+
     /// The node `id`, to change its state: it gets a new revision.
     pub fn get_mut(&mut self, id: &NodeId) -> Option<NodeMut<'_>> {
         let node = self.nodes.get_mut(id)?;

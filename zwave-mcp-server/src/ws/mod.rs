@@ -5,5 +5,7 @@
 //! | module | owns |
 //! |---|---|
 //! | `state` | the server's description of nodes and values, as the node model ([`crate::gateway::NodeInfo`]) |
+//! | `events` | the server's events, read into what they change in the node cache, and applied |
 
+pub mod events;
 pub mod state;

@@ -1,0 +1,323 @@
+//! zwave-js-server's events, read into what they change in the node cache, and applied.
+//!
+//! Only what the tools show is kept: a value's new state, a node's status, when it was last
+//! heard from, a node's whole state when it (re)appears, its removal. Interview stages,
+//! controller statistics and the like change nothing here.
+
+use serde_json::Value;
+
+use super::state::node_from_state;
+use crate::gateway::{NodeId, NodeInfo, NodeStatus, Nodes};
+
+/// What one event says, as far as the cache is concerned.
+#[derive(Debug, Clone)]
+pub enum Event {
+    /// A value changed (`value updated`, `value added`) or went away (`value removed`:
+    /// `value` is `None`).
+    Value {
+        /// Its node.
+        node: NodeId,
+        /// Its key in the node's values (`38-0-currentValue`).
+        key: String,
+        /// Its new value.
+        value: Option<Value>,
+    },
+    /// The node's status changed (`dead`, `alive`, `sleep`, `wake up`).
+    Status {
+        /// The node.
+        node: NodeId,
+        /// What it is now.
+        status: NodeStatus,
+    },
+    /// The node was heard from (`statistics updated`: its `lastSeen`).
+    HeardFrom {
+        /// The node.
+        node: NodeId,
+        /// When, epoch milliseconds.
+        at_ms: i64,
+    },
+    /// The node's whole state (`ready`, `node added`): names, values, all.
+    Node(Box<NodeInfo>),
+    /// The node left the network (`node removed`).
+    Removed(NodeId),
+    /// Nothing the cache keeps.
+    Other,
+}
+
+/// Reads one `{"type": "event", "event": {...}}` message's `event`.
+///
+/// # Errors
+/// A node event without a usable node id, or whose node state does not parse.
+pub fn read(event: &Value) -> Result<Event, String> {
+    if event.get("source").and_then(Value::as_str) != Some("node") {
+        return Ok(Event::Other);
+    }
+    let name = event.get("event").and_then(Value::as_str).unwrap_or("");
+    let node = || {
+        event
+            .get("nodeId")
+            .or_else(|| event.pointer("/node/nodeId"))
+            .and_then(Value::as_u64)
+            .and_then(|id| u16::try_from(id).ok())
+            .map(NodeId)
+            .ok_or_else(|| format!("a `{name}` event without a node id"))
+    };
+    Ok(match name {
+        "value updated" | "value added" | "value removed" => {
+            let args = event.get("args").unwrap_or(&Value::Null);
+            let Some(key) = value_key(args) else {
+                return Err(format!("a `{name}` event without a value's address"));
+            };
+            let value = match name {
+                "value removed" => None,
+                _ => args.get("newValue").cloned(),
+            };
+            Event::Value {
+                node: node()?,
+                key,
+                value,
+            }
+        }
+        "dead" => status(node()?, NodeStatus::Dead),
+        "alive" => status(node()?, NodeStatus::Alive),
+        "sleep" => status(node()?, NodeStatus::Asleep),
+        "wake up" => status(node()?, NodeStatus::Awake),
+        "statistics updated" => match event
+            .pointer("/statistics/lastSeen")
+            .and_then(Value::as_str)
+            .and_then(|date| date.parse::<jiff::Timestamp>().ok())
+        {
+            Some(at) => Event::HeardFrom {
+                node: node()?,
+                at_ms: at.as_millisecond(),
+            },
+            None => Event::Other,
+        },
+        "ready" => Event::Node(Box::new(node_from_state(
+            event.get("nodeState").unwrap_or(&Value::Null),
+        )?)),
+        "node added" => Event::Node(Box::new(node_from_state(
+            event.get("node").unwrap_or(&Value::Null),
+        )?)),
+        "node removed" => Event::Removed(node()?),
+        _ => Event::Other,
+    })
+}
+
+fn status(node: NodeId, status: NodeStatus) -> Event {
+    Event::Status { node, status }
+}
+
+/// The cache key of the value an event's `args` address.
+fn value_key(args: &Value) -> Option<String> {
+    let part = |key: &str| match args.get(key)? {
+        Value::String(text) => Some(text.clone()),
+        number @ Value::Number(_) => Some(number.to_string()),
+        _ => None,
+    };
+    let mut key = format!(
+        "{}-{}-{}",
+        part("commandClass")?,
+        part("endpoint").unwrap_or_else(|| "0".to_owned()),
+        part("property")?
+    );
+    if let Some(sub) = part("propertyKey") {
+        key.push('-');
+        key.push_str(&sub);
+    }
+    Some(key)
+}
+
+/// What applying an event did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Applied {
+    /// The cache changed.
+    Changed,
+    /// Nothing to change.
+    Unchanged,
+    /// The event names a node or value the cache does not have: the whole state should be
+    /// read again (`start_listening`).
+    Unknown,
+}
+
+/// Applies `event` to `nodes`, at `now_ms` (epoch milliseconds).
+pub fn apply(nodes: &mut Nodes, event: Event, now_ms: i64) -> Applied {
+    match event {
+        Event::Value { node, key, value } => {
+            if nodes.record_report(node, &key, value, now_ms) {
+                Applied::Changed
+            } else {
+                Applied::Unknown
+            }
+        }
+        Event::Status { node, status } => match nodes.get_mut(&node) {
+            Some(mut known) => {
+                known.set_available(status != NodeStatus::Dead);
+                known.set_status(status);
+                Applied::Changed
+            }
+            None => Applied::Unknown,
+        },
+        Event::HeardFrom { node, at_ms } => match nodes.get_mut(&node) {
+            Some(mut known) => {
+                known.set_last_active(at_ms);
+                Applied::Changed
+            }
+            None => Applied::Unknown,
+        },
+        Event::Node(info) => {
+            nodes.put(*info);
+            Applied::Changed
+        }
+        Event::Removed(node) => {
+            if nodes.remove(node) {
+                Applied::Changed
+            } else {
+                Applied::Unchanged
+            }
+        }
+        Event::Other => Applied::Unchanged,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    /// Every event frame of a recorded session.
+    fn recorded(name: &str) -> Vec<Value> {
+        test_support::fixture_text(&format!("zwave-js-server/{name}"))
+            .lines()
+            .filter_map(|line| serde_json::from_str::<Value>(line).ok())
+            .filter(|line| line["dir"] == "in" && line["msg"]["type"] == "event")
+            .map(|line| line["msg"]["event"].clone())
+            .collect()
+    }
+
+    #[test]
+    fn every_recorded_event_reads() {
+        let mut kinds = std::collections::BTreeSet::new();
+        for file in ["ws-session.jsonl", "ws-startup.jsonl", "confirm-ws.jsonl"] {
+            for event in recorded(file) {
+                let read = read(&event).unwrap_or_else(|err| panic!("{err}: {event}"));
+                kinds.insert(format!("{} → {}", event["event"], variant(&read)));
+            }
+        }
+        assert_eq!(
+            kinds.into_iter().collect::<Vec<_>>(),
+            [
+                "\"alive\" → status",
+                "\"dead\" → status",
+                "\"interview completed\" → other",
+                "\"interview stage completed\" → other",
+                "\"interview started\" → other",
+                "\"ready\" → node",
+                "\"statistics updated\" → heard from",
+                "\"statistics updated\" → other",
+                "\"value added\" → value",
+                "\"value updated\" → value",
+            ]
+        );
+    }
+
+    fn variant(event: &Event) -> &'static str {
+        match event {
+            Event::Value { .. } => "value",
+            Event::Status { .. } => "status",
+            Event::HeardFrom { .. } => "heard from",
+            Event::Node(_) => "node",
+            Event::Removed(_) => "removed",
+            Event::Other => "other",
+        }
+    }
+
+    fn recorded_nodes() -> Nodes {
+        let state: Value = serde_json::from_str(&test_support::fixture_text(
+            "zwave-js-server/start_listening.result.json",
+        ))
+        .unwrap();
+        Nodes::new(super::super::state::nodes_from_state(&state["result"]["state"]).unwrap())
+    }
+
+    #[test]
+    fn values_statuses_and_nodes_change_the_cache() {
+        let mut nodes = recorded_nodes();
+        let event = read(
+            &json!({"source": "node", "event": "value updated", "nodeId": 3,
+            "args": {"commandClassName": "Multilevel Switch", "commandClass": 38, "endpoint": 0,
+                     "property": "currentValue", "newValue": 40, "prevValue": 0}}),
+        )
+        .unwrap();
+        assert!(
+            matches!(&event, Event::Value { node: NodeId(3), key, value: Some(value) }
+                if key == "38-0-currentValue" && *value == json!(40)),
+            "{event:?}"
+        );
+        assert_eq!(apply(&mut nodes, event, 1_000), Applied::Changed);
+        let value = &nodes[&NodeId(3)].values["38-0-currentValue"];
+        assert_eq!(
+            (&value.value, value.last_update),
+            (&Some(json!(40)), Some(1_000))
+        );
+
+        // A value keyed by a property key (a notification's state).
+        let added = read(
+            &json!({"source": "node", "event": "value added", "nodeId": 10,
+            "args": {"commandClass": 113, "endpoint": 0, "property": "Access Control",
+                     "propertyKey": "Door state", "newValue": 22}}),
+        )
+        .unwrap();
+        assert_eq!(apply(&mut nodes, added, 1_001), Applied::Changed);
+        assert_eq!(
+            nodes[&NodeId(10)].values["113-0-Access Control-Door state"].value,
+            Some(json!(22))
+        );
+
+        let dead =
+            read(&json!({"source": "node", "event": "dead", "nodeId": 2, "oldStatus": 4})).unwrap();
+        assert_eq!(apply(&mut nodes, dead, 1_002), Applied::Changed);
+        assert!(!nodes[&NodeId(2)].available);
+        assert_eq!(nodes[&NodeId(2)].status, Some(NodeStatus::Dead));
+
+        // What the cache does not know asks for the whole state again.
+        let unknown = read(&json!({"source": "node", "event": "value added", "nodeId": 3,
+            "args": {"commandClass": 32, "endpoint": 0, "property": "currentValue", "newValue": 255}}))
+        .unwrap();
+        assert_eq!(apply(&mut nodes, unknown, 1_003), Applied::Unknown);
+        let stranger = read(&json!({"source": "node", "event": "alive", "nodeId": 99})).unwrap();
+        assert_eq!(apply(&mut nodes, stranger, 1_004), Applied::Unknown);
+
+        // A node's whole state replaces it; a removal removes it.
+        let layout = nodes.layout();
+        let renamed = read(&json!({"source": "node", "event": "ready", "nodeId": 3,
+            "nodeState": {"nodeId": 3, "name": "Kitchen Dimmer", "status": 4, "ready": true, "values": []}}))
+        .unwrap();
+        assert_eq!(apply(&mut nodes, renamed, 1_005), Applied::Changed);
+        assert_eq!(nodes[&NodeId(3)].name, "Kitchen Dimmer");
+        assert_ne!(nodes.layout(), layout);
+        let removed =
+            read(&json!({"source": "node", "event": "node removed", "node": {"nodeId": 3}}))
+                .unwrap();
+        assert_eq!(apply(&mut nodes, removed, 1_006), Applied::Changed);
+        assert!(!nodes.contains_key(&NodeId(3)));
+    }
+
+    #[test]
+    fn events_that_cannot_be_read_say_why() {
+        assert_eq!(
+            read(&json!({"source": "node", "event": "dead"})).unwrap_err(),
+            "a `dead` event without a node id"
+        );
+        assert_eq!(
+            read(&json!({"source": "node", "event": "value updated", "nodeId": 2, "args": {}}))
+                .unwrap_err(),
+            "a `value updated` event without a value's address"
+        );
+        assert!(matches!(
+            read(&json!({"source": "controller", "event": "statistics updated"})),
+            Ok(Event::Other)
+        ));
+    }
+}
