@@ -6,6 +6,8 @@
 //! |---|---|
 //! | `state` | the server's description of nodes and values, as the node model ([`crate::gateway::NodeInfo`]) |
 //! | `events` | the server's events, read into what they change in the node cache, and applied |
+//! | `protocol` | its messages: version (and the schema check), results, events; the commands sent |
 
 pub mod events;
+pub mod protocol;
 pub mod state;

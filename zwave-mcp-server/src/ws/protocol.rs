@@ -1,0 +1,263 @@
+//! zwave-js-server's messages: what the server sends (its version, a command's result, an
+//! event), the commands this server sends, and the API schema it speaks.
+//!
+//! Facts from the recorded sessions (`fixtures/zwave-js-server/`): on connect the server sends
+//! `{"type": "version", …, "minSchemaVersion", "maxSchemaVersion"}`; a command carries a
+//! `messageId` its result repeats; a failed command is `success: false` with an `errorCode`
+//! (`node_not_found`, `unknown_command`, `zwave_error` with a Z-Wave error code and message);
+//! `node.set_value` answers `result.result = {status, message?}` (the same SetValueStatus codes
+//! as Z-Wave JS UI's `writeValue`).
+
+use std::fmt;
+
+use serde_json::{Value, json};
+
+/// The API schema this server speaks (zwave-js-server 3.x; the recorded sessions used 44).
+pub const SCHEMA_VERSION: u64 = 44;
+
+/// One message from the server.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Incoming {
+    /// Sent first on every connection.
+    Version(ServerVersion),
+    /// A command's result.
+    Result {
+        /// The command's `messageId`.
+        message_id: String,
+        /// What it gave, or why it failed.
+        outcome: Result<Value, ServerFailure>,
+    },
+    /// Something happened (`{"source", "event", …}`).
+    Event(Value),
+}
+
+/// The server's `version` message.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ServerVersion {
+    /// zwave-js-server's version.
+    pub server: String,
+    /// The zwave-js driver's version.
+    pub driver: String,
+    /// The oldest API schema it speaks.
+    pub min_schema: u64,
+    /// The newest.
+    pub max_schema: u64,
+}
+
+impl ServerVersion {
+    /// Whether it speaks [`SCHEMA_VERSION`].
+    ///
+    /// # Errors
+    /// It does not: the message names both and what to upgrade.
+    pub fn check(&self) -> Result<(), String> {
+        if (self.min_schema..=self.max_schema).contains(&SCHEMA_VERSION) {
+            return Ok(());
+        }
+        let upgrade = if self.max_schema < SCHEMA_VERSION {
+            "upgrade zwave-js-server (or Z-Wave JS UI / the Z-Wave JS add-on)"
+        } else {
+            "upgrade zwave-mcp-server"
+        };
+        Err(format!(
+            "zwave-js-server {} speaks API schemas {}–{}, and this server speaks {SCHEMA_VERSION}: {upgrade}",
+            self.server, self.min_schema, self.max_schema
+        ))
+    }
+}
+
+/// Why the server failed a command.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ServerFailure {
+    /// Its `errorCode` (`node_not_found`, `unknown_command`, `zwave_error`, …).
+    pub code: String,
+    /// What it said, if anything (for `zwave_error`, the driver's message, `ZW0204` …).
+    pub message: String,
+}
+
+impl fmt::Display for ServerFailure {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.message.is_empty() {
+            f.write_str(&self.code)
+        } else {
+            write!(f, "{}: {}", self.code, self.message)
+        }
+    }
+}
+
+/// Reads one text frame from the server.
+///
+/// # Errors
+/// It is not JSON, or not one of the three kinds of message.
+pub fn read(frame: &str) -> Result<Incoming, String> {
+    let message: Value =
+        serde_json::from_str(frame).map_err(|err| format!("a message that is not JSON ({err})"))?;
+    let text = |key: &str| {
+        message
+            .get(key)
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_owned()
+    };
+    match message.get("type").and_then(Value::as_str) {
+        Some("version") => Ok(Incoming::Version(ServerVersion {
+            server: text("serverVersion"),
+            driver: text("driverVersion"),
+            min_schema: message
+                .get("minSchemaVersion")
+                .and_then(Value::as_u64)
+                .unwrap_or(0),
+            max_schema: message
+                .get("maxSchemaVersion")
+                .and_then(Value::as_u64)
+                .unwrap_or(0),
+        })),
+        Some("result") => {
+            let success = message.get("success").and_then(Value::as_bool) == Some(true);
+            let outcome = if success {
+                Ok(message.get("result").cloned().unwrap_or(Value::Null))
+            } else {
+                let zwave = text("zwaveErrorMessage");
+                Err(ServerFailure {
+                    code: text("errorCode"),
+                    message: if zwave.is_empty() {
+                        text("message")
+                    } else {
+                        zwave
+                    },
+                })
+            };
+            Ok(Incoming::Result {
+                message_id: text("messageId"),
+                outcome,
+            })
+        }
+        Some("event") => Ok(Incoming::Event(
+            message.get("event").cloned().unwrap_or(Value::Null),
+        )),
+        other => Err(format!(
+            "a message of an unknown type ({})",
+            other.map_or_else(|| "none".to_owned(), |kind| format!("{kind:?}"))
+        )),
+    }
+}
+
+/// The text of command `command` with `message_id` and its `params` (an object's fields).
+pub fn command(message_id: &str, command: &str, params: Value) -> String {
+    let mut message = json!({"messageId": message_id, "command": command});
+    if let (Value::Object(fields), Value::Object(params)) = (&mut message, params) {
+        fields.extend(params);
+    }
+    message.to_string()
+}
+
+/// `node.set_value`'s result as Z-Wave JS UI's `writeValue` gives it (`{status, message?}`),
+/// so one set of rules reads both.
+pub fn set_value_result(result: &Value) -> Value {
+    result.get("result").cloned().unwrap_or(Value::Null)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every frame the server sent in a recorded session.
+    fn received(name: &str) -> Vec<String> {
+        test_support::fixture_text(&format!("zwave-js-server/{name}"))
+            .lines()
+            .filter_map(|line| serde_json::from_str::<Value>(line).ok())
+            .filter(|line| line["dir"] == "in" && line["src"] == "ws")
+            .map(|line| line["msg"].to_string())
+            .collect()
+    }
+
+    #[test]
+    fn every_recorded_frame_reads() {
+        for name in ["ws-session.jsonl", "ws-startup.jsonl", "confirm-ws.jsonl"] {
+            let frames = received(name);
+            assert!(frames.len() > 40, "{name}: {}", frames.len());
+            for frame in frames {
+                read(&frame).unwrap_or_else(|err| panic!("{err}: {frame}"));
+            }
+        }
+    }
+
+    #[test]
+    fn the_version_is_checked_against_the_schema_spoken_here() {
+        let Incoming::Version(version) = read(r#"{"type":"version","homeId":2119630849,"driverVersion":"15.29.0","serverVersion":"3.10.2","minSchemaVersion":0,"maxSchemaVersion":50}"#).unwrap() else {
+            panic!("not a version");
+        };
+        assert_eq!(version.check(), Ok(()));
+        let old = ServerVersion {
+            max_schema: 30,
+            ..version.clone()
+        };
+        assert_eq!(
+            old.check().unwrap_err(),
+            "zwave-js-server 3.10.2 speaks API schemas 0–30, and this server speaks 44: upgrade zwave-js-server (or Z-Wave JS UI / the Z-Wave JS add-on)"
+        );
+        let newer = ServerVersion {
+            min_schema: 45,
+            ..version
+        };
+        assert!(
+            newer
+                .check()
+                .unwrap_err()
+                .ends_with(": upgrade zwave-mcp-server")
+        );
+    }
+
+    #[test]
+    fn results_carry_their_id_and_failures_their_code_and_message() {
+        assert_eq!(
+            read(r#"{"type":"result","success":true,"messageId":"ws-6","result":{"result":{"status":254}}}"#).unwrap(),
+            Incoming::Result {
+                message_id: "ws-6".into(),
+                outcome: Ok(json!({"result": {"status": 254}}))
+            }
+        );
+        let Incoming::Result { outcome: Err(missing), .. } = read(r#"{"type":"result","success":false,"messageId":"ws-3","errorCode":"node_not_found","message":"","args":{"nodeId":99}}"#).unwrap() else {
+            panic!("not a failure");
+        };
+        assert_eq!(missing.to_string(), "node_not_found");
+        let Incoming::Result { outcome: Err(nack), .. } = read(r#"{"type":"result","success":false,"messageId":"ws-16","errorCode":"zwave_error","zwaveErrorCode":204,"zwaveErrorCodeName":"Controller_CallbackNOK","zwaveErrorMessage":"The node did not acknowledge the command (ZW0204)"}"#).unwrap() else {
+            panic!("not a failure");
+        };
+        assert_eq!(
+            nack.to_string(),
+            "zwave_error: The node did not acknowledge the command (ZW0204)"
+        );
+        assert_eq!(
+            set_value_result(&json!({"result": {"status": 5, "message": "bad"}})),
+            json!({"status": 5, "message": "bad"})
+        );
+        assert_eq!(
+            read("[1]").unwrap_err(),
+            "a message of an unknown type (none)"
+        );
+        assert!(
+            read("{")
+                .unwrap_err()
+                .starts_with("a message that is not JSON")
+        );
+    }
+
+    #[test]
+    fn commands_carry_their_id_and_parameters() {
+        let sent: Value = serde_json::from_str(&command(
+            "zm-1",
+            "node.set_value",
+            json!({"nodeId": 3, "valueId": {"commandClass": 38, "endpoint": 0, "property": "targetValue"}, "value": 40}),
+        ))
+        .unwrap();
+        assert_eq!(
+            sent,
+            json!({"messageId": "zm-1", "command": "node.set_value", "nodeId": 3,
+                   "valueId": {"commandClass": 38, "endpoint": 0, "property": "targetValue"}, "value": 40})
+        );
+        assert_eq!(
+            command("zm-2", "start_listening", json!({})),
+            r#"{"command":"start_listening","messageId":"zm-2"}"#
+        );
+    }
+}
