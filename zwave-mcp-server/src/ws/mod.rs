@@ -7,7 +7,9 @@
 //! | `state` | the server's description of nodes and values, as the node model ([`crate::gateway::NodeInfo`]) |
 //! | `events` | the server's events, read into what they change in the node cache, and applied |
 //! | `protocol` | its messages: version (and the schema check), results, events; the commands sent |
+//! | `client` | [`client::WsClient`]: the connection that stays up, the cache, commands by id |
 
+pub mod client;
 pub mod events;
 pub mod protocol;
 pub mod state;

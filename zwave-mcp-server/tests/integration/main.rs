@@ -16,3 +16,4 @@ mod real_broker;
 mod restart;
 mod schemas;
 mod tools;
+mod ws_client;

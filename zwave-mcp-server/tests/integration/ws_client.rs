@@ -1,0 +1,222 @@
+//! The zwave-js-server connection against a scripted server on loopback that answers as the
+//! recorded sessions did (`fixtures/zwave-js-server/`): the handshake and the whole state,
+//! a command and its events, a schema the server does not speak, a dropped connection.
+
+use std::{
+    sync::{Arc, Mutex},
+    time::Duration,
+};
+
+use futures_util::{SinkExt as _, StreamExt as _};
+use serde_json::{Value, json};
+use tokio::net::TcpListener;
+use tokio_tungstenite::tungstenite::Message;
+use zwave_mcp_server::{
+    gateway::{Backoff, NodeId},
+    ws::client::{Link, WsClient, WsError},
+};
+
+/// How the scripted server behaves.
+#[derive(Clone, Copy)]
+struct Script {
+    max_schema: u64,
+    /// Close the connection instead of answering `node.set_value`.
+    drop_on_set: bool,
+}
+
+/// A scripted zwave-js-server; returns its URL and every command it received.
+async fn server(script: Script) -> (String, Arc<Mutex<Vec<Value>>>) {
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("ws://{}", listener.local_addr().unwrap());
+    let received = Arc::new(Mutex::new(Vec::new()));
+    let state: Value = serde_json::from_str(&test_support::fixture_text(
+        "zwave-js-server/start_listening.result.json",
+    ))
+    .unwrap();
+    let state = state["result"].clone();
+    let log = Arc::clone(&received);
+    tokio::spawn(async move {
+        let mut connections = 0;
+        while let Ok((stream, _)) = listener.accept().await {
+            connections += 1;
+            let mut socket = tokio_tungstenite::accept_async(stream).await.unwrap();
+            let version = json!({"type": "version", "homeId": 2119630849, "driverVersion": "15.29.0",
+                "serverVersion": "3.10.2", "minSchemaVersion": 0, "maxSchemaVersion": script.max_schema});
+            socket
+                .send(Message::text(version.to_string()))
+                .await
+                .unwrap();
+            while let Some(Ok(Message::Text(text))) = socket.next().await {
+                let command: Value = serde_json::from_str(&text).unwrap();
+                log.lock().unwrap().push(command.clone());
+                let id = command["messageId"].clone();
+                let result = |result: Value| {
+                    Message::text(
+                        json!({"type": "result", "success": true, "messageId": id, "result": result})
+                            .to_string(),
+                    )
+                };
+                match command["command"].as_str().unwrap() {
+                    "set_api_schema" => socket.send(result(json!({}))).await.unwrap(),
+                    "start_listening" => socket.send(result(state.clone())).await.unwrap(),
+                    "node.set_value" if script.drop_on_set && connections == 1 => break,
+                    "node.set_value" => {
+                        // The optimistic update comes first, as recorded for unsupervised Sets.
+                        let event = json!({"type": "event", "event": {"source": "node",
+                            "event": "value updated", "nodeId": command["nodeId"],
+                            "args": {"commandClass": 38, "endpoint": 0, "property": "targetValue",
+                                     "newValue": command["value"], "prevValue": 0}}});
+                        socket.send(Message::text(event.to_string())).await.unwrap();
+                        socket
+                            .send(result(json!({"result": {"status": 254}})))
+                            .await
+                            .unwrap();
+                    }
+                    _ => {
+                        let refused = json!({"type": "result", "success": false, "messageId": id,
+                            "errorCode": "unknown_command", "message": ""});
+                        socket
+                            .send(Message::text(refused.to_string()))
+                            .await
+                            .unwrap();
+                    }
+                }
+            }
+        }
+    });
+    (url, received)
+}
+
+const QUICK: Backoff = Backoff::exponential(Duration::from_millis(20), Duration::from_millis(100));
+
+/// Waits until the link is as `wanted` says.
+async fn link_until(client: &WsClient, wanted: impl Fn(&Link) -> bool) -> Link {
+    let mut link = client.link();
+    tokio::time::timeout(Duration::from_secs(10), link.wait_for(|now| wanted(now)))
+        .await
+        .expect("the link never got there")
+        .map(|seen| seen.clone())
+        .unwrap()
+}
+
+fn set_dimmer(level: u64) -> Value {
+    json!({"nodeId": 3, "valueId": {"commandClass": 38, "endpoint": 0, "property": "targetValue"}, "value": level})
+}
+
+#[tokio::test]
+async fn it_listens_commands_get_results_and_events_keep_the_cache() {
+    let (url, received) = server(Script {
+        max_schema: 50,
+        drop_on_set: false,
+    })
+    .await;
+    let client = WsClient::connect(&url, QUICK);
+    let link = link_until(&client, |link| matches!(link, Link::Listening { .. })).await;
+    assert_eq!(
+        link,
+        Link::Listening {
+            server: "3.10.2".into(),
+            driver: "15.29.0".into()
+        }
+    );
+    assert_eq!(client.with_nodes(|nodes| nodes.len()), 15);
+    let result = client
+        .request("node.set_value", set_dimmer(40), Duration::from_secs(5))
+        .await
+        .unwrap();
+    assert_eq!(result, json!({"result": {"status": 254}}));
+    // The event before the result is in the cache by the time the result is.
+    assert_eq!(
+        client.with_nodes(|nodes| nodes[&NodeId(3)].values["38-0-targetValue"].value.clone()),
+        Some(json!(40))
+    );
+    let refused = client
+        .request("node.frobnicate", json!({}), Duration::from_secs(5))
+        .await
+        .unwrap_err();
+    assert_eq!(
+        refused.to_string(),
+        "zwave-js-server refused `node.frobnicate`: unknown_command"
+    );
+    // The handshake as recorded: the schema first, then the state; ids unique per process.
+    let sent = received.lock().unwrap().clone();
+    assert_eq!(sent[0]["command"], "set_api_schema");
+    assert_eq!(sent[0]["schemaVersion"], 44);
+    assert_eq!(sent[1]["command"], "start_listening");
+    let id = sent[2]["messageId"].as_str().unwrap();
+    assert!(
+        id.starts_with(&format!("zm-{}-", std::process::id())),
+        "{id}"
+    );
+}
+
+#[tokio::test]
+async fn a_server_without_our_schema_is_refused_with_what_to_upgrade() {
+    let (url, received) = server(Script {
+        max_schema: 30,
+        drop_on_set: false,
+    })
+    .await;
+    let client = WsClient::connect(&url, QUICK);
+    let Link::Down { why, .. } =
+        link_until(&client, |link| matches!(link, Link::Down { .. })).await
+    else {
+        unreachable!()
+    };
+    assert_eq!(
+        why,
+        "zwave-js-server 3.10.2 speaks API schemas 0–30, and this server speaks 44: upgrade zwave-js-server (or Z-Wave JS UI / the Z-Wave JS add-on)"
+    );
+    let refused = client
+        .request("node.set_value", set_dimmer(40), Duration::from_secs(5))
+        .await
+        .unwrap_err();
+    assert!(matches!(refused, WsError::Down(_)), "{refused}");
+    assert!(received.lock().unwrap().is_empty());
+}
+
+#[tokio::test]
+async fn a_command_whose_connection_drops_is_lost_never_sent_again() {
+    let (url, received) = server(Script {
+        max_schema: 50,
+        drop_on_set: true,
+    })
+    .await;
+    let client = WsClient::connect(&url, QUICK);
+    link_until(&client, |link| matches!(link, Link::Listening { .. })).await;
+    let lost = client
+        .request("node.set_value", set_dimmer(66), Duration::from_secs(5))
+        .await
+        .unwrap_err();
+    assert_eq!(
+        lost.to_string(),
+        "the connection to zwave-js-server was lost before `node.set_value` was answered; it may have been carried out"
+    );
+    // Told after the link went down (so this waits for the next connection, not the old
+    // one); it comes back, reads the whole state again, and the lost command is not among
+    // what the new connection received.
+    link_until(&client, |link| matches!(link, Link::Listening { .. })).await;
+    let sets = received
+        .lock()
+        .unwrap()
+        .iter()
+        .filter(|command| command["command"] == "node.set_value")
+        .count();
+    assert_eq!(sets, 1);
+    let commands: Vec<String> = received
+        .lock()
+        .unwrap()
+        .iter()
+        .map(|command| command["command"].as_str().unwrap().to_owned())
+        .collect();
+    assert_eq!(
+        commands,
+        [
+            "set_api_schema",
+            "start_listening",
+            "node.set_value",
+            "set_api_schema",
+            "start_listening"
+        ]
+    );
+}
