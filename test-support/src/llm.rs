@@ -14,13 +14,13 @@
 )]
 
 use std::{
-    net::TcpStream,
     path::{Path, PathBuf},
-    process::{Child, Command, Stdio},
-    time::{Duration, Instant},
+    process::Command,
+    time::Duration,
 };
 
 use crate::{
+    daemon::Daemon,
     mosquitto::{ScratchDir, free_port},
     peers,
 };
@@ -80,11 +80,9 @@ fn find_file(dir: &Path, extension: &str) -> Option<PathBuf> {
 
 /// A running model server.
 pub struct ModelServer {
-    child: Child,
+    daemon: Daemon,
     /// Its base URL, without a version (`http://127.0.0.1:<port>`).
     pub url: String,
-    log: PathBuf,
-    _dir: ScratchDir,
 }
 
 impl ModelServer {
@@ -98,18 +96,14 @@ impl ModelServer {
     pub fn llama_cpp(chat_format: Option<&str>) -> Self {
         let python = llama_cpp_python();
         let model = smollm2_gguf(&python);
-        let port = free_port().port().to_string();
+        let port = free_port().port();
         let mut command = Command::new(&python);
         command
             .args(["-m", "llama_cpp.server", "--model"])
             .arg(&model)
+            .args(["--model_alias", MODEL, "--host", "127.0.0.1", "--port"])
+            .arg(port.to_string())
             .args([
-                "--model_alias",
-                MODEL,
-                "--host",
-                "127.0.0.1",
-                "--port",
-                &port,
                 "--n_ctx",
                 "4096",
                 "--n_threads",
@@ -122,11 +116,10 @@ impl ModelServer {
             command.args(["--chat_format", format]);
         }
         Self::start(
-            command,
+            &command,
             ScratchDir::new(),
-            &port,
+            port,
             "llama-cpp-python's server",
-            &[],
         )
     }
 
@@ -138,7 +131,7 @@ impl ModelServer {
     pub fn litellm(upstream: &str) -> Self {
         let python = litellm();
         let litellm = python.with_file_name("litellm");
-        let port = free_port().port().to_string();
+        let port = free_port().port();
         let dir = ScratchDir::new();
         let config = dir.path().join("litellm.yaml");
         std::fs::write(
@@ -154,83 +147,24 @@ impl ModelServer {
         command
             .arg("--config")
             .arg(&config)
-            .args(["--host", "127.0.0.1", "--port", &port]);
-        Self::start(
-            command,
-            dir,
-            &port,
-            "the LiteLLM proxy",
-            &[
-                // No fetch of the price list from the internet, no telemetry, no docs pages.
-                ("LITELLM_LOCAL_MODEL_COST_MAP", "True"),
-                ("LITELLM_TELEMETRY", "False"),
-                ("NO_DOCS", "True"),
-            ],
-        )
+            .args(["--host", "127.0.0.1", "--port"])
+            .arg(port.to_string())
+            // No fetch of the price list from the internet, no telemetry, no docs pages.
+            .env("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+            .env("LITELLM_TELEMETRY", "False")
+            .env("NO_DOCS", "True");
+        Self::start(&command, dir, port, "the LiteLLM proxy")
     }
 
-    fn start(
-        command: Command,
-        dir: ScratchDir,
-        port: &str,
-        what: &str,
-        env: &[(&str, &str)],
-    ) -> Self {
-        let log = dir.path().join("server.log");
-        let log_file = std::fs::File::create(&log).unwrap();
-        let program = command.get_program().to_owned();
-        let args: Vec<_> = command.get_args().map(ToOwned::to_owned).collect();
-        // Killed with the thread that started it, should the test process die first.
-        let child = Command::new("setpriv")
-            .args(["--pdeathsig", "KILL", "nice", "-n", "10"])
-            .arg(program)
-            .args(args)
-            .envs(env.iter().copied())
-            .stdin(Stdio::null())
-            .stdout(log_file.try_clone().unwrap())
-            .stderr(log_file)
-            .spawn()
-            .unwrap_or_else(|err| panic!("cannot start {what}: {err}"));
-        let mut server = Self {
-            child,
+    fn start(command: &Command, dir: ScratchDir, port: u16, what: &str) -> Self {
+        Self {
+            daemon: Daemon::start(command, dir, port, what, Duration::from_secs(180)),
             url: format!("http://127.0.0.1:{port}"),
-            log,
-            _dir: dir,
-        };
-        server.wait_listening(port, what);
-        server
-    }
-
-    /// Waits until the server accepts connections: both bind their port only once the model
-    /// is loaded and the app started.
-    fn wait_listening(&mut self, port: &str, what: &str) {
-        let limit = Duration::from_secs(180);
-        let deadline = Instant::now() + limit;
-        let addr = format!("127.0.0.1:{port}").parse().unwrap();
-        while TcpStream::connect_timeout(&addr, Duration::from_millis(200)).is_err() {
-            if let Ok(Some(status)) = self.child.try_wait() {
-                panic!("{what} exited ({status}) before listening:\n{}", self.log());
-            }
-            assert!(
-                Instant::now() < deadline,
-                "{what} did not listen on {addr} within {limit:?}:\n{}",
-                self.log()
-            );
-            std::thread::sleep(Duration::from_millis(100));
         }
     }
 
     /// The end of what it wrote (for a failing test's message).
     pub fn log(&self) -> String {
-        let text = std::fs::read_to_string(&self.log).unwrap_or_default();
-        let lines: Vec<&str> = text.lines().collect();
-        lines[lines.len().saturating_sub(40)..].join("\n")
-    }
-}
-
-impl Drop for ModelServer {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
+        self.daemon.log()
     }
 }

@@ -55,11 +55,18 @@ pub fn inspector() -> PathBuf {
 /// Installs an npm package (pinned `spec`) into `target/peers/npm` unless `entry` (relative to
 /// that folder) exists already; returns the entry's path.
 fn npm_package(spec: &str, entry: &str) -> PathBuf {
-    let dir = target_dir().join("peers").join("npm");
+    npm_packages("npm", &[spec], entry).join(entry)
+}
+
+/// Installs npm packages (pinned `specs`) together into `target/peers/<name>` unless `entry`
+/// (relative to that folder) exists already; returns the folder.
+pub fn npm_packages(name: &str, specs: &[&str], entry: &str) -> PathBuf {
+    let dir = target_dir().join("peers").join(name);
     let entry = dir.join(entry);
     with_install_lock(&dir, || {
         if !entry.exists() {
-            eprintln!("installing {spec} into {}", dir.display());
+            let specs_text = specs.join(" ");
+            eprintln!("installing {specs_text} into {}", dir.display());
             let status = Command::new("npm")
                 .args([
                     "install",
@@ -69,16 +76,16 @@ fn npm_package(spec: &str, entry: &str) -> PathBuf {
                     "--prefix",
                 ])
                 .arg(&dir)
-                .arg(spec)
+                .args(specs)
                 .status();
             assert!(
                 status.is_ok_and(|s| s.success()) && entry.exists(),
-                "cannot install {spec}: run `npm install --prefix {} {spec}` (needs node and npm)",
+                "cannot install {specs_text}: run `npm install --prefix {} {specs_text}` (needs node and npm)",
                 dir.display()
             );
         }
     });
-    entry
+    dir
 }
 
 /// A Python virtual environment `target/peers/venv-<name>` with `requirement` installed;

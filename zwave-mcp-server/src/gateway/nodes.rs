@@ -258,6 +258,11 @@ impl<'a> NodeMut<'a> {
         self.0.status = Some(status);
     }
 
+    /// Whether its interview is complete.
+    pub fn set_ready(&mut self, ready: bool) {
+        self.0.ready = ready;
+    }
+
     /// When the node was last heard from, epoch milliseconds.
     pub fn set_last_active(&mut self, at: i64) {
         self.0.last_active = Some(at);

@@ -97,6 +97,8 @@ struct Request {
 
 struct Shared {
     nodes: RwLock<Nodes>,
+    /// Bumped on every change of the cache, so waiters can look again.
+    changes: watch::Sender<u64>,
     link: watch::Sender<Link>,
     /// Which connection is up (0: none yet); bumped on every connection.
     connection: AtomicU64,
@@ -118,6 +120,7 @@ impl WsClient {
         let (link, _) = watch::channel(Link::Connecting);
         let shared = Arc::new(Shared {
             nodes: RwLock::new(Nodes::default()),
+            changes: watch::channel(0).0,
             link,
             connection: AtomicU64::new(0),
             next_id: AtomicU64::new(0),
@@ -131,6 +134,11 @@ impl WsClient {
     /// Where the connection stands, and its changes.
     pub fn link(&self) -> watch::Receiver<Link> {
         self.shared.link.subscribe()
+    }
+
+    /// A counter bumped on every change of the node cache.
+    pub fn changes(&self) -> watch::Receiver<u64> {
+        self.shared.changes.subscribe()
     }
 
     /// Reads the node cache.
@@ -304,6 +312,7 @@ async fn serve(
                         let nodes = nodes_from_state(state.get("state").unwrap_or(&Value::Null))
                             .map_err(|why| Ended { why, listened })?;
                         *shared.nodes.write().unwrap_or_else(std::sync::PoisonError::into_inner) = Nodes::new(nodes);
+                        shared.changes.send_modify(|count| *count += 1);
                         reload_asked = false;
                         if !listened {
                             listened = true;
@@ -325,6 +334,9 @@ async fn serve(
                                 event,
                                 now_ms(),
                             );
+                            if applied == Applied::Changed {
+                                shared.changes.send_modify(|count| *count += 1);
+                            }
                             if applied == Applied::Unknown && listened && !reload_asked {
                                 // Something the cache does not know: read the whole state again.
                                 reload_asked = true;

@@ -146,6 +146,10 @@ pub fn apply(nodes: &mut Nodes, event: Event, now_ms: i64) -> Applied {
         Event::Value { node, key, value } => {
             if nodes.record_report(node, &key, value, now_ms) {
                 Applied::Changed
+            } else if nodes.get(&node).is_some_and(|known| !known.ready) {
+                // A node being interviewed gains its values one by one; its `ready` event
+                // brings them all, with their metadata.
+                Applied::Unchanged
             } else {
                 Applied::Unknown
             }
@@ -281,7 +285,14 @@ mod tests {
         assert!(!nodes[&NodeId(2)].available);
         assert_eq!(nodes[&NodeId(2)].status, Some(NodeStatus::Dead));
 
-        // What the cache does not know asks for the whole state again.
+        // A value of a node still being interviewed waits for the node's `ready`.
+        let interviewing = read(&json!({"source": "node", "event": "value added", "nodeId": 11,
+            "args": {"commandClass": 32, "endpoint": 0, "property": "currentValue", "newValue": 0}}))
+        .unwrap();
+        nodes.get_mut(&NodeId(11)).unwrap().set_ready(false);
+        assert_eq!(apply(&mut nodes, interviewing, 1_003), Applied::Unchanged);
+
+        // What the cache does not know of a ready node asks for the whole state again.
         let unknown = read(&json!({"source": "node", "event": "value added", "nodeId": 3,
             "args": {"commandClass": 32, "endpoint": 0, "property": "currentValue", "newValue": 255}}))
         .unwrap();

@@ -17,3 +17,4 @@ mod restart;
 mod schemas;
 mod tools;
 mod ws_client;
+mod ws_real;
