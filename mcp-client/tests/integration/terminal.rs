@@ -67,6 +67,32 @@ fn run_on_terminal(args: Vec<String>) -> (Vec<u8>, Option<i32>) {
     (reader.join().unwrap(), status.code())
 }
 
+/// `chat --once QUESTION` against the fake OpenAI server at `url`, with `extra` options.
+fn once_args(url: &str, extra: &[&str], question: &str) -> Vec<String> {
+    let mut args: Vec<String> = ["chat"]
+        .iter()
+        .chain(extra)
+        .map(|s| (*s).to_owned())
+        .collect();
+    args.extend(
+        [
+            "--provider",
+            "openai",
+            "--model",
+            "test-model",
+            "--base-url",
+            &format!("{url}/v1"),
+            "--no-stream",
+            "--yes",
+            "--once",
+            question,
+        ]
+        .iter()
+        .map(|s| (*s).to_owned()),
+    );
+    args
+}
+
 /// The lines a terminal shows after `drawn`.
 fn screen(drawn: &[u8]) -> Vec<String> {
     let text = String::from_utf8_lossy(drawn);
@@ -152,26 +178,12 @@ async fn no_spinner_frame_stays_and_the_tool_line_shows_the_arguments_sent() {
             .to_string(),
     )
     .unwrap();
-    let args = |question: &str| -> Vec<String> {
-        [
-            "chat",
-            "--config",
-            servers.to_str().unwrap(),
-            "--no-history",
-            "--provider",
-            "openai",
-            "--model",
-            "test-model",
-            "--base-url",
-            &format!("{}/v1", fake.url),
-            "--no-stream",
-            "--yes",
-            "--once",
+    let args = |question: &str| {
+        once_args(
+            &fake.url,
+            &["--config", servers.to_str().unwrap(), "--no-history"],
             question,
-        ]
-        .iter()
-        .map(|s| (*s).to_owned())
-        .collect()
+        )
     };
 
     let dim = args("dim the living room light to 40%");
@@ -228,23 +240,7 @@ async fn escape_sequences_from_the_model_never_reach_the_terminal() {
         ),
     ])
     .await;
-    let args: Vec<String> = [
-        "chat",
-        "--no-history",
-        "--provider",
-        "openai",
-        "--model",
-        "test-model",
-        "--base-url",
-        &format!("{}/v1", fake.url),
-        "--no-stream",
-        "--yes",
-        "--once",
-        "hi",
-    ]
-    .iter()
-    .map(|s| (*s).to_owned())
-    .collect();
+    let args = once_args(&fake.url, &["--no-history"], "hi");
     let (drawn, _) = tokio::task::spawn_blocking(move || run_on_terminal(args))
         .await
         .unwrap();

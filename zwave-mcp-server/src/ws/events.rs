@@ -6,7 +6,7 @@
 
 use serde_json::Value;
 
-use super::state::node_from_state;
+use super::state::{key_of, node_from_state};
 use crate::gateway::{NodeId, NodeInfo, NodeStatus, Nodes};
 
 /// What one event says, as far as the cache is concerned.
@@ -65,7 +65,7 @@ pub fn read(event: &Value) -> Result<Event, String> {
     Ok(match name {
         "value updated" | "value added" | "value removed" => {
             let args = event.get("args").unwrap_or(&Value::Null);
-            let Some(key) = value_key(args) else {
+            let Some(key) = key_of(args) else {
                 return Err(format!("a `{name}` event without a value's address"));
             };
             let value = match name {
@@ -106,26 +106,6 @@ pub fn read(event: &Value) -> Result<Event, String> {
 
 fn status(node: NodeId, status: NodeStatus) -> Event {
     Event::Status { node, status }
-}
-
-/// The cache key of the value an event's `args` address.
-fn value_key(args: &Value) -> Option<String> {
-    let part = |key: &str| match args.get(key)? {
-        Value::String(text) => Some(text.clone()),
-        number @ Value::Number(_) => Some(number.to_string()),
-        _ => None,
-    };
-    let mut key = format!(
-        "{}-{}-{}",
-        part("commandClass")?,
-        part("endpoint").unwrap_or_else(|| "0".to_owned()),
-        part("property")?
-    );
-    if let Some(sub) = part("propertyKey") {
-        key.push('-');
-        key.push_str(&sub);
-    }
-    Some(key)
 }
 
 /// What applying an event did.

@@ -161,8 +161,9 @@ fn states(states: Option<&Value>) -> Value {
         .collect()
 }
 
-/// The key `getNodes` stores a value under (`"<cc>-<endpoint>-<property>[-<propertyKey>]"`).
-fn key_of(value: &Value) -> Option<String> {
+/// The key `getNodes` stores a value under (`"<cc>-<endpoint>-<property>[-<propertyKey>]"`),
+/// of a value or of an event's `args` (both carry the same address fields).
+pub(super) fn key_of(value: &Value) -> Option<String> {
     let part = |key: &str| match value.get(key)? {
         Value::String(text) => Some(text.clone()),
         other @ Value::Number(_) => Some(other.to_string()),
