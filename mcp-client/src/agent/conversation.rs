@@ -1,7 +1,8 @@
 //! The tool-call loop (spec 002): each turn sends the conversation and the tools to the model
 //! and collects its text and calls; no calls → done; calls → run them all through the
 //! [`ToolExecutor`], append the assistant turn and one result per call id, and go on, until
-//! the turn limit, the token budget, a provider error or a cancellation ends it.
+//! the turn limit, the token budget, a provider error or a cancellation ends it. How a turn's
+//! calls are answered is `calls`' business.
 
 use std::{
     hash::{BuildHasher as _, Hasher as _},
