@@ -6,7 +6,8 @@
 //! A command is only ever sent on the connection that was up when it was asked for: one asked
 //! for while the server is down is refused at once, and one whose connection drops before its
 //! result comes is answered "lost (it may have been carried out)" — never sent again later.
-//! (`ws://` only so far; `wss://` and the seam to the tools come next, issue 24.)
+//! `wss://` is checked against the CA given (the same PEM file as for `mqtts://`) or the
+//! system's roots. (The seam to the tools comes next, issue 24.)
 
 use std::{
     collections::HashMap,
@@ -34,6 +35,91 @@ use crate::gateway::{Backoff, Nodes, now_ms};
 const MAX_MESSAGE: usize = 64 * 1024 * 1024;
 /// Commands waiting to be written.
 const QUEUE: usize = 64;
+
+/// Where zwave-js-server is: `ws://host:port` or `wss://host:port` (then checked against the
+/// CA given, or the system's roots).
+#[derive(Clone)]
+pub struct Target {
+    url: String,
+    authority: String,
+    host: String,
+    tls: Option<Arc<rustls::ClientConfig>>,
+}
+
+impl std::fmt::Debug for Target {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.url)
+    }
+}
+
+impl Target {
+    /// Reads `url`; for `wss://`, `ca_pem` (PEM certificates) replaces the system's roots.
+    ///
+    /// # Errors
+    /// Not a `ws://` or `wss://` URL with a host, or a CA without a certificate.
+    pub fn new(url: &str, ca_pem: Option<&[u8]>) -> Result<Self, String> {
+        let (tls, rest) = if let Some(rest) = url.strip_prefix("ws://") {
+            (false, rest)
+        } else if let Some(rest) = url.strip_prefix("wss://") {
+            (true, rest)
+        } else {
+            return Err(format!(
+                "{url:?} is not a WebSocket URL: expected ws://host:port or wss://host:port (zwave-js-server listens on 3000)"
+            ));
+        };
+        let authority = rest.split('/').next().unwrap_or_default();
+        let (host, port) = match authority.rsplit_once(':') {
+            Some((host, port)) if !port.is_empty() => (host, port),
+            _ => (authority, if tls { "443" } else { "80" }),
+        };
+        if host.is_empty() || port.parse::<u16>().is_err() {
+            return Err(format!(
+                "{url:?} has no usable host and port: expected e.g. ws://192.168.1.10:3000"
+            ));
+        }
+        let host = host
+            .trim_start_matches('[')
+            .trim_end_matches(']')
+            .to_owned();
+        Ok(Self {
+            url: url.to_owned(),
+            authority: if host.contains(':') {
+                format!("[{host}]:{port}")
+            } else {
+                format!("{host}:{port}")
+            },
+            tls: if tls {
+                Some(Arc::new(tls_config(ca_pem)?))
+            } else {
+                None
+            },
+            host,
+        })
+    }
+}
+
+/// A TLS client configuration trusting `ca_pem`, or the system's roots.
+fn tls_config(ca_pem: Option<&[u8]>) -> Result<rustls::ClientConfig, String> {
+    use rustls::pki_types::{CertificateDer, pem::PemObject as _};
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    let mut roots = rustls::RootCertStore::empty();
+    match ca_pem {
+        Some(pem) => {
+            let certificates = CertificateDer::pem_slice_iter(pem).filter_map(Result::ok);
+            let (usable, _) = roots.add_parsable_certificates(certificates);
+            if usable == 0 {
+                return Err("the CA file holds no usable PEM certificate".to_owned());
+            }
+        }
+        None => {
+            let found = rustls_native_certs::load_native_certs();
+            roots.add_parsable_certificates(found.certs);
+        }
+    }
+    Ok(rustls::ClientConfig::builder()
+        .with_root_certificates(roots)
+        .with_no_client_auth())
+}
 
 /// Where the connection stands.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -115,8 +201,8 @@ pub struct WsClient {
 }
 
 impl WsClient {
-    /// Starts the connection task for `url` (`ws://host:port`).
-    pub fn connect(url: &str, backoff: Backoff) -> Self {
+    /// Starts the connection task for `target`.
+    pub fn connect(target: Target, backoff: Backoff) -> Self {
         let (link, _) = watch::channel(Link::Connecting);
         let shared = Arc::new(Shared {
             nodes: RwLock::new(Nodes::default()),
@@ -127,7 +213,7 @@ impl WsClient {
             id_prefix: format!("zm-{}-{}", std::process::id(), now_ms()),
         });
         let (requests, incoming) = mpsc::channel(QUEUE);
-        tokio::spawn(run(url.to_owned(), backoff, Arc::clone(&shared), incoming));
+        tokio::spawn(run(target, backoff, Arc::clone(&shared), incoming));
         Self { shared, requests }
     }
 
@@ -194,7 +280,7 @@ impl WsClient {
 
 /// The connection task: connect, listen, serve, and again after a failure.
 async fn run(
-    url: String,
+    target: Target,
     backoff: Backoff,
     shared: Arc<Shared>,
     mut requests: mpsc::Receiver<Request>,
@@ -204,7 +290,7 @@ async fn run(
         let connection = shared.connection.fetch_add(1, Ordering::SeqCst) + 1;
         shared.link.send_replace(Link::Connecting);
         let mut pending = Pending::new();
-        let why = match serve(&url, &shared, connection, &mut requests, &mut pending).await {
+        let why = match serve(&target, &shared, connection, &mut requests, &mut pending).await {
             Ok(()) => return, // Every handle is gone.
             Err(Ended { why, listened }) => {
                 if listened {
@@ -213,7 +299,7 @@ async fn run(
                 why
             }
         };
-        warn!(url = %url, error = %why, "zwave-js-server connection down");
+        warn!(url = %target.url, error = %why, "zwave-js-server connection down");
         // Down first: a caller told its command was lost sees the link down.
         shared.link.send_replace(Link::Down {
             since_ms: now_ms(),
@@ -254,7 +340,7 @@ fn refuse(request: Request) {
 /// One connection, from the handshake until it ends. `Ok` when every handle is gone.
 /// Commands it leaves unanswered stay in `pending`, for the caller to tell them lost.
 async fn serve(
-    url: &str,
+    target: &Target,
     shared: &Shared,
     connection: u64,
     requests: &mut mpsc::Receiver<Request>,
@@ -264,20 +350,58 @@ async fn serve(
         why,
         listened: false,
     };
-    let authority = url
-        .strip_prefix("ws://")
-        .ok_or_else(|| ended(format!("{url} is not a ws:// URL")))?;
-    let host = authority.split('/').next().unwrap_or(authority);
-    let stream = tokio::net::TcpStream::connect(host)
+    let url = &target.url;
+    let stream = tokio::net::TcpStream::connect(&target.authority)
         .await
-        .map_err(|err| ended(format!("cannot connect to {host}: {err}")))?;
+        .map_err(|err| ended(format!("cannot connect to {}: {err}", target.authority)))?;
     let _ = stream.set_nodelay(true);
     let config = WebSocketConfig::default()
         .max_message_size(Some(MAX_MESSAGE))
         .max_frame_size(Some(MAX_MESSAGE));
-    let (mut socket, _) = tokio_tungstenite::client_async_with_config(url, stream, Some(config))
-        .await
-        .map_err(|err| ended(format!("the WebSocket handshake with {url} failed: {err}")))?;
+    match &target.tls {
+        None => {
+            let (socket, _) =
+                tokio_tungstenite::client_async_with_config(url.as_str(), stream, Some(config))
+                    .await
+                    .map_err(|err| {
+                        ended(format!("the WebSocket handshake with {url} failed: {err}"))
+                    })?;
+            talk(socket, shared, connection, requests, pending).await
+        }
+        Some(tls) => {
+            let name =
+                rustls::pki_types::ServerName::try_from(target.host.clone()).map_err(|err| {
+                    ended(format!(
+                        "{} cannot be checked against a certificate: {err}",
+                        target.host
+                    ))
+                })?;
+            let stream = tokio_rustls::TlsConnector::from(Arc::clone(tls))
+                .connect(name, stream)
+                .await
+                .map_err(|err| ended(format!("TLS with {} failed: {err}", target.authority)))?;
+            let (socket, _) =
+                tokio_tungstenite::client_async_with_config(url.as_str(), stream, Some(config))
+                    .await
+                    .map_err(|err| {
+                        ended(format!("the WebSocket handshake with {url} failed: {err}"))
+                    })?;
+            talk(socket, shared, connection, requests, pending).await
+        }
+    }
+}
+
+/// The conversation on one open socket.
+async fn talk<S>(
+    mut socket: tokio_tungstenite::WebSocketStream<S>,
+    shared: &Shared,
+    connection: u64,
+    requests: &mut mpsc::Receiver<Request>,
+    pending: &mut Pending,
+) -> Result<(), Ended>
+where
+    S: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin,
+{
     let mut listened = false;
     let mut reload_asked = false;
     // The handshake: version, schema, the whole state; then commands and events.
@@ -368,10 +492,13 @@ async fn serve(
     }
 }
 
-async fn send(
-    socket: &mut tokio_tungstenite::WebSocketStream<tokio::net::TcpStream>,
+async fn send<S>(
+    socket: &mut tokio_tungstenite::WebSocketStream<S>,
     text: String,
-) -> Result<(), String> {
+) -> Result<(), String>
+where
+    S: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin,
+{
     socket
         .send(Message::text(text))
         .await

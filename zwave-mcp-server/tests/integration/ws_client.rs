@@ -13,7 +13,7 @@ use tokio::net::TcpListener;
 use tokio_tungstenite::tungstenite::Message;
 use zwave_mcp_server::{
     gateway::{Backoff, NodeId},
-    ws::client::{Link, WsClient, WsError},
+    ws::client::{Link, Target, WsClient, WsError},
 };
 
 /// How the scripted server behaves.
@@ -24,10 +24,19 @@ struct Script {
     drop_on_set: bool,
 }
 
-/// A scripted zwave-js-server; returns its URL and every command it received.
+/// A scripted zwave-js-server; returns its URL and every command it received. With `tls`,
+/// it speaks wss:// with that certificate.
 async fn server(script: Script) -> (String, Arc<Mutex<Vec<Value>>>) {
+    serve_scripted(script, None).await
+}
+
+async fn serve_scripted(
+    script: Script,
+    tls: Option<tokio_rustls::TlsAcceptor>,
+) -> (String, Arc<Mutex<Vec<Value>>>) {
     let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let url = format!("ws://{}", listener.local_addr().unwrap());
+    let scheme = if tls.is_some() { "wss" } else { "ws" };
+    let url = format!("{scheme}://{}", listener.local_addr().unwrap());
     let received = Arc::new(Mutex::new(Vec::new()));
     let state: Value = serde_json::from_str(&test_support::fixture_text(
         "zwave-js-server/start_listening.result.json",
@@ -35,56 +44,86 @@ async fn server(script: Script) -> (String, Arc<Mutex<Vec<Value>>>) {
     .unwrap();
     let state = state["result"].clone();
     let log = Arc::clone(&received);
+    let state = Arc::new(state);
     tokio::spawn(async move {
         let mut connections = 0;
         while let Ok((stream, _)) = listener.accept().await {
             connections += 1;
-            let mut socket = tokio_tungstenite::accept_async(stream).await.unwrap();
-            let version = json!({"type": "version", "homeId": 2119630849, "driverVersion": "15.29.0",
-                "serverVersion": "3.10.2", "minSchemaVersion": 0, "maxSchemaVersion": script.max_schema});
-            socket
-                .send(Message::text(version.to_string()))
-                .await
-                .unwrap();
-            while let Some(Ok(Message::Text(text))) = socket.next().await {
-                let command: Value = serde_json::from_str(&text).unwrap();
-                log.lock().unwrap().push(command.clone());
-                let id = command["messageId"].clone();
-                let result = |result: Value| {
-                    Message::text(
-                        json!({"type": "result", "success": true, "messageId": id, "result": result})
-                            .to_string(),
-                    )
-                };
-                match command["command"].as_str().unwrap() {
-                    "set_api_schema" => socket.send(result(json!({}))).await.unwrap(),
-                    "start_listening" => socket.send(result(state.clone())).await.unwrap(),
-                    "node.set_value" if script.drop_on_set && connections == 1 => break,
-                    "node.set_value" => {
-                        // The optimistic update comes first, as recorded for unsupervised Sets.
-                        let event = json!({"type": "event", "event": {"source": "node",
-                            "event": "value updated", "nodeId": command["nodeId"],
-                            "args": {"commandClass": 38, "endpoint": 0, "property": "targetValue",
-                                     "newValue": command["value"], "prevValue": 0}}});
-                        socket.send(Message::text(event.to_string())).await.unwrap();
-                        socket
-                            .send(result(json!({"result": {"status": 254}})))
-                            .await
-                            .unwrap();
+            // Each connection on its own: one client must not hold up the next.
+            let (tls, state, log) = (tls.clone(), Arc::clone(&state), Arc::clone(&log));
+            tokio::spawn(async move {
+                match tls {
+                    None => {
+                        let socket = tokio_tungstenite::accept_async(stream).await.unwrap();
+                        answer(socket, script, connections, &state, &log).await;
                     }
-                    _ => {
-                        let refused = json!({"type": "result", "success": false, "messageId": id,
-                            "errorCode": "unknown_command", "message": ""});
-                        socket
-                            .send(Message::text(refused.to_string()))
-                            .await
-                            .unwrap();
+                    Some(acceptor) => {
+                        // A client that refuses the certificate ends here.
+                        let Ok(stream) = acceptor.accept(stream).await else {
+                            return;
+                        };
+                        let socket = tokio_tungstenite::accept_async(stream).await.unwrap();
+                        answer(socket, script, connections, &state, &log).await;
                     }
                 }
-            }
+            });
         }
     });
     (url, received)
+}
+
+/// One connection, answered as recorded.
+async fn answer<S>(
+    mut socket: tokio_tungstenite::WebSocketStream<S>,
+    script: Script,
+    connections: u32,
+    state: &Value,
+    log: &Mutex<Vec<Value>>,
+) where
+    S: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin,
+{
+    let version = json!({"type": "version", "homeId": 2119630849, "driverVersion": "15.29.0",
+        "serverVersion": "3.10.2", "minSchemaVersion": 0, "maxSchemaVersion": script.max_schema});
+    socket
+        .send(Message::text(version.to_string()))
+        .await
+        .unwrap();
+    while let Some(Ok(Message::Text(text))) = socket.next().await {
+        let command: Value = serde_json::from_str(&text).unwrap();
+        log.lock().unwrap().push(command.clone());
+        let id = command["messageId"].clone();
+        let result = |result: Value| {
+            Message::text(
+                json!({"type": "result", "success": true, "messageId": id, "result": result})
+                    .to_string(),
+            )
+        };
+        match command["command"].as_str().unwrap() {
+            "set_api_schema" => socket.send(result(json!({}))).await.unwrap(),
+            "start_listening" => socket.send(result(state.clone())).await.unwrap(),
+            "node.set_value" if script.drop_on_set && connections == 1 => break,
+            "node.set_value" => {
+                // The optimistic update comes first, as recorded for unsupervised Sets.
+                let event = json!({"type": "event", "event": {"source": "node",
+                    "event": "value updated", "nodeId": command["nodeId"],
+                    "args": {"commandClass": 38, "endpoint": 0, "property": "targetValue",
+                             "newValue": command["value"], "prevValue": 0}}});
+                socket.send(Message::text(event.to_string())).await.unwrap();
+                socket
+                    .send(result(json!({"result": {"status": 254}})))
+                    .await
+                    .unwrap();
+            }
+            _ => {
+                let refused = json!({"type": "result", "success": false, "messageId": id,
+                    "errorCode": "unknown_command", "message": ""});
+                socket
+                    .send(Message::text(refused.to_string()))
+                    .await
+                    .unwrap();
+            }
+        }
+    }
 }
 
 const QUICK: Backoff = Backoff::exponential(Duration::from_millis(20), Duration::from_millis(100));
@@ -110,7 +149,7 @@ async fn it_listens_commands_get_results_and_events_keep_the_cache() {
         drop_on_set: false,
     })
     .await;
-    let client = WsClient::connect(&url, QUICK);
+    let client = WsClient::connect(Target::new(&url, None).unwrap(), QUICK);
     let link = link_until(&client, |link| matches!(link, Link::Listening { .. })).await;
     assert_eq!(
         link,
@@ -157,7 +196,7 @@ async fn a_server_without_our_schema_is_refused_with_what_to_upgrade() {
         drop_on_set: false,
     })
     .await;
-    let client = WsClient::connect(&url, QUICK);
+    let client = WsClient::connect(Target::new(&url, None).unwrap(), QUICK);
     let Link::Down { why, .. } =
         link_until(&client, |link| matches!(link, Link::Down { .. })).await
     else {
@@ -182,7 +221,7 @@ async fn a_command_whose_connection_drops_is_lost_never_sent_again() {
         drop_on_set: true,
     })
     .await;
-    let client = WsClient::connect(&url, QUICK);
+    let client = WsClient::connect(Target::new(&url, None).unwrap(), QUICK);
     link_until(&client, |link| matches!(link, Link::Listening { .. })).await;
     let lost = client
         .request("node.set_value", set_dimmer(66), Duration::from_secs(5))
@@ -219,4 +258,70 @@ async fn a_command_whose_connection_drops_is_lost_never_sent_again() {
             "start_listening"
         ]
     );
+}
+
+#[tokio::test]
+async fn wss_is_checked_against_the_ca_given_and_refused_without_it() {
+    use rustls::pki_types::{CertificateDer, PrivateKeyDer, pem::PemObject as _};
+    let dir = test_support::mosquitto::ScratchDir::new();
+    let files = test_support::mosquitto::TlsFiles::generate(dir.path(), "ws");
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    let certs: Vec<CertificateDer<'static>> = CertificateDer::pem_file_iter(&files.cert)
+        .unwrap()
+        .map(Result::unwrap)
+        .collect();
+    let key = PrivateKeyDer::from_pem_file(&files.key).unwrap();
+    let config = rustls::ServerConfig::builder()
+        .with_no_client_auth()
+        .with_single_cert(certs, key)
+        .unwrap();
+    let script = Script {
+        max_schema: 50,
+        drop_on_set: false,
+    };
+    let (url, _) = serve_scripted(
+        script,
+        Some(tokio_rustls::TlsAcceptor::from(Arc::new(config))),
+    )
+    .await;
+    assert!(url.starts_with("wss://127.0.0.1:"), "{url}");
+
+    let ca = std::fs::read(&files.ca).unwrap();
+    let trusted = WsClient::connect(Target::new(&url, Some(&ca)).unwrap(), QUICK);
+    link_until(&trusted, |link| matches!(link, Link::Listening { .. })).await;
+    assert_eq!(trusted.with_nodes(|nodes| nodes.len()), 15);
+
+    // The system's roots do not know the test CA.
+    let untrusted = WsClient::connect(Target::new(&url, None).unwrap(), QUICK);
+    let Link::Down { why, .. } =
+        link_until(&untrusted, |link| matches!(link, Link::Down { .. })).await
+    else {
+        unreachable!()
+    };
+    assert!(
+        why.starts_with(&format!(
+            "TLS with {} failed: invalid peer certificate",
+            &url[6..]
+        )),
+        "{why}"
+    );
+}
+
+#[test]
+fn urls_that_cannot_work_are_refused_with_an_example() {
+    assert_eq!(
+        Target::new("http://hub:3000", None).unwrap_err(),
+        "\"http://hub:3000\" is not a WebSocket URL: expected ws://host:port or wss://host:port (zwave-js-server listens on 3000)"
+    );
+    assert_eq!(
+        Target::new("ws://:3000", None).unwrap_err(),
+        "\"ws://:3000\" has no usable host and port: expected e.g. ws://192.168.1.10:3000"
+    );
+    assert!(Target::new("ws://hub:99999", None).is_err());
+    assert_eq!(
+        Target::new("wss://hub:3000", Some(b"not a certificate")).unwrap_err(),
+        "the CA file holds no usable PEM certificate"
+    );
+    assert!(Target::new("ws://[::1]:3000", None).is_ok());
+    assert!(Target::new("ws://hub", None).is_ok());
 }

@@ -9,7 +9,7 @@ use serde_json::{Value, json};
 use test_support::zwave_js::ZwaveJsServer;
 use zwave_mcp_server::{
     gateway::{Backoff, NodeId},
-    ws::client::{Link, WsClient, WsError},
+    ws::client::{Link, Target, WsClient, WsError},
 };
 
 const QUICK: Backoff = Backoff::exponential(Duration::from_millis(50), Duration::from_millis(500));
@@ -60,7 +60,7 @@ async fn the_real_driver_is_listened_to_and_commanded() {
     // Started on this thread, which outlives them: they die with the thread that started
     // them (a blocking-pool thread would end, and take them along, while the test runs).
     let server = ZwaveJsServer::start();
-    let client = WsClient::connect(&server.url, QUICK);
+    let client = WsClient::connect(Target::new(&server.url, None).unwrap(), QUICK);
     let mut link = client.link();
     tokio::time::timeout(
         Duration::from_secs(60),
