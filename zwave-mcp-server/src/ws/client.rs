@@ -355,17 +355,9 @@ async fn serve(
         .await
         .map_err(|err| ended(format!("cannot connect to {}: {err}", target.authority)))?;
     let _ = stream.set_nodelay(true);
-    let config = WebSocketConfig::default()
-        .max_message_size(Some(MAX_MESSAGE))
-        .max_frame_size(Some(MAX_MESSAGE));
     match &target.tls {
         None => {
-            let (socket, _) =
-                tokio_tungstenite::client_async_with_config(url.as_str(), stream, Some(config))
-                    .await
-                    .map_err(|err| {
-                        ended(format!("the WebSocket handshake with {url} failed: {err}"))
-                    })?;
+            let socket = handshake(url, stream).await.map_err(ended)?;
             talk(socket, shared, connection, requests, pending).await
         }
         Some(tls) => {
@@ -380,15 +372,24 @@ async fn serve(
                 .connect(name, stream)
                 .await
                 .map_err(|err| ended(format!("TLS with {} failed: {err}", target.authority)))?;
-            let (socket, _) =
-                tokio_tungstenite::client_async_with_config(url.as_str(), stream, Some(config))
-                    .await
-                    .map_err(|err| {
-                        ended(format!("the WebSocket handshake with {url} failed: {err}"))
-                    })?;
+            let socket = handshake(url, stream).await.map_err(ended)?;
             talk(socket, shared, connection, requests, pending).await
         }
     }
+}
+
+/// The WebSocket handshake on an open stream, with the message size bounded.
+async fn handshake<S>(url: &str, stream: S) -> Result<tokio_tungstenite::WebSocketStream<S>, String>
+where
+    S: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin,
+{
+    let config = WebSocketConfig::default()
+        .max_message_size(Some(MAX_MESSAGE))
+        .max_frame_size(Some(MAX_MESSAGE));
+    tokio_tungstenite::client_async_with_config(url, stream, Some(config))
+        .await
+        .map(|(socket, _)| socket)
+        .map_err(|err| format!("the WebSocket handshake with {url} failed: {err}"))
 }
 
 /// The conversation on one open socket.
