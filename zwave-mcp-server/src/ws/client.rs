@@ -512,3 +512,38 @@ fn lose(pending: &mut Pending) {
         let _ = reply.send(Err(WsError::Lost(command)));
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_error_says_whether_the_command_may_have_run() {
+        let said = |err: WsError| err.to_string();
+        assert_eq!(
+            said(WsError::Down("still connecting".into())),
+            "zwave-js-server is not connected (still connecting); nothing was sent"
+        );
+        assert_eq!(
+            said(WsError::Lost("node.set_value".into())),
+            "the connection to zwave-js-server was lost before `node.set_value` was answered; it may have been carried out"
+        );
+        assert_eq!(
+            said(WsError::Timeout {
+                command: "node.set_value".into(),
+                after: Duration::from_secs(5)
+            }),
+            "zwave-js-server did not answer `node.set_value` within 5s; it may have been carried out"
+        );
+        assert_eq!(
+            said(WsError::Failed {
+                command: "node.set_value".into(),
+                failure: ServerFailure {
+                    code: "zwave_error".into(),
+                    message: "The node did not acknowledge the command (ZW0204)".into()
+                }
+            }),
+            "zwave-js-server refused `node.set_value`: zwave_error: The node did not acknowledge the command (ZW0204)"
+        );
+    }
+}
