@@ -40,7 +40,14 @@ pub fn llama_cpp_python() -> PathBuf {
     peers::venv_with(
         &peers::cache_dir().join("venv-llama-cpp"),
         &[LLAMA_CPP_PYTHON, SMOLLM2],
-        &[("CMAKE_BUILD_PARALLEL_LEVEL", "2"), ("MAKEFLAGS", "-j2")],
+        &[
+            ("CMAKE_BUILD_PARALLEL_LEVEL", "2"),
+            ("MAKEFLAGS", "-j2"),
+            // A portable build (AVX2, FMA, F16C; not what this CPU has beyond): built for the
+            // CPU it compiles on, ggml used AMX on a VM whose kernel faults on it, and the
+            // server died at its first request (general protection fault in libggml-cpu).
+            ("CMAKE_ARGS", "-DGGML_NATIVE=OFF"),
+        ],
     )
 }
 

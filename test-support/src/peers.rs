@@ -113,7 +113,13 @@ pub fn cache_dir() -> PathBuf {
 pub fn venv_with(dir: &Path, requirements: &[&str], env: &[(&str, &str)]) -> PathBuf {
     let python = dir.join("bin").join("python");
     let stamp = dir.join("installed.txt");
-    let wanted = requirements.join("\n");
+    // The build settings are part of what is installed: changing them builds again.
+    let wanted = requirements
+        .iter()
+        .map(|requirement| (*requirement).to_owned())
+        .chain(env.iter().map(|(key, value)| format!("{key}={value}")))
+        .collect::<Vec<_>>()
+        .join("\n");
     with_install_lock(dir, || {
         if std::fs::read_to_string(&stamp).ok().as_deref() == Some(wanted.as_str()) {
             return;
@@ -140,6 +146,8 @@ pub fn venv_with(dir: &Path, requirements: &[&str], env: &[(&str, &str)]) -> Pat
                 "install",
                 "--quiet",
                 "--disable-pip-version-check",
+                // A wheel pip built before, under other build settings, is not reused.
+                "--no-cache-dir",
             ])
             .args(requirements)
             .envs(env.iter().copied())

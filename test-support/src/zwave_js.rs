@@ -33,8 +33,14 @@ pub fn install() -> PathBuf {
 /// The mock controller and zwave-js-server in front of it.
 pub struct ZwaveJsServer {
     // Dropped in this order: the server before its controller.
-    server: Daemon,
+    server: Option<Daemon>,
     mock: Daemon,
+    packages: PathBuf,
+    serial: u16,
+    ws: u16,
+    /// The driver's settings and cache, kept across restarts of the server (as an add-on's
+    /// are): names and locations survive them.
+    storage: ScratchDir,
     /// `ws://127.0.0.1:<port>`.
     pub url: String,
     /// The mock's control port (`POST /send`, `/stuck`, `/ack`, `/state`; `GET /nodes`).
@@ -48,6 +54,17 @@ impl ZwaveJsServer {
     /// # Panics
     /// When either cannot be installed or started in time.
     pub fn start() -> Self {
+        let mut this = Self::without_server();
+        this.start_server();
+        this
+    }
+
+    /// Starts the mock network only: [`ZwaveJsServer::url`] is where the server will listen
+    /// once [`ZwaveJsServer::start_server`] starts it (nothing listens there until then).
+    ///
+    /// # Panics
+    /// When the packages cannot be installed or the mock does not start in time.
+    pub fn without_server() -> Self {
         let packages = install();
         let (serial, control, ws) = (free_port().port(), free_port().port(), free_port().port());
         let mut mock = Command::new("node");
@@ -68,31 +85,90 @@ impl ZwaveJsServer {
             "the zwave-js mock controller",
             Duration::from_secs(60),
         );
-        let mut server = Command::new(packages.join("node_modules/.bin/zwave-server"));
-        server
-            .arg(format!("tcp://127.0.0.1:{serial}"))
-            .args(["--host", "127.0.0.1", "--disable-dns-sd", "--port"])
-            .arg(ws.to_string());
-        let server = Daemon::start(
-            &server,
-            ScratchDir::new(),
-            ws,
-            "zwave-js-server",
-            Duration::from_secs(180),
-        );
+        let storage = ScratchDir::new();
+        let cache = storage.path().join("cache");
+        std::fs::write(
+            storage.path().join("driver.cjs"),
+            format!(
+                // zwave-server wants an S0 key whenever it reads a config (a test key).
+                "module.exports = {{ storage: {{ cacheDir: {:?}, throttle: \"fast\" }}, securityKeys: {{ S0_Legacy: \"0102030405060708090a0b0c0d0e0f10\" }} }};\n",
+                cache.display().to_string()
+            ),
+        )
+        .unwrap();
         Self {
-            server,
+            server: None,
             mock,
+            packages,
+            serial,
+            ws,
+            storage,
             url: format!("ws://127.0.0.1:{ws}"),
             control,
         }
+    }
+
+    /// Starts zwave-js-server (again) on [`ZwaveJsServer::url`]; returns once it accepts
+    /// connections. Its driver reads the network afresh, as after a restart of the add-on.
+    ///
+    /// # Panics
+    /// When it does not listen in time.
+    pub fn start_server(&mut self) {
+        self.stop_server();
+        let mut server = Command::new(self.packages.join("node_modules/.bin/zwave-server"));
+        server
+            .arg(format!("tcp://127.0.0.1:{}", self.serial))
+            .args(["--host", "127.0.0.1", "--disable-dns-sd", "--port"])
+            .arg(self.ws.to_string())
+            .arg("--config")
+            .arg(self.storage.path().join("driver.cjs"));
+        self.server = Some(Daemon::start(
+            &server,
+            ScratchDir::new(),
+            self.ws,
+            "zwave-js-server",
+            Duration::from_secs(180),
+        ));
+    }
+
+    /// Stops zwave-js-server (killed, as by a crash); the mock network stays up.
+    pub fn stop_server(&mut self) {
+        self.server = None;
+    }
+
+    /// Asks the mock network to change (`POST /stuck {"node": 2, "on": true}`, `/ack`,
+    /// `/send`, `/state`: see `run-mock-server.cjs`); returns its answer's body.
+    ///
+    /// # Panics
+    /// When the mock does not answer 200.
+    pub fn tell_mock(&self, path: &str, body: &str) -> String {
+        use std::io::{Read as _, Write as _};
+        let mut stream = std::net::TcpStream::connect(("127.0.0.1", self.control)).unwrap();
+        write!(
+            stream,
+            "POST {path} HTTP/1.0\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{body}",
+            body.len()
+        )
+        .unwrap();
+        let mut answer = String::new();
+        stream.read_to_string(&mut answer).unwrap();
+        assert!(
+            answer.starts_with("HTTP/1.1 200") || answer.starts_with("HTTP/1.0 200"),
+            "the mock refused {path} {body}: {answer}"
+        );
+        answer
+            .split_once("\r\n\r\n")
+            .map(|(_, body)| body.to_owned())
+            .unwrap_or_default()
     }
 
     /// The ends of both logs (for a failing test's message).
     pub fn logs(&self) -> String {
         format!(
             "zwave-js-server:\n{}\nmock controller:\n{}",
-            self.server.log(),
+            self.server
+                .as_ref()
+                .map_or_else(|| "(not running)".to_owned(), Daemon::log),
             self.mock.log()
         )
     }

@@ -11,6 +11,7 @@ use crate::{
     devices::{Exposure, Rule, Rules},
     gateway::{MqttSettings, MqttUrl, Secret},
     sim::{PayloadType, TopicType},
+    ws::client::Target,
 };
 
 /// Environment variable holding the MQTT password.
@@ -21,9 +22,10 @@ pub const PASSWORD_ENV: &str = "ZWAVE_MCP_MQTT_PASSWORD";
 #[command(
     name = "zwave-mcp-server",
     version,
-    about = "MCP stdio server that lists, reads and controls Z-Wave devices through Z-Wave JS UI's MQTT gateway",
-    long_about = "MCP stdio server that lists, reads and controls Z-Wave devices through Z-Wave JS UI's \
-                  MQTT gateway.\n\nstdout carries only newline-delimited JSON-RPC; logs go to stderr \
+    about = "MCP stdio server that lists, reads and controls Z-Wave devices through Z-Wave JS (Z-Wave JS UI's MQTT gateway, or zwave-js-server)",
+    long_about = "MCP stdio server that lists, reads and controls Z-Wave devices through Z-Wave JS: \
+                  Z-Wave JS UI's MQTT gateway (--mqtt-url), or zwave-js-server's WebSocket API \
+                  (--zwave-js-url; Home Assistant's Z-Wave JS add-on).\n\nstdout carries only newline-delimited JSON-RPC; logs go to stderr \
                   (and optionally to a daily log file). Run with --demo to try it against a built-in \
                   simulated home."
 )]
@@ -40,6 +42,22 @@ pub struct Config {
         default_value = "mqtt://127.0.0.1:1883"
     )]
     pub mqtt_url: MqttUrl,
+
+    /// zwave-js-server's WebSocket API instead of the MQTT gateway: ws://host:3000 (wss:// for
+    /// TLS). Home Assistant's Z-Wave JS add-on serves it on port 3000; in Z-Wave JS UI it is
+    /// Settings → Home Assistant → WS Server.
+    #[arg(
+        long,
+        env = "ZWAVE_MCP_ZWAVE_JS_URL",
+        value_name = "URL",
+        conflicts_with_all = ["mqtt_url", "mqtt_username", "mqtt_password_file", "mqtt_ca_file", "mqtt_client_id", "demo"]
+    )]
+    pub zwave_js_url: Option<String>,
+
+    /// CA certificate (PEM) that signed zwave-js-server's certificate, for wss:// URLs
+    /// (default: the system's trusted roots).
+    #[arg(long, env = "ZWAVE_MCP_ZWAVE_JS_CA_FILE", requires = "zwave_js_url")]
+    pub zwave_js_ca_file: Option<PathBuf>,
 
     /// MQTT user name, when the broker requires authentication.
     #[arg(long, global = true, env = "ZWAVE_MCP_MQTT_USERNAME")]
@@ -230,10 +248,12 @@ impl Config {
             (None, None) => None,
         };
         let ca_pem = match (&self.mqtt_ca_file, self.mqtt_url.tls) {
-            (Some(path), true) => Some(read_ca_file(path)?),
+            (Some(path), true) => Some(read_ca_file(path, "--mqtt-ca-file", "broker")?),
             (Some(path), false) => {
                 return Err(ConfigError::CaWithoutTls {
+                    flag: "--mqtt-ca-file",
                     path: path.clone(),
+                    needs: "an mqtts:// broker URL, but --mqtt-url",
                     url: self.mqtt_url.to_string(),
                 });
             }
@@ -255,13 +275,49 @@ impl Config {
     }
 }
 
-fn read_ca_file(path: &std::path::Path) -> Result<Vec<u8>, ConfigError> {
+impl Config {
+    /// Where zwave-js-server is, when `--zwave-js-url` was given, with its CA read.
+    ///
+    /// # Errors
+    /// The URL is not a usable ws:// or wss:// URL, or the CA file is not usable (or given
+    /// for a ws:// URL).
+    pub fn zwave_js(&self) -> Result<Option<Target>, ConfigError> {
+        let Some(url) = &self.zwave_js_url else {
+            return Ok(None);
+        };
+        let tls = url.starts_with("wss://");
+        let ca_pem = match &self.zwave_js_ca_file {
+            Some(path) if tls => Some(read_ca_file(path, "--zwave-js-ca-file", "server")?),
+            Some(path) => {
+                return Err(ConfigError::CaWithoutTls {
+                    flag: "--zwave-js-ca-file",
+                    path: path.clone(),
+                    needs: "a wss:// URL, but --zwave-js-url",
+                    url: url.clone(),
+                });
+            }
+            None => None,
+        };
+        Target::new(url, ca_pem.as_deref())
+            .map(Some)
+            .map_err(|reason| ConfigError::ZwaveJsUrl { reason })
+    }
+}
+
+/// Reads the PEM file of a CA given by `flag`, which signed the `whose` certificate.
+fn read_ca_file(
+    path: &std::path::Path,
+    flag: &'static str,
+    whose: &'static str,
+) -> Result<Vec<u8>, ConfigError> {
     let pem = std::fs::read(path).map_err(|source| ConfigError::CaFile {
+        flag,
         path: path.to_owned(),
         source,
     })?;
     if !String::from_utf8_lossy(&pem).contains("-----BEGIN CERTIFICATE-----") {
         return Err(ConfigError::CaNotPem {
+            flag,
             path: path.to_owned(),
         });
     }
@@ -269,7 +325,9 @@ fn read_ca_file(path: &std::path::Path) -> Result<Vec<u8>, ConfigError> {
     // instead of failing every connection attempt later.
     use rustls::pki_types::{CertificateDer, pem::PemObject as _};
     let invalid = |reason: String| ConfigError::CaInvalid {
+        flag,
         path: path.to_owned(),
+        whose,
         reason,
     };
     let certificates = CertificateDer::pem_slice_iter(&pem)
@@ -306,8 +364,10 @@ pub enum ConfigError {
         source: std::io::Error,
     },
     /// The CA file could not be read.
-    #[error("cannot read --mqtt-ca-file {path:?}")]
+    #[error("cannot read {flag} {path:?}")]
     CaFile {
+        /// The flag.
+        flag: &'static str,
         /// The file named by the flag.
         path: PathBuf,
         /// Why it could not be read.
@@ -315,28 +375,36 @@ pub enum ConfigError {
         source: std::io::Error,
     },
     /// The CA file holds no PEM certificate.
-    #[error(
-        "--mqtt-ca-file {path:?} holds no PEM certificate (expected -----BEGIN CERTIFICATE-----)"
-    )]
+    #[error("{flag} {path:?} holds no PEM certificate (expected -----BEGIN CERTIFICATE-----)")]
     CaNotPem {
+        /// The flag.
+        flag: &'static str,
         /// The file named by the flag.
         path: PathBuf,
     },
     /// The CA file's certificates cannot be used.
     #[error(
-        "--mqtt-ca-file {path:?} cannot be used: {reason} (give the PEM file of the CA that signed the broker's certificate)"
+        "{flag} {path:?} cannot be used: {reason} (give the PEM file of the CA that signed the {whose}'s certificate)"
     )]
     CaInvalid {
+        /// The flag.
+        flag: &'static str,
         /// The file named by the flag.
         path: PathBuf,
+        /// Whose certificate the CA signed: the broker's or the server's.
+        whose: &'static str,
         /// What is wrong with it.
         reason: String,
     },
     /// A CA file was given for a plain-text URL.
-    #[error("--mqtt-ca-file {path:?} needs an mqtts:// broker URL, but --mqtt-url is {url}")]
+    #[error("{flag} {path:?} needs {needs} is {url}")]
     CaWithoutTls {
+        /// The flag.
+        flag: &'static str,
         /// The file named by the flag.
         path: PathBuf,
+        /// What it needs, up to the URL flag.
+        needs: &'static str,
         /// The plain-text URL.
         url: String,
     },
@@ -345,6 +413,12 @@ pub enum ConfigError {
         "give the mqtt password either in ZWAVE_MCP_MQTT_PASSWORD or in --mqtt-password-file, not both"
     )]
     TwoPasswords,
+    /// `--zwave-js-url` is not a usable WebSocket URL.
+    #[error("--zwave-js-url: {reason}")]
+    ZwaveJsUrl {
+        /// What is wrong with it, and an example.
+        reason: String,
+    },
     /// The exposure file is not usable (the message names it and the rule at fault).
     #[error("{0}")]
     Exposure(String),

@@ -72,35 +72,8 @@ async fn serve(config: Config) -> anyhow::Result<()> {
     let exposure = config.exposure()?;
     // Take the protocol pipes first: from here on a stray write to fd 1 goes to stderr.
     let io = stdio::take();
-    // The simulator lives as long as this function: until the MCP session ends. The session
-    // starts at once; the gateway connects once the simulator has published its home, so it
-    // loads one consistent snapshot instead of racing the first publications (a tool called
-    // before then waits, as for any first connection).
-    let (settings, _simulator, demo_ready) = if config.demo {
-        let broker = sim::EmbeddedBroker::start()?;
-        let mut settings = MqttSettings::new(broker.url());
-        settings.api_timeout = config.api_timeout;
-        let simulator = sim::SimControl::start_with(
-            &MqttSettings::new(broker.url()),
-            sim::SimOptions::default(),
-            home(config.demo_nodes),
-        );
-        (
-            settings,
-            Some(simulator.clone()),
-            Some(demo_published(simulator)),
-        )
-    } else {
-        (config.mqtt()?, None, None)
-    };
-    tracing::info!(broker = %settings.url, prefix = %settings.topic_prefix, gateway = %settings.gateway_name, "starting");
-    let (gateway, demo_failed) = match demo_ready {
-        Some((published, failed)) => (
-            Gateway::connect_after(settings, gateway::RECONNECT_BACKOFF, published),
-            Some(failed),
-        ),
-        None => (Gateway::connect(settings, gateway::RECONNECT_BACKOFF), None),
-    };
+    // The demo's simulator lives as long as this function: until the MCP session ends.
+    let (gateway, _simulator, demo_failed) = connect(&config)?;
     let audit = devices::RuleAudit::new(exposure.clone());
     if audit.has_rules() {
         let audit = std::sync::Mutex::new(audit);
@@ -139,6 +112,48 @@ async fn serve(config: Config) -> anyhow::Result<()> {
     };
     tracing::info!(?reason, "MCP session ended");
     Ok(())
+}
+
+/// Starts the connection to the home the configuration names: zwave-js-server
+/// (`--zwave-js-url`), the MQTT gateway, or the demo home. With the demo, also its simulator
+/// (it lives as long as the session) and what completes if its home never appears.
+fn connect(
+    config: &Config,
+) -> anyhow::Result<(
+    Gateway,
+    Option<sim::SimControl>,
+    Option<tokio::sync::oneshot::Receiver<()>>,
+)> {
+    if let Some(target) = config.zwave_js()? {
+        tracing::info!(server = ?target, "starting");
+        let gateway =
+            Gateway::connect_zwave_js(target, gateway::RECONNECT_BACKOFF, config.api_timeout);
+        return Ok((gateway, None, None));
+    }
+    if !config.demo {
+        let settings = config.mqtt()?;
+        tracing::info!(broker = %settings.url, prefix = %settings.topic_prefix, gateway = %settings.gateway_name, "starting");
+        return Ok((
+            Gateway::connect(settings, gateway::RECONNECT_BACKOFF),
+            None,
+            None,
+        ));
+    }
+    // The session starts at once; the gateway connects once the simulator has published its
+    // home, so it loads one consistent snapshot instead of racing the first publications (a
+    // tool called before then waits, as for any first connection).
+    let broker = sim::EmbeddedBroker::start()?;
+    let mut settings = MqttSettings::new(broker.url());
+    settings.api_timeout = config.api_timeout;
+    let simulator = sim::SimControl::start_with(
+        &MqttSettings::new(broker.url()),
+        sim::SimOptions::default(),
+        home(config.demo_nodes),
+    );
+    let (published, failed) = demo_published(simulator.clone());
+    tracing::info!(broker = %settings.url, prefix = %settings.topic_prefix, gateway = %settings.gateway_name, "starting");
+    let gateway = Gateway::connect_after(settings, gateway::RECONNECT_BACKOFF, published);
+    Ok((gateway, Some(simulator), Some(failed)))
 }
 
 /// How long the demo's simulated gateway may take to publish its home.

@@ -7,8 +7,9 @@ use serde_json::{Value, value::RawValue};
 use tracing::debug;
 
 use super::{
-    BrokerState, GatewayError, api,
-    shared::{CLIENT_QUEUE, Shared, now_ms, read, write},
+    GatewayError, LinkState, api,
+    core::{now_ms, read, write},
+    shared::{CLIENT_QUEUE, Shared},
 };
 
 /// Calls `api` with `args` and returns its `result` parsed (`Null` when the gateway sent none).
@@ -35,16 +36,16 @@ pub(super) async fn call_raw(
     let settings = &shared.settings;
     wait_while_connecting(shared).await;
     {
-        let state = read(&shared.state);
-        match &state.broker {
-            BrokerState::Connected => {}
-            BrokerState::Connecting => {
+        let state = read(&shared.core.state);
+        match &state.link {
+            LinkState::Connected => {}
+            LinkState::Connecting => {
                 return Err(GatewayError::BrokerUnreachable {
                     url: settings.url.to_string(),
                     reason: "not connected yet".into(),
                 });
             }
-            BrokerState::Down { reason } => {
+            LinkState::Down { reason } => {
                 return Err(GatewayError::BrokerUnreachable {
                     url: settings.url.to_string(),
                     reason: reason.clone(),
@@ -66,10 +67,10 @@ pub(super) async fn call_raw(
             .send_gate
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner);
-        let down = match &read(&shared.state).broker {
-            BrokerState::Connected => None,
-            BrokerState::Connecting => Some("not connected yet".to_owned()),
-            BrokerState::Down { reason } => Some(reason.clone()),
+        let down = match &read(&shared.core.state).link {
+            LinkState::Connected => None,
+            LinkState::Connecting => Some("not connected yet".to_owned()),
+            LinkState::Down { reason } => Some(reason.clone()),
         };
         if let Some(reason) = down {
             shared.pending.forget(&request_id);
@@ -112,7 +113,7 @@ pub(super) async fn call_raw(
     if reply.success {
         Ok(reply.result)
     } else if reply.message == "Z-Wave client not connected" {
-        let mut state = write(&shared.state);
+        let mut state = write(&shared.core.state);
         state.driver_ready = Some(false);
         state.driver_down_since.get_or_insert_with(now_ms);
         drop(state);
@@ -128,9 +129,9 @@ pub(super) async fn call_raw(
 /// While the first connection attempt is under way, waits for its outcome (at most the API
 /// timeout), so a call made right after start-up is not refused needlessly.
 async fn wait_while_connecting(shared: &Shared) {
-    let mut changes = shared.changes.subscribe();
+    let mut changes = shared.core.changes.subscribe();
     let deadline = tokio::time::Instant::now() + shared.settings.api_timeout;
-    while read(&shared.state).broker == BrokerState::Connecting {
+    while read(&shared.core.state).link == LinkState::Connecting {
         if tokio::time::timeout_at(deadline, changes.changed())
             .await
             .is_err()

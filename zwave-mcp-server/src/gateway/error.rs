@@ -97,6 +97,15 @@ pub enum GatewayError {
         /// Z-Wave JS UI's message, when it gave one.
         detail: Option<String>,
     },
+    /// A command to zwave-js-server got no result, or a failure (the WebSocket backend).
+    #[error(transparent)]
+    Server(#[from] crate::ws::client::WsError),
+    /// The call exists only on the other backend.
+    #[error("`{api}` is Z-Wave JS UI's MQTT API; this server is connected to zwave-js-server")]
+    NotOnThisBackend {
+        /// The API called.
+        api: &'static str,
+    },
     /// The reply could not be understood.
     #[error("zwave-js-ui answered `{api}` with something unexpected: {reason}")]
     BadReply {
@@ -119,7 +128,13 @@ fn may_still_arrive(api: &str) -> &'static str {
 impl GatewayError {
     /// Whether the request was sent and its answer never came: it may have been carried out.
     pub fn may_have_arrived(&self) -> bool {
-        matches!(self, Self::Timeout { .. } | Self::ConnectionLost { .. })
+        use crate::ws::client::WsError;
+        matches!(
+            self,
+            Self::Timeout { .. }
+                | Self::ConnectionLost { .. }
+                | Self::Server(WsError::Lost(_) | WsError::Timeout { .. })
+        )
     }
 
     /// Whether trying the same call again later may succeed without anyone changing anything.
@@ -131,6 +146,11 @@ impl GatewayError {
                 | Self::ConnectionLost { .. }
                 | Self::Busy { .. }
                 | Self::DriverDown { .. }
+                | Self::Server(
+                    crate::ws::client::WsError::Down { .. }
+                        | crate::ws::client::WsError::Lost(_)
+                        | crate::ws::client::WsError::Timeout { .. }
+                )
         )
     }
 }

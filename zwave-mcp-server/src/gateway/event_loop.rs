@@ -8,10 +8,11 @@ use rumqttc::{Event, EventLoop, Packet, QoS};
 use tracing::{debug, info, warn};
 
 use super::{
-    ApiReply, Backoff, BrokerState,
+    ApiReply, Backoff, LinkState,
+    core::{now_ms, read, write},
     refresh::request_reload,
     settings::MAX_PAYLOAD,
-    shared::{Shared, now_ms, read, write},
+    shared::Shared,
     topics::{self, Route},
 };
 
@@ -50,13 +51,13 @@ pub(super) async fn run_event_loop(
                 event_loop.clean();
                 event_loop.pending.clear();
                 let (was_connected, was_useful) = {
-                    let mut state = write(&shared.state);
-                    let was = state.broker == BrokerState::Connected;
-                    state.broker = BrokerState::Down {
+                    let mut state = write(&shared.core.state);
+                    let was = state.link == LinkState::Connected;
+                    state.link = LinkState::Down {
                         reason: reason.clone(),
                     };
                     if was {
-                        state.broker_down_since.get_or_insert_with(now_ms);
+                        state.link_down_since.get_or_insert_with(now_ms);
                     }
                     let loaded = state.nodes_loaded;
                     state.nodes_loaded = false;
@@ -64,7 +65,7 @@ pub(super) async fn run_event_loop(
                 };
                 drop(gate);
                 shared.pending.fail_all();
-                shared.changes.send_modify(|version| *version += 1);
+                shared.core.changed();
                 // Only a connection that got as far as loading the node list starts the
                 // backoff afresh: one dropped right after connecting (by something it is sent
                 // every time) keeps backing off.
@@ -97,11 +98,11 @@ fn on_connected(shared: &Arc<Shared>) {
         warn!(error = %err, %filter, "subscribing failed");
     }
     {
-        let mut state = write(&shared.state);
-        state.broker = BrokerState::Connected;
-        state.broker_down_since = None;
+        let mut state = write(&shared.core.state);
+        state.link = LinkState::Connected;
+        state.link_down_since = None;
     }
-    shared.changes.send_modify(|version| *version += 1);
+    shared.core.changed();
     info!(%filter, "connected to the mqtt broker");
     request_reload(shared, false);
 }
@@ -122,7 +123,7 @@ fn on_publish(shared: &Arc<Shared>, topic: &str, payload: &[u8], retained: bool)
     if rest == "driver/status" {
         let ready = topics::decode_flag(payload);
         let was = {
-            let mut state = write(&shared.state);
+            let mut state = write(&shared.core.state);
             match ready {
                 Some(false) => {
                     state.driver_down_since.get_or_insert_with(now_ms);
@@ -144,7 +145,7 @@ fn on_publish(shared: &Arc<Shared>, topic: &str, payload: &[u8], retained: bool)
         if gateway_rest == "/status" {
             let online = topics::decode_flag(payload);
             let was = {
-                let mut state = write(&shared.state);
+                let mut state = write(&shared.core.state);
                 match online {
                     Some(false) => {
                         state.gateway_offline_since.get_or_insert_with(now_ms);
@@ -178,23 +179,14 @@ fn on_publish(shared: &Arc<Shared>, topic: &str, payload: &[u8], retained: bool)
     match route {
         Some(Route::Value(target)) => {
             let value = topics::decode_value(payload);
-            let echo = shared
-                .writes_in_flight
-                .lock()
-                .unwrap_or_else(std::sync::PoisonError::into_inner)
-                .iter()
-                .any(|write| write.echoes(target.node, &target.key, value.as_ref()));
-            if echo {
+            if shared
+                .core
+                .is_echo(target.node, &target.key, value.as_ref())
+            {
                 debug!(node = %target.node, key = %target.key, "not storing zwave-js's optimistic echo of a write: it is not the device's report");
                 return;
             }
-            let stored =
-                write(&shared.state)
-                    .nodes
-                    .record_report(target.node, &target.key, value, now_ms());
-            if stored {
-                shared.changes.send_modify(|version| *version += 1);
-            }
+            shared.core.store_value(target.node, &target.key, value);
         }
         Some(Route::NodeStatus(node)) => {
             let Some((available, status)) = topics::decode_node_status(payload) else {
@@ -204,7 +196,7 @@ fn on_publish(shared: &Arc<Shared>, topic: &str, payload: &[u8], retained: bool)
                 return;
             };
             let changed = {
-                let mut state = write(&shared.state);
+                let mut state = write(&shared.core.state);
                 match state.nodes.get_mut(&node) {
                     Some(mut info) => {
                         let changed = status.is_some() && info.status != status;
@@ -225,7 +217,7 @@ fn on_publish(shared: &Arc<Shared>, topic: &str, payload: &[u8], retained: bool)
         }
         Some(Route::NodeLastActive(node)) => {
             if let Some(ms) = topics::decode_epoch_ms(payload)
-                && let Some(mut info) = write(&shared.state).nodes.get_mut(&node)
+                && let Some(mut info) = write(&shared.core.state).nodes.get_mut(&node)
             {
                 info.set_last_active(ms);
             }

@@ -1,5 +1,5 @@
-//! [`Gateway`], the handle the tools hold: starting the connection, reading the cache, API
-//! calls (`writeValue`, `pollValue`) and waiting for a device's report.
+//! [`Gateway`], the handle the tools hold, over either backend: starting the connection,
+//! reading the cache, writing and polling values, and waiting for a device's report.
 
 use std::{
     sync::{Arc, RwLock},
@@ -8,23 +8,37 @@ use std::{
 
 use rumqttc::AsyncClient;
 use serde_json::Value;
-use tokio::sync::watch;
 use tracing::{Instrument, info_span};
 
 use super::{
-    Backoff, BrokerState, GatewayError, HomeState, MqttSettings, NodeId, NodeInfo, Nodes,
-    PendingRequests, Stale, ValueId, call, event_loop, refresh,
-    shared::{
-        CLIENT_QUEUE, InFlightWrite, MISS_RELOAD_FLOOR, ReloadRequests, Shared, read, store_value,
-    },
+    Backend, Backoff, GatewayError, HomeState, LinkState, MqttSettings, NodeId, NodeInfo, Nodes,
+    PendingRequests, Stale, ValueId, call,
+    core::{Core, InFlightWrite, MISS_RELOAD_FLOOR, lock, read, write},
+    event_loop, refresh,
+    shared::{CLIENT_QUEUE, ReloadRequests, Shared},
     topics::TopicIndex,
     write_status_name,
 };
+use crate::ws::{
+    client::{Target, WsClient, WsError},
+    protocol,
+};
 
-/// Handle to the Z-Wave JS UI gateway. Cloning is cheap; all clones share one connection.
+/// Handle to the home, through either backend. Cloning is cheap; all clones share one
+/// connection and one cache. The tools never ask which backend runs.
 #[derive(Clone)]
 pub struct Gateway {
-    shared: Arc<Shared>,
+    core: Arc<Core>,
+    connection: Connection,
+}
+
+/// The backend that feeds the core and carries the calls.
+#[derive(Clone)]
+enum Connection {
+    /// Z-Wave JS UI's MQTT gateway.
+    Mqtt(Arc<Shared>),
+    /// zwave-js-server, with the time a command may take.
+    ZwaveJsServer(WsClient, Duration),
 }
 
 impl Gateway {
@@ -53,27 +67,14 @@ impl Gateway {
         network.set_connection_timeout(5);
         event_loop.set_network_options(network);
 
+        let core = Arc::new(Core::new(Backend::Mqtt));
         let shared = Arc::new(Shared {
+            core: Arc::clone(&core),
             client,
             gateway_topic: settings.gateway_topic(),
             settings,
             pending: PendingRequests::default(),
-            state: RwLock::new(HomeState {
-                broker: BrokerState::Connecting,
-                gateway_online: None,
-                driver_ready: None,
-                nodes: Nodes::default(),
-                nodes_loaded: false,
-                refresh_error: None,
-                broker_down_since: None,
-                gateway_offline_since: None,
-                driver_down_since: None,
-            }),
             topics: RwLock::new(TopicIndex::default()),
-            on_load: RwLock::new(None),
-            last_miss_reload: std::sync::Mutex::new(None),
-            writes_in_flight: std::sync::Mutex::new(Vec::new()),
-            changes: watch::Sender::new(0),
             refresh_lock: tokio::sync::Mutex::new(()),
             send_gate: std::sync::Mutex::new(()),
             reloads: ReloadRequests::default(),
@@ -87,65 +88,113 @@ impl Gateway {
             }
             .instrument(span),
         );
-        Self { shared }
+        Self {
+            core,
+            connection: Connection::Mqtt(shared),
+        }
     }
 
-    /// The settings this gateway was started with.
-    pub fn settings(&self) -> &MqttSettings {
-        &self.shared.settings
+    /// Starts connecting to zwave-js-server at `target` in the background and returns at
+    /// once. The connection is retried forever with `backoff`; every command waits at most
+    /// `timeout` for its result.
+    pub fn connect_zwave_js(target: Target, backoff: Backoff, timeout: Duration) -> Self {
+        let core = Arc::new(Core::new(Backend::ZwaveJsServer));
+        let client = WsClient::feeding(Arc::clone(&core), target, backoff);
+        Self {
+            core,
+            connection: Connection::ZwaveJsServer(client, timeout),
+        }
+    }
+
+    /// The settings this gateway was started with, when it runs over MQTT.
+    pub fn settings(&self) -> Option<&MqttSettings> {
+        match &self.connection {
+            Connection::Mqtt(shared) => Some(&shared.settings),
+            Connection::ZwaveJsServer(..) => None,
+        }
     }
 
     /// A copy of the current state (nodes and connection). Copies every node: tool calls use
     /// [`Gateway::with_nodes`] or [`Gateway::node`] instead.
     pub fn state(&self) -> HomeState {
-        read(&self.shared.state).clone()
+        read(&self.core.state).clone()
     }
 
     /// Runs `f` on the current nodes under the read lock (keep it short: no awaits inside).
     pub fn with_nodes<R>(&self, f: impl FnOnce(&Nodes) -> R) -> R {
-        f(&read(&self.shared.state).nodes)
+        f(&read(&self.core.state).nodes)
     }
 
     /// Whether cached states may be out of date (a link to the devices is down), since when.
     pub fn staleness(&self) -> Option<Stale> {
-        read(&self.shared.state).stale()
+        read(&self.core.state).stale()
     }
 
     /// Calls `hook` with every node list loaded from the gateway, from then on (one hook: a
     /// second call replaces the first). It runs on the loading task: keep it short.
     pub fn on_nodes_loaded(&self, hook: impl Fn(&Nodes) + Send + Sync + 'static) {
-        *super::shared::write(&self.shared.on_load) = Some(Box::new(hook));
+        *write(&self.core.on_load) = Some(Box::new(hook));
     }
 
     /// Whether any node is known (from a `getNodes` now or before a disconnection).
     pub fn has_nodes(&self) -> bool {
-        !read(&self.shared.state).nodes.is_empty()
+        !read(&self.core.state).nodes.is_empty()
     }
 
     /// A copy of one node.
     pub fn node(&self, id: NodeId) -> Option<NodeInfo> {
-        read(&self.shared.state).nodes.get(&id).cloned()
+        read(&self.core.state).nodes.get(&id).cloned()
     }
 
     /// Makes sure the node list has been loaded since the last connection, loading it now if not.
     /// While the first connection attempt is under way, waits for it (at most the API timeout).
     ///
     /// # Errors
-    /// The error of the `getNodes` call, or why the broker or gateway cannot be reached.
+    /// The error of loading the node list, or why the backend cannot be reached.
     pub async fn ensure_nodes(&self) -> Result<(), GatewayError> {
         // The common case, without touching the refresh lock.
-        if read(&self.shared.state).nodes_loaded {
+        if read(&self.core.state).nodes_loaded {
             return Ok(());
         }
-        refresh::refresh_nodes(&self.shared, true).await
+        match &self.connection {
+            Connection::Mqtt(shared) => refresh::refresh_nodes(shared, true).await,
+            // The connection reads the whole state as soon as it is up: wait for that.
+            Connection::ZwaveJsServer(client, timeout) => {
+                let mut changes = self.core.changes.subscribe();
+                let deadline = tokio::time::Instant::now() + *timeout;
+                loop {
+                    let why = match &read(&self.core.state).link {
+                        _ if read(&self.core.state).nodes_loaded => return Ok(()),
+                        LinkState::Down { reason } => Some(reason.clone()),
+                        LinkState::Connecting | LinkState::Connected => None,
+                    };
+                    let timed_out = match why {
+                        Some(_) => true,
+                        None => tokio::time::timeout_at(deadline, changes.changed())
+                            .await
+                            .is_err(),
+                    };
+                    if timed_out {
+                        return Err(GatewayError::Server(WsError::Down {
+                            url: client.url().to_owned(),
+                            why: why.unwrap_or_else(|| "still connecting".to_owned()),
+                        }));
+                    }
+                }
+            }
+        }
     }
 
-    /// Reloads the node list with `getNodes` and rebuilds the topic index.
+    /// Reloads the node list (MQTT: `getNodes`, and the topic index rebuilt; zwave-js-server:
+    /// `start_listening`).
     ///
     /// # Errors
-    /// The error of the `getNodes` call.
+    /// The error of the call that loads it.
     pub async fn refresh_nodes(&self) -> Result<(), GatewayError> {
-        refresh::refresh_nodes(&self.shared, false).await
+        match &self.connection {
+            Connection::Mqtt(shared) => refresh::refresh_nodes(shared, false).await,
+            Connection::ZwaveJsServer(client, timeout) => Ok(client.reload(*timeout).await?),
+        }
     }
 
     /// Reloads the node list because a name was not found in it (the device may be new or
@@ -154,64 +203,49 @@ impl Gateway {
     /// whether it reloaded.
     ///
     /// # Errors
-    /// The error of the `getNodes` call.
+    /// The error of the call that loads it.
     pub async fn refresh_nodes_after_miss(&self) -> Result<bool, GatewayError> {
         {
-            let mut last = self
-                .shared
-                .last_miss_reload
-                .lock()
-                .unwrap_or_else(std::sync::PoisonError::into_inner);
+            let mut last = lock(&self.core.last_miss_reload);
             let now = std::time::Instant::now();
             if last.is_some_and(|at| now.duration_since(at) < MISS_RELOAD_FLOOR) {
                 return Ok(false);
             }
             *last = Some(now);
         }
-        refresh::refresh_nodes(&self.shared, false)
-            .await
-            .map(|()| true)
+        self.refresh_nodes().await.map(|()| true)
     }
 
     /// Calls a Z-Wave JS UI API and returns its `result` (`Null` when it has none).
     ///
     /// # Errors
     /// Fails fast when the broker is down or the gateway is known to be offline; otherwise
-    /// the gateway's refusal, or a timeout after the configured API timeout.
+    /// the gateway's refusal, or a timeout after the configured API timeout; and always over
+    /// zwave-js-server, which has other commands.
     pub async fn call(&self, api: &'static str, args: Vec<Value>) -> Result<Value, GatewayError> {
-        call::call(&self.shared, api, args).await
+        match &self.connection {
+            Connection::Mqtt(shared) => call::call(shared, api, args).await,
+            Connection::ZwaveJsServer(..) => Err(GatewayError::NotOnThisBackend { api }),
+        }
     }
 
-    /// Writes a value with `writeValue` and checks `result.status`: 255 (a supervised Set
-    /// succeeded: the device did it), 254 (sent; the device only acknowledged it) and 1 (a
-    /// supervised Set is under way) are successes.
+    /// Writes a value (MQTT: `writeValue`; zwave-js-server: `node.set_value`) and checks the
+    /// status it answers: 255 (a supervised Set succeeded: the device did it), 254 (sent; the
+    /// device only acknowledged it) and 1 (a supervised Set is under way) are successes.
     ///
-    /// While the write waits for its reply, zwave-js's optimistic echo of it (the new value,
-    /// published before the reply) is not stored: the cache keeps what the device itself last
+    /// While the write waits for its answer, zwave-js's optimistic echo of it (the new value,
+    /// sent before the answer) is not stored: the cache keeps what the device itself last
     /// reported. A supervised success is the device's own word: its value is stored then.
     ///
     /// # Errors
     /// [`GatewayError::WriteFailed`] with the status named when the device did not take it.
     pub async fn write_value(&self, value_id: &ValueId, value: Value) -> Result<i64, GatewayError> {
-        let in_flight = value_id.current_key().map(|current_key| InFlightWrite {
-            node: value_id.node_id,
-            current_key,
-            value: value.clone(),
-        });
-        if let Some(write) = &in_flight {
-            lock_writes(&self.shared).push(write.clone());
-        }
-        let result = self
-            .call("writeValue", vec![value_id.to_json(), value.clone()])
-            .await;
-        if let Some(write) = &in_flight {
-            let mut writes = lock_writes(&self.shared);
-            if let Some(at) = writes.iter().position(|w| w == write) {
-                writes.swap_remove(at);
-            }
-        }
+        let in_flight = value_id
+            .current_key()
+            .map(|current_key| InFlightWrite::new(value_id.node_id, current_key, value.clone()));
+        let result = self.send_write(value_id, &value, in_flight.as_ref()).await;
         let result = result?;
-        // writeValue answers success:true even when the write failed: the truth is the status.
+        // The call answers success even when the write failed: the truth is the status.
         let status = result
             .get("status")
             .and_then(Value::as_i64)
@@ -222,7 +256,8 @@ impl Gateway {
         if status == 255
             && let Some(write) = &in_flight
         {
-            store_value(&self.shared, write.node, &write.current_key, value.clone());
+            self.core
+                .store_value(write.node, &write.current_key, Some(value.clone()));
         }
         if matches!(status, 1 | 254 | 255) {
             Ok(status)
@@ -230,7 +265,7 @@ impl Gateway {
             if status == 2 {
                 // The real gateway answers a write to a node it does not have (removed, or
                 // replaced under another id) with status 2: the node list is out of date.
-                refresh::request_reload(&self.shared, true);
+                self.reload_in_background();
             }
             Err(GatewayError::WriteFailed {
                 value: value.to_string(),
@@ -247,19 +282,82 @@ impl Gateway {
         }
     }
 
-    /// Asks the device for a value now (`pollValue`) and stores the answer in the cache.
+    /// Sends a write; its answer as `writeValue` gives it (`{status, message?}`). `echo`: the
+    /// write as kept in flight, so its optimistic echo is not taken for a report. Over MQTT
+    /// the echo comes before the answer; over zwave-js-server after an unsupervised one, and
+    /// the connection's task, which sees the order of both, keeps the write for it.
+    async fn send_write(
+        &self,
+        value_id: &ValueId,
+        value: &Value,
+        echo: Option<&InFlightWrite>,
+    ) -> Result<Value, GatewayError> {
+        match &self.connection {
+            Connection::Mqtt(shared) => {
+                if let Some(write) = echo {
+                    self.core.writes().push(write.clone());
+                }
+                let args = vec![value_id.to_json(), value.clone()];
+                let result = call::call(shared, "writeValue", args).await;
+                if let Some(write) = echo {
+                    self.core.forget_write(write);
+                }
+                result
+            }
+            Connection::ZwaveJsServer(client, timeout) => {
+                let params = protocol::value_command(value_id, Some(value));
+                match client.write(params, echo.cloned(), *timeout).await {
+                    Ok(result) => Ok(protocol::set_value_result(&result)),
+                    Err(err) => {
+                        if matches!(&err, WsError::Failed { failure, .. } if failure.code == "node_not_found")
+                        {
+                            self.reload_in_background();
+                        }
+                        Err(err.into())
+                    }
+                }
+            }
+        }
+    }
+
+    /// The node list is out of date: reload it without waiting.
+    fn reload_in_background(&self) {
+        match &self.connection {
+            Connection::Mqtt(shared) => refresh::request_reload(shared, true),
+            Connection::ZwaveJsServer(client, timeout) => {
+                let (client, timeout) = (client.clone(), *timeout);
+                tokio::spawn(async move {
+                    if let Err(err) = client.reload(timeout).await {
+                        tracing::warn!(error = %err, "reloading the node list failed");
+                    }
+                });
+            }
+        }
+    }
+
+    /// Asks the device for a value now (MQTT: `pollValue`; zwave-js-server:
+    /// `node.poll_value`) and stores the answer in the cache.
     ///
     /// # Errors
     /// As [`Gateway::call`].
     pub async fn poll_value(&self, value_id: &ValueId) -> Result<Option<Value>, GatewayError> {
-        let result = self.call("pollValue", vec![value_id.to_json()]).await?;
-        let value = (!result.is_null()).then_some(result);
+        let value = match &self.connection {
+            Connection::Mqtt(shared) => {
+                let result = call::call(shared, "pollValue", vec![value_id.to_json()]).await?;
+                (!result.is_null()).then_some(result)
+            }
+            Connection::ZwaveJsServer(client, timeout) => {
+                let params = protocol::value_command(value_id, None);
+                let result = client.request("node.poll_value", params, *timeout).await?;
+                // `{"value": …}`, or `{}` when the device gave none.
+                result.get("value").cloned()
+            }
+        };
         if let Some(value) = &value {
-            store_value(
-                &self.shared,
+            self.core.store_value(
                 value_id.node_id,
                 value_id.key().as_str(),
-                value.clone(),
+                Some(value.clone()),
             );
         }
         Ok(value)
@@ -267,7 +365,7 @@ impl Gateway {
 
     /// The cached value `key` of `node`, if known.
     pub fn value(&self, node: NodeId, key: &str) -> Option<Value> {
-        read(&self.shared.state)
+        read(&self.core.state)
             .nodes
             .get(&node)
             .and_then(|n| n.values.get(key))
@@ -285,10 +383,10 @@ impl Gateway {
         since: std::time::Instant,
         timeout: Duration,
     ) -> Option<Value> {
-        let mut changes = self.shared.changes.subscribe();
+        let mut changes = self.core.changes.subscribe();
         let deadline = tokio::time::Instant::now() + timeout;
         loop {
-            let reported = read(&self.shared.state)
+            let reported = read(&self.core.state)
                 .nodes
                 .get(&node)
                 .and_then(|n| n.values.get(key))
@@ -303,11 +401,4 @@ impl Gateway {
             }
         }
     }
-}
-
-fn lock_writes(shared: &Shared) -> std::sync::MutexGuard<'_, Vec<InFlightWrite>> {
-    shared
-        .writes_in_flight
-        .lock()
-        .unwrap_or_else(std::sync::PoisonError::into_inner)
 }

@@ -12,7 +12,7 @@
 //! | `shared` | what the handles and the event loop share; lock helpers, [`now_ms`] |
 //! | `settings` | [`MqttSettings`], [`Secret`], [`RECONNECT_BACKOFF`] |
 //! | `url` | [`MqttUrl`], the broker's address |
-//! | `state` | [`HomeState`], [`BrokerState`]: connection, gateway and driver status, nodes |
+//! | `state` | [`HomeState`], [`LinkState`]: connection, gateway and driver status, nodes |
 //! | `event_loop` | the task owning rumqttc: reconnects, routes replies, status and value topics |
 //! | `refresh` | loading the node list (`getNodes`) and rebuilding the topic index |
 //! | `api` | the request/reply envelope and [`PendingRequests`] (correlation) |
@@ -25,6 +25,7 @@
 
 mod api;
 mod call;
+pub(crate) mod core;
 mod error;
 mod event_loop;
 mod handle;
@@ -41,12 +42,12 @@ pub mod values;
 
 pub use api::{ApiReply, PendingRequests, RequestId, write_status_name};
 pub use common::Backoff;
+pub use core::{MISS_RELOAD_FLOOR, now_ms};
 pub use error::GatewayError;
 pub use handle::Gateway;
 pub use node_id::NodeId;
 pub use nodes::{NodeInfo, NodeStatus, Nodes, Revision, parse_nodes, parse_nodes_raw};
 pub use settings::{MqttSettings, RECONNECT_BACKOFF, Secret};
-pub use shared::{MISS_RELOAD_FLOOR, now_ms};
-pub use state::{BrokerState, HomeState, Stale, StaleCause};
+pub use state::{Backend, HomeState, LinkState, Stale, StaleCause};
 pub use url::MqttUrl;
 pub use values::{Property, ValueId, ValueInfo, ValueKey};

@@ -12,10 +12,11 @@ use common::Backoff;
 use tracing::{debug, info, warn};
 
 use super::{
-    BrokerState, GatewayError, NodeId,
+    GatewayError, LinkState, NodeId,
     call::call_raw,
+    core::{read, write},
     nodes::{NodeInfo, NodeStatus, Nodes, parse_nodes_raw},
-    shared::{Shared, read, write},
+    shared::Shared,
     topics::TopicIndex,
 };
 
@@ -26,7 +27,7 @@ pub(super) async fn refresh_nodes(
     only_if_missing: bool,
 ) -> Result<(), GatewayError> {
     let _one_at_a_time = shared.refresh_lock.lock().await;
-    if only_if_missing && read(&shared.state).nodes_loaded {
+    if only_if_missing && read(&shared.core.state).nodes_loaded {
         return Ok(());
     }
     let sent = std::time::Instant::now();
@@ -45,21 +46,19 @@ pub(super) async fn refresh_nodes(
             info!(nodes = nodes.len(), paths, tails, "node list loaded");
             report_collisions(&index);
             *write(&shared.topics) = index;
-            let mut state = write(&shared.state);
+            let mut state = write(&shared.core.state);
             keep_newer_values(&mut nodes, &state.nodes, sent);
             state.nodes = Nodes::new(nodes);
             state.nodes_loaded = true;
             state.refresh_error = None;
             drop(state);
-            if let Some(hook) = read(&shared.on_load).as_ref() {
-                hook(&read(&shared.state).nodes);
-            }
-            shared.changes.send_modify(|version| *version += 1);
+            shared.core.loaded();
+            shared.core.changed();
             Ok(())
         }
         Err(err) => {
             warn!(error = %err, "loading the node list failed");
-            write(&shared.state).refresh_error = Some(err.to_string());
+            write(&shared.core.state).refresh_error = Some(err.to_string());
             Err(err)
         }
     }
@@ -151,7 +150,7 @@ pub(super) fn request_reload(shared: &Arc<Shared>, force: bool) {
             let pause = match refresh_nodes(&shared, only_if_missing).await {
                 Err(err)
                     if err.is_retryable()
-                        && read(&shared.state).broker == BrokerState::Connected =>
+                        && read(&shared.core.state).link == LinkState::Connected =>
                 {
                     failures = failures.saturating_add(1);
                     Some(RETRY_BACKOFF.after(failures))
@@ -185,7 +184,7 @@ pub(super) fn request_reload(shared: &Arc<Shared>, force: bool) {
 /// virtual nodes and dead nodes (a dead node's interview waits for it to come back, which its
 /// status topic announces).
 fn unready_nodes(shared: &Shared) -> Vec<NodeId> {
-    read(&shared.state)
+    read(&shared.core.state)
         .nodes
         .values()
         .filter(|node| {

@@ -15,7 +15,8 @@ use crate::{
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct Staleness {
-    /// What is down: "broker unreachable", "gateway offline" or "driver down".
+    /// What is down: "broker unreachable", "gateway offline", "driver down" or
+    /// "zwave-js-server unreachable".
     pub reason: String,
     /// Since when (RFC 3339, UTC): the states are at least this old.
     pub since: String,
@@ -30,6 +31,7 @@ impl Staleness {
             StaleCause::BrokerUnreachable => "broker unreachable",
             StaleCause::GatewayOffline => "gateway offline",
             StaleCause::DriverDown => "driver down",
+            StaleCause::ServerUnreachable => "zwave-js-server unreachable",
         };
         Self {
             reason: reason.into(),
@@ -54,6 +56,7 @@ impl Staleness {
             StaleCause::BrokerUnreachable => "The MQTT broker is unreachable",
             StaleCause::GatewayOffline => "Z-Wave JS UI is offline",
             StaleCause::DriverDown => "Z-Wave JS UI's Z-Wave driver is down",
+            StaleCause::ServerUnreachable => "zwave-js-server is unreachable",
         };
         format!(
             "{what} since {clock} ({}); last known states:",

@@ -7,12 +7,13 @@
 //! for while the server is down is refused at once, and one whose connection drops before its
 //! result comes is answered "lost (it may have been carried out)" — never sent again later.
 //! `wss://` is checked against the CA given (the same PEM file as for `mqtts://`) or the
-//! system's roots. (The seam to the tools comes next, issue 24.)
+//! system's roots. The cache it keeps current is the backend-neutral core the tools read
+//! ([`crate::gateway::Gateway`] holds a client when started with `--zwave-js-url`).
 
 use std::{
     collections::HashMap,
     sync::{
-        Arc, RwLock,
+        Arc,
         atomic::{AtomicU64, Ordering},
     },
     time::Duration,
@@ -29,12 +30,23 @@ use super::{
     protocol::{self, Incoming, SCHEMA_VERSION, ServerFailure},
     state::nodes_from_state,
 };
-use crate::gateway::{Backoff, Nodes, now_ms};
+use crate::gateway::{
+    Backoff, LinkState, Nodes,
+    core::{self, Core, InFlightWrite},
+    now_ms,
+};
 
 /// Most bytes of one message from the server: a large network's whole state fits.
 const MAX_MESSAGE: usize = 64 * 1024 * 1024;
 /// Commands waiting to be written.
 const QUEUE: usize = 64;
+/// How long after an unsupervised write's result its optimistic echo may still come. The
+/// driver sends it a few milliseconds after the result; the device's own report (the
+/// driver's verification Get) comes a second or more later (switches ~1.1 s, dimmers ~5 s,
+/// `captures/confirm/FACTS.md`). Too short a window would take a late echo for a report, and
+/// confirm a device that did nothing; too long a one, a real report for the echo (no
+/// confirmation: the safe side). The echo, once seen, ends the window.
+const ECHO_WINDOW: Duration = Duration::from_secs(1);
 
 /// Where zwave-js-server is: `ws://host:port` or `wss://host:port` (then checked against the
 /// CA given, or the system's roots).
@@ -146,8 +158,15 @@ pub enum Link {
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum WsError {
     /// Not connected: nothing was sent.
-    #[error("zwave-js-server is not connected ({0}); nothing was sent")]
-    Down(String),
+    #[error(
+        "cannot reach zwave-js-server at {url}: {why}; nothing was sent (is it running, with its WebSocket server on? check --zwave-js-url; reconnecting in the background)"
+    )]
+    Down {
+        /// The server's URL.
+        url: String,
+        /// Why.
+        why: String,
+    },
     /// The connection dropped after the command was written.
     #[error(
         "the connection to zwave-js-server was lost before `{0}` was answered; it may have been carried out"
@@ -177,20 +196,24 @@ struct Request {
     /// The connection it was asked for on: never written on another.
     connection: u64,
     command: String,
+    message_id: String,
     text: String,
+    /// A write, kept in flight from when it is written until its echo came (or could not
+    /// come any more).
+    echo: Option<InFlightWrite>,
     reply: oneshot::Sender<Result<Value, WsError>>,
 }
 
 struct Shared {
-    nodes: RwLock<Nodes>,
-    /// Bumped on every change of the cache, so waiters can look again.
-    changes: watch::Sender<u64>,
+    /// The backend-neutral core this connection feeds: nodes, values, the link's state.
+    core: Arc<Core>,
     link: watch::Sender<Link>,
     /// Which connection is up (0: none yet); bumped on every connection.
     connection: AtomicU64,
     next_id: AtomicU64,
     /// Unique to this process, so ids never repeat across restarts.
     id_prefix: String,
+    url: String,
 }
 
 /// A handle on the connection; cheap to clone.
@@ -201,16 +224,25 @@ pub struct WsClient {
 }
 
 impl WsClient {
-    /// Starts the connection task for `target`.
+    /// Starts the connection task for `target`, with a cache of its own.
     pub fn connect(target: Target, backoff: Backoff) -> Self {
+        Self::feeding(
+            Arc::new(Core::new(crate::gateway::Backend::ZwaveJsServer)),
+            target,
+            backoff,
+        )
+    }
+
+    /// Starts the connection task for `target`, keeping `core` current.
+    pub(crate) fn feeding(core: Arc<Core>, target: Target, backoff: Backoff) -> Self {
         let (link, _) = watch::channel(Link::Connecting);
         let shared = Arc::new(Shared {
-            nodes: RwLock::new(Nodes::default()),
-            changes: watch::channel(0).0,
+            core,
             link,
             connection: AtomicU64::new(0),
             next_id: AtomicU64::new(0),
             id_prefix: format!("zm-{}-{}", std::process::id(), now_ms()),
+            url: target.url.clone(),
         });
         let (requests, incoming) = mpsc::channel(QUEUE);
         tokio::spawn(run(target, backoff, Arc::clone(&shared), incoming));
@@ -222,20 +254,28 @@ impl WsClient {
         self.shared.link.subscribe()
     }
 
+    /// The server's URL.
+    pub fn url(&self) -> &str {
+        &self.shared.url
+    }
+
     /// A counter bumped on every change of the node cache.
     pub fn changes(&self) -> watch::Receiver<u64> {
-        self.shared.changes.subscribe()
+        self.shared.core.changes.subscribe()
     }
 
     /// Reads the node cache.
     pub fn with_nodes<R>(&self, read: impl FnOnce(&Nodes) -> R) -> R {
-        read(
-            &self
-                .shared
-                .nodes
-                .read()
-                .unwrap_or_else(std::sync::PoisonError::into_inner),
-        )
+        read(&core::read(&self.shared.core.state).nodes)
+    }
+
+    /// Reads the whole state again (`start_listening`) and replaces the cache with it: nodes
+    /// renamed, added or removed by another client are known from then on.
+    ///
+    /// # Errors
+    /// See [`WsError`].
+    pub async fn reload(&self, timeout: Duration) -> Result<(), WsError> {
+        self.request(RELOAD, json!({}), timeout).await.map(drop)
     }
 
     /// Sends `command` with `params` and waits at most `timeout` for its result.
@@ -248,12 +288,41 @@ impl WsClient {
         params: Value,
         timeout: Duration,
     ) -> Result<Value, WsError> {
+        self.send(command, params, None, timeout).await
+    }
+
+    /// Sends `node.set_value` with `params`, and waits at most `timeout` for its result.
+    /// `echo`, the write as the cache knows it, is kept in flight from when it is written:
+    /// zwave-js's optimistic echo (sent after an unsupervised write's result, before a
+    /// supervised one's) is not taken for the device's report.
+    ///
+    /// # Errors
+    /// See [`WsError`].
+    pub(crate) async fn write(
+        &self,
+        params: Value,
+        echo: Option<InFlightWrite>,
+        timeout: Duration,
+    ) -> Result<Value, WsError> {
+        self.send("node.set_value", params, echo, timeout).await
+    }
+
+    async fn send(
+        &self,
+        command: &str,
+        params: Value,
+        echo: Option<InFlightWrite>,
+        timeout: Duration,
+    ) -> Result<Value, WsError> {
         let link = self.shared.link.borrow().clone();
         if !matches!(link, Link::Listening { .. }) {
-            return Err(WsError::Down(match link {
-                Link::Down { why, .. } => why,
-                _ => "still connecting".to_owned(),
-            }));
+            return Err(WsError::Down {
+                url: self.shared.url.clone(),
+                why: match link {
+                    Link::Down { why, .. } => why,
+                    _ => "still connecting".to_owned(),
+                },
+            });
         }
         let id = self.shared.next_id.fetch_add(1, Ordering::Relaxed) + 1;
         let message_id = format!("{}-{id}", self.shared.id_prefix);
@@ -262,10 +331,15 @@ impl WsClient {
             connection: self.shared.connection.load(Ordering::SeqCst),
             command: command.to_owned(),
             text: protocol::command(&message_id, command, params),
+            message_id,
+            echo,
             reply,
         };
         if self.requests.send(request).await.is_err() {
-            return Err(WsError::Down("the connection task has stopped".to_owned()));
+            return Err(WsError::Down {
+                url: self.shared.url.clone(),
+                why: "the connection task has stopped".to_owned(),
+            });
         }
         match tokio::time::timeout(timeout, answer).await {
             Ok(Ok(result)) => result,
@@ -277,6 +351,9 @@ impl WsClient {
         }
     }
 }
+
+/// The command that reads the whole state; its result replaces the cache.
+const RELOAD: &str = "start_listening";
 
 /// The connection task: connect, listen, serve, and again after a failure.
 async fn run(
@@ -301,11 +378,8 @@ async fn run(
         };
         warn!(url = %target.url, error = %why, "zwave-js-server connection down");
         // Down first: a caller told its command was lost sees the link down.
-        shared.link.send_replace(Link::Down {
-            since_ms: now_ms(),
-            why,
-        });
-        lose(&mut pending);
+        went_down(&shared, &why);
+        lose(&mut pending, &shared.core);
         failures = failures.saturating_add(1);
         // Commands asked for on the lost connection are refused, never sent on the next.
         let wait = tokio::time::sleep(backoff.after(failures));
@@ -314,7 +388,7 @@ async fn run(
             tokio::select! {
                 () = &mut wait => break,
                 request = requests.recv() => match request {
-                    Some(request) => refuse(request),
+                    Some(request) => refuse(request, &target.url),
                     None => return,
                 },
             }
@@ -322,8 +396,36 @@ async fn run(
     }
 }
 
-/// Commands written and not answered yet, by message id: the command and its caller.
-type Pending = HashMap<String, (String, oneshot::Sender<Result<Value, WsError>>)>;
+/// The link and the core say the connection is down, since now if it was up.
+fn went_down(shared: &Shared, why: &str) {
+    let since_ms = now_ms();
+    shared.link.send_replace(Link::Down {
+        since_ms,
+        why: why.to_owned(),
+    });
+    {
+        let mut state = core::write(&shared.core.state);
+        if state.link == LinkState::Connected {
+            state.link_down_since.get_or_insert(since_ms);
+        }
+        state.link = LinkState::Down {
+            reason: why.to_owned(),
+        };
+        state.nodes_loaded = false;
+    }
+    shared.core.changed();
+}
+
+/// Commands written and not answered yet, by message id.
+type Pending = HashMap<String, Written>;
+
+/// A command written and not answered yet.
+struct Written {
+    command: String,
+    /// The write kept in flight, for `node.set_value`.
+    echo: Option<InFlightWrite>,
+    reply: oneshot::Sender<Result<Value, WsError>>,
+}
 
 /// Why a connection ended, and whether it got as far as listening.
 struct Ended {
@@ -331,10 +433,11 @@ struct Ended {
     listened: bool,
 }
 
-fn refuse(request: Request) {
-    let _ = request.reply.send(Err(WsError::Down(
-        "the connection it was asked on is gone".to_owned(),
-    )));
+fn refuse(request: Request, url: &str) {
+    let _ = request.reply.send(Err(WsError::Down {
+        url: url.to_owned(),
+        why: "the connection it was asked on is gone".to_owned(),
+    }));
 }
 
 /// One connection, from the handshake until it ends. `Ok` when every handle is gone.
@@ -355,10 +458,18 @@ async fn serve(
         .await
         .map_err(|err| ended(format!("cannot connect to {}: {err}", target.authority)))?;
     let _ = stream.set_nodelay(true);
+    let session = Session {
+        shared,
+        connection,
+        pending,
+        listened: false,
+        reload_asked: false,
+        versions: (String::new(), String::new()),
+    };
     match &target.tls {
         None => {
             let socket = handshake(url, stream).await.map_err(ended)?;
-            talk(socket, shared, connection, requests, pending).await
+            session.talk(socket, requests).await
         }
         Some(tls) => {
             let name =
@@ -373,7 +484,7 @@ async fn serve(
                 .await
                 .map_err(|err| ended(format!("TLS with {} failed: {err}", target.authority)))?;
             let socket = handshake(url, stream).await.map_err(ended)?;
-            talk(socket, shared, connection, requests, pending).await
+            session.talk(socket, requests).await
         }
     }
 }
@@ -392,104 +503,214 @@ where
         .map_err(|err| format!("the WebSocket handshake with {url} failed: {err}"))
 }
 
-/// The conversation on one open socket.
-async fn talk<S>(
-    mut socket: tokio_tungstenite::WebSocketStream<S>,
-    shared: &Shared,
+/// One open socket's conversation: the handshake (version, schema, the whole state), then
+/// commands and events. The handshake's two commands use fixed ids: ids are per connection,
+/// and nothing else is sent before they are answered.
+struct Session<'a> {
+    shared: &'a Shared,
     connection: u64,
-    requests: &mut mpsc::Receiver<Request>,
-    pending: &mut Pending,
-) -> Result<(), Ended>
-where
-    S: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin,
-{
-    let mut listened = false;
-    let mut reload_asked = false;
-    // The handshake: version, schema, the whole state; then commands and events.
-    let mut versions = (String::new(), String::new());
-    loop {
-        tokio::select! {
-            frame = socket.next() => {
-                let text = match frame {
-                    Some(Ok(Message::Text(text))) => text,
-                    Some(Ok(Message::Close(_))) | None => {
-                        return Err(Ended { why: "the server closed the connection".to_owned(), listened });
-                    }
-                    Some(Ok(_)) => continue,
-                    Some(Err(err)) => {
-                        return Err(Ended { why: format!("the connection failed: {err}"), listened });
-                    }
-                };
-                match protocol::read(&text) {
-                    Ok(Incoming::Version(version)) => {
-                        version.check().map_err(|why| Ended { why, listened })?;
-                        info!(server = %version.server, driver = %version.driver, "zwave-js-server connected");
-                        let schema = protocol::command("schema", "set_api_schema", json!({"schemaVersion": SCHEMA_VERSION}));
-                        send(&mut socket, schema).await.map_err(|why| Ended { why, listened })?;
-                        versions = (version.server, version.driver);
-                    }
-                    Ok(Incoming::Result { message_id, outcome }) if message_id == "schema" => {
-                        outcome.map_err(|failure| Ended { why: format!("set_api_schema {SCHEMA_VERSION} was refused: {failure}"), listened })?;
-                        send(&mut socket, protocol::command("listen", "start_listening", json!({}))).await.map_err(|why| Ended { why, listened })?;
-                    }
-                    Ok(Incoming::Result { message_id, outcome }) if message_id == "listen" => {
-                        let state = outcome.map_err(|failure| Ended { why: format!("start_listening was refused: {failure}"), listened })?;
-                        let nodes = nodes_from_state(state.get("state").unwrap_or(&Value::Null))
-                            .map_err(|why| Ended { why, listened })?;
-                        *shared.nodes.write().unwrap_or_else(std::sync::PoisonError::into_inner) = Nodes::new(nodes);
-                        shared.changes.send_modify(|count| *count += 1);
-                        reload_asked = false;
-                        if !listened {
-                            listened = true;
-                            shared.link.send_replace(Link::Listening {
-                                server: versions.0.clone(),
-                                driver: versions.1.clone(),
-                            });
+    pending: &'a mut Pending,
+    /// Whether the whole state has been read on this connection.
+    listened: bool,
+    /// Whether a reload for an event the cache could not place is under way.
+    reload_asked: bool,
+    /// The server's and the driver's versions.
+    versions: (String, String),
+}
+
+/// What to send after a message.
+type Reply = Option<String>;
+
+impl Session<'_> {
+    async fn talk<S>(
+        mut self,
+        mut socket: tokio_tungstenite::WebSocketStream<S>,
+        requests: &mut mpsc::Receiver<Request>,
+    ) -> Result<(), Ended>
+    where
+        S: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin,
+    {
+        loop {
+            tokio::select! {
+                frame = socket.next() => {
+                    let text = match frame {
+                        Some(Ok(Message::Text(text))) => text,
+                        Some(Ok(Message::Close(_))) | None => {
+                            return Err(self.ended("the server closed the connection".to_owned()));
                         }
-                    }
-                    Ok(Incoming::Result { message_id, outcome }) => {
-                        if let Some((command, reply)) = pending.remove(&message_id) {
-                            let _ = reply.send(outcome.map_err(|failure| WsError::Failed { command, failure }));
+                        Some(Ok(_)) => continue,
+                        Some(Err(err)) => {
+                            return Err(self.ended(format!("the connection failed: {err}")));
                         }
+                    };
+                    if let Some(reply) = self.on_message(&text)? {
+                        send(&mut socket, reply).await.map_err(|why| self.ended(why))?;
                     }
-                    Ok(Incoming::Event(event)) => match events::read(&event) {
-                        Ok(event) => {
-                            let applied = events::apply(
-                                &mut shared.nodes.write().unwrap_or_else(std::sync::PoisonError::into_inner),
-                                event,
-                                now_ms(),
-                            );
-                            if applied == Applied::Changed {
-                                shared.changes.send_modify(|count| *count += 1);
-                            }
-                            if applied == Applied::Unknown && listened && !reload_asked {
-                                // Something the cache does not know: read the whole state again.
-                                reload_asked = true;
-                                send(&mut socket, protocol::command("listen", "start_listening", json!({}))).await.map_err(|why| Ended { why, listened })?;
-                            }
-                        }
-                        Err(err) => debug!(error = %err, "an event that does not read"),
-                    },
-                    Err(err) => warn!(error = %err, "a message from zwave-js-server that does not read"),
                 }
-            }
-            request = requests.recv(), if listened => {
-                let Some(request) = request else { return Ok(()) };
-                if request.connection != connection {
-                    refuse(request);
-                    continue;
+                request = requests.recv(), if self.listened => {
+                    let Some(request) = request else { return Ok(()) };
+                    if request.connection != self.connection {
+                        refuse(request, &self.shared.url);
+                        continue;
+                    }
+                    if let Some(write) = &request.echo {
+                        self.shared.core.writes().push(write.clone());
+                    }
+                    let sent = send(&mut socket, request.text).await;
+                    // Written or not, its fate is now this connection's: lost if it ends.
+                    let written = Written { command: request.command, echo: request.echo, reply: request.reply };
+                    self.pending.insert(request.message_id, written);
+                    sent.map_err(|why| self.ended(why))?;
                 }
-                let message_id = serde_json::from_str::<Value>(&request.text)
-                    .ok()
-                    .and_then(|sent| sent.get("messageId").and_then(Value::as_str).map(str::to_owned))
-                    .unwrap_or_default();
-                if let Err(why) = send(&mut socket, request.text).await {
-                    pending.insert(message_id, (request.command, request.reply));
-                    return Err(Ended { why, listened });
-                }
-                pending.insert(message_id, (request.command, request.reply));
             }
         }
+    }
+
+    fn ended(&self, why: String) -> Ended {
+        Ended {
+            why,
+            listened: self.listened,
+        }
+    }
+
+    /// Handles one message from the server; what to send back, if anything.
+    fn on_message(&mut self, text: &str) -> Result<Reply, Ended> {
+        match protocol::read(text) {
+            Ok(Incoming::Version(version)) => {
+                version.check().map_err(|why| self.ended(why))?;
+                info!(server = %version.server, driver = %version.driver, "zwave-js-server connected");
+                self.versions = (version.server, version.driver);
+                Ok(Some(protocol::command(
+                    "schema",
+                    "set_api_schema",
+                    json!({"schemaVersion": SCHEMA_VERSION}),
+                )))
+            }
+            Ok(Incoming::Result {
+                message_id,
+                outcome,
+            }) if message_id == "schema" => {
+                outcome.map_err(|failure| {
+                    self.ended(format!(
+                        "set_api_schema {SCHEMA_VERSION} was refused: {failure}"
+                    ))
+                })?;
+                Ok(Some(protocol::command("listen", RELOAD, json!({}))))
+            }
+            Ok(Incoming::Result {
+                message_id,
+                outcome,
+            }) if message_id == "listen" => {
+                let result = outcome.map_err(|failure| {
+                    self.ended(format!("start_listening was refused: {failure}"))
+                })?;
+                self.listening(&result).map_err(|why| self.ended(why))?;
+                Ok(None)
+            }
+            Ok(Incoming::Result {
+                message_id,
+                outcome,
+            }) => {
+                if let Some(Written {
+                    command,
+                    echo,
+                    reply,
+                }) = self.pending.remove(&message_id)
+                {
+                    if let Some(write) = echo {
+                        self.answered(&write, &outcome);
+                    }
+                    let outcome = match outcome {
+                        Ok(result) if command == RELOAD => self
+                            .listening(&result)
+                            .map(|()| Value::Null)
+                            .map_err(|why| WsError::Failed {
+                                command: command.clone(),
+                                failure: ServerFailure {
+                                    code: "unreadable_state".to_owned(),
+                                    message: why,
+                                },
+                            }),
+                        Ok(result) => Ok(result),
+                        Err(failure) => Err(WsError::Failed { command, failure }),
+                    };
+                    let _ = reply.send(outcome);
+                }
+                Ok(None)
+            }
+            Ok(Incoming::Event(event)) => Ok(self.on_event(&event)),
+            Err(err) => {
+                warn!(error = %err, "a message from zwave-js-server that does not read");
+                Ok(None)
+            }
+        }
+    }
+
+    /// A write was answered: an unsupervised success (254) is echoed after its result, so the
+    /// write stays in flight a moment more; any other answer has been echoed, or never will.
+    fn answered(&self, write: &InFlightWrite, outcome: &Result<Value, ServerFailure>) {
+        let status = outcome.as_ref().ok().and_then(|result| {
+            protocol::set_value_result(result)
+                .get("status")
+                .and_then(Value::as_i64)
+        });
+        if status == Some(254) {
+            self.shared.core.expect_echo_within(write, ECHO_WINDOW);
+        } else {
+            self.shared.core.forget_write(write);
+        }
+    }
+
+    /// The whole state (`start_listening`'s result) replaces the cache.
+    fn listening(&mut self, result: &Value) -> Result<(), String> {
+        let nodes = nodes_from_state(result.get("state").unwrap_or(&Value::Null))?;
+        {
+            let mut state = core::write(&self.shared.core.state);
+            state.nodes = Nodes::new(nodes);
+            state.nodes_loaded = true;
+            state.refresh_error = None;
+            state.link = LinkState::Connected;
+            state.link_down_since = None;
+        }
+        self.shared.core.loaded();
+        self.shared.core.changed();
+        self.reload_asked = false;
+        if !self.listened {
+            self.listened = true;
+            self.shared.link.send_replace(Link::Listening {
+                server: self.versions.0.clone(),
+                driver: self.versions.1.clone(),
+            });
+        }
+        Ok(())
+    }
+
+    /// Applies an event to the cache; a reload to send when the cache cannot place it.
+    fn on_event(&mut self, event: &Value) -> Reply {
+        let event = match events::read(event) {
+            Ok(event) => event,
+            Err(err) => {
+                debug!(error = %err, "an event that does not read");
+                return None;
+            }
+        };
+        let core = &self.shared.core;
+        if let events::Event::Value { node, key, value } = &event
+            && core.is_echo(*node, key, value.as_ref())
+        {
+            debug!(%node, %key, "not storing zwave-js's optimistic echo of a write: it is not the device's report");
+            return None;
+        }
+        let applied = events::apply(&mut core::write(&core.state).nodes, event, now_ms());
+        if applied == Applied::Changed {
+            core.changed();
+        }
+        if applied == Applied::Unknown && self.listened && !self.reload_asked {
+            // Something the cache does not know: read the whole state again.
+            self.reload_asked = true;
+            return Some(protocol::command("listen", RELOAD, json!({})));
+        }
+        None
     }
 }
 
@@ -506,10 +727,13 @@ where
         .map_err(|err| format!("cannot send to zwave-js-server: {err}"))
 }
 
-/// Every command still waiting: lost with its connection.
-fn lose(pending: &mut Pending) {
-    for (_, (command, reply)) in pending.drain() {
-        let _ = reply.send(Err(WsError::Lost(command)));
+/// Every command still waiting: lost with its connection (its echo will not come on it).
+fn lose(pending: &mut Pending, core: &Core) {
+    for (_, written) in pending.drain() {
+        if let Some(write) = &written.echo {
+            core.forget_write(write);
+        }
+        let _ = written.reply.send(Err(WsError::Lost(written.command)));
     }
 }
 
@@ -521,8 +745,11 @@ mod tests {
     fn every_error_says_whether_the_command_may_have_run() {
         let said = |err: WsError| err.to_string();
         assert_eq!(
-            said(WsError::Down("still connecting".into())),
-            "zwave-js-server is not connected (still connecting); nothing was sent"
+            said(WsError::Down {
+                url: "ws://hub.local:3000".into(),
+                why: "still connecting".into()
+            }),
+            "cannot reach zwave-js-server at ws://hub.local:3000: still connecting; nothing was sent (is it running, with its WebSocket server on? check --zwave-js-url; reconnecting in the background)"
         );
         assert_eq!(
             said(WsError::Lost("node.set_value".into())),

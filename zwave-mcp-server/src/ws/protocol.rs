@@ -12,6 +12,8 @@ use std::fmt;
 
 use serde_json::{Value, json};
 
+use crate::gateway::ValueId;
+
 /// The API schema this server speaks (zwave-js-server 3.x; the recorded sessions used 44).
 pub const SCHEMA_VERSION: u64 = 44;
 
@@ -148,6 +150,20 @@ pub fn command(message_id: &str, command: &str, params: Value) -> String {
         fields.extend(params);
     }
     message.to_string()
+}
+
+/// The parameters of `node.set_value` (with `value`) or `node.poll_value` (without) for the
+/// value at `id`: `{"nodeId", "valueId": {commandClass, endpoint, property, propertyKey?}}`.
+pub fn value_command(id: &ValueId, value: Option<&Value>) -> Value {
+    let mut value_id = id.to_json();
+    if let Value::Object(fields) = &mut value_id {
+        fields.remove("nodeId");
+    }
+    let mut params = json!({"nodeId": id.node_id.0, "valueId": value_id});
+    if let (Value::Object(fields), Some(value)) = (&mut params, value) {
+        fields.insert("value".to_owned(), value.clone());
+    }
+    params
 }
 
 /// `node.set_value`'s result as Z-Wave JS UI's `writeValue` gives it (`{status, message?}`),

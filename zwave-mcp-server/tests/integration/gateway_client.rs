@@ -6,7 +6,7 @@ use std::{net::TcpListener, time::Duration};
 use serde_json::json;
 use zwave_mcp_server::{
     Gateway,
-    gateway::{BrokerState, GatewayError, NodeId, ValueId},
+    gateway::{GatewayError, LinkState, NodeId, ValueId},
     sim::{EmbeddedBroker, PayloadType, SimControl, SimOptions, TopicSettings, TopicType},
 };
 
@@ -161,8 +161,8 @@ async fn broker_down_at_start_is_reported_and_the_client_connects_when_it_comes_
     let probe = gateway.clone();
     assert!(
         eventually(Duration::from_secs(3), || matches!(
-            probe.state().broker,
-            BrokerState::Down { .. }
+            probe.state().link,
+            LinkState::Down { .. }
         ))
         .await
     );

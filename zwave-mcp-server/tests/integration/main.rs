@@ -17,4 +17,5 @@ mod restart;
 mod schemas;
 mod tools;
 mod ws_client;
+mod ws_home;
 mod ws_real;

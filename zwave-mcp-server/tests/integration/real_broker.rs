@@ -6,7 +6,7 @@ use serde_json::{Value, json};
 use zwave_mcp_server::{
     Gateway, MqttSettings,
     gateway::MqttUrl,
-    gateway::{BrokerState, now_ms},
+    gateway::{LinkState, now_ms},
     sim::{
         SimControl, SimOptions,
         home::{MAX_NODES, sized_home},
@@ -71,8 +71,8 @@ async fn mqtts_with_the_right_ca_works_and_with_another_ca_is_refused() {
     let probe = untrusting.clone();
     assert!(
         eventually(Duration::from_secs(5), || matches!(
-            probe.state().broker,
-            BrokerState::Down { .. }
+            probe.state().link,
+            LinkState::Down { .. }
         ))
         .await
     );
@@ -105,8 +105,8 @@ async fn the_client_reconnects_resubscribes_and_reloads_after_a_broker_restart()
     let probe = gateway.clone();
     assert!(
         eventually(Duration::from_secs(5), || matches!(
-            probe.state().broker,
-            BrokerState::Down { .. }
+            probe.state().link,
+            LinkState::Down { .. }
         ))
         .await
     );
@@ -424,7 +424,7 @@ async fn a_write_whose_caller_got_an_error_never_reaches_the_gateway_later() {
         assert!(
             eventually(Duration::from_secs(10), || {
                 let state = probe.state();
-                state.broker == BrokerState::Connected && state.nodes_loaded
+                state.link == LinkState::Connected && state.nodes_loaded
             })
             .await,
             "seed {seed} run {run}: no reconnection"
@@ -458,8 +458,8 @@ async fn a_write_whose_caller_got_an_error_never_reaches_the_gateway_later() {
         .await;
         let probe = gateway.clone();
         assert!(
-            eventually(Duration::from_secs(10), || probe.state().broker
-                == BrokerState::Connected)
+            eventually(Duration::from_secs(10), || probe.state().link
+                == LinkState::Connected)
             .await,
             "seed {seed} run {run}: no reconnection"
         );

@@ -12,6 +12,7 @@ use serde_json::{Value, json};
 use tokio::net::TcpListener;
 use tokio_tungstenite::tungstenite::Message;
 use zwave_mcp_server::{
+    Gateway,
     gateway::{Backoff, NodeId},
     ws::client::{Link, Target, WsClient, WsError},
 };
@@ -103,16 +104,19 @@ async fn answer<S>(
             "start_listening" => socket.send(result(state.clone())).await.unwrap(),
             "node.set_value" if script.drop_on_set && connections == 1 => break,
             "node.set_value" => {
-                // The optimistic update comes first, as recorded for unsupervised Sets.
-                let event = json!({"type": "event", "event": {"source": "node",
-                    "event": "value updated", "nodeId": command["nodeId"],
-                    "args": {"commandClass": 38, "endpoint": 0, "property": "targetValue",
-                             "newValue": command["value"], "prevValue": 0}}});
-                socket.send(Message::text(event.to_string())).await.unwrap();
+                // As recorded for unsupervised Sets: the result, then zwave-js's optimistic
+                // update of the target and the current value (`captures/confirm/FACTS.md`).
                 socket
                     .send(result(json!({"result": {"status": 254}})))
                     .await
                     .unwrap();
+                for property in ["targetValue", "currentValue"] {
+                    let event = json!({"type": "event", "event": {"source": "node",
+                        "event": "value updated", "nodeId": command["nodeId"],
+                        "args": {"commandClass": 38, "endpoint": 0, "property": property,
+                                 "newValue": command["value"], "prevValue": 0}}});
+                    socket.send(Message::text(event.to_string())).await.unwrap();
+                }
             }
             _ => {
                 let refused = json!({"type": "result", "success": false, "messageId": id,
@@ -164,11 +168,6 @@ async fn it_listens_commands_get_results_and_events_keep_the_cache() {
         .await
         .unwrap();
     assert_eq!(result, json!({"result": {"status": 254}}));
-    // The event before the result is in the cache by the time the result is.
-    assert_eq!(
-        client.with_nodes(|nodes| nodes[&NodeId(3)].values["38-0-targetValue"].value.clone()),
-        Some(json!(40))
-    );
     let refused = client
         .request("node.frobnicate", json!({}), Duration::from_secs(5))
         .await
@@ -176,6 +175,11 @@ async fn it_listens_commands_get_results_and_events_keep_the_cache() {
     assert_eq!(
         refused.to_string(),
         "zwave-js-server refused `node.frobnicate`: unknown_command"
+    );
+    // The events sent before that result are in the cache by the time it is.
+    assert_eq!(
+        client.with_nodes(|nodes| nodes[&NodeId(3)].values["38-0-targetValue"].value.clone()),
+        Some(json!(40))
     );
     // The handshake as recorded: the schema first, then the state; ids unique per process.
     let sent = received.lock().unwrap().clone();
@@ -186,6 +190,43 @@ async fn it_listens_commands_get_results_and_events_keep_the_cache() {
     assert!(
         id.starts_with(&format!("zm-{}-", std::process::id())),
         "{id}"
+    );
+}
+
+/// The gateway over zwave-js-server: zwave-js's optimistic update, which comes after an
+/// unsupervised write's result, is not the device's report. Taken for one, it would confirm a
+/// device that did nothing (the real driver's stuck-switch case, `ws_home`).
+#[tokio::test]
+async fn the_optimistic_update_after_a_write_is_not_a_report() {
+    let (url, _) = server(Script {
+        max_schema: 50,
+        drop_on_set: false,
+    })
+    .await;
+    let gateway = Gateway::connect_zwave_js(
+        Target::new(&url, None).unwrap(),
+        QUICK,
+        Duration::from_secs(5),
+    );
+    gateway.ensure_nodes().await.unwrap();
+    let level = "38-0-currentValue";
+    let before = gateway.value(NodeId(3), level);
+    assert_ne!(before, Some(json!(40)));
+    let id = gateway.node(NodeId(3)).unwrap().values["38-0-targetValue"].value_id(NodeId(3));
+    let acknowledged = std::time::Instant::now();
+    assert_eq!(gateway.write_value(&id, json!(40)).await.unwrap(), 254);
+    // A round trip after the write: its answer comes after the optimistic update.
+    let poll = gateway.poll_value(&id).await.unwrap_err();
+    assert_eq!(
+        poll.to_string(),
+        "zwave-js-server refused `node.poll_value`: unknown_command"
+    );
+    assert_eq!(gateway.value(NodeId(3), level), before);
+    assert_eq!(
+        gateway
+            .wait_for_report(NodeId(3), level, acknowledged, Duration::ZERO)
+            .await,
+        None
     );
 }
 
@@ -210,7 +251,7 @@ async fn a_server_without_our_schema_is_refused_with_what_to_upgrade() {
         .request("node.set_value", set_dimmer(40), Duration::from_secs(5))
         .await
         .unwrap_err();
-    assert!(matches!(refused, WsError::Down(_)), "{refused}");
+    assert!(matches!(refused, WsError::Down { .. }), "{refused}");
     assert!(received.lock().unwrap().is_empty());
 }
 

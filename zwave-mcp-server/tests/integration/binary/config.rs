@@ -87,6 +87,81 @@ fn values_outside_what_z_wave_and_z_wave_js_ui_know_are_refused_with_the_valid_o
 }
 
 #[test]
+fn a_zwave_js_url_that_cannot_work_or_comes_with_mqtt_flags_exits_2() {
+    let dir = test_support::mosquitto::ScratchDir::new();
+    let not_pem = dir.path().join("ca.txt");
+    std::fs::write(&not_pem, "hello").unwrap();
+    let not_pem = not_pem.to_str().unwrap();
+    for (args, expected) in [
+        (
+            &[
+                "--zwave-js-url",
+                "ws://hub:3000",
+                "--mqtt-url",
+                "mqtt://hub:1883",
+            ][..],
+            "the argument '--zwave-js-url <URL>' cannot be used with '--mqtt-url <MQTT_URL>'",
+        ),
+        (
+            &["--zwave-js-url", "ws://hub:3000", "--mqtt-username", "me"],
+            "the argument '--zwave-js-url <URL>' cannot be used with '--mqtt-username <MQTT_USERNAME>'",
+        ),
+        (
+            &["--zwave-js-url", "ws://hub:3000", "--demo"],
+            "the argument '--zwave-js-url <URL>' cannot be used with '--demo'",
+        ),
+        (
+            &["--zwave-js-ca-file", not_pem],
+            "the following required arguments were not provided:\n  --zwave-js-url <URL>",
+        ),
+        (
+            &["--zwave-js-url", "http://hub:3000"],
+            "--zwave-js-url: \"http://hub:3000\" is not a WebSocket URL: expected ws://host:port or wss://host:port (zwave-js-server listens on 3000)",
+        ),
+        (
+            &[
+                "--zwave-js-url",
+                "ws://hub:3000",
+                "--zwave-js-ca-file",
+                not_pem,
+            ],
+            &format!(
+                "--zwave-js-ca-file {not_pem:?} needs a wss:// URL, but --zwave-js-url is ws://hub:3000"
+            ),
+        ),
+        (
+            &[
+                "--zwave-js-url",
+                "wss://hub:3000",
+                "--zwave-js-ca-file",
+                not_pem,
+            ],
+            &format!(
+                "--zwave-js-ca-file {not_pem:?} holds no PEM certificate (expected -----BEGIN CERTIFICATE-----)"
+            ),
+        ),
+    ] {
+        let output = run(args, &session(&[]));
+        assert_eq!(output.status.code(), Some(2), "{args:?}");
+        assert!(output.stdout.is_empty(), "{args:?}");
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert!(stderr.contains(expected), "{args:?}: {stderr}");
+    }
+    // The environment counts as given, as a host's `env` block gives it.
+    let output = run_with_env(
+        &["--zwave-js-url", "ws://hub:3000"],
+        &[("ZWAVE_MCP_MQTT_URL", "mqtt://hub:1883")],
+        &session(&[]),
+    );
+    assert_eq!(output.status.code(), Some(2));
+    assert!(
+        String::from_utf8_lossy(&output.stderr).contains("cannot be used with '--mqtt-url"),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+}
+
+#[test]
 fn a_ca_file_that_cannot_work_stops_the_start_with_exit_2() {
     let dir = test_support::mosquitto::ScratchDir::new();
     let garbage = dir.path().join("garbage.pem");

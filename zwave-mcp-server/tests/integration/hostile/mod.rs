@@ -130,7 +130,12 @@ pub struct Conversation {
 impl Conversation {
     /// Starts the binary on `home` with `args` and initializes the session.
     pub fn start(home: &GatewayHome, args: &[&str]) -> Self {
-        let mut server = test_support::child::Live::start(&mut home.command(args));
+        Self::over(&mut home.command(args))
+    }
+
+    /// Starts `command` (the binary with its flags) and initializes the session.
+    pub fn over(command: &mut Command) -> Self {
+        let mut server = test_support::child::Live::start(command);
         server.send(lines(&session(&[])).as_bytes());
         let _ = server.read_line(Duration::from_secs(20));
         Self {

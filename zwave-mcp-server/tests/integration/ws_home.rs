@@ -1,0 +1,213 @@
+//! The binary with `--zwave-js-url` against the real zwave-js 15.29.0 behind the real
+//! zwave-js-server 3.10.2 (from npm), on zwave-js's mock controller: what a Home Assistant
+//! Z-Wave JS add-on home looks like to it. Through the tools, as a model sees them: the server
+//! not up yet at start, listing, dimming and switching confirmed by the devices' own reports,
+//! a stuck device not confirmed, a sensor read with a refresh, a name that is not there, a
+//! rename made by another client, and the server restarted (stale banner, then recovery).
+
+use std::time::Duration;
+
+use serde_json::{Value, json};
+use test_support::zwave_js::ZwaveJsServer;
+use zwave_mcp_server::{
+    gateway::Backoff,
+    ws::client::{Link, Target, WsClient},
+};
+
+use crate::hostile::{BIN, Conversation, messages};
+
+const QUICK: Backoff = Backoff::exponential(Duration::from_millis(50), Duration::from_millis(500));
+const COMMAND: Duration = Duration::from_secs(10);
+
+/// Calls `tool` until `check` holds of its answer, at most `limit` (every call a round trip
+/// to the binary: nothing is ordered by sleeping, the answers are waited for).
+fn call_until(
+    session: &mut Conversation,
+    tool: &str,
+    args: &Value,
+    limit: Duration,
+    check: impl Fn(bool, &str) -> bool,
+) -> (bool, String, Value) {
+    let deadline = std::time::Instant::now() + limit;
+    loop {
+        let (error, text, structured) = session.call(tool, args.clone());
+        if check(error, &text) {
+            return (error, text, structured);
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "`{tool}` {args} never answered as expected within {limit:?}; last: {text}"
+        );
+        std::thread::sleep(Duration::from_millis(200));
+    }
+}
+
+/// Another client of the same server (a Home Assistant, a Z-Wave JS UI), which names nodes.
+async fn other_client(server: &ZwaveJsServer) -> WsClient {
+    let client = WsClient::connect(Target::new(&server.url, None).unwrap(), QUICK);
+    let mut link = client.link();
+    tokio::time::timeout(
+        Duration::from_secs(60),
+        link.wait_for(|link| matches!(link, Link::Listening { .. })),
+    )
+    .await
+    .unwrap_or_else(|_| panic!("never listening:\n{}", server.logs()))
+    .unwrap();
+    // Until every node is interviewed, a name set now may be replaced by its `ready` state.
+    let mut changes = client.changes();
+    let all_ready = |client: &WsClient| {
+        client.with_nodes(|nodes| nodes.len() == 15 && nodes.values().all(|node| node.ready))
+    };
+    tokio::time::timeout(Duration::from_secs(120), async {
+        while !all_ready(&client) {
+            changes.changed().await.unwrap();
+        }
+    })
+    .await
+    .unwrap_or_else(|_| panic!("nodes never all ready:\n{}", server.logs()));
+    client
+}
+
+async fn name(client: &WsClient, node: u16, name: &str, location: &str) {
+    for (command, field, text) in [
+        ("node.set_name", "name", name),
+        ("node.set_location", "location", location),
+    ] {
+        client
+            .request(
+                command,
+                json!({"nodeId": node, field: text, "updateCC": false}),
+                COMMAND,
+            )
+            .await
+            .unwrap_or_else(|err| panic!("{command} {node}: {err}"));
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_tools_work_a_zwave_js_server_home_end_to_end() {
+    // Started on this thread, which outlives them (see test_support::daemon).
+    let mut server = ZwaveJsServer::without_server();
+    let mut session = Conversation::over(
+        std::process::Command::new(BIN)
+            .args(["--zwave-js-url", &server.url])
+            .args(["--confirm-timeout", "10s", "--api-timeout", "5s"])
+            .env_remove("RUST_LOG"),
+    );
+
+    // Nothing listens yet: the tools say where they looked and that nothing was sent.
+    let (error, text, _) = session.call("list_zwave_devices", json!({}));
+    assert!(error, "{text}");
+    assert!(
+        text.contains(&format!("cannot reach zwave-js-server at {}: ", server.url))
+            && text.contains("nothing was sent")
+            && text.contains("check --zwave-js-url"),
+        "{text}"
+    );
+
+    server.start_server();
+    let other = other_client(&server).await;
+    name(&other, 2, "Kitchen Plug", "Kitchen").await;
+    name(&other, 3, "Hall Dimmer", "Hall").await;
+    name(&other, 4, "Multisensor", "Living Room").await;
+
+    // Named by another client after this server read the state: a name not found reloads it.
+    let (error, text, _) = call_until(
+        &mut session,
+        "get_device_status",
+        &json!({"deviceName": "Hall Dimmer"}),
+        Duration::from_secs(30),
+        |error, _| !error,
+    );
+    assert!(
+        !error && text.starts_with(r#""Hall Dimmer" (node 3, Hall) is a dimmer, online"#),
+        "{text}"
+    );
+    let (error, list, _) = session.call("list_zwave_devices", json!({}));
+    assert!(!error, "{list}");
+    for device in ["Kitchen Plug", "Hall Dimmer", "Multisensor"] {
+        assert!(list.contains(device), "{device} not in {list}");
+    }
+
+    // Dim and switch: the devices' own reports confirm them.
+    let (error, text, outcome) = session.call(
+        "control_zwave_device",
+        json!({"deviceName": "Hall Dimmer", "action": "dim", "level": 40}),
+    );
+    assert!(!error, "{text}");
+    assert_eq!(outcome["outcome"], "confirmed", "{text}");
+    let (error, text, outcome) = session.call(
+        "control_zwave_device",
+        json!({"deviceName": "Kitchen Plug", "action": "on"}),
+    );
+    assert!(!error, "{text}");
+    assert_eq!(outcome["outcome"], "confirmed", "{text}");
+
+    // A device that acknowledges and ignores the command is never reported as done.
+    server.tell_mock("/stuck", r#"{"node": 2, "on": true}"#);
+    let (_, text, outcome) = session.call(
+        "control_zwave_device",
+        json!({"deviceName": "Kitchen Plug", "action": "off"}),
+    );
+    assert_ne!(outcome["outcome"], "confirmed", "{text}");
+    assert_eq!(outcome["confirmed"], false, "{text}");
+    server.tell_mock("/stuck", r#"{"node": 2, "on": false}"#);
+
+    // A sensor read with a refresh asks the device.
+    let (error, text, data) = session.call(
+        "get_device_sensor_data",
+        json!({"deviceName": "Multisensor", "refresh": true}),
+    );
+    assert!(!error, "{text}");
+    assert_eq!(data["refreshed"], true, "{text}");
+    assert!(
+        text.contains("°C") || text.contains("°F"),
+        "no temperature: {text}"
+    );
+
+    // A name that is not there: nothing is written, the known names are offered.
+    let (error, text, _) = session.call(
+        "control_zwave_device",
+        json!({"deviceName": "Garage Door", "action": "on"}),
+    );
+    assert!(error && text.contains("Garage Door"), "{text}");
+
+    // The server goes away: reads say since when their states are old, writes are refused.
+    server.stop_server();
+    let (error, text, structured) = call_until(
+        &mut session,
+        "get_device_status",
+        &json!({"deviceName": "Hall Dimmer"}),
+        Duration::from_secs(20),
+        |_, text| text.starts_with("zwave-js-server is unreachable since "),
+    );
+    assert!(!error, "{text}");
+    assert_eq!(
+        structured["stale"]["reason"], "zwave-js-server unreachable",
+        "{structured}"
+    );
+    let (error, text, _) = session.call(
+        "control_zwave_device",
+        json!({"deviceName": "Hall Dimmer", "action": "off"}),
+    );
+    assert!(
+        error && text.contains("cannot reach zwave-js-server") && text.contains("nothing was sent"),
+        "{text}"
+    );
+
+    // Back: the state is read again, the banner goes.
+    server.start_server();
+    let (_, text, structured) = call_until(
+        &mut session,
+        "get_device_status",
+        &json!({"deviceName": "Hall Dimmer"}),
+        Duration::from_secs(60),
+        |error, text| !error && !text.contains("unreachable"),
+    );
+    assert!(structured["stale"].is_null(), "{text}");
+    drop(other);
+
+    let output = session.finish();
+    // Every stdout byte was protocol.
+    assert!(!messages(&output).is_empty());
+}
