@@ -125,6 +125,17 @@ pub struct Config {
     #[arg(long, env = "ZWAVE_MCP_DEMO")]
     pub demo: bool,
 
+    /// With --demo: which way the server reaches the demo home: Z-Wave JS UI's MQTT gateway
+    /// on an embedded broker, or a simulated zwave-js-server on a free loopback port.
+    #[arg(
+        long,
+        env = "ZWAVE_MCP_DEMO_BACKEND",
+        requires = "demo",
+        value_enum,
+        default_value_t
+    )]
+    pub demo_backend: DemoBackend,
+
     /// With --demo: a generated home of this many nodes (2–232, the controller included;
     /// plugs, dimmers, multisensors, switches and meters) instead of the small demo home.
     #[arg(long, env = "ZWAVE_MCP_DEMO_NODES", requires = "demo", value_name = "N", value_parser = home_size)]
@@ -177,11 +188,23 @@ pub struct Config {
     pub exposure_file: Option<PathBuf>,
 }
 
+/// The way to the demo home.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
+pub enum DemoBackend {
+    /// Z-Wave JS UI's MQTT gateway, simulated, on an embedded broker.
+    #[default]
+    Mqtt,
+    /// zwave-js-server's WebSocket API, simulated.
+    #[value(name = "zwave-js", alias = "ws")]
+    ZwaveJs,
+}
+
 /// Other things the binary can run.
 #[derive(Debug, Clone, clap::Subcommand)]
 pub enum Command {
     /// Run only the simulated Z-Wave JS UI gateway (the demo home) against the broker given by
-    /// --mqtt-url, until interrupted; for trying MCP hosts or other tools against a real broker.
+    /// --mqtt-url, or with --ws a simulated zwave-js-server, until interrupted; for trying MCP
+    /// hosts or other tools against a real broker or WebSocket client.
     Simulate {
         /// Value topic names, as Z-Wave JS UI's gateway "type" (0 or 1 are accepted too).
         #[arg(long, value_enum, default_value_t)]
@@ -206,6 +229,10 @@ pub enum Command {
         /// comma-separated).
         #[arg(long, value_name = "NODE", value_delimiter = ',')]
         supervised: Vec<u16>,
+        /// Serve the home as zwave-js-server does, over WebSocket on this address (e.g.
+        /// 127.0.0.1:3000), instead of as Z-Wave JS UI's gateway on the MQTT broker.
+        #[arg(long, value_name = "ADDRESS", conflicts_with_all = ["topic_type", "payload_type", "storm"])]
+        ws: Option<String>,
     },
 }
 

@@ -39,7 +39,7 @@ use std::time::Duration;
 use anyhow::Context as _;
 use rmcp::ServiceExt as _;
 
-pub use config::{Command, Config, ConfigError};
+pub use config::{Command, Config, ConfigError, DemoBackend};
 pub use gateway::{Backoff, Gateway, GatewayError, MqttSettings};
 pub use mcp::ZwaveServer;
 
@@ -57,12 +57,16 @@ pub async fn run(config: Config) -> anyhow::Result<()> {
             storm,
             ref stuck,
             ref supervised,
+            ref ws,
         }) => {
             let devices = SimDevices {
                 stuck: stuck.clone(),
                 supervised: supervised.clone(),
             };
-            simulate(&config, topic_type, payload_type, nodes, storm, devices).await
+            match ws {
+                Some(address) => simulate_zwave_js(address, nodes, devices).await,
+                None => simulate(&config, topic_type, payload_type, nodes, storm, devices).await,
+            }
         }
         None => serve(config).await,
     }
@@ -73,7 +77,7 @@ async fn serve(config: Config) -> anyhow::Result<()> {
     // Take the protocol pipes first: from here on a stray write to fd 1 goes to stderr.
     let io = stdio::take();
     // The demo's simulator lives as long as this function: until the MCP session ends.
-    let (gateway, _simulator, demo_failed) = connect(&config)?;
+    let (gateway, _simulator, demo_failed) = connect(&config).await?;
     let audit = devices::RuleAudit::new(exposure.clone());
     if audit.has_rules() {
         let audit = std::sync::Mutex::new(audit);
@@ -117,11 +121,11 @@ async fn serve(config: Config) -> anyhow::Result<()> {
 /// Starts the connection to the home the configuration names: zwave-js-server
 /// (`--zwave-js-url`), the MQTT gateway, or the demo home. With the demo, also its simulator
 /// (it lives as long as the session) and what completes if its home never appears.
-fn connect(
+async fn connect(
     config: &Config,
 ) -> anyhow::Result<(
     Gateway,
-    Option<sim::SimControl>,
+    Option<DemoHome>,
     Option<tokio::sync::oneshot::Receiver<()>>,
 )> {
     if let Some(target) = config.zwave_js()? {
@@ -139,6 +143,21 @@ fn connect(
             None,
         ));
     }
+    if config.demo_backend == DemoBackend::ZwaveJs {
+        let server = sim::SimZwaveJsServer::start(
+            "127.0.0.1:0",
+            home(config.demo_nodes),
+            sim::ReportDelays::default(),
+        )
+        .await
+        .context("the demo's simulated zwave-js-server could not start")?;
+        let target = ws::client::Target::new(server.url(), None)
+            .map_err(|reason| anyhow::anyhow!("the demo's server URL: {reason}"))?;
+        tracing::info!(server = %server.url(), "starting: the demo home over a simulated zwave-js-server");
+        let gateway =
+            Gateway::connect_zwave_js(target, gateway::RECONNECT_BACKOFF, config.api_timeout);
+        return Ok((gateway, Some(DemoHome::ZwaveJs(server)), None));
+    }
     // The session starts at once; the gateway connects once the simulator has published its
     // home, so it loads one consistent snapshot instead of racing the first publications (a
     // tool called before then waits, as for any first connection).
@@ -153,7 +172,37 @@ fn connect(
     let (published, failed) = demo_published(simulator.clone());
     tracing::info!(broker = %settings.url, prefix = %settings.topic_prefix, gateway = %settings.gateway_name, "starting");
     let gateway = Gateway::connect_after(settings, gateway::RECONNECT_BACKOFF, published);
-    Ok((gateway, Some(simulator), Some(failed)))
+    Ok((gateway, Some(DemoHome::Mqtt(simulator)), Some(failed)))
+}
+
+/// The demo's simulator, kept for the session: it stops when dropped.
+#[allow(dead_code, reason = "held, never read: its drop stops the simulator")]
+enum DemoHome {
+    Mqtt(sim::SimControl),
+    ZwaveJs(sim::SimZwaveJsServer),
+}
+
+/// `simulate --ws`: the home over a simulated zwave-js-server, until Ctrl-C.
+async fn simulate_zwave_js(
+    address: &str,
+    nodes: Option<u16>,
+    devices: SimDevices,
+) -> anyhow::Result<()> {
+    let server = sim::SimZwaveJsServer::start(address, home(nodes), sim::ReportDelays::default())
+        .await
+        .with_context(|| format!("--ws {address}: cannot listen there"))?;
+    for node in devices.stuck {
+        server.set_stuck(node, true);
+    }
+    for node in devices.supervised {
+        server.set_supervised(node, true);
+    }
+    tracing::info!(url = %server.url(), "simulated zwave-js-server running; Ctrl-C stops it");
+    tokio::signal::ctrl_c()
+        .await
+        .context("cannot wait for Ctrl-C")?;
+    drop(server);
+    Ok(())
 }
 
 /// How long the demo's simulated gateway may take to publish its home.

@@ -11,6 +11,7 @@ use serde_json::{Value, json};
 use tracing::{debug, warn};
 
 use super::{
+    device::{self, Change},
     node::value_key_of,
     state::{PayloadType, ReceivedRequest, Sim, SimOptions, lock},
     topics,
@@ -55,20 +56,20 @@ pub(super) fn value_payload(options: &SimOptions, value: &Value) -> Vec<u8> {
     }
 }
 
-/// Sets a value; returns the node and the updated value object to publish.
-pub(super) fn set_value(
-    nodes: &mut [Value],
-    node: u16,
-    key: &str,
-    new: Value,
-) -> Option<(Value, Value)> {
+/// Sets a value; returns the node and the updated value object to publish, and the value
+/// it had.
+pub(super) fn set_value(nodes: &mut [Value], node: u16, key: &str, new: Value) -> Option<Change> {
     let node_json = nodes.iter_mut().find(|n| n["id"] == json!(node))?;
     let slot = node_json.get_mut("values")?.get_mut(key)?;
-    slot["value"] = new;
+    let previous = std::mem::replace(&mut slot["value"], new);
     slot["lastUpdate"] = json!(now_ms());
     let value = slot.clone();
     node_json["lastActive"] = json!(now_ms());
-    Some((node_json.clone(), value))
+    Some(Change {
+        node: node_json.clone(),
+        value,
+        previous,
+    })
 }
 
 pub(super) async fn publish(sim: &Sim, topic: String, payload: Vec<u8>, retain: bool) {
@@ -260,174 +261,40 @@ fn address(arg: Option<&Value>) -> Option<(u16, String)> {
     Some((node, value_key_of(&id)))
 }
 
-/// `writeValue` as the real driver carries it out (`captures/confirm/FACTS.md`): zwave-js
-/// updates its own cache the moment the Set is acknowledged and Z-Wave JS UI publishes that
-/// optimistic value before the reply (a restore, 255, only as `targetValue`). Without
-/// Supervision the reply is 254 and the device's own report follows the verification Get
-/// (`ReportDelays`), showing its real state: the new one, or the old one when it is stuck.
-/// With Supervision the reply is 255 and nothing follows.
+/// `writeValue` as the real driver carries it out (`device`), in Z-Wave JS UI's order: the
+/// optimistic update is published just before the API reply, the device's report after its
+/// delay.
 async fn write_value(sim: &Arc<Sim>, args: &[Value]) -> Value {
-    let fail = json!({"status": 2});
-    let Some((node_id, key)) = address(args.first()) else {
-        return fail;
+    let Some((node, key)) = address(args.first()) else {
+        return json!({"status": 2});
     };
     let Some(new) = args.get(1).cloned() else {
-        return fail;
+        return json!({"status": 2});
     };
-    let (forced, confirm, stuck, supervised) = {
-        let knobs = lock(&sim.knobs);
-        (
-            knobs.write_status,
-            knobs.confirm_writes,
-            knobs.stuck.contains(&node_id),
-            knobs.supervised.contains(&node_id) && !knobs.stuck.contains(&node_id),
-        )
-    };
-    if let Some(status) = forced {
-        return json!({"status": status});
+    let write = device::write(&devices(sim), node, &key, new);
+    for change in &write.optimistic {
+        publish_value(sim, &change.node, &change.value).await;
     }
-    let (target, current_key) = {
-        let nodes = lock(&sim.nodes);
-        let Some(node) = find_node(&nodes, node_id) else {
-            return fail;
-        };
-        if node["status"] == json!("Dead") {
-            return fail;
-        }
-        let Some(target) = node["values"].get(&key).cloned() else {
-            return fail;
-        };
-        (
-            target,
-            node["values"].as_object().and_then(|values| {
-                values
-                    .iter()
-                    .find(|(_, v)| v["targetValue"] == json!(key))
-                    .map(|(k, _)| k.clone())
-            }),
-        )
-    };
-    let cc_name = target["commandClassName"]
-        .as_str()
-        .unwrap_or("Unknown")
-        .to_owned();
-    if target["writeable"] != json!(true) {
-        return json!({"status": 4, "message": format!("The {cc_name} CC does not support setting values")});
-    }
-    let expected = target["type"].as_str().unwrap_or("any");
-    let received = match &new {
-        Value::Bool(_) => "boolean",
-        Value::Number(_) => "number",
-        Value::String(_) => "string",
-        _ => "object",
-    };
-    if (expected == "boolean" || expected == "number") && expected != received {
-        let property = target["property"].as_str().unwrap_or("value");
-        return json!({
-            "status": 5,
-            "message": format!("{cc_name}: \"{property}\" must be of type \"{expected}\", received \"{received}\" (ZW0322)"),
-        });
-    }
-    // A multilevel switch stores 0–99; 255 restores the last non-zero level.
-    let stored = if target["commandClass"] == json!(38) {
-        let level = new.as_f64().unwrap_or(0.0);
-        let level = if level >= 255.0 {
-            let last = lock(&sim.last_levels).get(&node_id).copied().unwrap_or(99);
-            f64::from(last)
-        } else {
-            level.clamp(0.0, 99.0)
-        };
-        json!(level.round() as u8)
-    } else {
-        new.clone()
-    };
-    let dimmer = target["commandClass"] == json!(38);
-    let restore = dimmer && new.as_f64().is_some_and(|level| level >= 255.0);
-    let before = current_key.as_ref().and_then(|current| {
-        let nodes = lock(&sim.nodes);
-        find_node(&nodes, node_id).and_then(|node| node["values"][current]["value"].clone().into())
-    });
-    // What the device really is after the Set.
-    let real = if stuck {
-        before.clone().unwrap_or(Value::Null)
-    } else {
-        stored.clone()
-    };
-    if dimmer
-        && !stuck
-        && let Some(level) = stored
-            .as_u64()
-            .and_then(|l| u8::try_from(l).ok())
-            .filter(|l| *l > 0)
-    {
-        lock(&sim.last_levels).insert(node_id, level);
-    }
-    // zwave-js's optimistic update, published just before the API reply.
-    let mut optimistic = Vec::new();
-    {
-        let mut nodes = lock(&sim.nodes);
-        let echoed = if restore { new.clone() } else { stored.clone() };
-        optimistic.extend(set_value(&mut nodes, node_id, &key, echoed));
-        if !restore && let Some(current_key) = &current_key {
-            optimistic.extend(set_value(&mut nodes, node_id, current_key, stored.clone()));
-        }
-        if supervised && target["commandClass"] == json!(37) {
-            optimistic.extend(set_value(&mut nodes, node_id, POWER_KEY, watts_of(&real)));
-        }
-    }
-    for (node, value) in &optimistic {
-        publish_value(sim, node, value).await;
-    }
-    if supervised {
-        return json!({"status": 255});
-    }
-    if confirm && let Some(current_key) = current_key {
-        let delay = if dimmer {
-            sim.options.reports.dimmer
-        } else {
-            sim.options.reports.switch
-        };
-        let generation = {
-            let mut latest = lock(&sim.latest_write);
-            let slot = latest.entry((node_id, current_key.clone())).or_default();
-            *slot += 1;
-            *slot
-        };
+    if let Some(report) = write.report {
         let sim = Arc::clone(sim);
         tokio::spawn(async move {
-            tokio::time::sleep(delay).await;
-            if lock(&sim.latest_write).get(&(node_id, current_key.clone())) != Some(&generation) {
-                return;
-            }
-            let mut report = Vec::new();
-            {
-                let mut nodes = lock(&sim.nodes);
-                // A plug's power comes first: whoever waits for the switch's report then reads
-                // a state with the power that goes with it (tests compare whole summaries).
-                if !dimmer {
-                    report.extend(set_value(&mut nodes, node_id, POWER_KEY, watts_of(&real)));
-                }
-                report.extend(set_value(&mut nodes, node_id, &current_key, real.clone()));
-                if dimmer {
-                    report.extend(set_value(&mut nodes, node_id, &key, real.clone()));
-                }
-            }
-            for (node, value) in &report {
-                publish_value(&sim, node, value).await;
+            tokio::time::sleep(report.delay).await;
+            let changes = device::report(&devices(&sim), &report);
+            for change in &changes {
+                publish_value(&sim, &change.node, &change.value).await;
             }
         });
     }
-    json!({"status": 254})
+    write.result
 }
 
-/// A plug's power meter value.
-const POWER_KEY: &str = "50-0-value-66049";
-
-/// What a plug draws in state `on`.
-fn watts_of(on: &Value) -> Value {
-    if on == &json!(true) {
-        json!(42.5)
-    } else {
-        json!(0)
+/// The simulated gateway's devices, for a write.
+fn devices(sim: &Sim) -> device::Devices<'_> {
+    device::Devices {
+        nodes: &sim.nodes,
+        knobs: &sim.knobs,
+        last_levels: &sim.last_levels,
+        latest_write: &sim.latest_write,
+        reports: sim.options.reports,
     }
 }

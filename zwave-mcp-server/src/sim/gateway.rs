@@ -68,16 +68,7 @@ impl SimControl {
             client,
             options,
             nodes: Mutex::new(nodes),
-            knobs: Mutex::new(Knobs {
-                driver_ready: true,
-                silent: false,
-                write_status: None,
-                confirm_writes: true,
-                delays: HashMap::new(),
-                refusals: HashMap::new(),
-                stuck: std::collections::HashSet::new(),
-                supervised: std::collections::HashSet::new(),
-            }),
+            knobs: Mutex::new(Knobs::default()),
             last_levels: Mutex::new(HashMap::new()),
             latest_write: Mutex::new(HashMap::new()),
             ready: tokio::sync::watch::Sender::new(false),
@@ -365,8 +356,8 @@ impl SimControl {
             let mut nodes = lock(&self.sim.nodes);
             set_value(&mut nodes, node, key, value)
         };
-        if let Some((node, value)) = changed {
-            publish_value(&self.sim, &node, &value).await;
+        if let Some(change) = changed {
+            publish_value(&self.sim, &change.node, &change.value).await;
         }
     }
 

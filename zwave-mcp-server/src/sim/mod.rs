@@ -1,4 +1,5 @@
-//! The demo and test world: an embedded MQTT broker and a simulated Z-Wave JS UI gateway.
+//! The demo and test world: an embedded MQTT broker and a simulated Z-Wave JS UI gateway,
+//! and a simulated zwave-js-server.
 //!
 //! | module | owns |
 //! |---|---|
@@ -6,21 +7,26 @@
 //! | `gateway` | [`SimControl`]: starting the simulated gateway, and its knobs |
 //! | `state` | what the handle, the API and the storm share: settings, home, knobs, requests |
 //! | `api` | what the simulated gateway publishes and how it answers API requests |
+//! | `device` | how the simulated devices take a write, whichever server carries it |
 //! | `topics` | its own topic naming, from the captures (shares no code with `gateway::topics`) |
 //! | `home`, `node` | the demo home and generated homes of any size, as `getNodes` shows them |
 //! | `storm` | [`Storm`]: a steady stream of new readings |
+//! | `zwave_js_server` | [`SimZwaveJsServer`]: the same home over zwave-js-server's WebSocket API |
 
 mod api;
 mod broker;
+mod device;
 mod gateway;
 pub mod home;
 mod node;
 mod state;
 mod storm;
 pub mod topics;
+mod zwave_js_server;
 
 pub use broker::{BrokerError, EmbeddedBroker};
 pub use gateway::SimControl;
 pub use state::{PayloadType, ReceivedRequest, ReportDelays, SimOptions};
 pub use storm::{MAX_STORM_RATE, Storm};
 pub use topics::{TopicSettings, TopicType};
+pub use zwave_js_server::SimZwaveJsServer;

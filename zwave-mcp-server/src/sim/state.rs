@@ -99,6 +99,22 @@ pub(super) struct Knobs {
     pub(super) supervised: std::collections::HashSet<u16>,
 }
 
+impl Default for Knobs {
+    /// A driver that is up and devices that report.
+    fn default() -> Self {
+        Self {
+            driver_ready: true,
+            silent: false,
+            write_status: None,
+            confirm_writes: true,
+            delays: HashMap::new(),
+            refusals: HashMap::new(),
+            stuck: std::collections::HashSet::new(),
+            supervised: std::collections::HashSet::new(),
+        }
+    }
+}
+
 pub(super) struct Sim {
     pub(super) client: AsyncClient,
     pub(super) options: SimOptions,

@@ -5,6 +5,7 @@
     reason = "tests: an unexpected error should fail the test with its message"
 )]
 
+mod backends;
 mod binary;
 mod captures;
 mod exposure;

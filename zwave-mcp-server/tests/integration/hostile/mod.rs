@@ -128,11 +128,6 @@ pub struct Conversation {
 }
 
 impl Conversation {
-    /// Starts the binary on `home` with `args` and initializes the session.
-    pub fn start(home: &GatewayHome, args: &[&str]) -> Self {
-        Self::over(&mut home.command(args))
-    }
-
     /// Starts `command` (the binary with its flags) and initializes the session.
     pub fn over(command: &mut Command) -> Self {
         let mut server = test_support::child::Live::start(command);

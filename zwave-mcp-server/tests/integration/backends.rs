@@ -1,0 +1,145 @@
+//! The behavioural table: one test body, run once per backend, wherever the behaviour is the
+//! same. A [`TestHome`] is the demo home behind either simulated server (Z-Wave JS UI's MQTT
+//! gateway on an embedded broker, or zwave-js-server over WebSocket), both built on the same
+//! simulated devices; the binary is pointed at it with `--mqtt-url` or `--zwave-js-url`.
+//! [`per_backend!`] writes the two tests.
+
+use std::{
+    process::{Command, Output},
+    time::Duration,
+};
+
+use serde_json::Value;
+use zwave_mcp_server::sim::{ReportDelays, SimZwaveJsServer};
+
+use crate::hostile::{BIN, GatewayHome, lines, session};
+
+/// The way the binary reaches the home.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Backend {
+    /// `--mqtt-url`: Z-Wave JS UI's MQTT gateway.
+    Mqtt,
+    /// `--zwave-js-url`: zwave-js-server.
+    ZwaveJs,
+}
+
+/// The demo home (reports after the test delays) behind one backend.
+pub enum TestHome {
+    Mqtt(GatewayHome),
+    ZwaveJs(SimZwaveJsServer),
+}
+
+impl TestHome {
+    /// The demo home behind `backend`, ready to be connected to.
+    pub async fn start(backend: Backend) -> Self {
+        match backend {
+            Backend::Mqtt => Self::Mqtt(GatewayHome::renamed(&[]).await),
+            Backend::ZwaveJs => {
+                let home =
+                    zwave_mcp_server::sim::home::demo_home(zwave_mcp_server::gateway::now_ms());
+                Self::ZwaveJs(
+                    SimZwaveJsServer::start("127.0.0.1:0", home, ReportDelays::FAST)
+                        .await
+                        .unwrap(),
+                )
+            }
+        }
+    }
+
+    /// Its backend.
+    pub fn backend(&self) -> Backend {
+        match self {
+            Self::Mqtt(_) => Backend::Mqtt,
+            Self::ZwaveJs(_) => Backend::ZwaveJs,
+        }
+    }
+
+    /// The binary on this home with `args`.
+    pub fn command(&self, args: &[&str]) -> Command {
+        match self {
+            Self::Mqtt(home) => home.command(args),
+            Self::ZwaveJs(server) => {
+                let mut command = Command::new(BIN);
+                command
+                    .args(["--zwave-js-url", server.url()])
+                    .args(args)
+                    .env_remove("RUST_LOG");
+                command
+            }
+        }
+    }
+
+    /// Runs the binary on this home with `args`, feeds it a session of `calls` (ids 2, 3, …),
+    /// and returns its output once it exited at stdin's end.
+    pub async fn run(&self, args: &[&str], calls: &[(&str, Value)]) -> Output {
+        let mut command = self.command(args);
+        let input = lines(&session(calls));
+        tokio::task::spawn_blocking(move || {
+            test_support::child::run(&mut command, input.as_bytes(), Duration::from_secs(30))
+        })
+        .await
+        .unwrap()
+    }
+
+    /// Makes `node` acknowledge every Set and ignore it.
+    pub fn set_stuck(&self, node: u16, stuck: bool) {
+        match self {
+            Self::Mqtt(home) => home.sim.set_stuck(node, stuck),
+            Self::ZwaveJs(server) => server.set_stuck(node, stuck),
+        }
+    }
+
+    /// Gives `node` Supervision.
+    pub fn set_supervised(&self, node: u16, supervised: bool) {
+        match self {
+            Self::Mqtt(home) => home.sim.set_supervised(node, supervised),
+            Self::ZwaveJs(server) => server.set_supervised(node, supervised),
+        }
+    }
+
+    /// Whether devices report their state after a write.
+    pub fn set_confirm_writes(&self, confirm: bool) {
+        match self {
+            Self::Mqtt(home) => home.sim.set_confirm_writes(confirm),
+            Self::ZwaveJs(server) => server.set_confirm_writes(confirm),
+        }
+    }
+
+    /// Whether the server received at least `count` writes within `within`.
+    pub async fn writes_arrive(&self, count: usize, within: Duration) -> bool {
+        match self {
+            Self::Mqtt(home) => home.writes_arrive(count, within).await,
+            Self::ZwaveJs(server) => {
+                crate::harness::eventually(within, || server.writes().len() >= count).await
+            }
+        }
+    }
+}
+
+/// `per_backend! { async fn name(home) { … } … }`: a module `name` per body, with the tests
+/// `mqtt` and `zwave_js` running it on a [`TestHome`] of each backend.
+macro_rules! per_backend {
+    ($($(#[$doc:meta])* async fn $name:ident($home:ident) $body:block)*) => {
+        $(
+            $(#[$doc])*
+            mod $name {
+                #[allow(unused_imports, reason = "what the bodies use")]
+                use super::*;
+                use $crate::backends::{Backend, TestHome};
+
+                async fn body($home: TestHome) $body
+
+                #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+                async fn mqtt() {
+                    body(TestHome::start(Backend::Mqtt).await).await;
+                }
+
+                #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+                async fn zwave_js() {
+                    body(TestHome::start(Backend::ZwaveJs).await).await;
+                }
+            }
+        )*
+    };
+}
+pub(crate) use per_backend;
