@@ -2,7 +2,8 @@
 # Regenerates the performance figures in README.md (the block between the perf-report
 # markers) on this machine, and names the machine in it. Runs, in order: the peer comparison
 # pinned to one CPU and on every CPU (cargo bench --bench peers), the scale table
-# (scripts/scale.py), the storm table (scripts/storm.py) and the cache micro benchmarks
+# (scripts/scale.py), the backends table (scripts/backends.py), the storm table
+# (scripts/storm.py) and the cache micro benchmarks
 # (divan). Takes about 8 minutes; needs what the test command installs (Mosquitto, the peers).
 #   bash scripts/perf-report.sh            # rewrite README.md's block
 #   bash scripts/perf-report.sh --print    # only print the block
@@ -44,6 +45,12 @@ peers() { # peers [taskset prefix...]: the bench's tables without its CPU line
     echo "\`mcp-client\`; \"first call\" includes loading the node list):"
     echo
     python3 scripts/scale.py 10 50 232 | sed -n '/^|/p'
+    echo
+    echo "**The two backends** (\`python3 scripts/backends.py\`: 500 sequential \`get_device_status\`"
+    echo "and 50 dims answered at the acknowledgement, \`--confirm-timeout 0s\`; the real driver's dim"
+    echo "includes the mock controller's ACK of the Set):"
+    echo
+    python3 scripts/backends.py | sed -n '/^|/p'
     echo
     echo "**A busy network** (\`python3 scripts/storm.py\`: the 232-node home, quiet and during"
     echo "5,000 reports/s; the server's CPU per report read from \`/proc\`):"

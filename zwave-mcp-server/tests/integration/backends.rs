@@ -32,11 +32,24 @@ pub enum TestHome {
 impl TestHome {
     /// The demo home behind `backend`, ready to be connected to.
     pub async fn start(backend: Backend) -> Self {
+        Self::renamed(backend, &[]).await
+    }
+
+    /// The demo home with nodes renamed (`(node, name, location)`) behind `backend`.
+    pub async fn renamed(backend: Backend, renames: &[(u16, &str, &str)]) -> Self {
         match backend {
-            Backend::Mqtt => Self::Mqtt(GatewayHome::renamed(&[]).await),
+            Backend::Mqtt => Self::Mqtt(GatewayHome::renamed(renames).await),
             Backend::ZwaveJs => {
-                let home =
+                let mut home =
                     zwave_mcp_server::sim::home::demo_home(zwave_mcp_server::gateway::now_ms());
+                for &(id, name, location) in renames {
+                    let node = home
+                        .iter_mut()
+                        .find(|node| node["id"] == serde_json::json!(id))
+                        .unwrap_or_else(|| panic!("the demo home has no node {id}"));
+                    node["name"] = serde_json::json!(name);
+                    node["loc"] = serde_json::json!(location);
+                }
                 Self::ZwaveJs(
                     SimZwaveJsServer::start("127.0.0.1:0", home, ReportDelays::FAST)
                         .await
@@ -105,6 +118,45 @@ impl TestHome {
         }
     }
 
+    /// What the server was asked to write: `("<node>-<cc>-<endpoint>-<property>", value)`.
+    pub fn writes(&self) -> Vec<(String, Value)> {
+        match self {
+            Self::Mqtt(home) => home.writes(),
+            Self::ZwaveJs(server) => server
+                .writes()
+                .into_iter()
+                .map(|(node, id, value)| {
+                    (
+                        format!(
+                            "{node}-{}-{}-{}",
+                            id["commandClass"],
+                            id["endpoint"],
+                            id["property"].as_str().unwrap_or_default()
+                        ),
+                        value,
+                    )
+                })
+                .collect(),
+        }
+    }
+
+    /// The way to the home goes down: Z-Wave JS UI says it is offline (its last will), or
+    /// zwave-js-server stops (connections closed, new ones refused).
+    pub async fn go_down(&self) {
+        match self {
+            Self::Mqtt(home) => home.sim.announce_offline().await,
+            Self::ZwaveJs(server) => server.stop(),
+        }
+    }
+
+    /// And comes back.
+    pub async fn come_back(&self) {
+        match self {
+            Self::Mqtt(home) => home.sim.announce_online().await,
+            Self::ZwaveJs(server) => server.resume(),
+        }
+    }
+
     /// Whether the server received at least `count` writes within `within`.
     pub async fn writes_arrive(&self, count: usize, within: Duration) -> bool {
         match self {
@@ -116,10 +168,10 @@ impl TestHome {
     }
 }
 
-/// `per_backend! { async fn name(home) { … } … }`: a module `name` per body, with the tests
-/// `mqtt` and `zwave_js` running it on a [`TestHome`] of each backend.
+/// `per_backend! { async fn name(backend) { … } … }`: a module `name` per body, with the
+/// tests `mqtt` and `zwave_js` running it with each [`Backend`] (it starts its [`TestHome`]).
 macro_rules! per_backend {
-    ($($(#[$doc:meta])* async fn $name:ident($home:ident) $body:block)*) => {
+    ($($(#[$doc:meta])* async fn $name:ident($backend:ident) $body:block)*) => {
         $(
             $(#[$doc])*
             mod $name {
@@ -127,16 +179,16 @@ macro_rules! per_backend {
                 use super::*;
                 use $crate::backends::{Backend, TestHome};
 
-                async fn body($home: TestHome) $body
+                async fn body($backend: Backend) $body
 
                 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
                 async fn mqtt() {
-                    body(TestHome::start(Backend::Mqtt).await).await;
+                    body(Backend::Mqtt).await;
                 }
 
                 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
                 async fn zwave_js() {
-                    body(TestHome::start(Backend::ZwaveJs).await).await;
+                    body(Backend::ZwaveJs).await;
                 }
             }
         )*

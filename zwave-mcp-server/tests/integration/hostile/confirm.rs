@@ -19,7 +19,8 @@ fn structured(output: &std::process::Output, id: u64) -> Value {
 }
 
 per_backend! {
-async fn the_optimistic_echo_never_confirms_and_never_becomes_the_state(home) {
+async fn the_optimistic_echo_never_confirms_and_never_becomes_the_state(backend) {
+    let home = TestHome::start(backend).await;
     // The device acknowledges and never reports: all there is, is zwave-js's echo.
     home.set_confirm_writes(false);
     let mut session = Conversation::over(&mut home.command(&["--confirm-timeout", "1s"]));
@@ -57,7 +58,8 @@ async fn the_optimistic_echo_never_confirms_and_never_becomes_the_state(home) {
     session.finish();
 }
 
-async fn a_stuck_device_is_reported_as_unchanged_by_the_command_and_the_next_read(home) {
+async fn a_stuck_device_is_reported_as_unchanged_by_the_command_and_the_next_read(backend) {
+    let home = TestHome::start(backend).await;
     home.set_stuck(2, true);
     home.set_stuck(3, true);
     let mut session = Conversation::over(&mut home.command(&["--confirm-timeout", "5s"]));
@@ -104,7 +106,8 @@ async fn a_stuck_device_is_reported_as_unchanged_by_the_command_and_the_next_rea
     session.finish();
 }
 
-async fn the_devices_own_report_confirms_and_a_supervised_success_confirms_at_once(home) {
+async fn the_devices_own_report_confirms_and_a_supervised_success_confirms_at_once(backend) {
+    let home = TestHome::start(backend).await;
     home.set_supervised(6, true);
     let output = home
         .run(
@@ -158,7 +161,8 @@ async fn the_devices_own_report_confirms_and_a_supervised_success_confirms_at_on
     );
 }
 
-async fn of_two_overlapping_commands_the_first_says_the_second_superseded_it(home) {
+async fn of_two_overlapping_commands_the_first_says_the_second_superseded_it(backend) {
+    let home = TestHome::start(backend).await;
     // The first command waits for a report the device sends ~150 ms later; the second is
     // sent once the first reached the gateway, so it replaces the first's verification.
     let mut session = Conversation::over(&mut home.command(&["--confirm-timeout", "3s"]));
@@ -197,7 +201,8 @@ async fn of_two_overlapping_commands_the_first_says_the_second_superseded_it(hom
     session.finish();
 }
 
-async fn a_command_superseded_by_another_server_says_so(home) {
+async fn a_command_superseded_by_another_server_says_so(backend) {
+    let home = TestHome::start(backend).await;
     let mut first = Conversation::over(&mut home.command(&["--confirm-timeout", "3s"]));
     let mut second = Conversation::over(&mut home.command(&[]));
     let asked = first.send(

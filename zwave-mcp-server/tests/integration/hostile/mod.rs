@@ -5,6 +5,7 @@
 mod bound;
 mod broker;
 mod confirm;
+mod down;
 mod late;
 mod names;
 mod protocol;

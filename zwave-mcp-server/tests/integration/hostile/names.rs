@@ -5,10 +5,11 @@
 use serde_json::json;
 
 use super::{GatewayHome, answer};
+use crate::backends::per_backend;
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_hidden_device_never_redirects_a_command_to_another_one() {
-    let home = GatewayHome::renamed(&[
+per_backend! {
+async fn a_hidden_device_never_redirects_a_command_to_another_one(backend) {
+    let home = TestHome::renamed(backend, &[
         (2, "Space Heater", "Bedroom"),
         (6, "Space Heater Fan", "Bedroom"),
     ])
@@ -65,9 +66,8 @@ async fn a_hidden_device_never_redirects_a_command_to_another_one() {
     );
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_hidden_device_and_an_unknown_one_get_the_same_answer() {
-    let home = GatewayHome::renamed(&[]).await;
+async fn a_hidden_device_and_an_unknown_one_get_the_same_answer(backend) {
+    let home = TestHome::renamed(backend, &[]).await;
     let output = home
         .run(
             &["--read-deny", "node:7"],
@@ -112,9 +112,8 @@ async fn a_hidden_device_and_an_unknown_one_get_the_same_answer() {
     assert_eq!(home.writes(), []);
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_bare_number_never_switches_an_unnamed_node() {
-    let home = GatewayHome::renamed(&[]).await;
+async fn a_bare_number_never_switches_an_unnamed_node(backend) {
+    let home = TestHome::renamed(backend, &[]).await;
     let output = home
         .run(
             &[],
@@ -139,10 +138,9 @@ async fn a_bare_number_never_switches_an_unnamed_node() {
     assert_eq!(home.writes(), []);
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn deny_rules_hide_names_written_with_other_spaces_case_or_unicode_forms() {
+async fn deny_rules_hide_names_written_with_other_spaces_case_or_unicode_forms(backend) {
     let home =
-        GatewayHome::renamed(&[(2, "Front  Door Light", ""), (3, "Hall\u{a0}Lamp", "")]).await;
+        TestHome::renamed(backend, &[(2, "Front  Door Light", ""), (3, "Hall\u{a0}Lamp", "")]).await;
     let output = home
         .run(
             &[
@@ -176,9 +174,8 @@ async fn deny_rules_hide_names_written_with_other_spaces_case_or_unicode_forms()
     assert_eq!(home.writes(), []);
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn on_at_level_0_is_refused_not_turned_into_off() {
-    let home = GatewayHome::renamed(&[]).await;
+async fn on_at_level_0_is_refused_not_turned_into_off(backend) {
+    let home = TestHome::renamed(backend, &[]).await;
     let output = home
         .run(
             &[],
@@ -204,6 +201,7 @@ async fn on_at_level_0_is_refused_not_turned_into_off() {
             .starts_with("action \"off\" with level 40 contradicts itself")
     );
     assert_eq!(home.writes(), []);
+}
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
