@@ -96,9 +96,9 @@ pub struct WritePlan {
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
 pub enum ActionError {
-    /// Z-Wave JS UI is still interviewing the node (after a restart): its kind is not known yet.
+    /// Z-Wave JS is still interviewing the node (after a restart): its kind is not known yet.
     #[error(
-        "{device} is still being interviewed by Z-Wave JS UI (it restarted or the device was just added), so what it is is not known yet: try again in a few seconds"
+        "{device} is still being interviewed by Z-Wave JS (it restarted or the device was just added), so what it is is not known yet: try again in a few seconds"
     )]
     Interviewing {
         /// The device, described.

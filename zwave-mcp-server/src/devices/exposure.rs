@@ -225,7 +225,7 @@ impl RuleAudit {
                     }
                 };
                 warnings.push(format!(
-                    "exposure rule \"{list} {rule}\" now also matches {} and no longer {}: a device was renamed, moved, added or removed in Z-Wave JS UI; check that the rule still means what you meant (node:<id> rules do not move)",
+                    "exposure rule \"{list} {rule}\" now also matches {} and no longer {}: a device was renamed, moved, added or removed; check that the rule still means what you meant (node:<id> rules do not move)",
                     show(now.difference(before).collect()),
                     show(before.difference(now).collect()),
                 ));
@@ -376,7 +376,7 @@ mod tests {
         assert_eq!(
             audit.check(&after),
             [
-                "exposure rule \"read deny name:front door lock\" now also matches \"Front Door Lock\" (node 3, Garage) and no longer \"Front Door Deadbolt\" (node 2, Porch): a device was renamed, moved, added or removed in Z-Wave JS UI; check that the rule still means what you meant (node:<id> rules do not move)",
+                "exposure rule \"read deny name:front door lock\" now also matches \"Front Door Lock\" (node 3, Garage) and no longer \"Front Door Deadbolt\" (node 2, Porch): a device was renamed, moved, added or removed; check that the rule still means what you meant (node:<id> rules do not move)",
                 "exposure rule \"read deny node:40\" matches no device: check it against list_zwave_devices, or name the device by node:<id>",
             ]
         );

@@ -75,7 +75,7 @@ pub fn summary(node: &NodeInfo) -> String {
         return format!("offline ({})", status_word(node));
     }
     if !node.ready && node.values.is_empty() {
-        return "being interviewed by Z-Wave JS UI (state not known yet)".to_owned();
+        return "being interviewed by Z-Wave JS (state not known yet)".to_owned();
     }
     let mut parts = Vec::new();
     match DeviceKind::of(node) {

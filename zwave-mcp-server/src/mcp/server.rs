@@ -79,9 +79,12 @@ impl ServerHandler for ZwaveServer {
 
     fn get_info(&self) -> ServerConfig {
         ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
-            .with_server_info(Implementation::new("zwave-mcp-server", env!("CARGO_PKG_VERSION")))
+            .with_server_info(Implementation::new(
+                "zwave-mcp-server",
+                env!("CARGO_PKG_VERSION"),
+            ))
             .with_instructions(
-                "Controls a Z-Wave home through Z-Wave JS UI. Call list_zwave_devices first to learn \
+                "Controls a Z-Wave home through Z-Wave JS. Call list_zwave_devices first to learn \
                  the device names; then control_zwave_device switches or dims a device, \
                  get_device_status tells whether it is on and reachable, and \
                  get_device_sensor_data returns its readings (temperature, humidity, motion, \

@@ -395,7 +395,7 @@ fn device_status(node: &NodeInfo, stale: bool) -> (DeviceStatus, String) {
     };
     let mut text = if !node.ready && kind == DeviceKind::Other {
         format!(
-            "{} is still being interviewed by Z-Wave JS UI (it restarted or the device was just added): what it is and its state are not known yet; {reachable}.",
+            "{} is still being interviewed by Z-Wave JS (it restarted or the device was just added): what it is and its state are not known yet; {reachable}.",
             devices::describe(node)
         )
     } else {

@@ -66,8 +66,8 @@ pub struct DeviceList {
     /// Commands their devices have not confirmed: not reported yet, or contradicted.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub commands: Vec<CommandNote>,
-    /// Present when the broker, Z-Wave JS UI or its driver is down: these states are only the
-    /// last known ones.
+    /// Present when the way to the devices (the broker, Z-Wave JS UI or its driver, or
+    /// zwave-js-server) is down: these states are only the last known ones.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub stale: Option<Staleness>,
 }
@@ -143,8 +143,8 @@ pub struct SensorData {
     pub refresh_errors: Vec<String>,
     /// Every reading of the device.
     pub readings: Vec<Reading>,
-    /// Present when the broker, Z-Wave JS UI or its driver is down: these states are only the
-    /// last known ones.
+    /// Present when the way to the devices (the broker, Z-Wave JS UI or its driver, or
+    /// zwave-js-server) is down: these states are only the last known ones.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub stale: Option<Staleness>,
 }
@@ -185,8 +185,8 @@ pub struct DeviceStatus {
     /// What became of the last command to the device, while the device has not confirmed it.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub last_command: Option<String>,
-    /// Present when the broker, Z-Wave JS UI or its driver is down: these states are only the
-    /// last known ones.
+    /// Present when the way to the devices (the broker, Z-Wave JS UI or its driver, or
+    /// zwave-js-server) is down: these states are only the last known ones.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub stale: Option<Staleness>,
 }

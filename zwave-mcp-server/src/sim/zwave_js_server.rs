@@ -9,8 +9,10 @@
 //! without Supervision the result first and then zwave-js's optimistic `value updated`
 //! events; with it the target value's event, the result, then the current value's. The
 //! device's own report follows after its delay, to every listening client. Knobs as for the
-//! MQTT simulator: stuck and supervised nodes, reports off, and the server stopped (every
-//! connection closed and new ones refused) and started again.
+//! MQTT simulator: stuck and supervised nodes, reports off, the start-up sequence (the port
+//! open at driver ready, nodes not interviewed yet, then each node's `ready` with its whole
+//! state), and the server stopped (every connection closed and new ones refused) and started
+//! again.
 
 use std::{
     collections::HashMap,
@@ -56,6 +58,8 @@ struct WsSim {
     events: broadcast::Sender<(u64, String)>,
     /// Every command received, in order.
     received: Mutex<Vec<Value>>,
+    /// The values of nodes whose interview runs, given back when it completes.
+    interviewing: Mutex<HashMap<u16, Value>>,
     /// Whether connections are served: a stopped server closes them and refuses new ones.
     running: AtomicBool,
     /// Bumped when the server stops: connections of an older generation end.
@@ -84,6 +88,7 @@ impl SimZwaveJsServer {
             reports,
             events: broadcast::channel(1024).0,
             received: Mutex::default(),
+            interviewing: Mutex::default(),
             running: AtomicBool::new(true),
             generation: tokio::sync::watch::Sender::new(0),
             next_connection: AtomicU64::new(1),
@@ -136,6 +141,53 @@ impl SimZwaveJsServer {
     /// Serves again after [`SimZwaveJsServer::stop`].
     pub fn resume(&self) {
         self.sim.running.store(true, Ordering::SeqCst);
+    }
+
+    /// Every node but the controller becomes as at driver start (the real server opens its
+    /// port at driver ready, before the interviews end): not ready, status unknown, no
+    /// values. A client connecting now reads them so; [`SimZwaveJsServer::finish_interview`]
+    /// completes each.
+    pub fn start_interviews(&self) {
+        let mut nodes = lock(&self.sim.nodes);
+        let mut interviewing = lock(&self.sim.interviewing);
+        for node in nodes.iter_mut().filter(|node| {
+            node["isControllerNode"] != json!(true) && node["virtual"] != json!(true)
+        }) {
+            let id = node["id"]
+                .as_u64()
+                .and_then(|id| u16::try_from(id).ok())
+                .unwrap_or(0);
+            interviewing.insert(id, std::mem::replace(&mut node["values"], json!({})));
+            node["ready"] = json!(false);
+            node["status"] = json!("Unknown");
+        }
+    }
+
+    /// `node`'s interview completes, with the events of the recorded start-up: `alive`,
+    /// `ready` with the node's whole state, `interview completed`.
+    pub fn finish_interview(&self, node: u16) {
+        let state = {
+            let mut nodes = lock(&self.sim.nodes);
+            let Some(found) = nodes.iter_mut().find(|n| n["id"] == json!(node)) else {
+                return;
+            };
+            if let Some(values) = lock(&self.sim.interviewing).remove(&node) {
+                found["values"] = values;
+            }
+            found["ready"] = json!(true);
+            found["status"] = json!("Alive");
+            node_state(found)
+        };
+        for event in [
+            json!({"source": "node", "event": "alive", "nodeId": node, "oldStatus": 0}),
+            json!({"source": "node", "event": "ready", "nodeId": node, "nodeState": state}),
+            json!({"source": "node", "event": "interview completed", "nodeId": node}),
+        ] {
+            let _ = self
+                .sim
+                .events
+                .send((0, json!({"type": "event", "event": event}).to_string()));
+        }
     }
 
     /// Every command received so far, in order.
@@ -425,13 +477,15 @@ fn node_state(node: &Value) -> Value {
         .flat_map(|values| values.values())
         .map(value_state)
         .collect();
+    let ready = node["ready"].as_bool().unwrap_or(true);
     let mut state = json!({
         "nodeId": node["id"],
         "index": 0,
         "status": status,
-        "ready": node.get("ready").cloned().unwrap_or(json!(true)),
+        "ready": ready,
         "isControllerNode": node.get("isControllerNode").cloned().unwrap_or(json!(false)),
-        "interviewStage": "Complete",
+        // As recorded at driver start: the interview not begun, or done.
+        "interviewStage": if ready { "Complete" } else { "None" },
         "deviceConfig": {"label": node["productLabel"], "manufacturer": node["manufacturer"]},
         "values": values,
     });

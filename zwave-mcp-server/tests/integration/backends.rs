@@ -157,6 +157,23 @@ impl TestHome {
         }
     }
 
+    /// Every node but the controller is known but not interviewed yet, as when the driver
+    /// starts (a restart of Z-Wave JS UI; the port of zwave-js-server opening at driver ready).
+    pub async fn start_interviews(&self) {
+        match self {
+            Self::Mqtt(home) => home.sim.driver_up_with_unready_nodes().await,
+            Self::ZwaveJs(server) => server.start_interviews(),
+        }
+    }
+
+    /// `node`'s interview completes.
+    pub async fn finish_interview(&self, node: u16) {
+        match self {
+            Self::Mqtt(home) => home.sim.finish_interview(node).await,
+            Self::ZwaveJs(server) => server.finish_interview(node),
+        }
+    }
+
     /// Whether the server received at least `count` writes within `within`.
     pub async fn writes_arrive(&self, count: usize, within: Duration) -> bool {
         match self {

@@ -42,7 +42,7 @@ async fn after_a_gateway_restart_devices_become_usable_as_their_interviews_finis
         .await;
     assert_eq!(
         refused,
-        "\"Living Room Light\" (node 3, Living Room) is still being interviewed by Z-Wave JS UI (it restarted or the device was just added), so what it is is not known yet: try again in a few seconds"
+        "\"Living Room Light\" (node 3, Living Room) is still being interviewed by Z-Wave JS (it restarted or the device was just added), so what it is is not known yet: try again in a few seconds"
     );
     let status = home
         .ok(
@@ -52,7 +52,7 @@ async fn after_a_gateway_restart_devices_become_usable_as_their_interviews_finis
         .await;
     assert_eq!(
         status["summary"],
-        "being interviewed by Z-Wave JS UI (state not known yet)"
+        "being interviewed by Z-Wave JS (state not known yet)"
     );
     // Node 3's interview finishes: its status topic alone brings its values in, no tool call
     // and no server restart needed.

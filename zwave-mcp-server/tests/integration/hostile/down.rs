@@ -1,8 +1,7 @@
 //! The way to the home goes down and comes back, over each backend: reads answer from the
 //! cache and say first since when their states are old; a command is refused, says nothing
-//! was done, and is never carried out later; once back, the banner goes.
-
-use std::time::Duration;
+//! was done, and is never carried out later; once back, the banner goes. And a home whose
+//! nodes are still being interviewed: each becomes usable as its interview ends.
 
 use serde_json::json;
 
@@ -11,20 +10,6 @@ use crate::backends::per_backend;
 
 /// How the status of the demo's switch starts (names are quoted as the gateway's data).
 const SWITCH: &str = r#""Switch One" (node 2, Kitchen) is a switch"#;
-
-/// Calls `get_device_status` until `done` holds of its text, at most 30 s (each call a round
-/// trip: nothing is ordered by sleeping).
-fn status_until(session: &mut Conversation, done: impl Fn(&str) -> bool) -> String {
-    let deadline = std::time::Instant::now() + Duration::from_secs(30);
-    loop {
-        let (_, text, _) = session.call("get_device_status", json!({"deviceName": "Switch One"}));
-        if done(&text) {
-            return text;
-        }
-        assert!(std::time::Instant::now() < deadline, "never: {text}");
-        std::thread::sleep(Duration::from_millis(100));
-    }
-}
 
 per_backend! {
 async fn reads_say_since_when_commands_are_refused_and_nothing_arrives_later(backend) {
@@ -41,7 +26,7 @@ async fn reads_say_since_when_commands_are_refused_and_nothing_arrives_later(bac
         ),
         Backend::ZwaveJs => ("zwave-js-server is unreachable since ", "nothing was sent"),
     };
-    let stale = status_until(&mut session, |text| text.starts_with(headline));
+    let stale = session.call_until("get_device_status", &json!({"deviceName": "Switch One"}), |text| text.starts_with(headline));
     assert!(
         stale.contains(&format!("; last known states:\n{SWITCH}")),
         "{stale}"
@@ -53,10 +38,32 @@ async fn reads_say_since_when_commands_are_refused_and_nothing_arrives_later(bac
     assert!(error && text.contains(refusal), "{text}");
 
     home.come_back().await;
-    let fresh = status_until(&mut session, |text| !text.contains(" since "));
+    let fresh = session.call_until("get_device_status", &json!({"deviceName": "Switch One"}), |text| !text.contains(" since "));
     assert!(fresh.starts_with(SWITCH), "{fresh}");
     // The refused command was never carried out.
     assert_eq!(home.writes(), []);
+    session.finish();
+}
+
+async fn devices_become_usable_as_their_interviews_end(backend) {
+    let home = TestHome::start(backend).await;
+    home.start_interviews().await;
+    let mut session = Conversation::over(&mut home.command(&["--confirm-timeout", "5s"]));
+    let dim = json!({"deviceName": "Living Room Light", "action": "dim", "level": 40});
+    let (error, text, _) = session.call("control_zwave_device", dim.clone());
+    assert!(error, "{text}");
+    assert_eq!(
+        text,
+        "\"Living Room Light\" (node 3, Living Room) is still being interviewed by Z-Wave JS (it restarted or the device was just added), so what it is is not known yet: try again in a few seconds"
+    );
+    home.finish_interview(3).await;
+    session.call_until("get_device_status", &json!({"deviceName": "Living Room Light"}), |text| {
+        !text.contains("being interviewed")
+    });
+    let (error, text, outcome) = session.call("control_zwave_device", dim);
+    assert!(!error, "{text}");
+    assert_eq!(outcome["outcome"], "confirmed", "{text}");
+    assert_eq!(home.writes(), [("3-38-0-targetValue".to_owned(), json!(40))]);
     session.finish();
 }
 }

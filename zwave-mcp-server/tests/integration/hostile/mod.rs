@@ -147,6 +147,23 @@ impl Conversation {
         self.answer(id)
     }
 
+    /// Calls `tool` until `done` holds of its text, at most 30 s (each call a round trip:
+    /// nothing is ordered by sleeping); returns that text.
+    pub fn call_until(&mut self, tool: &str, args: &Value, done: impl Fn(&str) -> bool) -> String {
+        let deadline = std::time::Instant::now() + Duration::from_secs(30);
+        loop {
+            let (_, text, _) = self.call(tool, args.clone());
+            if done(&text) {
+                return text;
+            }
+            assert!(
+                std::time::Instant::now() < deadline,
+                "`{tool}` {args}: never; last: {text}"
+            );
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    }
+
     /// Sends a call of `tool` without waiting for its answer; returns its id.
     pub fn send(&mut self, tool: &str, args: Value) -> u64 {
         self.next_id += 1;

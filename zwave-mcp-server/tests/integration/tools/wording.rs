@@ -48,7 +48,7 @@ async fn a_node_being_interviewed_says_so_in_words() {
         &[(
             "get_device_status",
             json!({"deviceName": "Node 3"}),
-            "\"Living Room Light\" (node 3, Living Room) is still being interviewed by Z-Wave JS UI (it restarted or the device was just added): what it is and its state are not known yet; online (node status Unknown).",
+            "\"Living Room Light\" (node 3, Living Room) is still being interviewed by Z-Wave JS (it restarted or the device was just added): what it is and its state are not known yet; online (node status Unknown).",
         )],
     )
     .await;
