@@ -9,9 +9,9 @@ use clap::Parser;
 
 use crate::{
     devices::{Exposure, Rule, Rules},
+    gateway::zwave_js::client::Target,
     gateway::{MqttSettings, MqttUrl, Secret},
     sim::{PayloadType, TopicType},
-    ws::client::Target,
 };
 
 /// Environment variable holding the MQTT password.

@@ -1,12 +1,13 @@
 //! An MCP stdio server that lets AI agents list, read and control the Z-Wave devices of a home
-//! managed by Z-Wave JS UI, through Z-Wave JS UI's MQTT gateway only.
+//! run by Z-Wave JS, through Z-Wave JS UI's MQTT gateway or zwave-js-server's WebSocket API.
 //!
 //! ```text
 //! MCP host ──stdin/stdout (JSON-RPC)──▶ mcp (rmcp tools)
 //!                                        └─▶ devices (names, kinds, actions, readings)
-//!                                              └─▶ gateway (API over MQTT, live cache) ──▶ broker
-//!                                                                                          │
-//!                  Z-Wave JS UI (real home) or sim (--demo, tests) ◀─────────────────────┘
+//!                                              └─▶ gateway (the core: live cache, link state)
+//!                                                    ├─ mqtt ──▶ broker ──▶ Z-Wave JS UI
+//!                                                    └─ zwave_js ──WebSocket──▶ zwave-js-server
+//!                       (a real home, or sim: --demo, simulate, the tests)
 //! ```
 //!
 //! # Layout
@@ -15,11 +16,12 @@
 //! - `stdio`: the protocol's private stdin/stdout; fd 1 pointed at stderr.
 //! - `mcp`: the rmcp server, its four tools and their typed errors, the stdio transport.
 //! - [`devices`]: pure domain logic: device kinds, name resolution, actions, readings.
-//! - [`gateway`]: Z-Wave JS UI's MQTT API, topic ↔ value mapping, live cache, connection state.
-//! - [`sim`]: embedded MQTT broker and simulated Z-Wave JS UI gateway (demo and tests), which
-//!   names its topics with its own code, not `gateway::topics`.
-//! - [`ws`]: zwave-js-server's WebSocket API, the second backend (issue 24; in progress: the
-//!   state model so far, not yet wired to the tools).
+//! - [`gateway`]: the backend-neutral core (cache, link state, the write path's rules) and its
+//!   two backends, [`gateway::mqtt`] (Z-Wave JS UI's MQTT API, topics ↔ values) and
+//!   [`gateway::zwave_js`] (zwave-js-server's WebSocket API).
+//! - [`sim`]: an embedded MQTT broker, a simulated Z-Wave JS UI gateway and a simulated
+//!   zwave-js-server (demo and tests), over the same simulated devices; they build what they
+//!   send with their own code, not the backends'.
 //!
 //! `config`, `stdio` and `mcp` are private: the binary and the tests reach them through
 //! [`run`], [`Config`] and [`ZwaveServer`]. The reconnection backoff and the duration grammar
@@ -32,7 +34,6 @@ pub mod logging;
 mod mcp;
 pub mod sim;
 mod stdio;
-pub mod ws;
 
 use std::time::Duration;
 
@@ -151,7 +152,7 @@ async fn connect(
         )
         .await
         .context("the demo's simulated zwave-js-server could not start")?;
-        let target = ws::client::Target::new(server.url(), None)
+        let target = gateway::zwave_js::client::Target::new(server.url(), None)
             .map_err(|reason| anyhow::anyhow!("the demo's server URL: {reason}"))?;
         tracing::info!(server = %server.url(), "starting: the demo home over a simulated zwave-js-server");
         let gateway =

@@ -104,6 +104,43 @@ async fn our_server_passes_every_check_with_the_broker_unreachable() {
     assert_all_pass(&report);
 }
 
+/// The same over the other backend: the demo home through a simulated zwave-js-server.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn our_server_passes_every_check_over_zwave_js_server() {
+    let server = workspace_bin("zwave-mcp-server")
+        .to_string_lossy()
+        .into_owned();
+    let report = protocol_tests::run(&[
+        server,
+        "--demo".into(),
+        "--demo-backend".into(),
+        "zwave-js".into(),
+    ])
+    .await;
+    assert_all_pass(&report);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn our_server_passes_every_check_with_zwave_js_server_unreachable() {
+    let port = TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let server = workspace_bin("zwave-mcp-server")
+        .to_string_lossy()
+        .into_owned();
+    let report = protocol_tests::run(&[
+        server,
+        "--zwave-js-url".into(),
+        format!("ws://127.0.0.1:{port}"),
+        "--api-timeout".into(),
+        "1s".into(),
+    ])
+    .await;
+    assert_all_pass(&report);
+}
+
 /// Calibration: the TypeScript reference server, pinned, gets these verdicts.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn server_everything_gets_the_expected_verdicts() {

@@ -99,7 +99,7 @@ pub enum GatewayError {
     },
     /// A command to zwave-js-server got no result, or a failure (the WebSocket backend).
     #[error(transparent)]
-    Server(#[from] crate::ws::client::WsError),
+    Server(#[from] crate::gateway::zwave_js::client::WsError),
     /// The call exists only on the other backend.
     #[error("`{api}` is Z-Wave JS UI's MQTT API; this server is connected to zwave-js-server")]
     NotOnThisBackend {
@@ -128,7 +128,7 @@ fn may_still_arrive(api: &str) -> &'static str {
 impl GatewayError {
     /// Whether the request was sent and its answer never came: it may have been carried out.
     pub fn may_have_arrived(&self) -> bool {
-        use crate::ws::client::WsError;
+        use crate::gateway::zwave_js::client::WsError;
         matches!(
             self,
             Self::Timeout { .. }
@@ -147,11 +147,27 @@ impl GatewayError {
                 | Self::Busy { .. }
                 | Self::DriverDown { .. }
                 | Self::Server(
-                    crate::ws::client::WsError::Down { .. }
-                        | crate::ws::client::WsError::Lost(_)
-                        | crate::ws::client::WsError::Timeout { .. }
+                    crate::gateway::zwave_js::client::WsError::Down { .. }
+                        | crate::gateway::zwave_js::client::WsError::Lost(_)
+                        | crate::gateway::zwave_js::client::WsError::Timeout { .. }
                 )
         )
+    }
+}
+
+/// Names of a write's result statuses (zwave-js `SetValueStatus`, as both `writeValue` and
+/// `node.set_value` answer them).
+pub fn write_status_name(status: i64) -> &'static str {
+    match status {
+        0 => "NoDeviceSupport",
+        1 => "Working",
+        2 => "Fail",
+        3 => "EndpointNotFound",
+        4 => "NotImplemented",
+        5 => "InvalidValue",
+        254 => "SuccessUnsupervised",
+        255 => "Success",
+        _ => "Unknown",
     }
 }
 

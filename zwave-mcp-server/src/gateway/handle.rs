@@ -12,14 +12,16 @@ use tracing::{Instrument, info_span};
 
 use super::{
     Backend, Backoff, GatewayError, HomeState, LinkState, MqttSettings, NodeId, NodeInfo, Nodes,
-    PendingRequests, Stale, ValueId, call,
+    PendingRequests, Stale, ValueId,
     core::{Core, InFlightWrite, MISS_RELOAD_FLOOR, lock, read, write},
-    event_loop, refresh,
-    shared::{CLIENT_QUEUE, ReloadRequests, Shared},
-    topics::TopicIndex,
+    mqtt::{
+        call, event_loop, refresh,
+        shared::{CLIENT_QUEUE, ReloadRequests, Shared},
+        topics::TopicIndex,
+    },
     write_status_name,
 };
-use crate::ws::{
+use crate::gateway::zwave_js::{
     client::{Target, WsClient, WsError},
     protocol,
 };

@@ -1,53 +1,58 @@
-//! The Z-Wave JS UI client: API calls over MQTT, the live value cache and connection state.
+//! The way to the home: one backend-neutral core the tools read and write through, fed by
+//! either of two backends, Z-Wave JS UI's MQTT gateway or zwave-js-server's WebSocket API.
 //!
-//! [`Gateway`] is a cheap `Clone` handle. One task owns the rumqttc event loop: it reconnects
-//! with backoff, resubscribes and refreshes the node list after every (re)connection, routes
-//! API replies to their waiting requests and keeps the cache current from value topics.
-//! `getNodes` is the source of truth for nodes, values and which topic carries which value.
+//! ```text
+//!            devices, mcp (the tools)
+//!                      │ Gateway (handle.rs): reads, write_value, poll_value, waits
+//!                      ▼
+//!   core.rs ── HomeState: nodes and values as the devices reported them, the link and
+//!              since when it is down, readiness; writes in flight (their echo is no report)
+//!        ▲                                   ▲
+//!        │ getNodes, value and status topics │ start_listening, events
+//!   mqtt/ (rumqttc event loop) ──▶ broker    zwave_js/ (one WebSocket task) ──▶ zwave-js-server
+//!        writeValue, pollValue                node.set_value, node.poll_value
+//!              ▼                                   ▼
+//!   Z-Wave JS UI ── zwave-js driver          (the same driver, behind its own API)
+//! ```
+//!
+//! [`Gateway`] is a cheap `Clone` handle over either backend; the tools never ask which runs.
+//! Both write the same core under the same rules: a value is stored when the device reports
+//! it (not zwave-js's optimistic echo of a write, which each backend recognises in its own
+//! message order), the link's state and since when it is down decide the stale banner, and
+//! a command is sent only on a live connection and never after it was lost.
 //!
 //! | module | owns |
 //! |---|---|
-//! | `handle` | [`Gateway`], the handle: start-up, cache reads, `writeValue`, `pollValue`, waits |
-//! | `call` | one API call: refusals while down, publishing, the reply or a timeout |
-//! | `shared` | what the handles and the event loop share; lock helpers, [`now_ms`] |
-//! | `settings` | [`MqttSettings`], [`Secret`], [`RECONNECT_BACKOFF`] |
-//! | `url` | [`MqttUrl`], the broker's address |
-//! | `state` | [`HomeState`], [`LinkState`]: connection, gateway and driver status, nodes |
-//! | `event_loop` | the task owning rumqttc: reconnects, routes replies, status and value topics |
-//! | `refresh` | loading the node list (`getNodes`) and rebuilding the topic index |
-//! | `api` | the request/reply envelope and [`PendingRequests`] (correlation) |
-//! | `topics` | which topic carries which value; collisions |
-//! | `nodes` | the node model of `getNodes` and the node list, and its parsing |
-//! | `values` | a node's values, their keys and their API addresses |
-//! | `text` | gateway-supplied text as data: escaped and capped |
+//! | `handle` | [`Gateway`]: start-up over either backend, cache reads, writes, polls, waits |
+//! | `core` | what the handles and the backend share: the state, changes, writes in flight |
+//! | `state` | [`HomeState`], [`LinkState`], [`Backend`], [`Stale`]: the link, status, nodes |
+//! | `nodes` | the node model (first made for `getNodes`) and the node list, and its parsing |
+//! | `values` | a node's values, their keys and their addresses |
+//! | `text` | text from Z-Wave JS as data: escaped and capped |
 //! | `node_id` | [`NodeId`] |
-//! | `error` | [`GatewayError`] |
+//! | `error` | [`GatewayError`], the names of write statuses |
+//! | [`mqtt`] | the MQTT backend: Z-Wave JS UI's API over a broker, topics ↔ values |
+//! | [`zwave_js`] | the WebSocket backend: zwave-js-server's API, its state and events |
 
-mod api;
-mod call;
 pub(crate) mod core;
 mod error;
-mod event_loop;
 mod handle;
+pub mod mqtt;
 mod node_id;
 pub mod nodes;
-mod refresh;
-mod settings;
-mod shared;
 mod state;
 pub mod text;
-pub mod topics;
-mod url;
 pub mod values;
+pub mod zwave_js;
 
-pub use api::{ApiReply, PendingRequests, RequestId, write_status_name};
 pub use common::Backoff;
 pub use core::{MISS_RELOAD_FLOOR, now_ms};
-pub use error::GatewayError;
+pub use error::{GatewayError, write_status_name};
 pub use handle::Gateway;
+pub use mqtt::{
+    ApiReply, MqttSettings, MqttUrl, PendingRequests, RECONNECT_BACKOFF, RequestId, Secret, topics,
+};
 pub use node_id::NodeId;
 pub use nodes::{NodeInfo, NodeStatus, Nodes, Revision, parse_nodes, parse_nodes_raw};
-pub use settings::{MqttSettings, RECONNECT_BACKOFF, Secret};
 pub use state::{Backend, HomeState, LinkState, Stale, StaleCause};
-pub use url::MqttUrl;
 pub use values::{Property, ValueId, ValueInfo, ValueKey};

@@ -1,7 +1,7 @@
 //! A simulated zwave-js-server: the demo home (or any home of the simulator) served over
 //! zwave-js-server's WebSocket API, as the recorded sessions show it
 //! (`fixtures/zwave-js-server/`, `captures/ws/FACTS.md`), with its own code: none of the
-//! backend's (`crate::ws`) is used to build what it sends.
+//! backend's (`crate::gateway::zwave_js`) is used to build what it sends.
 //!
 //! Per connection: the `version` message, `set_api_schema`, `start_listening` (the whole
 //! state: every node with its values and their metadata), then commands and events. Writes
@@ -550,9 +550,9 @@ fn value_state(value: &Value) -> Value {
 mod tests {
     use super::*;
     use crate::{
+        gateway::zwave_js::state::nodes_from_state,
         gateway::{NodeId, now_ms},
         sim::home::demo_home,
-        ws::state::nodes_from_state,
     };
 
     /// The backend reads the simulator's state as the node model `getNodes` gives for the

@@ -13,8 +13,8 @@ use tokio::net::TcpListener;
 use tokio_tungstenite::tungstenite::Message;
 use zwave_mcp_server::{
     Gateway,
+    gateway::zwave_js::client::{Link, Target, WsClient, WsError},
     gateway::{Backoff, NodeId},
-    ws::client::{Link, Target, WsClient, WsError},
 };
 
 /// How the scripted server behaves.

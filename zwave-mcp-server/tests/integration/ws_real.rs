@@ -8,8 +8,8 @@ use std::time::Duration;
 use serde_json::{Value, json};
 use test_support::zwave_js::ZwaveJsServer;
 use zwave_mcp_server::{
+    gateway::zwave_js::client::{Link, Target, WsClient, WsError},
     gateway::{Backoff, NodeId},
-    ws::client::{Link, Target, WsClient, WsError},
 };
 
 const QUICK: Backoff = Backoff::exponential(Duration::from_millis(50), Duration::from_millis(500));

@@ -13,7 +13,7 @@ use super::{
 };
 
 /// Calls `api` with `args` and returns its `result` parsed (`Null` when the gateway sent none).
-pub(super) async fn call(
+pub(in crate::gateway) async fn call(
     shared: &Shared,
     api: &'static str,
     args: Vec<Value>,
@@ -28,7 +28,7 @@ pub(super) async fn call(
 }
 
 /// [`call`], with the result as the gateway sent it (`None` when it sent none).
-pub(super) async fn call_raw(
+pub(in crate::gateway) async fn call_raw(
     shared: &Shared,
     api: &'static str,
     args: Vec<Value>,

@@ -22,7 +22,7 @@ use super::{
 
 /// Loads the node list; with `only_if_missing`, a list loaded meanwhile by another caller
 /// (the refresh after a reconnection) is enough.
-pub(super) async fn refresh_nodes(
+pub(in crate::gateway) async fn refresh_nodes(
     shared: &Shared,
     only_if_missing: bool,
 ) -> Result<(), GatewayError> {
@@ -119,7 +119,7 @@ const RETRY_BACKOFF: Backoff =
 /// up to 30 s while the broker connection lasts; while nodes are not ready (their interview
 /// is running) the list is reloaded again after 1 s, 2 s … up to 10 s until they are, so a
 /// device becomes usable as soon as Z-Wave JS UI knows it.
-pub(super) fn request_reload(shared: &Arc<Shared>, force: bool) {
+pub(in crate::gateway) fn request_reload(shared: &Arc<Shared>, force: bool) {
     let requests = &shared.reloads;
     if force {
         requests.force.store(true, Ordering::SeqCst);

@@ -17,7 +17,7 @@ use super::{
 };
 
 /// Owns the rumqttc event loop until every [`Gateway`] handle is gone.
-pub(super) async fn run_event_loop(
+pub(in crate::gateway) async fn run_event_loop(
     shared: Weak<Shared>,
     mut event_loop: EventLoop,
     backoff: Backoff,

@@ -158,21 +158,6 @@ impl PendingRequests {
     }
 }
 
-/// Names of `writeValue` result statuses (zwave-js `SetValueStatus`).
-pub fn write_status_name(status: i64) -> &'static str {
-    match status {
-        0 => "NoDeviceSupport",
-        1 => "Working",
-        2 => "Fail",
-        3 => "EndpointNotFound",
-        4 => "NotImplemented",
-        5 => "InvalidValue",
-        254 => "SuccessUnsupervised",
-        255 => "Success",
-        _ => "Unknown",
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -258,6 +243,6 @@ mod tests {
         let parsed = reply(text);
         let result: Value = serde_json::from_str(parsed.result.unwrap().get()).unwrap();
         assert_eq!(result["status"], 254);
-        assert_eq!(write_status_name(4), "NotImplemented");
+        assert_eq!(crate::gateway::write_status_name(4), "NotImplemented");
     }
 }

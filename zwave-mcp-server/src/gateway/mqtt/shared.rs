@@ -8,37 +8,37 @@ use rumqttc::AsyncClient;
 use super::{MqttSettings, PendingRequests, core::Core, topics::TopicIndex};
 
 /// What the MQTT backend's handles and its event loop task share.
-pub(super) struct Shared {
+pub(in crate::gateway) struct Shared {
     /// The backend-neutral core it feeds.
-    pub(super) core: Arc<Core>,
-    pub(super) client: AsyncClient,
-    pub(super) settings: MqttSettings,
+    pub(in crate::gateway) core: Arc<Core>,
+    pub(in crate::gateway) client: AsyncClient,
+    pub(in crate::gateway) settings: MqttSettings,
     /// `settings.gateway_topic()`, computed once: it is compared with every message.
-    pub(super) gateway_topic: String,
-    pub(super) pending: PendingRequests,
-    pub(super) topics: RwLock<TopicIndex>,
+    pub(in crate::gateway) gateway_topic: String,
+    pub(in crate::gateway) pending: PendingRequests,
+    pub(in crate::gateway) topics: RwLock<TopicIndex>,
     /// Serializes node refreshes so reconnect storms do not stack `getNodes` calls.
-    pub(super) refresh_lock: tokio::sync::Mutex<()>,
+    pub(in crate::gateway) refresh_lock: tokio::sync::Mutex<()>,
     /// Held to hand a request to rumqttc, and by the event loop task while it marks the
     /// connection down and empties rumqttc's queues. So a request is handed over only while
     /// the connection is up, and one handed over on a connection that is then lost is
     /// discarded, never sent after the reconnection (a caller that got an error must not see
     /// its command carried out later).
-    pub(super) send_gate: std::sync::Mutex<()>,
+    pub(in crate::gateway) send_gate: std::sync::Mutex<()>,
     /// Background node-list reloads, coalesced.
-    pub(super) reloads: ReloadRequests,
+    pub(in crate::gateway) reloads: ReloadRequests,
 }
 
 /// Background reload requests, coalesced.
 /// Invariant: at most one reload task runs (`running`); a request made while it runs sets
 /// `wanted`, and the task runs once more for all such requests.
 #[derive(Debug, Default)]
-pub(super) struct ReloadRequests {
-    pub(super) wanted: AtomicBool,
+pub(in crate::gateway) struct ReloadRequests {
+    pub(in crate::gateway) wanted: AtomicBool,
     /// A full reload was asked for (not only "load if missing").
-    pub(super) force: AtomicBool,
-    pub(super) running: AtomicBool,
+    pub(in crate::gateway) force: AtomicBool,
+    pub(in crate::gateway) running: AtomicBool,
 }
 
 /// Requests the rumqttc client queues before `try_publish` refuses more.
-pub(super) const CLIENT_QUEUE: usize = 64;
+pub(in crate::gateway) const CLIENT_QUEUE: usize = 64;
