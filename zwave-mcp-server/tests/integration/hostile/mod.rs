@@ -9,6 +9,7 @@ mod down;
 mod late;
 mod names;
 mod protocol;
+mod reads;
 mod text;
 
 use std::{
