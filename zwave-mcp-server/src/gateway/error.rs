@@ -148,6 +148,7 @@ impl GatewayError {
                 | Self::DriverDown { .. }
                 | Self::Server(
                     crate::gateway::zwave_js::client::WsError::Down { .. }
+                        | crate::gateway::zwave_js::client::WsError::Busy { .. }
                         | crate::gateway::zwave_js::client::WsError::Lost(_)
                         | crate::gateway::zwave_js::client::WsError::Timeout { .. }
                 )

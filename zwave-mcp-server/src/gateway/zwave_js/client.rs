@@ -167,6 +167,16 @@ pub enum WsError {
         /// Why.
         why: String,
     },
+    /// Too many commands wait to be written: this one was not sent.
+    #[error(
+        "`{command}` was not sent: {queued} commands are already waiting for zwave-js-server; try again in a moment"
+    )]
+    Busy {
+        /// The command.
+        command: String,
+        /// The queue's size.
+        queued: usize,
+    },
     /// The connection dropped after the command was written.
     #[error(
         "the connection to zwave-js-server was lost before `{0}` was answered; it may have been carried out"
@@ -335,11 +345,22 @@ impl WsClient {
             echo,
             reply,
         };
-        if self.requests.send(request).await.is_err() {
-            return Err(WsError::Down {
-                url: self.shared.url.clone(),
-                why: "the connection task has stopped".to_owned(),
-            });
+        // A full queue is an error at once, never a wait that could end after the caller
+        // gave up.
+        match self.requests.try_send(request) {
+            Ok(()) => {}
+            Err(mpsc::error::TrySendError::Full(_)) => {
+                return Err(WsError::Busy {
+                    command: command.to_owned(),
+                    queued: QUEUE,
+                });
+            }
+            Err(mpsc::error::TrySendError::Closed(_)) => {
+                return Err(WsError::Down {
+                    url: self.shared.url.clone(),
+                    why: "the connection task has stopped".to_owned(),
+                });
+            }
         }
         match tokio::time::timeout(timeout, answer).await {
             Ok(Ok(result)) => result,
@@ -750,6 +771,13 @@ mod tests {
                 why: "still connecting".into()
             }),
             "cannot reach zwave-js-server at ws://hub.local:3000: still connecting; nothing was sent (is it running, with its WebSocket server on? check --zwave-js-url; reconnecting in the background)"
+        );
+        assert_eq!(
+            said(WsError::Busy {
+                command: "node.set_value".into(),
+                queued: 64
+            }),
+            "`node.set_value` was not sent: 64 commands are already waiting for zwave-js-server; try again in a moment"
         );
         assert_eq!(
             said(WsError::Lost("node.set_value".into())),
