@@ -40,6 +40,8 @@ pub enum Event {
     Node(Box<NodeInfo>),
     /// The node left the network (`node removed`).
     Removed(NodeId),
+    /// Something the cache keeps changed in a way only the whole state tells.
+    Reread,
     /// Nothing the cache keeps.
     Other,
 }
@@ -77,6 +79,25 @@ pub fn read(event: &Value) -> Result<Event, String> {
                 key,
                 value,
             }
+        }
+        // A stateless value (a scene button pressed, a code entered): its last event is its
+        // value.
+        "value notification" => {
+            let args = event.get("args").unwrap_or(&Value::Null);
+            let Some(key) = key_of(args) else {
+                return Err(format!("a `{name}` event without a value's address"));
+            };
+            Event::Value {
+                node: node()?,
+                key,
+                value: args.get("value").cloned(),
+            }
+        }
+        // A value's label, unit, range or states changed: the cache keeps them, so the
+        // whole state is read again.
+        "metadata updated" => {
+            node()?;
+            Event::Reread
         }
         "dead" => status(node()?, NodeStatus::Dead),
         "alive" => status(node()?, NodeStatus::Alive),
@@ -160,6 +181,7 @@ pub fn apply(nodes: &mut Nodes, event: Event, now_ms: i64) -> Applied {
                 Applied::Unchanged
             }
         }
+        Event::Reread => Applied::Unknown,
         Event::Other => Applied::Unchanged,
     }
 }
@@ -213,6 +235,7 @@ mod tests {
             Event::HeardFrom { .. } => "heard from",
             Event::Node(_) => "node",
             Event::Removed(_) => "removed",
+            Event::Reread => "reread",
             Event::Other => "other",
         }
     }
@@ -279,6 +302,23 @@ mod tests {
         assert_eq!(apply(&mut nodes, unknown, 1_003), Applied::Unknown);
         let stranger = read(&json!({"source": "node", "event": "alive", "nodeId": 99})).unwrap();
         assert_eq!(apply(&mut nodes, stranger, 1_004), Applied::Unknown);
+
+        // A scene button's stateless value: its last event is its value.
+        let scene = read(
+            &json!({"source": "node", "event": "value notification", "nodeId": 3,
+            "args": {"commandClass": 38, "endpoint": 0, "property": "currentValue", "value": 7}}),
+        )
+        .unwrap();
+        assert_eq!(apply(&mut nodes, scene, 1_005), Applied::Changed);
+        assert_eq!(
+            nodes[&NodeId(3)].values["38-0-currentValue"].value,
+            Some(json!(7))
+        );
+        // New metadata (a label, a unit, states) is in the whole state only.
+        let metadata = read(&json!({"source": "node", "event": "metadata updated", "nodeId": 3,
+            "args": {"commandClass": 38, "endpoint": 0, "property": "currentValue", "metadata": {}}}))
+        .unwrap();
+        assert_eq!(apply(&mut nodes, metadata, 1_005), Applied::Unknown);
 
         // A node's whole state replaces it; a removal removes it.
         let layout = nodes.layout();
