@@ -318,6 +318,80 @@ fn simulate_mode_serves_the_demo_home_on_any_broker() {
     });
 }
 
+#[test]
+fn the_demo_over_zwave_js_server_answers_every_request_on_a_clean_stdout() {
+    let output = run(
+        &[
+            "--demo",
+            "--demo-backend",
+            "zwave-js",
+            "--confirm-timeout",
+            "10s",
+        ],
+        &session(&[
+            ("list_zwave_devices", json!({})),
+            (
+                "control_zwave_device",
+                json!({"deviceName": "Switch One", "action": "on"}),
+            ),
+            ("get_device_status", json!({"deviceName": "Garage Light"})),
+        ]),
+    );
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let messages = protocol_messages(&output);
+    assert_eq!(messages.len(), 5, "one reply per request: {messages:?}");
+    // The switch's own report comes ~1.1 s after the command, as on the real driver.
+    let switched = &by_id(&messages, 3)["result"]["structuredContent"];
+    assert_eq!(switched["outcome"], "confirmed", "{switched}");
+    assert_eq!(
+        by_id(&messages, 4)["result"]["structuredContent"]["online"],
+        false
+    );
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        stderr.contains("simulated zwave-js-server listening"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn simulate_ws_serves_the_demo_home_to_a_zwave_js_client() {
+    let port = TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let _simulator = Reaper(
+        Command::new(BIN)
+            .args(["simulate", "--ws", &format!("127.0.0.1:{port}")])
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap(),
+    );
+    let deadline = std::time::Instant::now() + Duration::from_secs(15);
+    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "simulate --ws never listened"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let output = run(
+        &["--zwave-js-url", &format!("ws://127.0.0.1:{port}")],
+        &session(&[("get_device_status", json!({"deviceName": "Switch One"}))]),
+    );
+    let messages = protocol_messages(&output);
+    let status = &by_id(&messages, 2)["result"];
+    assert_eq!(status["isError"], false, "{status}");
+    assert_eq!(status["structuredContent"]["on"], false, "{status}");
+}
+
 /// Peak resident memory of a running process (`VmHWM`), in KiB.
 fn peak_rss_kib(pid: u32) -> u64 {
     std::fs::read_to_string(format!("/proc/{pid}/status"))
