@@ -165,10 +165,16 @@ impl Gateway {
                 let mut changes = self.core.changes.subscribe();
                 let deadline = tokio::time::Instant::now() + *timeout;
                 loop {
-                    let why = match &read(&self.core.state).link {
-                        _ if read(&self.core.state).nodes_loaded => return Ok(()),
-                        LinkState::Down { reason } => Some(reason.clone()),
-                        LinkState::Connecting | LinkState::Connected => None,
+                    let why = {
+                        // One guard: a second read while a writer waits could deadlock.
+                        let state = read(&self.core.state);
+                        if state.nodes_loaded {
+                            return Ok(());
+                        }
+                        match &state.link {
+                            LinkState::Down { reason } => Some(reason.clone()),
+                            LinkState::Connecting | LinkState::Connected => None,
+                        }
                     };
                     let timed_out = match why {
                         Some(_) => true,

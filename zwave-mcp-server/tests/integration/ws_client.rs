@@ -348,6 +348,25 @@ async fn wss_is_checked_against_the_ca_given_and_refused_without_it() {
     );
 }
 
+/// A port that takes the connection and never answers the handshake (a wrong service, a
+/// stalled proxy) is given up after 5 s, and tried again.
+#[tokio::test]
+async fn a_handshake_that_never_ends_is_given_up() {
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("ws://{}", listener.local_addr().unwrap());
+    let client = WsClient::connect(Target::new(&url, None).unwrap(), QUICK);
+    let Link::Down { why, .. } =
+        link_until(&client, |link| matches!(link, Link::Down { .. })).await
+    else {
+        unreachable!()
+    };
+    assert_eq!(
+        why,
+        format!("the WebSocket handshake with {url} got no answer within 5s")
+    );
+    drop(listener);
+}
+
 #[test]
 fn urls_that_cannot_work_are_refused_with_an_example() {
     assert_eq!(

@@ -40,6 +40,9 @@ use crate::gateway::{
 const MAX_MESSAGE: usize = 64 * 1024 * 1024;
 /// Commands waiting to be written.
 const QUEUE: usize = 64;
+/// The longest a TCP connection attempt, and then the WebSocket handshake, may take (as for
+/// the MQTT broker).
+const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
 /// How long after an unsupervised write's result its optimistic echo may still come. The
 /// driver sends it a few milliseconds after the result; the device's own report (the
 /// driver's verification Get) comes a second or more later (switches ~1.1 s, dimmers ~5 s,
@@ -475,9 +478,19 @@ async fn serve(
         listened: false,
     };
     let url = &target.url;
-    let stream = tokio::net::TcpStream::connect(&target.authority)
-        .await
-        .map_err(|err| ended(format!("cannot connect to {}: {err}", target.authority)))?;
+    // A host that drops packets would hold a connection attempt for minutes.
+    let stream = tokio::time::timeout(
+        CONNECT_TIMEOUT,
+        tokio::net::TcpStream::connect(&target.authority),
+    )
+    .await
+    .map_err(|_| {
+        ended(format!(
+            "cannot connect to {}: no answer within {CONNECT_TIMEOUT:?}",
+            target.authority
+        ))
+    })?
+    .map_err(|err| ended(format!("cannot connect to {}: {err}", target.authority)))?;
     let _ = stream.set_nodelay(true);
     let session = Session {
         shared,
@@ -518,10 +531,16 @@ where
     let config = WebSocketConfig::default()
         .max_message_size(Some(MAX_MESSAGE))
         .max_frame_size(Some(MAX_MESSAGE));
-    tokio_tungstenite::client_async_with_config(url, stream, Some(config))
-        .await
-        .map(|(socket, _)| socket)
-        .map_err(|err| format!("the WebSocket handshake with {url} failed: {err}"))
+    tokio::time::timeout(
+        CONNECT_TIMEOUT,
+        tokio_tungstenite::client_async_with_config(url, stream, Some(config)),
+    )
+    .await
+    .map_err(|_| {
+        format!("the WebSocket handshake with {url} got no answer within {CONNECT_TIMEOUT:?}")
+    })?
+    .map(|(socket, _)| socket)
+    .map_err(|err| format!("the WebSocket handshake with {url} failed: {err}"))
 }
 
 /// One open socket's conversation: the handshake (version, schema, the whole state), then
