@@ -106,7 +106,7 @@ pub enum ActionError {
     },
     /// The device cannot be switched at all.
     #[error(
-        "{device} is a {kind} and cannot be switched: only switches and dimmers accept \"on\", \"off\" and \"dim\""
+        "{device} is a {kind} and cannot be switched: only switches, dimmers, colour lights and motor blinds accept \"on\", \"off\" and \"dim\""
     )]
     NotControllable {
         /// The device, described.
@@ -174,7 +174,12 @@ pub fn plan(node: &NodeInfo, action: Action, level: Option<i64>) -> Result<Write
     }
     let kind = DeviceKind::of(node);
     let switch_cc = match kind {
-        DeviceKind::Dimmer => cc::MULTILEVEL_SWITCH,
+        // A colour light dims as any dimmer; a motor's Multilevel Switch moves it (0 closed,
+        // 99 open), as before these kinds were told apart.
+        DeviceKind::Dimmer | DeviceKind::ColorLight => cc::MULTILEVEL_SWITCH,
+        DeviceKind::Cover if find_value(node, cc::MULTILEVEL_SWITCH, "targetValue").is_some() => {
+            cc::MULTILEVEL_SWITCH
+        }
         DeviceKind::Switch => cc::BINARY_SWITCH,
         other => {
             return Err(ActionError::NotControllable {
@@ -352,7 +357,7 @@ mod tests {
     fn sensors_dead_and_unknown_devices_are_refused() {
         assert_eq!(
             refused(4, Action::On, None),
-            "\"Office Temperature\" (node 4, Office) is a sensor and cannot be switched: only switches and dimmers accept \"on\", \"off\" and \"dim\""
+            "\"Office Temperature\" (node 4, Office) is a sensor and cannot be switched: only switches, dimmers, colour lights and motor blinds accept \"on\", \"off\" and \"dim\""
         );
         assert_eq!(
             refused(7, Action::On, None),

@@ -13,15 +13,34 @@ pub(crate) mod cc {
     pub const BINARY_SENSOR: u16 = 48;
     pub const MULTILEVEL_SENSOR: u16 = 49;
     pub const METER: u16 = 50;
+    pub const COLOR_SWITCH: u16 = 51;
+    pub const THERMOSTAT_MODE: u16 = 64;
+    pub const THERMOSTAT_OPERATING_STATE: u16 = 66;
     pub const THERMOSTAT_SETPOINT: u16 = 67;
+    pub const DOOR_LOCK: u16 = 98;
+    pub const BARRIER_OPERATOR: u16 = 102;
+    pub const WINDOW_COVERING: u16 = 106;
     pub const NOTIFICATION: u16 = 113;
+    pub const LOCK: u16 = 118;
+    pub const SOUND_SWITCH: u16 = 121;
     pub const BATTERY: u16 = 128;
 }
 
 /// What a device is, from the command classes it supports.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, JsonSchema)]
-#[serde(rename_all = "lowercase")]
+#[serde(rename_all = "snake_case")]
 pub enum DeviceKind {
+    /// Door lock (Door Lock or Lock command class): read only here.
+    Lock,
+    /// Thermostat (Thermostat Mode or Setpoint): read only here.
+    Thermostat,
+    /// Blind, shutter or garage door (Window Covering, Barrier Operator, or a motor's
+    /// Multilevel Switch with Open/Close): a motor's on, off and dim move it; others read only.
+    Cover,
+    /// Colour light (Color Switch with a Multilevel Switch): on, off, dim.
+    ColorLight,
+    /// Siren or chime (Sound Switch): read only here.
+    Siren,
     /// Dimmable light or motor (Multilevel Switch): on, off, dim.
     Dimmer,
     /// On/off switch or plug (Binary Switch): on, off.
@@ -38,7 +57,22 @@ impl DeviceKind {
     /// Classifies a node.
     pub fn of(node: &NodeInfo) -> Self {
         let has = |cc: u16, property: &str| find_value(node, cc, property).is_some();
-        if has(cc::MULTILEVEL_SWITCH, "targetValue") {
+        let has_cc = |cc: u16| node.values.values().any(|v| v.command_class == cc);
+        if has_cc(cc::DOOR_LOCK) || has_cc(cc::LOCK) {
+            Self::Lock
+        } else if has_cc(cc::THERMOSTAT_MODE) || has_cc(cc::THERMOSTAT_SETPOINT) {
+            Self::Thermostat
+        } else if has_cc(cc::WINDOW_COVERING)
+            || has_cc(cc::BARRIER_OPERATOR)
+            // A motor: its level-change buttons are Open/Close, not Up/Down.
+            || (has(cc::MULTILEVEL_SWITCH, "targetValue") && has(cc::MULTILEVEL_SWITCH, "Open"))
+        {
+            Self::Cover
+        } else if has_cc(cc::SOUND_SWITCH) {
+            Self::Siren
+        } else if has(cc::MULTILEVEL_SWITCH, "targetValue") && has_cc(cc::COLOR_SWITCH) {
+            Self::ColorLight
+        } else if has(cc::MULTILEVEL_SWITCH, "targetValue") {
             Self::Dimmer
         } else if has(cc::BINARY_SWITCH, "targetValue") {
             Self::Switch
@@ -63,6 +97,11 @@ impl DeviceKind {
     /// What it is, in a sentence: "a switch", "a device of a kind this server does not switch".
     pub fn with_article(self) -> &'static str {
         match self {
+            Self::Lock => "a lock",
+            Self::Thermostat => "a thermostat",
+            Self::Cover => "a cover (a blind, shutter or garage door)",
+            Self::ColorLight => "a colour light",
+            Self::Siren => "a siren",
             Self::Dimmer => "a dimmer",
             Self::Switch => "a switch",
             Self::Meter => "a meter",
@@ -74,6 +113,11 @@ impl DeviceKind {
     /// The kind as a word: "switch", "other".
     pub fn as_str(self) -> &'static str {
         match self {
+            Self::Lock => "lock",
+            Self::Thermostat => "thermostat",
+            Self::Cover => "cover",
+            Self::ColorLight => "colour light",
+            Self::Siren => "siren",
             Self::Dimmer => "dimmer",
             Self::Switch => "switch",
             Self::Meter => "meter",
@@ -131,6 +175,39 @@ mod tests {
         plug.values
             .retain(|_, value| value.command_class != cc::METER);
         assert_eq!(DeviceKind::of(&plug), DeviceKind::Other);
+        // The device classes of the lab's mock network, as the real Z-Wave JS UI reports them.
+        let lab = crate::gateway::parse_nodes(
+            serde_json::from_str::<serde_json::Value>(&test_support::fixture_text(
+                "zwave-js-ui/classes/getNodes.full.json",
+            ))
+            .map(|reply| reply.get("result").cloned().unwrap_or(reply))
+            .unwrap(),
+        )
+        .unwrap();
+        let kinds: Vec<(u16, DeviceKind)> = lab
+            .values()
+            .filter(|node| crate::devices::is_device(node))
+            .map(|node| (node.id.0, DeviceKind::of(node)))
+            .collect();
+        assert_eq!(
+            kinds,
+            [
+                (2, DeviceKind::Switch),
+                (3, DeviceKind::Dimmer),
+                (4, DeviceKind::Sensor),
+                (5, DeviceKind::Lock),
+                (6, DeviceKind::Thermostat),
+                (7, DeviceKind::Cover),
+                (8, DeviceKind::ColorLight),
+                (9, DeviceKind::Siren),
+                (10, DeviceKind::Sensor),
+                (11, DeviceKind::Switch),
+                (12, DeviceKind::Dimmer),
+                (13, DeviceKind::Switch),
+                (14, DeviceKind::Dimmer),
+                (15, DeviceKind::Cover),
+            ]
+        );
         // A dimmer that also reports a binary switch is a dimmer (it can do more).
         let mut both = demo(3);
         both.values.extend(demo(2).values);

@@ -7,12 +7,14 @@
 //! |---|---|
 //! | `kind` | [`DeviceKind`] from command classes |
 //! | `state` | a device's state as people read it; [`DeviceSummary`] |
+//! | `classes` | the state of locks, thermostats, covers, colour lights and sirens in words |
 //! | `readings` | every sensor and meter reading with unit and age ([`Reading`]) |
 //! | `action` | on/off/dim as a checked write plan ([`WritePlan`]) |
 //! | `names` | finding a device by the name a person or model gives ([`Directory`]) |
 //! | `exposure` | what the owner lets an agent see and switch ([`Exposure`]) |
 
 mod action;
+mod classes;
 mod exposure;
 mod kind;
 mod names;

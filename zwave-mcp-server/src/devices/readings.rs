@@ -143,13 +143,35 @@ fn is_reading(value: &ValueInfo) -> bool {
         cc::METER => named("value"),
         cc::NOTIFICATION => !named("alarmType") && !named("alarmLevel"),
         cc::BATTERY => named("level"),
+        cc::DOOR_LOCK => {
+            named("currentMode")
+                || named("doorStatus")
+                || named("boltStatus")
+                || named("latchStatus")
+        }
+        cc::LOCK => named("locked"),
+        cc::THERMOSTAT_MODE => named("mode"),
+        cc::THERMOSTAT_OPERATING_STATE => named("state"),
+        cc::WINDOW_COVERING => named("currentValue"),
+        cc::BARRIER_OPERATOR => named("currentState") || named("position"),
+        cc::COLOR_SWITCH => named("hexColor"),
+        cc::SOUND_SWITCH => named("toneId") || named("volume"),
         _ => false,
     }
 }
 
 fn order(cc: u16) -> u8 {
     match cc {
-        cc::BINARY_SWITCH | cc::MULTILEVEL_SWITCH => 0,
+        cc::BINARY_SWITCH
+        | cc::MULTILEVEL_SWITCH
+        | cc::DOOR_LOCK
+        | cc::LOCK
+        | cc::THERMOSTAT_MODE
+        | cc::THERMOSTAT_OPERATING_STATE
+        | cc::WINDOW_COVERING
+        | cc::BARRIER_OPERATOR
+        | cc::COLOR_SWITCH
+        | cc::SOUND_SWITCH => 0,
         cc::MULTILEVEL_SENSOR | cc::BINARY_SENSOR | cc::THERMOSTAT_SETPOINT => 1,
         cc::NOTIFICATION => 2,
         cc::METER => 3,

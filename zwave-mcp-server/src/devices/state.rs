@@ -78,7 +78,8 @@ pub fn summary(node: &NodeInfo) -> String {
         return "being interviewed by Z-Wave JS (state not known yet)".to_owned();
     }
     let mut parts = Vec::new();
-    match DeviceKind::of(node) {
+    let kind = DeviceKind::of(node);
+    match kind {
         DeviceKind::Switch => parts.push(match is_on(node) {
             Some(true) => "on".to_owned(),
             Some(false) => "off".to_owned(),
@@ -89,13 +90,14 @@ pub fn summary(node: &NodeInfo) -> String {
             Some(level) => format!("on at {}%", percent_of_99(level)),
             None => "state unknown".to_owned(),
         }),
-        _ => {}
+        _ => parts.extend(super::classes::state_words(node)),
     }
     for reading in readings(node, None) {
         if matches!(
             reading.command_class,
             cc::BINARY_SWITCH | cc::MULTILEVEL_SWITCH | cc::BATTERY
-        ) {
+        ) || super::classes::covered(kind, reading.command_class)
+        {
             continue;
         }
         parts.push(reading.short());

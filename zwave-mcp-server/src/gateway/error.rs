@@ -100,6 +100,20 @@ pub enum GatewayError {
     /// A command to zwave-js-server got no result, or a failure (the WebSocket backend).
     #[error(transparent)]
     Server(#[from] crate::gateway::zwave_js::client::WsError),
+    /// The node a command was for is named or placed otherwise in Z-Wave JS than when this
+    /// server last read it (another client renamed it): the name may now mean another device,
+    /// so nothing was sent.
+    #[error(
+        "nothing was sent: node {node} is now {now} in Z-Wave JS, not {was} as this server last read it (another client renamed it); the device list is being read again: find the device by its current name and ask again"
+    )]
+    Renamed {
+        /// The node.
+        node: super::NodeId,
+        /// Its name and location as this server knew them.
+        was: String,
+        /// Its name and location now.
+        now: String,
+    },
     /// The call exists only on the other backend.
     #[error("`{api}` is Z-Wave JS UI's MQTT API; this server is connected to zwave-js-server")]
     NotOnThisBackend {

@@ -22,6 +22,7 @@ use super::{
     write_status_name,
 };
 use crate::gateway::zwave_js::{
+    self,
     client::{Target, WsClient, WsError},
     protocol,
 };
@@ -248,10 +249,28 @@ impl Gateway {
     /// # Errors
     /// [`GatewayError::WriteFailed`] with the status named when the device did not take it.
     pub async fn write_value(&self, value_id: &ValueId, value: Value) -> Result<i64, GatewayError> {
+        let known = self.node(value_id.node_id);
+        self.write_value_to(known.as_ref(), value_id, value).await
+    }
+
+    /// [`Gateway::write_value`] to a device found by name as `known` (its node as the lookup
+    /// saw it): over zwave-js-server, nothing is sent when the node's name or location is no
+    /// longer what the lookup saw ([`GatewayError::Renamed`]).
+    ///
+    /// # Errors
+    /// As [`Gateway::write_value`], and [`GatewayError::Renamed`].
+    pub async fn write_value_to(
+        &self,
+        known: Option<&NodeInfo>,
+        value_id: &ValueId,
+        value: Value,
+    ) -> Result<i64, GatewayError> {
         let in_flight = value_id
             .current_key()
             .map(|current_key| InFlightWrite::new(value_id.node_id, current_key, value.clone()));
-        let result = self.send_write(value_id, &value, in_flight.as_ref()).await;
+        let result = self
+            .send_write(known, value_id, &value, in_flight.as_ref())
+            .await;
         let result = result?;
         // The call answers success even when the write failed: the truth is the status.
         let status = result
@@ -296,6 +315,7 @@ impl Gateway {
     /// the connection's task, which sees the order of both, keeps the write for it.
     async fn send_write(
         &self,
+        known: Option<&NodeInfo>,
         value_id: &ValueId,
         value: &Value,
         echo: Option<&InFlightWrite>,
@@ -313,6 +333,9 @@ impl Gateway {
                 result
             }
             Connection::ZwaveJsServer(client, timeout) => {
+                if let Some(known) = known {
+                    self.same_device(client, *timeout, known).await?;
+                }
                 let params = protocol::value_command(value_id, Some(value));
                 match client.write(params, echo.cloned(), *timeout).await {
                     Ok(result) => Ok(protocol::set_value_result(&result)),
@@ -326,6 +349,43 @@ impl Gateway {
                 }
             }
         }
+    }
+
+    /// Before a write over zwave-js-server: whether the node still has the name and location
+    /// it had in `known`, the node the command's name was looked up as. zwave-js-server says
+    /// nothing when another client renames a node, so the cache can hold a name that now means
+    /// another device (and a reload between the lookup and now would hide it from the cache).
+    async fn same_device(
+        &self,
+        client: &WsClient,
+        timeout: Duration,
+        known: &NodeInfo,
+    ) -> Result<(), GatewayError> {
+        let result = client
+            .request(
+                "node.get_state",
+                serde_json::json!({"nodeId": known.id.0}),
+                timeout,
+            )
+            .await?;
+        let now = zwave_js::state::node_from_state(result.get("state").unwrap_or(&Value::Null))
+            .map_err(|reason| GatewayError::BadReply {
+                api: "node.get_state",
+                reason,
+            })?;
+        if (&now.name, &now.loc) == (&known.name, &known.loc) {
+            return Ok(());
+        }
+        self.reload_in_background();
+        let named = |info: &NodeInfo| match info.loc.as_str() {
+            "" => format!("\"{}\"", info.name),
+            loc => format!("\"{}\" ({loc})", info.name),
+        };
+        Err(GatewayError::Renamed {
+            node: known.id,
+            was: named(known),
+            now: named(&now),
+        })
     }
 
     /// The node list is out of date: reload it without waiting.

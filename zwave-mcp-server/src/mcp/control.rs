@@ -58,7 +58,7 @@ impl ZwaveServer {
         let seq = self.commands.next_seq();
         let written = self
             .gateway
-            .write_value(&plan.target, plan.value.clone())
+            .write_value_to(Some(&node), &plan.target, plan.value.clone())
             .await
             .map_err(|source| ToolError::Write {
                 device: name.clone(),

@@ -174,23 +174,13 @@ impl SimControl {
 
     /// Makes `node` acknowledge Sets and ignore them (`stuck`), or work again.
     pub fn set_stuck(&self, node: u16, stuck: bool) {
-        let mut knobs = lock(&self.sim.knobs);
-        if stuck {
-            knobs.stuck.insert(node);
-        } else {
-            knobs.stuck.remove(&node);
-        }
+        lock(&self.sim.knobs).set_stuck(node, stuck);
     }
 
     /// Gives `node` Supervision (a Set is answered 255 once done, with no report after it),
     /// or takes it away.
     pub fn set_supervised(&self, node: u16, supervised: bool) {
-        let mut knobs = lock(&self.sim.knobs);
-        if supervised {
-            knobs.supervised.insert(node);
-        } else {
-            knobs.supervised.remove(&node);
-        }
+        lock(&self.sim.knobs).set_supervised(node, supervised);
     }
 
     /// Answers every request of `api` with `success: false` and `message` (`None`: answers

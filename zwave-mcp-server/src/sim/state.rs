@@ -115,6 +115,26 @@ impl Default for Knobs {
     }
 }
 
+impl Knobs {
+    /// Makes `node` acknowledge Sets and ignore them (`stuck`), or work again.
+    pub(super) fn set_stuck(&mut self, node: u16, stuck: bool) {
+        set_member(&mut self.stuck, node, stuck);
+    }
+
+    /// Gives `node` Supervision, or takes it away.
+    pub(super) fn set_supervised(&mut self, node: u16, supervised: bool) {
+        set_member(&mut self.supervised, node, supervised);
+    }
+}
+
+fn set_member(set: &mut std::collections::HashSet<u16>, node: u16, member: bool) {
+    if member {
+        set.insert(node);
+    } else {
+        set.remove(&node);
+    }
+}
+
 pub(super) struct Sim {
     pub(super) client: AsyncClient,
     pub(super) options: SimOptions,

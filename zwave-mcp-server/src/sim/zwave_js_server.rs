@@ -105,22 +105,12 @@ impl SimZwaveJsServer {
 
     /// Makes `node` acknowledge every Set and ignore it.
     pub fn set_stuck(&self, node: u16, stuck: bool) {
-        let mut knobs = lock(&self.sim.knobs);
-        if stuck {
-            knobs.stuck.insert(node);
-        } else {
-            knobs.stuck.remove(&node);
-        }
+        lock(&self.sim.knobs).set_stuck(node, stuck);
     }
 
     /// Gives `node` Supervision: a Set is answered 255 once done, and no report follows.
     pub fn set_supervised(&self, node: u16, supervised: bool) {
-        let mut knobs = lock(&self.sim.knobs);
-        if supervised {
-            knobs.supervised.insert(node);
-        } else {
-            knobs.supervised.remove(&node);
-        }
+        lock(&self.sim.knobs).set_supervised(node, supervised);
     }
 
     /// Whether devices report their state after a write (off: they acknowledge and stay
@@ -321,6 +311,14 @@ fn answer(sim: &Arc<WsSim>, connection: u64, text: &str, listening: &mut bool) -
         },
         "node.poll_value" => match known {
             Some(node) => poll_value(sim, connection, node, &command, ok),
+            None => vec![not_found()],
+        },
+        "node.get_state" => match known {
+            Some(node) => {
+                let nodes = lock(&sim.nodes);
+                let state = find_node(&nodes, node).map(node_state).unwrap_or_default();
+                vec![ok(json!({ "state": state }))]
+            }
             None => vec![not_found()],
         },
         "node.set_name" | "node.set_location" => match known {

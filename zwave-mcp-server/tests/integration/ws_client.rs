@@ -102,6 +102,16 @@ async fn answer<S>(
         match command["command"].as_str().unwrap() {
             "set_api_schema" => socket.send(result(json!({}))).await.unwrap(),
             "start_listening" => socket.send(result(state.clone())).await.unwrap(),
+            "node.get_state" => {
+                let node = state["state"]["nodes"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .find(|node| node["nodeId"] == command["nodeId"])
+                    .cloned()
+                    .unwrap_or_default();
+                socket.send(result(json!({"state": node}))).await.unwrap();
+            }
             "node.set_value" if script.drop_on_set && connections == 1 => break,
             "node.set_value" => {
                 // As recorded for unsupervised Sets: the result, then zwave-js's optimistic
@@ -228,6 +238,54 @@ async fn the_optimistic_update_after_a_write_is_not_a_report() {
             .await,
         None
     );
+}
+
+/// Another client renames the device a name pointed at: zwave-js-server says nothing of it,
+/// so the cache still has the old name. The write checks the node's name first, sends
+/// nothing, and the list is read again.
+#[tokio::test]
+async fn a_write_to_a_node_renamed_by_another_client_is_not_sent() {
+    let home = zwave_mcp_server::sim::home::demo_home(zwave_mcp_server::gateway::now_ms());
+    let server = zwave_mcp_server::sim::SimZwaveJsServer::start(
+        "127.0.0.1:0",
+        home,
+        zwave_mcp_server::sim::ReportDelays::FAST,
+    )
+    .await
+    .unwrap();
+    let gateway = Gateway::connect_zwave_js(
+        Target::new(server.url(), None).unwrap(),
+        QUICK,
+        Duration::from_secs(5),
+    );
+    gateway.ensure_nodes().await.unwrap();
+    let id = gateway.node(NodeId(3)).unwrap().values["38-0-targetValue"].value_id(NodeId(3));
+    let other = WsClient::connect(Target::new(server.url(), None).unwrap(), QUICK);
+    link_until(&other, |link| matches!(link, Link::Listening { .. })).await;
+    other
+        .request(
+            "node.set_name",
+            json!({"nodeId": 3, "name": "Desk Lamp", "updateCC": false}),
+            Duration::from_secs(5),
+        )
+        .await
+        .unwrap();
+    let refused = gateway.write_value(&id, json!(40)).await.unwrap_err();
+    assert_eq!(
+        refused.to_string(),
+        "nothing was sent: node 3 is now \"Desk Lamp\" (Living Room) in Z-Wave JS, not \"Living Room Light\" (Living Room) as this server last read it (another client renamed it); the device list is being read again: find the device by its current name and ask again"
+    );
+    assert!(server.writes().is_empty());
+    // Read again: the new name is known, and a write goes through.
+    let mut changes = gateway.state();
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    while changes.nodes[&NodeId(3)].name != "Desk Lamp" {
+        assert!(std::time::Instant::now() < deadline, "never read again");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+        changes = gateway.state();
+    }
+    assert_eq!(gateway.write_value(&id, json!(40)).await.unwrap(), 254);
+    assert_eq!(server.writes().len(), 1);
 }
 
 #[tokio::test]

@@ -110,24 +110,68 @@ async fn the_tools_work_a_zwave_js_server_home_end_to_end() {
     name(&other, 2, "Kitchen Plug", "Kitchen").await;
     name(&other, 3, "Hall Dimmer", "Hall").await;
     name(&other, 4, "Multisensor", "Living Room").await;
+    // Last, and in one command, so that whichever state shows it shows every name before it.
+    other
+        .request(
+            "node.set_name",
+            json!({"nodeId": 11, "name": "Porch Switch", "updateCC": false}),
+            COMMAND,
+        )
+        .await
+        .unwrap();
 
-    // Named by another client after this server read the state: a name not found reloads it.
+    // Named by another client after this server read the state: zwave-js-server says nothing
+    // of it, so the server may have read the state again in the middle of the renaming (an
+    // event it could not place). A name not found reads it again: the last one named is
+    // found, and with it every name set before.
     let (error, text, _) = call_until(
         &mut session,
         "get_device_status",
-        &json!({"deviceName": "Hall Dimmer"}),
+        &json!({"deviceName": "Porch Switch"}),
         Duration::from_secs(30),
         |error, _| !error,
     );
+    assert!(!error, "{text}");
+    let (error, text, _) = session.call("get_device_status", json!({"deviceName": "Hall Dimmer"}));
     assert!(
         !error && text.starts_with(r#""Hall Dimmer" (node 3, Hall) is a dimmer, online"#),
         "{text}"
     );
-    let (error, list, _) = session.call("list_zwave_devices", json!({}));
+    let (error, list, structured) = session.call("list_zwave_devices", json!({}));
     assert!(!error, "{list}");
     for device in ["Kitchen Plug", "Hall Dimmer", "Multisensor"] {
         assert!(list.contains(device), "{device} not in {list}");
     }
+    // Every class of the mock network, as the real driver describes it.
+    let kinds: Vec<(u64, String)> = structured["devices"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|device| {
+            (
+                device["nodeId"].as_u64().unwrap(),
+                format!(
+                    "{}: {}",
+                    device["kind"].as_str().unwrap(),
+                    device["state"].as_str().unwrap()
+                ),
+            )
+        })
+        .filter(|(node, _)| (5..=10).contains(node) || *node == 15)
+        .collect();
+    assert_eq!(
+        kinds,
+        [
+            (5, "lock: unlocked, door open, bolt locked".to_owned()),
+            (6, "thermostat: off, 19.5 °C now, idle".to_owned()),
+            (7, "cover: closed".to_owned()),
+            (8, "color_light: off".to_owned()),
+            (9, "siren: silent".to_owned()),
+            (10, "sensor: sensor status: idle, battery 87%".to_owned()),
+            (15, "cover: closed".to_owned()),
+        ],
+        "{list}"
+    );
 
     // Dim and switch: the devices' own reports confirm them.
     let (error, text, outcome) = session.call(
@@ -205,6 +249,25 @@ async fn the_tools_work_a_zwave_js_server_home_end_to_end() {
         |error, text| !error && !text.contains("unreachable"),
     );
     assert!(structured["stale"].is_null(), "{text}");
+
+    // Another client renames the dimmer; this server still knows the old name. A command by
+    // that name is checked against the node's name first: nothing is sent.
+    other
+        .request(
+            "node.set_name",
+            json!({"nodeId": 3, "name": "Desk Lamp", "updateCC": false}),
+            COMMAND,
+        )
+        .await
+        .unwrap();
+    let (error, text, _) = session.call(
+        "control_zwave_device",
+        json!({"deviceName": "Hall Dimmer", "action": "on"}),
+    );
+    assert!(
+        error && text.contains("nothing was sent: node 3 is now \"Desk Lamp\" (Hall) in Z-Wave JS, not \"Hall Dimmer\" (Hall)"),
+        "{text}"
+    );
     drop(other);
 
     let output = session.finish();

@@ -99,7 +99,7 @@ async fn control_refuses_what_cannot_be_done_with_a_clear_message() {
     let cases = [
         (
             json!({"deviceName": "Office Temperature", "action": "on"}),
-            "\"Office Temperature\" (node 4, Office) is a sensor and cannot be switched: only switches and dimmers accept \"on\", \"off\" and \"dim\"",
+            "\"Office Temperature\" (node 4, Office) is a sensor and cannot be switched: only switches, dimmers, colour lights and motor blinds accept \"on\", \"off\" and \"dim\"",
         ),
         (
             json!({"deviceName": "Living Room Light", "action": "dim"}),
