@@ -47,8 +47,9 @@ peers() { # peers [taskset prefix...]: the bench's tables without its CPU line
     python3 scripts/scale.py 10 50 232 | sed -n '/^|/p'
     echo
     echo "**The two backends** (\`python3 scripts/backends.py\`: 500 sequential \`get_device_status\`"
-    echo "and 50 dims answered at the acknowledgement, \`--confirm-timeout 0s\`; the real driver's dim"
-    echo "includes the mock controller's ACK of the Set):"
+    echo "and 50 dims answered at the acknowledgement, \`--confirm-timeout 0s\`; over zwave-js-server a"
+    echo "dim is two round trips, the node's name checked with \`node.get_state\` before \`node.set_value\`;"
+    echo "the real driver's dim includes the mock controller's ACK of the Set):"
     echo
     python3 scripts/backends.py | sed -n '/^|/p'
     echo
