@@ -356,23 +356,18 @@ fn set_value(
     let write = device::write(&devices(sim), node, &key, value);
     let result = ok(json!({ "result": write.result }));
     let events: Vec<String> = write.optimistic.iter().map(value_updated).collect();
-    let mut messages = Vec::with_capacity(events.len() + 1);
-    if write.result["status"] == json!(255) {
-        // The target value's event, the result, then the rest.
-        let mut events = events.into_iter();
-        messages.extend(events.next());
-        messages.push(result);
-        messages.extend(events);
-    } else {
-        messages.push(result);
-        messages.extend(events);
-    }
-    for event in messages
-        .iter()
-        .filter(|message| message.contains("\"event\""))
-    {
+    // Every other listener gets the events; this connection gets them in their place.
+    for event in &events {
         let _ = sim.events.send((connection, event.clone()));
     }
+    let mut messages = Vec::with_capacity(events.len() + 1);
+    let mut events = events.into_iter();
+    if write.result["status"] == json!(255) {
+        // The target value's event, the result, then the rest.
+        messages.extend(events.next());
+    }
+    messages.push(result);
+    messages.extend(events);
     if let Some(report) = write.report {
         let sim = Arc::clone(sim);
         tokio::spawn(async move {
