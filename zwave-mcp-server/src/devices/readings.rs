@@ -42,6 +42,7 @@ impl Reading {
             return state.clone();
         }
         match &self.value {
+            Value::Null => "not reported yet".to_owned(),
             Value::Bool(on) => self.flag_words(*on).to_owned(),
             Value::String(text) => text.clone(),
             other => match &self.unit {
@@ -110,7 +111,15 @@ pub fn readings(node: &NodeInfo, now_ms: Option<i64>) -> Vec<Reading> {
     found
         .into_iter()
         .filter_map(|value| {
-            let reported = value.value.clone()?;
+            // An alarm sensor's state is unknown until its first report (a door sensor's door
+            // state): said so, rather than left out of what it reads.
+            let reported = match &value.value {
+                Some(reported) => reported.clone(),
+                None if value.command_class == cc::NOTIFICATION && value.states.is_some() => {
+                    Value::Null
+                }
+                None => return None,
+            };
             let age_seconds = match (now_ms, value.last_update) {
                 (Some(now), Some(at)) => {
                     Some(u64::try_from(now.saturating_sub(at)).unwrap_or(0) / 1000)
@@ -272,6 +281,28 @@ mod tests {
                 (short, line)
             );
         }
+    }
+
+    #[test]
+    fn an_alarm_state_not_reported_yet_is_said_so() {
+        let reply: Value = serde_json::from_str(&test_support::fixture_text(
+            "zwave-js-ui/classes/getNodes.full.json",
+        ))
+        .unwrap();
+        let nodes =
+            crate::gateway::parse_nodes(reply.get("result").cloned().unwrap_or(reply)).unwrap();
+        let sensor = &nodes[&crate::gateway::NodeId(10)];
+        let lines: Vec<String> = readings(sensor, None).iter().map(Reading::line).collect();
+        assert!(
+            lines.contains(&"Door state: not reported yet".to_owned())
+                && lines.contains(&"Sensor status: idle".to_owned()),
+            "{lines:?}"
+        );
+        // The list's one line keeps to what was reported.
+        assert_eq!(
+            crate::devices::summary(sensor),
+            "sensor status: idle, battery 87%"
+        );
     }
 
     #[test]

@@ -97,6 +97,7 @@ pub fn summary(node: &NodeInfo) -> String {
             reading.command_class,
             cc::BINARY_SWITCH | cc::MULTILEVEL_SWITCH | cc::BATTERY
         ) || super::classes::covered(kind, reading.command_class)
+            || reading.value.is_null()
         {
             continue;
         }
