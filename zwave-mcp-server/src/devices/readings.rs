@@ -86,7 +86,8 @@ impl Reading {
     /// `Air temperature: 21.5 °C (updated 12 s ago)`.
     pub fn line(&self) -> String {
         let mut text = format!("{}: {}", self.label, self.words());
-        if let Some(age) = self.age_seconds {
+        // A value never reported has no age worth telling (Z-Wave JS UI stamps it anyway).
+        if let Some(age) = self.age_seconds.filter(|_| !self.value.is_null()) {
             text.push_str(&format!(" (updated {})", ago(age)));
         }
         text
@@ -292,10 +293,15 @@ mod tests {
         let nodes =
             crate::gateway::parse_nodes(reply.get("result").cloned().unwrap_or(reply)).unwrap();
         let sensor = &nodes[&crate::gateway::NodeId(10)];
-        let lines: Vec<String> = readings(sensor, None).iter().map(Reading::line).collect();
+        let lines: Vec<String> = readings(sensor, Some(crate::gateway::now_ms()))
+            .iter()
+            .map(Reading::line)
+            .collect();
         assert!(
-            lines.contains(&"Door state: not reported yet".to_owned())
-                && lines.contains(&"Sensor status: idle".to_owned()),
+            lines.contains(&"Door state (simple): not reported yet".to_owned())
+                && lines
+                    .iter()
+                    .any(|line| line.starts_with("Sensor status: idle (updated ")),
             "{lines:?}"
         );
         // The list's one line keeps to what was reported.
