@@ -186,6 +186,68 @@ pub struct Config {
     /// "deny": [..]}, "control": {"allow": [..], "deny": [..]}}; added to the flags'.
     #[arg(long, env = "ZWAVE_MCP_EXPOSURE_FILE")]
     pub exposure_file: Option<PathBuf>,
+
+    /// Sensitive actions the owner allows, by class: lock (unlock a lock), garage (open a
+    /// garage door or gate), siren (silence a siren); none by default. A person is still
+    /// asked to confirm each one through the MCP client (elicitation).
+    #[arg(
+        long,
+        env = "ZWAVE_MCP_ALLOW_SENSITIVE",
+        value_delimiter = ',',
+        value_name = "CLASS",
+        value_parser = crate::mcp::SENSITIVE_CLASSES
+    )]
+    pub allow_sensitive: Vec<String>,
+
+    /// Carry out the allowed sensitive actions without asking anyone: any agent connected to
+    /// this server can then unlock, open or silence on its own. Use only where no client can
+    /// ask its user and the agent is trusted as the owner is.
+    #[arg(
+        long,
+        env = "ZWAVE_MCP_SENSITIVE_WITHOUT_CONFIRMATION",
+        requires = "allow_sensitive"
+    )]
+    pub sensitive_without_confirmation: bool,
+
+    /// How long a person has to answer the question about a sensitive action; no answer is
+    /// a no.
+    #[arg(long, env = "ZWAVE_MCP_ASK_TIMEOUT", default_value = "60s", value_parser = parse_duration)]
+    pub ask_timeout: Duration,
+
+    /// The band a thermostat setpoint must lie in, in °C, as LOW..HIGH (a °F thermostat's
+    /// band is this one converted); a setpoint outside it, or outside the device's own
+    /// range, is refused, never clamped.
+    #[arg(long, env = "ZWAVE_MCP_THERMOSTAT_BAND", default_value = "5..30", value_parser = parse_band)]
+    pub thermostat_band: Band,
+}
+
+/// A band of temperatures in °C, `LOW..HIGH`.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Band {
+    /// The lowest allowed.
+    pub low: f64,
+    /// The highest allowed.
+    pub high: f64,
+}
+
+/// `5..30` → 5 to 30 °C; both finite, low below high, within -40..100.
+fn parse_band(text: &str) -> Result<Band, String> {
+    let usage = || {
+        format!(
+            "\"{text}\" is not a band of temperatures: give LOW..HIGH in °C, e.g. 5..30 or 16.5..24"
+        )
+    };
+    let (low, high) = text.split_once("..").ok_or_else(usage)?;
+    let (low, high): (f64, f64) = (
+        low.trim().parse().map_err(|_| usage())?,
+        high.trim().parse().map_err(|_| usage())?,
+    );
+    if !(low.is_finite() && high.is_finite()) || low >= high || low < -40.0 || high > 100.0 {
+        return Err(format!(
+            "\"{text}\" is not a usable band: LOW must be below HIGH, both within -40..100 °C (e.g. 5..30)"
+        ));
+    }
+    Ok(Band { low, high })
 }
 
 /// The way to the demo home.
@@ -237,6 +299,22 @@ pub enum Command {
 }
 
 impl Config {
+    /// What the owner allows of sensitive actions.
+    pub fn sensitive(&self) -> crate::mcp::SensitivePolicy {
+        crate::mcp::SensitivePolicy {
+            allowed: self.allow_sensitive.iter().cloned().collect(),
+            without_confirmation: self.sensitive_without_confirmation,
+            ask_timeout: self.ask_timeout,
+        }
+    }
+
+    /// The owner's limits on writes.
+    pub fn limits(&self) -> crate::devices::Limits {
+        crate::devices::Limits {
+            setpoint_celsius: (self.thermostat_band.low, self.thermostat_band.high),
+        }
+    }
+
     /// Which devices the agent may see and switch: the flags' rules plus the exposure file's.
     ///
     /// # Errors

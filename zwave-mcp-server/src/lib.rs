@@ -42,7 +42,7 @@ use rmcp::ServiceExt as _;
 
 pub use config::{Command, Config, ConfigError, DemoBackend};
 pub use gateway::{Backoff, Gateway, GatewayError, MqttSettings};
-pub use mcp::ZwaveServer;
+pub use mcp::{SENSITIVE_CLASSES, SensitivePolicy, ZwaveServer};
 
 /// Runs what `config` asks for: the MCP server on stdio (default), against the embedded demo
 /// home with `--demo`, or only the simulated gateway with `simulate`.
@@ -91,7 +91,10 @@ async fn serve(config: Config) -> anyhow::Result<()> {
             }
         });
     }
-    let server = ZwaveServer::new(gateway, config.confirm_timeout).with_exposure(exposure);
+    let server = ZwaveServer::new(gateway, config.confirm_timeout)
+        .with_exposure(exposure)
+        .with_limits(config.limits())
+        .with_sensitive(config.sensitive());
     let (reader, writer) = io;
     let transport = mcp::bounded::Bounded::new(
         mcp::transport::LineTransport::new(reader, writer),

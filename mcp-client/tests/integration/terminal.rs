@@ -162,11 +162,11 @@ async fn no_spinner_frame_stays_and_the_tool_line_shows_the_arguments_sent() {
         // A call of a device that does not exist, and the model's answer to its error.
         Reply::status(
             200,
-            r#"{"id":"c3","object":"chat.completion","choices":[{"index":0,"message":{"role":"assistant","content":"","tool_calls":[{"id":"call_x","type":"function","function":{"name":"control_zwave_device","arguments":"{\"device_name\":\"Garage Door\",\"action\":\"on\"}"}}]},"finish_reason":"tool_calls"}],"usage":{"prompt_tokens":5,"completion_tokens":5}}"#,
+            r#"{"id":"c3","object":"chat.completion","choices":[{"index":0,"message":{"role":"assistant","content":"","tool_calls":[{"id":"call_x","type":"function","function":{"name":"control_zwave_device","arguments":"{\"device_name\":\"Attic Door\",\"action\":\"on\"}"}}]},"finish_reason":"tool_calls"}],"usage":{"prompt_tokens":5,"completion_tokens":5}}"#,
         ),
         Reply::status(
             200,
-            r#"{"id":"c4","object":"chat.completion","choices":[{"index":0,"message":{"role":"assistant","content":"There is no Garage Door."},"finish_reason":"stop"}],"usage":{"prompt_tokens":5,"completion_tokens":5}}"#,
+            r#"{"id":"c4","object":"chat.completion","choices":[{"index":0,"message":{"role":"assistant","content":"There is no Attic Door."},"finish_reason":"stop"}],"usage":{"prompt_tokens":5,"completion_tokens":5}}"#,
         ),
     ])
     .await;
@@ -218,11 +218,11 @@ async fn no_spinner_frame_stays_and_the_tool_line_shows_the_arguments_sent() {
     assert_eq!(shown.len(), 2, "{shown:#?}");
     assert!(
         shown[0]
-            .starts_with(r#"✗ control_zwave_device {"action":"on","deviceName":"Garage Door"} ("#)
-            && shown[0].contains(r#"ms): Error: no Z-Wave device matches "Garage Door""#),
+            .starts_with(r#"✗ control_zwave_device {"action":"on","deviceName":"Attic Door"} ("#)
+            && shown[0].contains(r#"ms): Error: no Z-Wave device matches "Attic Door""#),
         "{shown:#?}"
     );
-    assert_eq!(shown[1], "There is no Garage Door.");
+    assert_eq!(shown[1], "There is no Attic Door.");
 }
 
 #[tokio::test]

@@ -66,7 +66,7 @@ async fn the_client_lists_and_calls_the_zwave_tools_with_normalized_arguments() 
     assert_eq!(
         outcome.error_text().as_deref(),
         Some(
-            "\"Switch One\" (node 2, Kitchen) is an on/off switch and cannot be dimmed: use action \"on\" or \"off\""
+            "\"Switch One\" (node 2, Kitchen) is a switch and cannot take action \"dim\": use \"on\" or \"off\""
         )
     );
     crate::support::shut_down_and_check(&pool, "zwave").await;

@@ -40,7 +40,7 @@ fn the_python_sdk_lists_and_calls_every_zwave_tool() {
     let calls = seen["calls"].as_array().unwrap();
     assert_eq!(
         calls[0]["structured"]["devices"].as_array().unwrap().len(),
-        6
+        13
     );
     assert_eq!(
         calls[1]["text"],
@@ -103,7 +103,7 @@ fn the_inspector_cli_lists_and_calls_tools_with_the_right_exit_codes() {
         "--tool-name",
         "get_device_status",
         "--tool-arg",
-        "deviceName=Garage Door",
+        "deviceName=Attic Door",
     ]);
     assert_eq!(code, Some(5), "{stdout}");
     assert!(stdout.contains("no Z-Wave device matches"), "{stdout}");

@@ -9,19 +9,18 @@
 //! | `state` | a device's state as people read it; [`DeviceSummary`] |
 //! | `classes` | the state of locks, thermostats, covers, colour lights and sirens in words |
 //! | `readings` | every sensor and meter reading with unit and age ([`Reading`]) |
-//! | `action` | on/off/dim as a checked write plan ([`WritePlan`]) |
+//! | `write` | what can be asked of a device, as a checked write plan ([`WritePlan`]) |
 //! | `names` | finding a device by the name a person or model gives ([`Directory`]) |
 //! | `exposure` | what the owner lets an agent see and switch ([`Exposure`]) |
 
-mod action;
 mod classes;
 mod exposure;
 mod kind;
 mod names;
 mod readings;
 mod state;
+mod write;
 
-pub use action::{Action, ActionError, Expect, WritePlan, plan};
 pub use exposure::{Exposure, Rule, RuleAudit, RuleError, Rules};
 pub(crate) use kind::cc;
 pub use kind::{DeviceKind, find_value};
@@ -30,4 +29,8 @@ pub use readings::{Reading, ago, readings};
 pub use state::{
     DeviceSummary, battery, display_name, is_device, is_on, is_online, level, percent_of_99,
     status_word, summary,
+};
+pub use write::{
+    Action, ActionError, Expect, Limits, Request, Sensitive, Words, WritePlan, action_list,
+    actions, plan,
 };

@@ -83,23 +83,25 @@ impl Core {
         stored
     }
 
-    /// Whether a report of `value` for `key` of `node` is the optimistic echo of a write in
-    /// flight (or just answered, within its echo window). A write is echoed once: its entry
-    /// goes with its echo.
+    /// Whether a report of `value` for `key` of `node` is an optimistic echo of a write in
+    /// flight (or just answered, within its echo window). Each echo comes once: it goes when
+    /// seen, and the write with its last one.
     pub(crate) fn is_echo(&self, node: NodeId, key: &str, value: Option<&Value>) -> bool {
         let mut writes = self.writes();
         let now = Instant::now();
         writes.retain(|write| write.until.is_none_or(|until| until > now));
-        match writes
+        let Some((at, echo)) = writes
             .iter()
-            .position(|write| write.echoes(node, key, value))
-        {
-            Some(at) => {
-                writes.swap_remove(at);
-                true
-            }
-            None => false,
+            .enumerate()
+            .find_map(|(at, write)| Some((at, write.echo_of(node, key, value)?)))
+        else {
+            return false;
+        };
+        writes[at].echoes.swap_remove(echo);
+        if writes[at].echoes.is_empty() {
+            writes.swap_remove(at);
         }
+        true
     }
 
     /// Forgets the write `write` (answered, or its connection lost).
@@ -124,41 +126,46 @@ impl Core {
     }
 }
 
-/// A write whose answer has not come yet, or whose echo may still come.
+/// A write whose answer has not come yet, or whose echoes may still come.
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) struct InFlightWrite {
     pub(crate) node: NodeId,
-    /// The key of the value the device reports its state in (`37-0-currentValue`).
-    pub(crate) current_key: String,
-    /// What was written.
-    pub(crate) value: Value,
-    /// `None` while the write waits for its answer; then until when its echo may come.
+    /// Which write this is (unique in the process): two equal writes are two writes.
+    id: u64,
+    /// zwave-js's optimistic updates of it not seen yet: the key of each value it sets at
+    /// once (`37-0-currentValue`; a lock's `98-0-currentMode`; a colour's components) and
+    /// the value it sets there. Each is echoed once.
+    pub(crate) echoes: Vec<(String, Value)>,
+    /// `None` while the write waits for its answer; then until when its echoes may come.
     pub(crate) until: Option<Instant>,
 }
 
 impl InFlightWrite {
-    /// A write of `value` to `node`, whose state is reported in `current_key`.
-    pub(crate) fn new(node: NodeId, current_key: String, value: Value) -> Self {
+    /// A write to `node` whose optimistic updates will be `echoes`.
+    pub(crate) fn new(node: NodeId, echoes: Vec<(String, Value)>) -> Self {
+        static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
         Self {
             node,
-            current_key,
-            value,
+            id: NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed),
+            echoes,
             until: None,
         }
     }
 
-    /// The same write, whatever its window.
+    /// The same write, whatever its window and the echoes seen.
     fn same_write(&self, other: &Self) -> bool {
-        self.node == other.node
-            && self.current_key == other.current_key
-            && self.value == other.value
+        self.id == other.id
     }
 
-    /// Whether a report of `value` for `key` of `node` is this write's optimistic echo.
-    pub(crate) fn echoes(&self, node: NodeId, key: &str, value: Option<&Value>) -> bool {
-        self.node == node
-            && self.current_key == key
-            && value.is_some_and(|value| same_value(value, &self.value))
+    /// Which of this write's echoes a report of `value` for `key` of `node` is.
+    fn echo_of(&self, node: NodeId, key: &str, value: Option<&Value>) -> Option<usize> {
+        if self.node != node {
+            return None;
+        }
+        let value = value?;
+        self.echoes
+            .iter()
+            .position(|(echo_key, echo)| echo_key == key && same_value(value, echo))
     }
 }
 

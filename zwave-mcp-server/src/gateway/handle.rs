@@ -250,12 +250,19 @@ impl Gateway {
     /// [`GatewayError::WriteFailed`] with the status named when the device did not take it.
     pub async fn write_value(&self, value_id: &ValueId, value: Value) -> Result<i64, GatewayError> {
         let known = self.node(value_id.node_id);
-        self.write_value_to(known.as_ref(), value_id, value).await
+        let echoes = value_id
+            .current_key()
+            .map(|current_key| vec![(current_key, value.clone())])
+            .unwrap_or_default();
+        self.write_value_to(known.as_ref(), value_id, value, echoes)
+            .await
     }
 
     /// [`Gateway::write_value`] to a device found by name as `known` (its node as the lookup
     /// saw it): over zwave-js-server, nothing is sent when the node's name or location is no
-    /// longer what the lookup saw ([`GatewayError::Renamed`]).
+    /// longer what the lookup saw ([`GatewayError::Renamed`]). `echoes`: the values zwave-js
+    /// sets at once when the Set is acknowledged (key and value), which are not the device's
+    /// report: a switch's `currentValue`, a lock's `currentMode`, a setpoint itself.
     ///
     /// # Errors
     /// As [`Gateway::write_value`], and [`GatewayError::Renamed`].
@@ -264,10 +271,9 @@ impl Gateway {
         known: Option<&NodeInfo>,
         value_id: &ValueId,
         value: Value,
+        echoes: Vec<(String, Value)>,
     ) -> Result<i64, GatewayError> {
-        let in_flight = value_id
-            .current_key()
-            .map(|current_key| InFlightWrite::new(value_id.node_id, current_key, value.clone()));
+        let in_flight = (!echoes.is_empty()).then(|| InFlightWrite::new(value_id.node_id, echoes));
         let result = self
             .send_write(known, value_id, &value, in_flight.as_ref())
             .await;
@@ -283,8 +289,9 @@ impl Gateway {
         if status == 255
             && let Some(write) = &in_flight
         {
-            self.core
-                .store_value(write.node, &write.current_key, Some(value.clone()));
+            for (key, echoed) in &write.echoes {
+                self.core.store_value(write.node, key, Some(echoed.clone()));
+            }
         }
         if matches!(status, 1 | 254 | 255) {
             Ok(status)
@@ -462,6 +469,28 @@ impl Gateway {
                 .map(|v| v.value.clone().unwrap_or(Value::Null));
             if reported.is_some() {
                 return reported;
+            }
+            match tokio::time::timeout_at(deadline, changes.changed()).await {
+                Ok(Ok(())) => {}
+                Ok(Err(_)) | Err(_) => return None,
+            }
+        }
+    }
+
+    /// Waits until `node`, as cached, satisfies `check` (looked at now and after every change),
+    /// at most `timeout`; the node then, or `None` when the time ran out or it is gone.
+    pub async fn wait_for_node(
+        &self,
+        node: NodeId,
+        check: impl Fn(&NodeInfo) -> bool,
+        timeout: Duration,
+    ) -> Option<NodeInfo> {
+        let mut changes = self.core.changes.subscribe();
+        let deadline = tokio::time::Instant::now() + timeout;
+        loop {
+            let now = read(&self.core.state).nodes.get(&node).cloned()?;
+            if check(&now) {
+                return Some(now);
             }
             match tokio::time::timeout_at(deadline, changes.changed()).await {
                 Ok(Ok(())) => {}

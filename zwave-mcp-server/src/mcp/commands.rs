@@ -31,6 +31,9 @@ pub(super) struct Command {
     pub acked_ms: i64,
     /// A supervised Set succeeded (status 255): the device itself said it did it.
     pub supervised: bool,
+    /// The device confirmed it: what it reports later (a siren's tone ending, a thermostat
+    /// someone turned) is not held against the command.
+    pub settled: bool,
 }
 
 /// What became of a command.
@@ -50,7 +53,7 @@ pub(super) enum Fate {
 impl Command {
     /// What became of this command, by what `node` has reported since.
     pub fn fate(&self, node: &NodeInfo) -> Fate {
-        if self.supervised {
+        if self.supervised || self.settled {
             return Fate::Confirmed;
         }
         let Some(reported) = node
@@ -62,6 +65,8 @@ impl Command {
         };
         match &reported.value {
             Some(value) if self.expect.accepts(value) => Fate::Confirmed,
+            // A garage door still opening: on its way, not yet there.
+            Some(value) if self.expect.in_transit(value) => Fate::Pending,
             _ => Fate::Contradicted {
                 state: devices::summary(node),
             },
@@ -123,6 +128,15 @@ impl Commands {
         }
     }
 
+    /// Marks command `seq` to `node` confirmed by its device, if it is still the last: what
+    /// the device reports later is not held against it.
+    pub fn settle(&self, node: NodeId, seq: u64) {
+        let mut last = self.last.lock().unwrap_or_else(PoisonError::into_inner);
+        if let Some(command) = last.get_mut(&node).filter(|command| command.seq == seq) {
+            command.settled = true;
+        }
+    }
+
     /// The last command to `node`.
     pub fn last(&self, node: NodeId) -> Option<Command> {
         self.last
@@ -132,14 +146,16 @@ impl Commands {
             .cloned()
     }
 
-    /// What reads should say of `node`'s last command, if anything; a confirmed command is
-    /// forgotten (the state says it all).
+    /// What reads should say of `node`'s last command, if anything; of a confirmed command,
+    /// nothing (the state says it all). The last command to each device is kept (one per
+    /// node: at most 232), so a later command can tell that it superseded it.
     pub fn note(&self, node: &NodeInfo, now_ms: i64) -> Option<String> {
         let mut last = self.last.lock().unwrap_or_else(PoisonError::into_inner);
-        let command = last.get(&node.id)?;
+        let command = last.get_mut(&node.id)?;
         let note = command.note(node, now_ms);
         if note.is_none() {
-            last.remove(&node.id);
+            // Confirmed: settled, whatever the device reports later.
+            command.settled = true;
         }
         note
     }
@@ -171,6 +187,7 @@ mod tests {
             acked,
             acked_ms: 0,
             supervised: false,
+            settled: false,
         }
     }
 
@@ -214,6 +231,30 @@ mod tests {
             ..switched_on(Instant::now())
         };
         assert_eq!(supervised.fate(&demo_node(2)), Fate::Confirmed);
+    }
+
+    #[test]
+    fn a_settled_command_stays_confirmed_whatever_the_device_reports_later() {
+        let commands = Commands::default();
+        let acked = Instant::now();
+        commands.record(NodeId(2), switched_on(acked));
+        let mut node = demo_node(2);
+        let later = acked + Duration::from_millis(1);
+        reported(&mut node, json!(true), later);
+        assert_eq!(commands.note(&node, 0), None, "confirmed: nothing to say");
+        // Someone switches it off by hand: the command was still carried out.
+        reported(&mut node, json!(false), later + Duration::from_millis(1));
+        assert_eq!(commands.note(&node, 0), None);
+        assert_eq!(
+            commands.last(NodeId(2)).unwrap().fate(&node),
+            Fate::Confirmed
+        );
+        // A command settled from outside (its watcher saw the confirmation) likewise.
+        let other = Commands::default();
+        other.record(NodeId(2), switched_on(acked));
+        other.settle(NodeId(2), 1);
+        assert_eq!(other.last(NodeId(2)).unwrap().fate(&node), Fate::Confirmed);
+        other.settle(NodeId(2), 7);
     }
 
     #[test]

@@ -16,7 +16,7 @@
 
 use std::time::Instant;
 
-use rmcp::model::CallToolResult;
+use rmcp::{Peer, RoleServer, model::CallToolResult};
 use tokio_util::sync::CancellationToken;
 use tracing::{info, warn};
 
@@ -28,37 +28,52 @@ use super::{
     types::{ControlArgs, ControlOutcome, Outcome},
 };
 use crate::{
-    devices::{self, Expect, Purpose},
-    gateway::{NodeInfo, now_ms},
+    devices::{self, Purpose},
+    gateway::{NodeId, NodeInfo, now_ms},
 };
+
+/// How long a command's device is watched for its first report after the answer.
+const WATCH: std::time::Duration = std::time::Duration::from_secs(120);
 
 impl ZwaveServer {
     /// What `control_zwave_device` does. A client's cancellation that arrives before the write
-    /// is sent stops it; one that arrives later cannot recall it, and is logged.
+    /// is sent stops it; one that arrives later cannot recall it, and is logged. A sensitive
+    /// action needs the owner's leave and a person's yes, asked through `peer`.
     pub(super) async fn control(
         &self,
         args: ControlArgs,
         cancelled: &CancellationToken,
+        peer: &Peer<RoleServer>,
     ) -> Result<CallToolResult, ToolError> {
         let node = self
             .find_device(&args.device_name, Purpose::Control)
             .await?;
-        let plan = devices::plan(&node, args.action, args.level)?;
+        let plan = devices::plan(&node, &args.request(), &self.limits)?;
         let name = devices::display_name(&node);
+        self.sensitive
+            .check(&plan, &devices::describe(&node), peer)
+            .await?;
         if cancelled.is_cancelled() {
             info!(device = ?name, node = %node.id, action = %args.action, "not writing: the client cancelled the request");
             return Err(ToolError::Cancelled);
         }
         info!(device = ?name, node = %node.id, action = %args.action, value = %plan.value, "writing value");
         let before = last_report(&node, plan.current_key.as_str());
-        let already = before
-            .as_ref()
-            .and_then(|(value, _)| value.as_ref())
-            .is_some_and(|value| plan.expect.accepts(value));
+        // A stop accepts any report: there is no state it asks for to be in already.
+        let already = plan.expect != devices::Expect::Any
+            && before
+                .as_ref()
+                .and_then(|(value, _)| value.as_ref())
+                .is_some_and(|value| plan.expect.accepts(value));
         let seq = self.commands.next_seq();
         let written = self
             .gateway
-            .write_value_to(Some(&node), &plan.target, plan.value.clone())
+            .write_value_to(
+                Some(&node),
+                &plan.target,
+                plan.value.clone(),
+                plan.echoes.clone(),
+            )
             .await
             .map_err(|source| ToolError::Write {
                 device: name.clone(),
@@ -74,18 +89,18 @@ impl ZwaveServer {
             seq,
             current_key: plan.current_key.as_str().to_owned(),
             expect: plan.expect,
-            verb: infinitive(&plan.expect),
+            verb: plan.words.infinitive.clone(),
             acked: Instant::now(),
             acked_ms: now_ms(),
             supervised: status == 255,
+            settled: false,
         };
         self.commands.record(node.id, command.clone());
         if !command.supervised && !self.confirm_timeout.is_zero() {
             tokio::select! {
-                _ = self.gateway.wait_for_report(
+                _ = self.gateway.wait_for_node(
                     node.id,
-                    plan.current_key.as_str(),
-                    command.acked,
+                    |now| command.fate(now) != Fate::Pending,
                     self.confirm_timeout,
                 ) => {}
                 // Nobody waits for the answer any more: the request's place is freed at once.
@@ -94,6 +109,7 @@ impl ZwaveServer {
         }
         let now = self.gateway.node(node.id).unwrap_or_else(|| node.clone());
         let fate = command.fate(&now);
+        self.settle_when_reported(&command, node.id, &fate);
         let state = devices::summary(&now);
         // A later command of this server, or of another client of the gateway: its
         // target value, echoed after ours, asks for something else than ours did.
@@ -126,11 +142,11 @@ impl ZwaveServer {
             ),
             (Fate::Confirmed, None) if already => format!(
                 "{name} was already {}; the device confirmed it (now {state}).",
-                already_word(&plan.expect)
+                plan.words.already
             ),
             (Fate::Confirmed, None) => format!(
                 "{name} {}; the device confirmed it (now {state}).",
-                past(&plan.expect)
+                plan.words.past
             ),
             (Fate::Contradicted { state }, None) => {
                 warn!(device = ?name, node = %now.id, %state, "the device reported that it did not change");
@@ -149,7 +165,7 @@ impl ZwaveServer {
                     "{name}: the command to {} was sent and acknowledged at {} (status {status}); the device has not reported its new state yet ({}). The last state it reported itself: {reported}. get_device_status tells what became of it.",
                     command.verb,
                     clock(command.acked_ms),
-                    waited(self.confirm_timeout, &plan.expect),
+                    waited(self.confirm_timeout, plan.words.usual),
                 )
             }
         };
@@ -180,6 +196,31 @@ impl ZwaveServer {
             result.is_error = Some(true);
         }
         Ok(result)
+    }
+
+    /// The device's first word on `command` decides it: a confirmation is settled at once, and
+    /// one still pending is watched (two minutes at most) so that it is settled when the
+    /// device confirms it later, whatever it reports after that (a siren whose tone ended).
+    fn settle_when_reported(&self, command: &Command, node: NodeId, fate: &Fate) {
+        match fate {
+            Fate::Confirmed => self.commands.settle(node, command.seq),
+            Fate::Contradicted { .. } => {}
+            Fate::Pending => {
+                let (gateway, commands, command) = (
+                    self.gateway.clone(),
+                    std::sync::Arc::clone(&self.commands),
+                    command.clone(),
+                );
+                tokio::spawn(async move {
+                    let decided = gateway
+                        .wait_for_node(node, |now| command.fate(now) != Fate::Pending, WATCH)
+                        .await;
+                    if decided.is_some_and(|now| command.fate(&now) == Fate::Confirmed) {
+                        commands.settle(node, command.seq);
+                    }
+                });
+            }
+        }
     }
 }
 
@@ -231,39 +272,8 @@ fn last_report(node: &NodeInfo, key: &str) -> Option<(Option<serde_json::Value>,
         .map(|value| (value.value.clone(), value.last_update))
 }
 
-/// "switch on", "dim to 40%".
-fn infinitive(expect: &Expect) -> String {
-    match expect {
-        Expect::Bool(true) | Expect::NonZero => "switch on".to_owned(),
-        Expect::Bool(false) | Expect::Level(0) => "switch off".to_owned(),
-        Expect::Level(level) => format!("dim to {}%", devices::percent_of_99(*level)),
-    }
-}
-
-/// "switched on", "dimmed to 40%".
-fn past(expect: &Expect) -> String {
-    match expect {
-        Expect::Bool(true) | Expect::NonZero => "switched on".to_owned(),
-        Expect::Bool(false) | Expect::Level(0) => "switched off".to_owned(),
-        Expect::Level(level) => format!("dimmed to {}%", devices::percent_of_99(*level)),
-    }
-}
-
-/// How a device already in the asked-for state is described: "on", "off", "at 40%".
-fn already_word(expect: &Expect) -> String {
-    match expect {
-        Expect::Bool(true) | Expect::NonZero => "on".into(),
-        Expect::Bool(false) | Expect::Level(0) => "off".into(),
-        Expect::Level(level) => format!("at {}%", devices::percent_of_99(*level)),
-    }
-}
-
 /// How long the answer waited, and when a report can be expected.
-fn waited(timeout: std::time::Duration, expect: &Expect) -> String {
-    let usual = match expect {
-        Expect::Bool(_) => "about 1 s",
-        Expect::Level(_) | Expect::NonZero => "about 5 s",
-    };
+fn waited(timeout: std::time::Duration, usual: &str) -> String {
     if timeout.is_zero() {
         format!("answered without waiting; such a device usually reports within {usual}")
     } else {

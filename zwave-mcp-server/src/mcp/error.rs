@@ -36,6 +36,9 @@ pub(crate) enum ToolError {
         /// What the gateway said.
         source: GatewayError,
     },
+    /// A sensitive action the owner did not allow, or a person did not confirm.
+    #[error("{0}")]
+    Sensitive(String),
     /// A refresh was asked of a device that cannot answer.
     #[error(
         "{device} is offline (status {status}): its values cannot be refreshed; call again without refresh for the last known readings"

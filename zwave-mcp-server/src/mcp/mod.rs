@@ -12,7 +12,8 @@
 //! |---|---|
 //! | `server` | [`ZwaveServer`]: the rmcp handler, its state and its instructions |
 //! | `tools` | the four tools, device lookup with the owner's exposure rules applied |
-//! | `control` | switching: the write, and what became of it (confirmed, acknowledged, contradicted) |
+//! | `control` | a write, and what became of it (confirmed, acknowledged, contradicted) |
+//! | `sensitive` | unlock, open a garage door, silence a siren: the owner's leave and a person's yes |
 //! | `commands` | the last command to each device, for reads to say what became of it |
 //! | `types` | what the tools take and give: arguments and structured results, with schemas |
 //! | `error` | `ToolError`: why a call failed, typed until it becomes an `isError` result |
@@ -30,10 +31,12 @@ mod commands;
 mod control;
 mod error;
 mod refusal;
+mod sensitive;
 mod server;
 mod stale;
 mod tools;
 pub(crate) mod transport;
 mod types;
 
+pub use sensitive::{SENSITIVE_CLASSES, SensitivePolicy};
 pub use server::ZwaveServer;

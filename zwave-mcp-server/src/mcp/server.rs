@@ -16,8 +16,12 @@ use rmcp::{
 use super::{
     cache::{DirectoryCache, RowCache},
     commands::Commands,
+    sensitive::SensitivePolicy,
 };
-use crate::{devices::Exposure, gateway::Gateway};
+use crate::{
+    devices::{Exposure, Limits},
+    gateway::Gateway,
+};
 
 /// The MCP server: tools over one gateway connection.
 #[derive(Clone)]
@@ -32,6 +36,10 @@ pub struct ZwaveServer {
     pub(super) names: Arc<DirectoryCache>,
     /// The last command to each device, for reads to say what became of it.
     pub(super) commands: Arc<Commands>,
+    /// The owner's limits on writes (a thermostat's band).
+    pub(super) limits: Limits,
+    /// What the owner allows of actions that open the home or silence an alarm.
+    pub(super) sensitive: Arc<SensitivePolicy>,
     pub(super) tool_router: ToolRouter<Self>,
 }
 
@@ -46,6 +54,8 @@ impl ZwaveServer {
             rows: Arc::default(),
             names: Arc::default(),
             commands: Arc::default(),
+            limits: Limits::default(),
+            sensitive: Arc::default(),
             tool_router: Self::tool_router(),
         }
     }
@@ -57,6 +67,20 @@ impl ZwaveServer {
             self.tool_router.remove_route("control_zwave_device");
         }
         self.exposure = Arc::new(exposure);
+        self
+    }
+
+    /// With the owner's limits on writes.
+    #[must_use]
+    pub fn with_limits(mut self, limits: Limits) -> Self {
+        self.limits = limits;
+        self
+    }
+
+    /// With what the owner allows of sensitive actions (none by default).
+    #[must_use]
+    pub fn with_sensitive(mut self, policy: SensitivePolicy) -> Self {
+        self.sensitive = Arc::new(policy);
         self
     }
 }
@@ -85,8 +109,9 @@ impl ServerHandler for ZwaveServer {
             ))
             .with_instructions(
                 "Controls a Z-Wave home through Z-Wave JS. Call list_zwave_devices first to learn \
-                 the device names; then control_zwave_device switches or dims a device, \
-                 get_device_status tells whether it is on and reachable, and \
+                 the device names and kinds; then control_zwave_device carries out one action \
+                 on a device (switch, dim, lock, open or close a blind, set a thermostat, \
+                 sound a siren), get_device_status tells its state and whether it is reachable, and \
                  get_device_sensor_data returns its readings (temperature, humidity, motion, \
                  power, battery). Device names are matched exactly, then by location + name, then \
                  `Node <id>`, then by whole words; switching needs one of those, reads also \

@@ -5,12 +5,13 @@
 use std::sync::Arc;
 
 use rmcp::{
+    RoleServer,
     handler::server::{tool::schema_for_output, wrapper::Parameters},
     model::{CallToolResult, ContentBlock},
+    service::RequestContext,
     tool, tool_router,
 };
 use serde::Serialize;
-use tokio_util::sync::CancellationToken;
 use tracing::warn;
 
 use super::{
@@ -41,20 +42,20 @@ impl ZwaveServer {
         self.list(args).await.unwrap_or_else(CallToolResult::from)
     }
 
-    /// Switches a Z-Wave switch or dimmer on or off, or dims it to a level (0-100), and says
-    /// whether the device itself confirmed its new state or only acknowledged the command.
+    /// Carries out one action on a Z-Wave device and says whether the device itself confirmed
+    /// its new state or only acknowledged the command.
     #[tool(
         name = "control_zwave_device",
-        description = "Switches a Z-Wave switch or dimmer on or off, or dims it to a level (0-100). Says whether the device itself confirmed its new state, or only acknowledged the command (get_device_status then tells what became of it), or reported that it did not change.",
+        description = "Carries out one action on a Z-Wave device. Switches and lights: on, off, dim (level 0-100). Locks: lock, unlock. Blinds, shutters, garage doors: open, close, stop, set_position (level 0 closed to 100 open). Thermostats: set_temperature (temperature), set_mode (mode). Sirens: sound (tone optional), silence. Says whether the device itself confirmed its new state, or only acknowledged the command (get_device_status then tells what became of it), or reported that it did not change. Unlock, opening a garage door and silence need the owner's permission and a person's yes.",
         output_schema = schema_for_output::<ControlOutcome>(),
         annotations(read_only_hint = false, destructive_hint = false, idempotent_hint = true, open_world_hint = true)
     )]
     async fn control_zwave_device(
         &self,
         Parameters(args): Parameters<ControlArgs>,
-        cancelled: CancellationToken,
+        context: RequestContext<RoleServer>,
     ) -> CallToolResult {
-        self.control(args, &cancelled)
+        self.control(args, &context.ct, &context.peer)
             .await
             .unwrap_or_else(CallToolResult::from)
     }

@@ -8,7 +8,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::stale::Staleness;
-use crate::devices::{Action, DeviceKind, DeviceSummary, Reading};
+use crate::devices::{Action, DeviceKind, DeviceSummary, Reading, Request};
 
 /// Arguments of `list_zwave_devices`.
 #[derive(Debug, Default, Deserialize, JsonSchema)]
@@ -28,12 +28,38 @@ pub struct ListArgs {
 pub struct ControlArgs {
     /// Device name as listed by list_zwave_devices (e.g. "Living Room Light").
     pub device_name: String,
-    /// "on", "off", or "dim" (dim needs level).
+    /// What to do. Switches: on, off. Dimmers and colour lights: on, off, dim. Locks: lock,
+    /// unlock. Blinds, shutters and garage doors: open, close, stop, set_position.
+    /// Thermostats: set_temperature, set_mode. Sirens and chimes: sound, silence.
     pub action: Action,
-    /// Brightness for "dim", 0 to 100 percent (100 = full).
+    /// For dim: brightness 0 to 100 percent (100 = full). For set_position: 0 (closed) to 100
+    /// (open).
     #[serde(default)]
     #[schemars(range(min = 0, max = 100))]
     pub level: Option<i64>,
+    /// For set_temperature: the setpoint in the thermostat's unit (°C or °F, as
+    /// get_device_status shows it).
+    #[serde(default)]
+    pub temperature: Option<f64>,
+    /// For set_mode: the thermostat mode by name, e.g. heat, cool, off, auto.
+    #[serde(default)]
+    pub mode: Option<String>,
+    /// For sound: the tone by name or number; leave out for the device's default tone.
+    #[serde(default)]
+    pub tone: Option<String>,
+}
+
+impl ControlArgs {
+    /// The action with its arguments, as the device layer takes it.
+    pub fn request(&self) -> Request {
+        Request {
+            action: self.action,
+            level: self.level,
+            temperature: self.temperature,
+            mode: self.mode.clone(),
+            tone: self.tone.clone(),
+        }
+    }
 }
 
 /// Arguments of `get_device_sensor_data`.
@@ -92,7 +118,8 @@ pub struct ControlOutcome {
     pub node_id: u16,
     /// The action carried out.
     pub action: Action,
-    /// The value written to the device (true/false, or a level 0–99; 255 = last level).
+    /// The value written to the device (true/false; a level 0–99, 255 = last level; a lock
+    /// mode 255/0; a setpoint; a thermostat mode or tone number).
     pub written: Value,
     /// writeValue status: 255 (supervised: the device did it), 254 (the device only
     /// acknowledged it), 1 (supervised, under way).

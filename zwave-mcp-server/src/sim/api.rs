@@ -275,7 +275,7 @@ async fn write_value(sim: &Arc<Sim>, args: &[Value]) -> Value {
     for change in &write.optimistic {
         publish_value(sim, &change.node, &change.value).await;
     }
-    if let Some(report) = write.report {
+    for report in write.reports {
         let sim = Arc::clone(sim);
         tokio::spawn(async move {
             tokio::time::sleep(report.delay).await;

@@ -41,20 +41,20 @@ pub(super) struct Write {
     pub(super) result: Value,
     /// zwave-js's optimistic update, already applied: the target, then the current value.
     pub(super) optimistic: Vec<Change>,
-    /// The device's own report, to apply after its delay.
-    pub(super) report: Option<Report>,
+    /// The device's own reports, each to apply after its delay (from the reply).
+    pub(super) reports: Vec<Report>,
 }
 
-/// The device's report of a write, due after `delay`.
+/// A report of the device after a write, due `delay` after the reply.
 #[derive(Debug, Clone)]
 pub(super) struct Report {
     pub(super) delay: Duration,
     node: u16,
-    key: String,
-    current_key: String,
+    /// The state value the write is about: only the latest write of it is reported.
+    watch: String,
     generation: u64,
-    real: Value,
-    dimmer: bool,
+    /// The values the report sets, in order.
+    set: Vec<(String, Value)>,
 }
 
 impl Write {
@@ -62,8 +62,98 @@ impl Write {
         Self {
             result,
             optimistic: Vec::new(),
-            report: None,
+            reports: Vec::new(),
         }
+    }
+}
+
+/// How a device of the written value's class behaves (`captures/confirm/FACTS.md`,
+/// `captures/classes/FACTS.md`).
+#[derive(Debug, Clone, PartialEq)]
+enum Class {
+    /// A binary switch (37) or a dimmer (38): the current value beside the target.
+    Switch { dimmer: bool, state: String },
+    /// A slow actuator (a blind's Window Covering position, a motor's Multilevel Switch):
+    /// no optimistic current value; one report when the travel ends.
+    Motor { state: String },
+    /// Stopping a motor (a level change's `false`): it reports where it stopped.
+    Stop { state: String },
+    /// Door Lock (98) `targetMode`: `currentMode` set at once, the Operation Report after
+    /// the verification (~5 s).
+    DoorLock { state: String },
+    /// A value that is its own state (a setpoint, a thermostat mode, a Lock CC's `locked`):
+    /// set at once, reported after the verification; a value outside the device's range is
+    /// reverted by that report.
+    Own { min: Option<f64>, max: Option<f64> },
+    /// Sound Switch (121) `toneId`: set at once, the Get's report ~1 s later (255 reports
+    /// the default tone), and 0 when the tone ends.
+    Tone { default: Value },
+    /// Barrier Operator (102) `targetState`: opening/closing reported first, then the end.
+    Barrier { state: String },
+    /// Anything else: stored, never reported.
+    Stored,
+}
+
+/// How a write of value `key` (`target`) of `node` is carried out.
+fn class_of(node: &Value, key: &str, target: &Value) -> Class {
+    let values = &node["values"];
+    let linked = || {
+        values.as_object().and_then(|values| {
+            values
+                .iter()
+                .find(|(_, v)| v["targetValue"] == json!(key))
+                .map(|(k, _)| k.clone())
+        })
+    };
+    let property = target["property"].as_str().unwrap_or_default();
+    let key_suffix = target
+        .get("propertyKey")
+        .filter(|k| !k.is_null())
+        .map(|k| format!("-{}", plain(k)))
+        .unwrap_or_default();
+    let motor = values.get("38-0-Open").is_some() || values.get("38-0-Close").is_some();
+    match (target["commandClass"].as_u64().unwrap_or(0), property) {
+        (37, "targetValue") => linked().map_or(Class::Stored, |state| Class::Switch {
+            dimmer: false,
+            state,
+        }),
+        (38, "targetValue") if motor => {
+            linked().map_or(Class::Stored, |state| Class::Motor { state })
+        }
+        (38, "targetValue") => linked().map_or(Class::Stored, |state| Class::Switch {
+            dimmer: true,
+            state,
+        }),
+        (38, "Open" | "Close" | "Up" | "Down") => Class::Stop {
+            state: "38-0-currentValue".to_owned(),
+        },
+        (106, "targetValue") => Class::Motor {
+            state: format!("106-0-currentValue{key_suffix}"),
+        },
+        (106, "levelChangeUp" | "levelChangeDown") => Class::Stop {
+            state: format!("106-0-currentValue{key_suffix}"),
+        },
+        (98, "targetMode") => Class::DoorLock {
+            state: "98-0-currentMode".to_owned(),
+        },
+        (64 | 67, _) | (118, "locked") => Class::Own {
+            min: target["min"].as_f64(),
+            max: target["max"].as_f64(),
+        },
+        (121, "toneId") => Class::Tone {
+            default: values["121-0-defaultToneId"]["value"].clone(),
+        },
+        (102, "targetState") => Class::Barrier {
+            state: "102-0-currentState".to_owned(),
+        },
+        _ => Class::Stored,
+    }
+}
+
+fn plain(key: &Value) -> String {
+    match key {
+        Value::String(text) => text.clone(),
+        other => other.to_string(),
     }
 }
 
@@ -82,7 +172,7 @@ pub(super) fn write(devices: &Devices<'_>, node_id: u16, key: &str, new: Value) 
     if let Some(status) = forced {
         return Write::answered(json!({ "status": status }));
     }
-    let (target, current_key) = {
+    let (target, class) = {
         let nodes = lock(devices.nodes);
         let Some(node) = find_node(&nodes, node_id) else {
             return fail();
@@ -93,20 +183,220 @@ pub(super) fn write(devices: &Devices<'_>, node_id: u16, key: &str, new: Value) 
         let Some(target) = node["values"].get(key).cloned() else {
             return fail();
         };
-        (
-            target,
-            node["values"].as_object().and_then(|values| {
-                values
-                    .iter()
-                    .find(|(_, v)| v["targetValue"] == json!(key))
-                    .map(|(k, _)| k.clone())
-            }),
-        )
+        let class = class_of(node, key, &target);
+        (target, class)
     };
     if let Some(refused) = refusal(&target, &new) {
         return Write::answered(refused);
     }
-    let dimmer = target["commandClass"] == json!(38);
+    let current = |state: &str| {
+        let nodes = lock(devices.nodes);
+        find_node(&nodes, node_id)
+            .map(|node| node["values"][state]["value"].clone())
+            .unwrap_or(Value::Null)
+    };
+    let Effects {
+        at_once,
+        real,
+        reports,
+    } = match &class {
+        Class::Switch { dimmer, state } => {
+            return switch(
+                devices, node_id, key, state, *dimmer, new, stuck, supervised, confirm,
+            );
+        }
+        Class::Stored => Effects {
+            at_once: vec![(key.to_owned(), new.clone())],
+            real: Vec::new(),
+            reports: Vec::new(),
+        },
+        Class::Motor { state } => {
+            let level = json!(new.as_f64().unwrap_or(0.0).clamp(0.0, 99.0).round() as u8);
+            let end = if stuck { current(state) } else { level.clone() };
+            Effects {
+                at_once: vec![(key.to_owned(), level)],
+                real: vec![(state.clone(), end.clone())],
+                reports: vec![(
+                    Slow,
+                    vec![(key.to_owned(), end.clone()), (state.clone(), end)],
+                )],
+            }
+        }
+        Class::Stop { state } => {
+            let here = current(state);
+            Effects {
+                at_once: Vec::new(),
+                real: Vec::new(),
+                reports: vec![(Quick, vec![(state.clone(), here)])],
+            }
+        }
+        Class::DoorLock { state } => {
+            let end = if stuck { current(state) } else { new.clone() };
+            let bolt = if end.as_f64() == Some(255.0) {
+                "locked"
+            } else {
+                "unlocked"
+            };
+            Effects {
+                at_once: vec![(key.to_owned(), new.clone()), (state.clone(), new.clone())],
+                real: vec![(state.clone(), end.clone())],
+                reports: vec![(
+                    Slow,
+                    vec![
+                        (key.to_owned(), end.clone()),
+                        (state.clone(), end),
+                        ("98-0-boltStatus".to_owned(), json!(bolt)),
+                    ],
+                )],
+            }
+        }
+        Class::Own { min, max } => {
+            let outside = new
+                .as_f64()
+                .is_some_and(|v| min.is_some_and(|min| v < min) || max.is_some_and(|max| v > max));
+            let end = if stuck || outside {
+                current(key)
+            } else {
+                new.clone()
+            };
+            Effects {
+                at_once: vec![(key.to_owned(), new.clone())],
+                real: vec![(key.to_owned(), end.clone())],
+                reports: vec![(Slow, vec![(key.to_owned(), end)])],
+            }
+        }
+        Class::Tone { default } => {
+            let playing = if new.as_f64() == Some(255.0) {
+                default.clone()
+            } else {
+                new.clone()
+            };
+            let end = if stuck { current(key) } else { playing };
+            let mut reports = vec![(Quick, vec![(key.to_owned(), end.clone())])];
+            if end.as_f64().is_some_and(|tone| tone > 0.0) {
+                reports.push((Slow, vec![(key.to_owned(), json!(0))]));
+            }
+            Effects {
+                at_once: vec![(key.to_owned(), new.clone())],
+                real: vec![(key.to_owned(), end)],
+                reports,
+            }
+        }
+        Class::Barrier { state } => {
+            let open = new.as_f64().is_some_and(|v| v > 0.0);
+            let end = if stuck {
+                current(state)
+            } else {
+                json!(if open { 255 } else { 0 })
+            };
+            let moving = json!(if open { 254 } else { 252 });
+            let mut reports = Vec::new();
+            if !stuck {
+                reports.push((Quick, vec![(state.clone(), moving)]));
+            }
+            reports.push((Slow, vec![(state.clone(), end.clone())]));
+            Effects {
+                at_once: vec![(key.to_owned(), new.clone())],
+                real: vec![(state.clone(), end)],
+                reports,
+            }
+        }
+    };
+    let watch = match &class {
+        Class::Motor { state }
+        | Class::Stop { state }
+        | Class::DoorLock { state }
+        | Class::Barrier { state } => state.clone(),
+        _ => key.to_owned(),
+    };
+    let mut optimistic = Vec::new();
+    {
+        let mut nodes = lock(devices.nodes);
+        for (key, value) in &at_once {
+            optimistic.extend(set_value(&mut nodes, node_id, key, value.clone()));
+        }
+        if supervised {
+            // The device did it before answering: its state is the real one at once.
+            for (key, value) in &real {
+                if !at_once.iter().any(|(done, v)| done == key && v == value) {
+                    optimistic.extend(set_value(&mut nodes, node_id, key, value.clone()));
+                }
+            }
+        }
+    }
+    if supervised {
+        return Write {
+            result: json!({"status": 255}),
+            optimistic,
+            reports: Vec::new(),
+        };
+    }
+    let reports = if confirm && !reports.is_empty() {
+        let generation = next_generation(devices, node_id, &watch);
+        reports
+            .into_iter()
+            .map(|(speed, set)| Report {
+                delay: match speed {
+                    Quick => devices.reports.switch,
+                    Slow => devices.reports.dimmer,
+                },
+                node: node_id,
+                watch: watch.clone(),
+                generation,
+                set,
+            })
+            .collect()
+    } else {
+        Vec::new()
+    };
+    Write {
+        result: json!({"status": 254}),
+        optimistic,
+        reports,
+    }
+}
+
+/// What a write does: set at once (zwave-js's optimistic update), the device's real state
+/// after it, and its reports in order.
+struct Effects {
+    at_once: Vec<(String, Value)>,
+    real: Vec<(String, Value)>,
+    reports: Vec<(Speed, Vec<(String, Value)>)>,
+}
+
+/// When a report comes: after a binary switch's verification (~1 s) or a multilevel one's
+/// (~5 s: also a lock's, a thermostat's, the end of a blind's travel).
+#[derive(Debug, Clone, Copy)]
+enum Speed {
+    Quick,
+    Slow,
+}
+use Speed::{Quick, Slow};
+
+/// A number for the latest write of `watch`: the driver verifies only the latest Set.
+fn next_generation(devices: &Devices<'_>, node: u16, watch: &str) -> u64 {
+    let mut latest = lock(devices.latest_write);
+    let slot = latest.entry((node, watch.to_owned())).or_default();
+    *slot += 1;
+    *slot
+}
+
+/// A switch or a dimmer (`captures/confirm/FACTS.md`).
+#[allow(
+    clippy::too_many_arguments,
+    reason = "one call site; the knobs read once above"
+)]
+fn switch(
+    devices: &Devices<'_>,
+    node_id: u16,
+    key: &str,
+    current_key: &str,
+    dimmer: bool,
+    new: Value,
+    stuck: bool,
+    supervised: bool,
+    confirm: bool,
+) -> Write {
     // A multilevel switch stores 0–99; 255 restores the last non-zero level.
     let restore = dimmer && new.as_f64().is_some_and(|level| level >= 255.0);
     let stored = if dimmer {
@@ -125,10 +415,10 @@ pub(super) fn write(devices: &Devices<'_>, node_id: u16, key: &str, new: Value) 
     } else {
         new.clone()
     };
-    let before = current_key.as_ref().and_then(|current| {
+    let before = {
         let nodes = lock(devices.nodes);
-        find_node(&nodes, node_id).and_then(|node| node["values"][current]["value"].clone().into())
-    });
+        find_node(&nodes, node_id).map(|node| node["values"][current_key]["value"].clone())
+    };
     // What the device really is after the Set.
     let real = if stuck {
         before.unwrap_or(Value::Null)
@@ -149,10 +439,10 @@ pub(super) fn write(devices: &Devices<'_>, node_id: u16, key: &str, new: Value) 
         let mut nodes = lock(devices.nodes);
         let echoed = if restore { new.clone() } else { stored.clone() };
         optimistic.extend(set_value(&mut nodes, node_id, key, echoed));
-        if !restore && let Some(current_key) = &current_key {
+        if !restore {
             optimistic.extend(set_value(&mut nodes, node_id, current_key, stored.clone()));
         }
-        if supervised && target["commandClass"] == json!(37) {
+        if supervised && !dimmer {
             optimistic.extend(set_value(&mut nodes, node_id, POWER_KEY, watts_of(&real)));
         }
     }
@@ -160,63 +450,62 @@ pub(super) fn write(devices: &Devices<'_>, node_id: u16, key: &str, new: Value) 
         return Write {
             result: json!({"status": 255}),
             optimistic,
-            report: None,
+            reports: Vec::new(),
         };
     }
-    let report = current_key.filter(|_| confirm).map(|current_key| {
-        let generation = {
-            let mut latest = lock(devices.latest_write);
-            let slot = latest.entry((node_id, current_key.clone())).or_default();
-            *slot += 1;
-            *slot
-        };
-        Report {
+    let mut reports = Vec::new();
+    if confirm {
+        let generation = next_generation(devices, node_id, current_key);
+        // A plug's power comes first: whoever waits for the switch's report then reads a
+        // state with the power that goes with it.
+        let mut set = Vec::new();
+        if !dimmer && has_value(devices, node_id, POWER_KEY) {
+            set.push((POWER_KEY.to_owned(), watts_of(&real)));
+        }
+        set.push((current_key.to_owned(), real.clone()));
+        if dimmer {
+            set.push((key.to_owned(), real));
+        }
+        reports.push(Report {
             delay: if dimmer {
                 devices.reports.dimmer
             } else {
                 devices.reports.switch
             },
             node: node_id,
-            key: key.to_owned(),
-            current_key,
+            watch: current_key.to_owned(),
             generation,
-            real,
-            dimmer,
-        }
-    });
+            set,
+        });
+    }
     Write {
         result: json!({"status": 254}),
         optimistic,
-        report,
+        reports,
     }
 }
 
-/// The device reports after the verification Get: applied, unless a newer write of the same
-/// value replaced it. A plug's power comes first: whoever waits for the switch's report then
-/// reads a state with the power that goes with it.
+fn has_value(devices: &Devices<'_>, node: u16, key: &str) -> bool {
+    find_node(&lock(devices.nodes), node).is_some_and(|node| node["values"].get(key).is_some())
+}
+
+/// The device reports after its delay: applied, unless a newer write of the same value
+/// replaced it.
 pub(super) fn report(devices: &Devices<'_>, report: &Report) -> Vec<Change> {
     let Report {
         node,
-        key,
-        current_key,
+        watch,
         generation,
-        real,
-        dimmer,
+        set,
         ..
     } = report;
-    if lock(devices.latest_write).get(&(*node, current_key.clone())) != Some(generation) {
+    if lock(devices.latest_write).get(&(*node, watch.clone())) != Some(generation) {
         return Vec::new();
     }
-    let mut changes = Vec::new();
     let mut nodes = lock(devices.nodes);
-    if !dimmer {
-        changes.extend(set_value(&mut nodes, *node, POWER_KEY, watts_of(real)));
-    }
-    changes.extend(set_value(&mut nodes, *node, current_key, real.clone()));
-    if *dimmer {
-        changes.extend(set_value(&mut nodes, *node, key, real.clone()));
-    }
-    changes
+    set.iter()
+        .filter_map(|(key, value)| set_value(&mut nodes, *node, key, value.clone()))
+        .collect()
 }
 
 /// Why the driver refuses `new` for `target` before sending anything, if it does.

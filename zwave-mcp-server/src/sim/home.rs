@@ -13,7 +13,9 @@ pub const MIN_NODES: u16 = 2;
 
 /// The demo home's nodes as the gateway client parses them, for unit tests of the domain
 /// logic: 2 Switch One (switch + meters), 3 Living Room Light (dimmer), 4 Office Temperature
-/// (sensor), 5 Hallway Motion, 6 an unnamed switch, 7 Garage Light (dead switch).
+/// (sensor), 5 Hallway Motion, 6 an unnamed switch, 7 Garage Light (dead switch), 8 Front
+/// Door Lock, 9 Thermostat, 10 Bedroom Blind, 11 Garage Door, 12 Reading Lamp (colour),
+/// 13 Hallway Siren, 14 Back Door Sensor (door and leak).
 #[cfg(test)]
 pub(crate) fn demo_node(id: u16) -> crate::gateway::NodeInfo {
     let nodes = crate::gateway::parse_nodes(Value::Array(demo_home(0))).unwrap_or_default();
@@ -26,9 +28,22 @@ pub(crate) fn demo_node(id: u16) -> crate::gateway::NodeInfo {
 /// The demo home's nodes, as Z-Wave JS UI's `getNodes` returns them.
 ///
 /// Node 1 is the controller, 255 the virtual broadcast node; the devices are a switch with a
-/// power meter, a dimmer, a temperature/humidity multisensor, a motion sensor, an unnamed plug
-/// and a dead light.
+/// power meter, a dimmer, a temperature/humidity multisensor, a motion sensor, an unnamed plug,
+/// a dead light, and the classes recorded from zwave-js's mock devices: a door lock, a
+/// thermostat, a window-covering blind, a colour bulb, a siren and a door/leak sensor, with a
+/// garage door built from zwave-js's Barrier Operator values.
 pub fn demo_home(now_ms: i64) -> Vec<Value> {
+    let mut home = basic_home(now_ms);
+    let broadcast = home.pop();
+    home.extend(class_devices(now_ms));
+    home.extend(broadcast);
+    home
+}
+
+/// The demo home's first seven nodes (the controller, a switch with a power meter, a dimmer,
+/// a multisensor, a motion sensor, an unnamed plug and a dead light) and the broadcast node:
+/// the home of the tests about names, exposure and lists, written before the other classes.
+pub fn basic_home(now_ms: i64) -> Vec<Value> {
     let recent = now_ms - 45_000;
     vec![
         controller(now_ms),
@@ -56,6 +71,41 @@ pub fn demo_home(now_ms: i64) -> Vec<Value> {
             .dead()
             .build(),
         broadcast(now_ms),
+    ]
+}
+
+/// Nodes 8–14 of the demo home: a lock, a thermostat, a blind, a garage door, a colour bulb,
+/// a siren and a door/leak sensor.
+fn class_devices(now_ms: i64) -> Vec<Value> {
+    let recent = now_ms - 45_000;
+    vec![
+        Node::new(8, "Front Door Lock", "Entrance", recent)
+            .captured("lock")
+            .showing("98-0-targetMode", json!(255))
+            .showing("98-0-currentMode", json!(255))
+            .showing("98-0-doorStatus", json!("closed"))
+            .showing("98-0-boltStatus", json!("locked"))
+            .showing("98-0-latchStatus", json!("closed"))
+            .build(),
+        Node::new(9, "Thermostat", "Living Room", recent)
+            .captured("thermostat")
+            .showing("64-0-mode", json!(1))
+            .build(),
+        Node::new(10, "Bedroom Blind", "Bedroom", recent)
+            .captured("blind")
+            .build(),
+        Node::new(11, "Garage Door", "Garage", recent)
+            .barrier(false)
+            .build(),
+        Node::new(12, "Reading Lamp", "Living Room", recent)
+            .captured("color_bulb")
+            .build(),
+        Node::new(13, "Hallway Siren", "Hallway", recent)
+            .captured("siren")
+            .build(),
+        Node::new(14, "Back Door Sensor", "Kitchen", recent)
+            .captured("door_leak_sensor")
+            .build(),
     ]
 }
 

@@ -38,6 +38,10 @@ const MANUFACTURER_SPECIFIC: Cc = Cc {
     id: 114,
     name: "Manufacturer Specific",
 };
+const BARRIER_OPERATOR: Cc = Cc {
+    id: 102,
+    name: "Barrier Operator",
+};
 const BATTERY: Cc = Cc {
     id: 128,
     name: "Battery",
@@ -324,6 +328,94 @@ impl Node {
         self.json["values"]
             .as_object()
             .map_or(0, serde_json::Map::len)
+    }
+
+    /// A device of a class recorded from zwave-js 15.29's mock devices through the real
+    /// Z-Wave JS UI (`classes.json`, from `fixtures/zwave-js-ui/classes/getNodes.full.json`):
+    /// `lock`, `thermostat`, `blind`, `color_bulb`, `siren`, `door_leak_sensor`,
+    /// `motor_blind`: its device class and the values of its command classes, as recorded.
+    pub(super) fn captured(mut self, class: &str) -> Self {
+        static CLASSES: std::sync::OnceLock<Value> = std::sync::OnceLock::new();
+        let classes = CLASSES.get_or_init(|| {
+            serde_json::from_str(include_str!("classes.json")).unwrap_or(Value::Null)
+        });
+        let recorded = &classes[class];
+        let (id, at) = (self.id(), self.at);
+        for field in ["deviceClass", "isListening"] {
+            self.json[field] = recorded[field].clone();
+        }
+        for (key, value) in recorded["values"].as_object().into_iter().flatten() {
+            let mut value = value.clone();
+            value["id"] = json!(format!("{id}-{key}"));
+            value["nodeId"] = json!(id);
+            if !value["value"].is_null() {
+                value["lastUpdate"] = json!(at);
+            }
+            self.json["values"][key] = value;
+        }
+        self
+    }
+
+    /// A garage door opener (Barrier Operator, 102), as zwave-js names its values (there is
+    /// no mock of one to record): `targetState` 0 closed / 255 open, `currentState` with
+    /// closing (252), stopped (253) and opening (254) between, `position` in percent.
+    pub(super) fn barrier(self, open: bool) -> Self {
+        let (id, at) = (self.id(), self.at);
+        let state = json!(if open { 255 } else { 0 });
+        let states = |list: &[(i64, &str)]| {
+            Value::Array(
+                list.iter()
+                    .map(|(value, text)| json!({"value": value, "text": text}))
+                    .collect(),
+            )
+        };
+        let mut target = writeable(value_json(
+            id,
+            at,
+            BARRIER_OPERATOR,
+            "targetState",
+            "number",
+            "Target Barrier State",
+        ));
+        target["states"] = states(&[(0, "Closed"), (255, "Open")]);
+        target["value"] = state.clone();
+        let mut current = value_json(
+            id,
+            at,
+            BARRIER_OPERATOR,
+            "currentState",
+            "number",
+            "Current Barrier State",
+        );
+        current["states"] = states(&[
+            (0, "Closed"),
+            (252, "Closing"),
+            (253, "Stopped"),
+            (254, "Opening"),
+            (255, "Open"),
+        ]);
+        current["value"] = state;
+        current["targetValue"] = json!("102-0-targetState");
+        let mut position = value_json(
+            id,
+            at,
+            BARRIER_OPERATOR,
+            "position",
+            "number",
+            "Barrier Position",
+        );
+        position["unit"] = json!("%");
+        position["value"] = json!(if open { 100 } else { 0 });
+        self.add(target).add(current).add(position)
+    }
+
+    /// Value `key` (already added) now shows `value`.
+    pub(super) fn showing(mut self, key: &str, value: Value) -> Self {
+        if let Some(slot) = self.json["values"].get_mut(key) {
+            slot["value"] = value;
+            slot["lastUpdate"] = json!(self.at);
+        }
+        self
     }
 
     pub(super) fn dead(mut self) -> Self {

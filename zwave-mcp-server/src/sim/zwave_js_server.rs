@@ -368,7 +368,7 @@ fn set_value(
     }
     messages.push(result);
     messages.extend(events);
-    if let Some(report) = write.report {
+    for report in write.reports {
         let sim = Arc::clone(sim);
         tokio::spawn(async move {
             tokio::time::sleep(report.delay).await;
@@ -573,6 +573,14 @@ mod tests {
                 node.values.keys().collect::<Vec<_>>(),
                 "{id}"
             );
+            // A JavaScript object keeps its text keys in insertion order ("true" before
+            // "false"); ours sorts them: the states are compared as a set.
+            let states = |value: &crate::gateway::ValueInfo| {
+                value.states.clone().map(|mut states| {
+                    states.sort_by(|a, b| a.text.cmp(&b.text));
+                    states
+                })
+            };
             for (key, value) in &node.values {
                 let seen = &other.values[key];
                 assert_eq!(
@@ -581,14 +589,14 @@ mod tests {
                         &seen.unit,
                         &seen.kind,
                         seen.writeable,
-                        &seen.states
+                        states(seen)
                     ),
                     (
                         &value.value,
                         &value.unit,
                         &value.kind,
                         value.writeable,
-                        &value.states
+                        states(value)
                     ),
                     "{id} {key}"
                 );

@@ -32,30 +32,29 @@ pub enum TestHome {
 impl TestHome {
     /// The demo home behind `backend`, ready to be connected to.
     pub async fn start(backend: Backend) -> Self {
-        Self::renamed(backend, &[]).await
+        Self::with_nodes(
+            backend,
+            zwave_mcp_server::sim::home::demo_home(zwave_mcp_server::gateway::now_ms()),
+        )
+        .await
     }
 
-    /// The demo home with nodes renamed (`(node, name, location)`) behind `backend`.
+    /// The basic home (the demo home's first seven nodes: the home the tests of names were
+    /// written for) with nodes renamed (`(node, name, location)`) behind `backend`.
     pub async fn renamed(backend: Backend, renames: &[(u16, &str, &str)]) -> Self {
+        let home = zwave_mcp_server::sim::home::basic_home(zwave_mcp_server::gateway::now_ms());
+        Self::with_nodes(backend, crate::hostile::renamed(home, renames)).await
+    }
+
+    /// A home of these nodes (`getNodes` objects) behind `backend`.
+    pub async fn with_nodes(backend: Backend, nodes: Vec<serde_json::Value>) -> Self {
         match backend {
-            Backend::Mqtt => Self::Mqtt(GatewayHome::renamed(renames).await),
-            Backend::ZwaveJs => {
-                let mut home =
-                    zwave_mcp_server::sim::home::demo_home(zwave_mcp_server::gateway::now_ms());
-                for &(id, name, location) in renames {
-                    let node = home
-                        .iter_mut()
-                        .find(|node| node["id"] == serde_json::json!(id))
-                        .unwrap_or_else(|| panic!("the demo home has no node {id}"));
-                    node["name"] = serde_json::json!(name);
-                    node["loc"] = serde_json::json!(location);
-                }
-                Self::ZwaveJs(
-                    SimZwaveJsServer::start("127.0.0.1:0", home, ReportDelays::FAST)
-                        .await
-                        .unwrap(),
-                )
-            }
+            Backend::Mqtt => Self::Mqtt(GatewayHome::with_nodes(nodes).await),
+            Backend::ZwaveJs => Self::ZwaveJs(
+                SimZwaveJsServer::start("127.0.0.1:0", nodes, ReportDelays::FAST)
+                    .await
+                    .unwrap(),
+            ),
         }
     }
 
@@ -118,24 +117,14 @@ impl TestHome {
         }
     }
 
-    /// What the server was asked to write: `("<node>-<cc>-<endpoint>-<property>", value)`.
+    /// What the server was asked to write: `("<node>-<cc>-<endpoint>-<property>[-<key>]", value)`.
     pub fn writes(&self) -> Vec<(String, Value)> {
         match self {
             Self::Mqtt(home) => home.writes(),
             Self::ZwaveJs(server) => server
                 .writes()
                 .into_iter()
-                .map(|(node, id, value)| {
-                    (
-                        format!(
-                            "{node}-{}-{}-{}",
-                            id["commandClass"],
-                            id["endpoint"],
-                            id["property"].as_str().unwrap_or_default()
-                        ),
-                        value,
-                    )
-                })
+                .map(|(node, id, value)| (crate::hostile::written_id(node, &id), value))
                 .collect(),
         }
     }

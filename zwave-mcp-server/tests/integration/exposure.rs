@@ -52,7 +52,7 @@ async fn read_only_offers_no_control_tool_at_all() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn hidden_devices_are_invisible_and_refused_as_unknown() {
-    let home = Home::start().await;
+    let home = Home::basic().await;
     let exposure = Exposure {
         read_only: false,
         read: Rules {

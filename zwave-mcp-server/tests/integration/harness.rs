@@ -82,6 +82,19 @@ impl Home {
         .await
     }
 
+    /// The basic home (the demo home's first seven nodes), with default settings: for the
+    /// tests written against it, whose names and lists it keeps.
+    pub async fn basic() -> Self {
+        let nodes = zwave_mcp_server::sim::home::basic_home(zwave_mcp_server::gateway::now_ms());
+        Self::start_home(
+            SimOptions::default(),
+            nodes,
+            Duration::from_secs(2),
+            Duration::from_secs(2),
+        )
+        .await
+    }
+
     /// The demo home with the given simulator options and timeouts.
     pub async fn start_with(
         options: SimOptions,

@@ -10,7 +10,7 @@ use crate::harness::Home;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn after_a_gateway_restart_devices_become_usable_as_their_interviews_finish() {
-    let home = Home::start().await;
+    let home = Home::basic().await;
     home.ok("list_zwave_devices", json!({})).await;
     home.sim.stop_zwave_js_ui().await;
     assert!(

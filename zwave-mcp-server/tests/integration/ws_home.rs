@@ -43,7 +43,7 @@ fn call_until(
 }
 
 /// Another client of the same server (a Home Assistant, a Z-Wave JS UI), which names nodes.
-async fn other_client(server: &ZwaveJsServer) -> WsClient {
+pub async fn other_client(server: &ZwaveJsServer) -> WsClient {
     let client = WsClient::connect(Target::new(&server.url, None).unwrap(), QUICK);
     let mut link = client.link();
     tokio::time::timeout(

@@ -4,6 +4,7 @@
 
 mod bound;
 mod broker;
+mod classes;
 mod confirm;
 mod down;
 mod late;
@@ -32,17 +33,18 @@ pub struct GatewayHome {
 }
 
 impl GatewayHome {
-    /// The demo home with nodes renamed: `(node, name, location)`.
+    /// The basic home (the demo home's first seven nodes: the home the tests of names were
+    /// written for) with nodes renamed: `(node, name, location)`.
     pub async fn renamed(renames: &[(u16, &str, &str)]) -> Self {
-        let mut nodes = zwave_mcp_server::sim::home::demo_home(zwave_mcp_server::gateway::now_ms());
-        for &(id, name, loc) in renames {
-            let node = nodes
-                .iter_mut()
-                .find(|node| node["id"] == json!(id))
-                .unwrap_or_else(|| panic!("the demo home has no node {id}"));
-            node["name"] = json!(name);
-            node["loc"] = json!(loc);
-        }
+        Self::with_nodes(renamed(
+            zwave_mcp_server::sim::home::basic_home(zwave_mcp_server::gateway::now_ms()),
+            renames,
+        ))
+        .await
+    }
+
+    /// A home of these nodes (`getNodes` objects), reporting after the test delays.
+    pub async fn with_nodes(nodes: Vec<Value>) -> Self {
         let broker = EmbeddedBroker::start().unwrap();
         let sim = SimControl::start_with(
             &MqttSettings::new(broker.url()),
@@ -106,13 +108,7 @@ impl GatewayHome {
             .map(|request| {
                 let id = &request.payload["args"][0];
                 (
-                    format!(
-                        "{}-{}-{}-{}",
-                        id["nodeId"],
-                        id["commandClass"],
-                        id["endpoint"],
-                        id["property"].as_str().unwrap_or_default()
-                    ),
+                    written_id(&id["nodeId"], id),
                     request.payload["args"][1].clone(),
                 )
             })
@@ -267,4 +263,31 @@ pub fn answer(output: &Output, id: impl Into<Value>) -> (bool, String) {
             .unwrap_or_default()
             .to_owned(),
     )
+}
+
+/// `nodes` with some renamed: `(node, name, location)`.
+pub fn renamed(mut nodes: Vec<Value>, renames: &[(u16, &str, &str)]) -> Vec<Value> {
+    for &(id, name, loc) in renames {
+        let node = nodes
+            .iter_mut()
+            .find(|node| node["id"] == json!(id))
+            .unwrap_or_else(|| panic!("the home has no node {id}"));
+        node["name"] = json!(name);
+        node["loc"] = json!(loc);
+    }
+    nodes
+}
+
+/// A written value id as `<node>-<cc>-<endpoint>-<property>[-<propertyKey>]`.
+pub fn written_id(node: impl std::fmt::Display, id: &Value) -> String {
+    let mut text = format!(
+        "{node}-{}-{}-{}",
+        id["commandClass"],
+        id["endpoint"],
+        id["property"].as_str().unwrap_or_default()
+    );
+    if let Some(key) = id.get("propertyKey").filter(|key| !key.is_null()) {
+        text.push_str(&format!("-{key}"));
+    }
+    text
 }

@@ -17,10 +17,17 @@ async fn the_list_the_status_and_the_readings_say_the_same(backend) {
         "- Living Room Light (node 3, Living Room): dimmer, off",
         "- Office Temperature (node 4, Office): sensor, 21.5 °C, 45 %, battery 87%",
         "- Node 6 (node 6): switch, on",
+        "- Front Door Lock (node 8, Entrance): lock, locked, door closed, bolt locked",
+        "- Thermostat (node 9, Living Room): thermostat, heat to 20 °C, 19.5 °C now, idle",
+        "- Bedroom Blind (node 10, Bedroom): cover, closed",
+        "- Garage Door (node 11, Garage): cover, closed",
+        "- Reading Lamp (node 12, Living Room): colour light, off",
+        "- Hallway Siren (node 13, Hallway): siren, silent",
+        "- Back Door Sensor (node 14, Kitchen): sensor, sensor status: idle, battery 87%",
     ] {
         assert!(list.contains(line), "{line:?} not in {list}");
     }
-    assert_eq!(structured["devices"].as_array().map(Vec::len), Some(6), "{structured}");
+    assert_eq!(structured["devices"].as_array().map(Vec::len), Some(13), "{structured}");
     let (error, status, _) = session.call("get_device_status", json!({"deviceName": "Garage Light"}));
     assert!(!error && status.contains("offline"), "{status}");
     let (error, text, data) = session.call(

@@ -21,7 +21,14 @@ async fn list_shows_devices_but_not_the_controller_or_virtual_nodes() {
             "Living Room Light",
             "Office Temperature",
             "Hallway Motion",
-            "Node 6"
+            "Node 6",
+            "Front Door Lock",
+            "Thermostat",
+            "Bedroom Blind",
+            "Garage Door",
+            "Reading Lamp",
+            "Hallway Siren",
+            "Back Door Sensor"
         ]
     );
     assert_eq!(list["hiddenInactive"], 1);
@@ -29,12 +36,19 @@ async fn list_shows_devices_but_not_the_controller_or_virtual_nodes() {
     assert!(!is_error);
     assert_eq!(
         text,
-        "5 Z-Wave devices:\n\
+        "12 Z-Wave devices:\n\
          - Switch One (node 2, Kitchen): switch, off, 12.34 kWh, 0 W\n\
          - Living Room Light (node 3, Living Room): dimmer, off\n\
          - Office Temperature (node 4, Office): sensor, 21.5 °C, 45 %, battery 87%\n\
          - Hallway Motion (node 5, Hallway): sensor, 120 Lux, motion sensor status: idle, battery 64%\n\
          - Node 6 (node 6): switch, on\n\
+         - Front Door Lock (node 8, Entrance): lock, locked, door closed, bolt locked\n\
+         - Thermostat (node 9, Living Room): thermostat, heat to 20 °C, 19.5 °C now, idle\n\
+         - Bedroom Blind (node 10, Bedroom): cover, closed\n\
+         - Garage Door (node 11, Garage): cover, closed\n\
+         - Reading Lamp (node 12, Living Room): colour light, off\n\
+         - Hallway Siren (node 13, Hallway): siren, silent\n\
+         - Back Door Sensor (node 14, Kitchen): sensor, sensor status: idle, battery 87%\n\
          1 offline device not shown (includeInactive: true lists them)."
     );
 }
@@ -55,8 +69,9 @@ async fn list_includes_inactive_devices_and_filters_by_name_or_location() {
     let kitchen = home
         .ok("list_zwave_devices", json!({"filter": "KITCHEN"}))
         .await;
-    assert_eq!(kitchen["devices"].as_array().unwrap().len(), 1);
+    assert_eq!(kitchen["devices"].as_array().unwrap().len(), 2);
     assert_eq!(kitchen["devices"][0]["nodeId"], 2);
+    assert_eq!(kitchen["devices"][1]["nodeId"], 14);
     let lights = home
         .ok(
             "list_zwave_devices",

@@ -119,7 +119,7 @@ async fn refreshing_a_dead_device_is_refused_but_its_last_values_are_readable() 
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn status_reports_state_availability_and_battery() {
-    let home = Home::start().await;
+    let home = Home::basic().await;
     home.ok(
         "control_zwave_device",
         json!({"deviceName": "Living Room Light", "action": "dim", "level": 55}),

@@ -1,0 +1,148 @@
+//! Sirens and chimes: Sound Switch (121) `toneId`: a tone's number (255 the device's
+//! default) sounds it, 0 silences. zwave-js sets the tone at once; the device's report
+//! follows its Get (~1 s), and it reports 0 again when the tone ends. Silencing is
+//! sensitive (it can silence an alarm).
+
+use serde_json::json;
+
+use super::{
+    Action, ActionError, Expect, Request, Sensitive, Words, WritePlan, thermostat::folded,
+    write_plan, writeable,
+};
+use crate::{
+    devices::{cc, describe},
+    gateway::NodeInfo,
+};
+
+pub(super) fn plan(node: &NodeInfo, request: &Request) -> Result<WritePlan, ActionError> {
+    let device = describe(node);
+    let Some(tone) = writeable(node, cc::SOUND_SWITCH, "toneId", None) else {
+        return Err(ActionError::NoValue {
+            device,
+            what: "tone",
+            action: request.action,
+        });
+    };
+    // The tones by name, without the device's "(10 sec)" and the off and default entries.
+    let tones: Vec<(String, i64)> = tone
+        .states
+        .iter()
+        .flatten()
+        .filter_map(|state| Some((state.text.clone(), state.value.as_i64()?)))
+        .filter(|(_, value)| (1..255).contains(value))
+        .collect();
+    let (value, name) = match (request.action, request.tone.as_deref()) {
+        (Action::Silence, _) => (0, String::new()),
+        (_, None) => (255, "its default tone".to_owned()),
+        (_, Some(given)) => {
+            let chosen = tones.iter().find(|(text, value)| {
+                given.trim() == value.to_string()
+                    || folded(base_name(text)) == folded(given)
+                    || folded(text) == folded(given)
+            });
+            match chosen {
+                Some((text, value)) => (*value, format!("\"{}\"", base_name(text))),
+                None => {
+                    let valid: Vec<String> = tones
+                        .iter()
+                        .map(|(text, value)| format!("\"{}\" ({value})", base_name(text)))
+                        .collect();
+                    return Err(ActionError::UnknownName {
+                        device,
+                        what: "tone",
+                        given: given.to_owned(),
+                        valid: if valid.is_empty() {
+                            "none (leave tone out for the device's default)".to_owned()
+                        } else {
+                            valid.join(", ")
+                        },
+                    });
+                }
+            }
+        }
+    };
+    let silence = value == 0;
+    let (expect, words) = if silence {
+        (
+            Expect::Number(0.0),
+            Words {
+                infinitive: "silence".to_owned(),
+                past: "silenced".to_owned(),
+                already: "silent".to_owned(),
+                usual: "about 1 s",
+            },
+        )
+    } else {
+        (
+            if value == 255 {
+                Expect::NonZero
+            } else {
+                Expect::Number(value as f64)
+            },
+            Words {
+                infinitive: format!("sound {name}"),
+                past: format!("sounding {name}"),
+                already: format!("sounding {name}"),
+                usual: "about 1 s",
+            },
+        )
+    };
+    let mut plan = write_plan(node, tone, json!(value), tone, expect, words);
+    plan.echoes
+        .push((tone.key().as_str().to_owned(), json!(value)));
+    if silence {
+        plan.sensitive = Some(Sensitive::Silence);
+    }
+    Ok(plan)
+}
+
+/// "Doorbell (3 sec)" → "Doorbell".
+fn base_name(text: &str) -> &str {
+    text.split(" (").next().unwrap_or(text).trim()
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::super::{Action, Expect, Limits, Request, Sensitive, lab, plan};
+
+    fn sound(tone: Option<&str>) -> Request {
+        Request {
+            tone: tone.map(str::to_owned),
+            ..Request::new(Action::Sound)
+        }
+    }
+
+    #[test]
+    fn a_siren_sounds_a_tone_by_name_or_number_or_its_default_and_silences_with_0() {
+        let node = lab::node(9);
+        let default = plan(&node, &sound(None), &Limits::default()).unwrap();
+        assert_eq!(default.target.to_string(), "9-121-0-toneId");
+        assert_eq!(
+            (default.value.clone(), default.expect),
+            (json!(255), Expect::NonZero)
+        );
+        let doorbell = plan(&node, &sound(Some("doorbell")), &Limits::default()).unwrap();
+        assert_eq!(
+            (doorbell.value.clone(), doorbell.expect),
+            (json!(2), Expect::Number(2.0))
+        );
+        assert_eq!(doorbell.words.infinitive, "sound \"Doorbell\"");
+        assert_eq!(
+            plan(&node, &sound(Some("3")), &Limits::default())
+                .unwrap()
+                .value,
+            json!(3)
+        );
+        assert_eq!(
+            plan(&node, &sound(Some("chime")), &Limits::default())
+                .unwrap_err()
+                .to_string(),
+            "\"Siren\" (node 9, Hallway) has no tone \"chime\": use one of \"Fire alarm\" (1), \"Doorbell\" (2), \"Burglar alarm\" (3)"
+        );
+        let silence = plan(&node, &Request::new(Action::Silence), &Limits::default()).unwrap();
+        assert_eq!(silence.value, json!(0));
+        assert_eq!(silence.sensitive, Some(Sensitive::Silence));
+    }
+}

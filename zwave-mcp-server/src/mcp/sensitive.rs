@@ -1,0 +1,144 @@
+//! Actions that open a home or silence an alarm (unlock, open a garage door, silence a
+//! siren): refused unless the owner allowed them, and then carried out only after a person
+//! said yes through MCP elicitation, or without asking when the owner chose so
+//! (`--sensitive-without-confirmation`, documented with its risk).
+
+use std::{collections::BTreeSet, time::Duration};
+
+use rmcp::{Peer, RoleServer, service::ElicitationError};
+use schemars::JsonSchema;
+use serde::Deserialize;
+use tracing::{info, warn};
+
+use super::error::ToolError;
+use crate::devices::{Sensitive, WritePlan};
+
+/// What the owner allows of sensitive actions.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SensitivePolicy {
+    /// The classes allowed: `lock` (unlock), `garage` (open a garage door or gate), `siren`
+    /// (silence).
+    pub allowed: BTreeSet<String>,
+    /// Carry an allowed action out without asking anyone.
+    pub without_confirmation: bool,
+    /// How long a person has to answer.
+    pub ask_timeout: Duration,
+}
+
+impl Default for SensitivePolicy {
+    fn default() -> Self {
+        Self {
+            allowed: BTreeSet::new(),
+            without_confirmation: false,
+            ask_timeout: Duration::from_secs(60),
+        }
+    }
+}
+
+/// The classes `--allow-sensitive` takes.
+pub const SENSITIVE_CLASSES: [&str; 3] = ["lock", "garage", "siren"];
+
+/// What a person is asked to confirm: one yes/no field.
+#[derive(Debug, Deserialize, JsonSchema)]
+struct Confirmation {
+    /// Yes to carry the action out now.
+    confirm: bool,
+}
+
+rmcp::elicit_safe!(Confirmation);
+
+/// "unlocking", "opening", "silencing".
+fn gerund(sensitive: Sensitive) -> &'static str {
+    match sensitive {
+        Sensitive::Unlock => "Unlocking",
+        Sensitive::OpenBarrier => "Opening",
+        Sensitive::Silence => "Silencing",
+    }
+}
+
+/// Why it is sensitive.
+fn because(sensitive: Sensitive) -> &'static str {
+    match sensitive {
+        Sensitive::Unlock | Sensitive::OpenBarrier => "it opens the home",
+        Sensitive::Silence => "it can silence an alarm",
+    }
+}
+
+impl SensitivePolicy {
+    /// Whether `plan` may be carried out: at once when it is not sensitive; else only when
+    /// the owner allowed its class and a person said yes through `peer` (or the owner chose
+    /// to do without asking).
+    ///
+    /// # Errors
+    /// [`ToolError::Sensitive`] saying why nothing was sent and what would allow it.
+    pub(super) async fn check(
+        &self,
+        plan: &WritePlan,
+        device: &str,
+        peer: &Peer<RoleServer>,
+    ) -> Result<(), ToolError> {
+        let Some(sensitive) = plan.sensitive else {
+            return Ok(());
+        };
+        let class = sensitive.class();
+        let what = format!("{} {device}", gerund(sensitive));
+        if !self.allowed.contains(class) {
+            return Err(ToolError::Sensitive(format!(
+                "{what} is a sensitive action ({}) and the owner of this server has not allowed it: nothing was sent. The owner can allow it with --allow-sensitive {class} (or ZWAVE_MCP_ALLOW_SENSITIVE={class}); a person will then be asked to confirm each time.",
+                because(sensitive)
+            )));
+        }
+        if self.without_confirmation {
+            warn!(%device, action = %plan.words.infinitive, "sensitive action carried out without asking anyone (--sensitive-without-confirmation)");
+            return Ok(());
+        }
+        let question = format!(
+            "{} {device}? An AI agent asks to {} it ({}).",
+            capitalized(&plan.words.infinitive),
+            plan.words.infinitive,
+            because(sensitive)
+        );
+        info!(%device, action = %plan.words.infinitive, "asking the user to confirm a sensitive action");
+        let answer = peer
+            .elicit_with_timeout::<Confirmation>(question, Some(self.ask_timeout))
+            .await;
+        let refused = |why: String| {
+            Err(ToolError::Sensitive(format!(
+                "{what} needs a person's yes, and {why}: nothing was sent."
+            )))
+        };
+        match answer {
+            Ok(Some(Confirmation { confirm: true })) => {
+                info!(%device, action = %plan.words.infinitive, "the user confirmed the sensitive action");
+                Ok(())
+            }
+            Ok(Some(Confirmation { confirm: false })) => {
+                refused("the user answered no".to_owned())
+            }
+            Err(ElicitationError::UserDeclined) => refused("the user declined".to_owned()),
+            Err(ElicitationError::UserCancelled) => {
+                refused("the user dismissed the question".to_owned())
+            }
+            Err(ElicitationError::CapabilityNotSupported) => refused(
+                "this client cannot ask its user (it did not declare MCP elicitation). Use a client that can, or the owner can start the server with --sensitive-without-confirmation, which lets any agent do it unasked"
+                    .to_owned(),
+            ),
+            Err(ElicitationError::Service(rmcp::ServiceError::Timeout { .. })) => {
+                refused(format!("nobody answered within {:?}", self.ask_timeout))
+            }
+            Ok(None) | Err(ElicitationError::NoContent) => {
+                refused("the answer did not say yes".to_owned())
+            }
+            Err(other) => refused(format!("the question could not be asked ({other})")),
+        }
+    }
+}
+
+/// "Unlock", from "unlock".
+fn capitalized(text: &str) -> String {
+    let mut chars = text.chars();
+    chars
+        .next()
+        .map(|first| first.to_uppercase().chain(chars).collect())
+        .unwrap_or_default()
+}

@@ -1,0 +1,161 @@
+//! Issue 25: the writes of locks, thermostats, covers and sirens through the binary, over
+//! both backends, against the simulated devices playing the real driver's sequences
+//! (`captures/classes/FACTS.md`): each confirmed only by the device's own report of the new
+//! state, each refusal sending nothing (the simulated servers' record of writes).
+
+use serde_json::json;
+
+use super::Conversation;
+use crate::backends::per_backend;
+
+/// The binary waits for the device's report, and may carry out what is sensitive unasked
+/// (the asking itself is `sensitive.rs`'s).
+const ARGS: [&str; 5] = [
+    "--confirm-timeout",
+    "5s",
+    "--allow-sensitive",
+    "lock,garage,siren",
+    "--sensitive-without-confirmation",
+];
+
+per_backend! {
+async fn a_lock_is_confirmed_by_its_operation_report(backend) {
+    let home = TestHome::start(backend).await;
+    let mut session = Conversation::over(&mut home.command(&ARGS));
+    let (error, text, outcome) = session.call(
+        "control_zwave_device",
+        json!({"deviceName": "Front Door Lock", "action": "unlock"}),
+    );
+    assert!(!error, "{text}");
+    assert_eq!(outcome["outcome"], "confirmed", "{text}");
+    assert_eq!(
+        text,
+        "Front Door Lock unlocked; the device confirmed it (now unlocked, door closed, bolt unlocked)."
+    );
+    let (error, text, _) = session.call(
+        "control_zwave_device",
+        json!({"deviceName": "Front Door Lock", "action": "lock"}),
+    );
+    assert!(!error, "{text}");
+    assert_eq!(
+        text,
+        "Front Door Lock locked; the device confirmed it (now locked, door closed, bolt locked)."
+    );
+    let (error, text, _) = session.call(
+        "control_zwave_device",
+        json!({"deviceName": "Front Door Lock", "action": "on"}),
+    );
+    assert!(error);
+    assert_eq!(
+        text,
+        "\"Front Door Lock\" (node 8, Entrance) is a lock and cannot take action \"on\": use \"lock\" or \"unlock\""
+    );
+    assert_eq!(
+        home.writes(),
+        [
+            ("8-98-0-targetMode".to_owned(), json!(0)),
+            ("8-98-0-targetMode".to_owned(), json!(255)),
+        ]
+    );
+    session.finish();
+}
+
+async fn a_setpoint_and_a_mode_are_confirmed_and_a_setpoint_out_of_range_is_never_sent(backend) {
+    let home = TestHome::start(backend).await;
+    let mut session = Conversation::over(&mut home.command(&ARGS));
+    let (error, text, outcome) = session.call(
+        "control_zwave_device",
+        json!({"deviceName": "Thermostat", "action": "set_temperature", "temperature": 21.5}),
+    );
+    assert!(!error, "{text}");
+    assert_eq!(outcome["outcome"], "confirmed", "{text}");
+    assert_eq!(
+        text,
+        "Thermostat set to 21.5 °C (heating setpoint); the device confirmed it (now heat to 21.5 °C, 19.5 °C now, idle)."
+    );
+    let (error, text, _) = session.call(
+        "control_zwave_device",
+        json!({"deviceName": "Thermostat", "action": "set_temperature", "temperature": 40}),
+    );
+    assert!(error);
+    assert_eq!(
+        text,
+        "40 °C is outside what \"Thermostat\" (node 9, Living Room) may be set to: use 5 to 30 °C (the device's range)"
+    );
+    let (error, text, _) = session.call(
+        "control_zwave_device",
+        json!({"deviceName": "Thermostat", "action": "set_mode", "mode": "cool"}),
+    );
+    assert!(!error, "{text}");
+    assert_eq!(
+        text,
+        "Thermostat set to cool mode; the device confirmed it (now cool to 26 °C, 19.5 °C now, idle)."
+    );
+    assert_eq!(
+        home.writes(),
+        [
+            ("9-67-0-setpoint-1".to_owned(), json!(21.5)),
+            ("9-64-0-mode".to_owned(), json!(2)),
+        ]
+    );
+    session.finish();
+}
+
+async fn a_blind_is_confirmed_when_its_travel_ends_and_a_garage_door_when_it_is_open(backend) {
+    let home = TestHome::start(backend).await;
+    let mut session = Conversation::over(&mut home.command(&ARGS));
+    let (error, text, outcome) = session.call(
+        "control_zwave_device",
+        json!({"deviceName": "Bedroom Blind", "action": "set_position", "level": 60}),
+    );
+    assert!(!error, "{text}");
+    assert_eq!(outcome["outcome"], "confirmed", "{text}");
+    assert_eq!(
+        text,
+        "Bedroom Blind moved to 60% open; the device confirmed it (now open 60%)."
+    );
+    let (error, text, _) = session.call(
+        "control_zwave_device",
+        json!({"deviceName": "Bedroom Blind", "action": "stop"}),
+    );
+    assert!(!error, "{text}");
+    assert_eq!(text, "Bedroom Blind stopped; the device confirmed it (now open 60%).");
+    // Opening is reported first (254): not open yet, so not confirmed until it is.
+    let (error, text, outcome) = session.call(
+        "control_zwave_device",
+        json!({"deviceName": "Garage Door", "action": "open"}),
+    );
+    assert!(!error, "{text}");
+    assert_eq!(outcome["outcome"], "confirmed", "{text}");
+    assert_eq!(text, "Garage Door opened; the device confirmed it (now open).");
+    assert_eq!(
+        home.writes(),
+        [
+            ("10-106-0-targetValue-13".to_owned(), json!(60)),
+            ("10-106-0-levelChangeUp-13".to_owned(), json!(false)),
+            ("11-102-0-targetState".to_owned(), json!(255)),
+        ]
+    );
+    session.finish();
+}
+
+async fn a_siren_is_confirmed_by_its_tone_and_the_tone_ending_is_not_held_against_it(backend) {
+    let home = TestHome::start(backend).await;
+    let mut session = Conversation::over(&mut home.command(&ARGS));
+    let (error, text, outcome) = session.call(
+        "control_zwave_device",
+        json!({"deviceName": "Hallway Siren", "action": "sound", "tone": "doorbell"}),
+    );
+    assert!(!error, "{text}");
+    assert_eq!(outcome["outcome"], "confirmed", "{text}");
+    assert!(text.starts_with("Hallway Siren sounding \"Doorbell\"; the device confirmed it"), "{text}");
+    // The tone ends and the siren reports 0: the command stays confirmed.
+    let status = session.call_until(
+        "get_device_status",
+        &json!({"deviceName": "Hallway Siren"}),
+        |text| text.contains(": silent."),
+    );
+    assert!(!status.contains("did not change"), "{status}");
+    session.finish();
+}
+}

@@ -1,0 +1,280 @@
+//! Issue 25's safety model, through a real MCP client: unlocking a lock, opening a garage
+//! door and silencing a siren are refused unless the owner allowed them, and then carried out
+//! only after the person behind the client said yes through MCP elicitation. Every way a
+//! person can not say yes (decline, dismiss, answer no, not answer, a client that cannot ask)
+//! sends nothing; the simulated gateway's own record shows it.
+
+use std::{
+    sync::{Arc, Mutex},
+    time::Duration,
+};
+
+use rmcp::{
+    ClientHandler, RoleClient, ServiceExt as _,
+    model::{
+        ClientCapabilities, ClientConfig, ElicitRequestParams, ElicitResult, ElicitationAction,
+        ElicitationCapability, ErrorData,
+    },
+    service::{RequestContext, RunningService},
+};
+use serde_json::{Value, json};
+use zwave_mcp_server::{SensitivePolicy, ZwaveServer};
+
+use crate::harness::{Home, call};
+
+/// How the person behind the client answers.
+#[derive(Clone, Copy)]
+enum Person {
+    Accepts,
+    SaysNo,
+    Declines,
+    Dismisses,
+    NeverAnswers,
+}
+
+/// A client that declares elicitation and answers as `person` does, keeping each question.
+#[derive(Clone)]
+struct Asker {
+    person: Person,
+    asked: Arc<Mutex<Vec<(String, Value)>>>,
+}
+
+impl ClientHandler for Asker {
+    fn get_info(&self) -> ClientConfig {
+        ClientConfig::new(
+            ClientCapabilities::builder()
+                .enable_elicitation_with(ElicitationCapability::new())
+                .build(),
+            rmcp::model::Implementation::new("asker", "1.0"),
+        )
+    }
+
+    async fn create_elicitation(
+        &self,
+        request: ElicitRequestParams,
+        _context: RequestContext<RoleClient>,
+    ) -> Result<ElicitResult, ErrorData> {
+        if let ElicitRequestParams::FormElicitationParams {
+            message,
+            requested_schema,
+            ..
+        } = &request
+        {
+            self.asked.lock().unwrap().push((
+                message.clone(),
+                serde_json::to_value(requested_schema).unwrap(),
+            ));
+        }
+        Ok(match self.person {
+            Person::Accepts => {
+                ElicitResult::new(ElicitationAction::Accept).with_content(json!({"confirm": true}))
+            }
+            Person::SaysNo => {
+                ElicitResult::new(ElicitationAction::Accept).with_content(json!({"confirm": false}))
+            }
+            Person::Declines => ElicitResult::new(ElicitationAction::Decline),
+            Person::Dismisses => ElicitResult::new(ElicitationAction::Cancel),
+            Person::NeverAnswers => std::future::pending().await,
+        })
+    }
+}
+
+/// The demo home's server with `policy`, and a client: `person` behind it, or none that can ask.
+async fn serve<C: ClientHandler>(
+    home: &Home,
+    policy: SensitivePolicy,
+    client: C,
+) -> RunningService<RoleClient, C> {
+    let server =
+        ZwaveServer::new(home.gateway.clone(), Duration::from_secs(2)).with_sensitive(policy);
+    let (server_io, client_io) = tokio::io::duplex(1 << 20);
+    tokio::spawn(async move {
+        if let Ok(running) = server.serve(server_io).await {
+            let _ = running.waiting().await;
+        }
+    });
+    client.serve(client_io).await.unwrap()
+}
+
+fn allowed(classes: &[&str]) -> SensitivePolicy {
+    SensitivePolicy {
+        allowed: classes.iter().map(|class| (*class).to_owned()).collect(),
+        ask_timeout: Duration::from_millis(300),
+        ..SensitivePolicy::default()
+    }
+}
+
+fn text(result: &rmcp::model::CallToolResult) -> String {
+    result.content[0].as_text().unwrap().text.clone()
+}
+
+async fn unlock<C: ClientHandler>(
+    client: &RunningService<RoleClient, C>,
+) -> rmcp::model::CallToolResult {
+    let Value::Object(arguments) = json!({"deviceName": "Front Door Lock", "action": "unlock"})
+    else {
+        unreachable!()
+    };
+    client
+        .call_tool(
+            rmcp::model::CallToolRequestParams::new("control_zwave_device")
+                .with_arguments(arguments),
+        )
+        .await
+        .unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sensitive_actions_are_refused_unless_the_owner_allowed_them() {
+    let home = Home::start().await;
+    let asked = Arc::default();
+    let client = serve(
+        &home,
+        SensitivePolicy::default(),
+        Asker {
+            person: Person::Accepts,
+            asked: Arc::clone(&asked),
+        },
+    )
+    .await;
+    let refused = unlock(&client).await;
+    assert_eq!(refused.is_error, Some(true));
+    assert_eq!(
+        text(&refused),
+        "Unlocking \"Front Door Lock\" (node 8, Entrance) is a sensitive action (it opens the home) and the owner of this server has not allowed it: nothing was sent. The owner can allow it with --allow-sensitive lock (or ZWAVE_MCP_ALLOW_SENSITIVE=lock); a person will then be asked to confirm each time."
+    );
+    for (device, action, class) in [
+        ("Garage Door", "open", "garage"),
+        ("Hallway Siren", "silence", "siren"),
+    ] {
+        let Value::Object(arguments) = json!({"deviceName": device, "action": action}) else {
+            unreachable!()
+        };
+        let refused = client
+            .call_tool(
+                rmcp::model::CallToolRequestParams::new("control_zwave_device")
+                    .with_arguments(arguments),
+            )
+            .await
+            .unwrap();
+        assert!(
+            text(&refused).contains(&format!("--allow-sensitive {class}")),
+            "{}",
+            text(&refused)
+        );
+    }
+    assert!(
+        asked.lock().unwrap().is_empty(),
+        "nobody is asked about what is not allowed"
+    );
+    assert!(
+        !home
+            .sim
+            .received()
+            .iter()
+            .any(|request| request.api == "writeValue"),
+        "nothing was written"
+    );
+    // Locking, closing and sounding are not sensitive.
+    let locked = call(
+        &client_plain(&home).await,
+        "control_zwave_device",
+        json!({"deviceName": "Front Door Lock", "action": "lock"}),
+    )
+    .await;
+    assert_eq!(locked.is_error, Some(false), "{}", text(&locked));
+}
+
+async fn client_plain(home: &Home) -> RunningService<RoleClient, ()> {
+    serve(home, SensitivePolicy::default(), ()).await
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_allowed_unlock_is_written_only_after_the_person_says_yes() {
+    let home = Home::start().await;
+    let asked = Arc::default();
+    let client = serve(
+        &home,
+        allowed(&["lock"]),
+        Asker {
+            person: Person::Accepts,
+            asked: Arc::clone(&asked),
+        },
+    )
+    .await;
+    let unlocked = unlock(&client).await;
+    assert_eq!(unlocked.is_error, Some(false), "{}", text(&unlocked));
+    let asked = asked.lock().unwrap().clone();
+    assert_eq!(asked.len(), 1);
+    assert_eq!(
+        asked[0].0,
+        "Unlock \"Front Door Lock\" (node 8, Entrance)? An AI agent asks to unlock it (it opens the home)."
+    );
+    assert_eq!(asked[0].1["required"], json!(["confirm"]));
+    assert_eq!(asked[0].1["properties"]["confirm"]["type"], "boolean");
+    assert_eq!(home.sim.value(8, "98-0-targetMode"), Some(json!(0)));
+    assert_eq!(
+        unlocked.structured_content.as_ref().unwrap()["outcome"],
+        "confirmed",
+        "the lock's Operation Report confirms it"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_answer_but_yes_sends_nothing() {
+    let home = Home::start().await;
+    for (person, why) in [
+        (Person::SaysNo, "the user answered no"),
+        (Person::Declines, "the user declined"),
+        (Person::Dismisses, "the user dismissed the question"),
+        (Person::NeverAnswers, "nobody answered within 300ms"),
+    ] {
+        let client = serve(
+            &home,
+            allowed(&["lock"]),
+            Asker {
+                person,
+                asked: Arc::default(),
+            },
+        )
+        .await;
+        let refused = unlock(&client).await;
+        assert_eq!(refused.is_error, Some(true));
+        assert_eq!(
+            text(&refused),
+            format!(
+                "Unlocking \"Front Door Lock\" (node 8, Entrance) needs a person's yes, and {why}: nothing was sent."
+            )
+        );
+    }
+    let cannot_ask = unlock(&client_with(&home, allowed(&["lock"])).await).await;
+    assert_eq!(
+        text(&cannot_ask),
+        "Unlocking \"Front Door Lock\" (node 8, Entrance) needs a person's yes, and this client cannot ask its user (it did not declare MCP elicitation). Use a client that can, or the owner can start the server with --sensitive-without-confirmation, which lets any agent do it unasked: nothing was sent."
+    );
+    assert!(
+        !home
+            .sim
+            .received()
+            .iter()
+            .any(|request| request.api == "writeValue"),
+        "nothing was written"
+    );
+    assert_eq!(home.sim.value(8, "98-0-targetMode"), Some(json!(255)));
+}
+
+async fn client_with(home: &Home, policy: SensitivePolicy) -> RunningService<RoleClient, ()> {
+    serve(home, policy, ()).await
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn without_confirmation_the_owner_lets_an_allowed_action_through_unasked() {
+    let home = Home::start().await;
+    let policy = SensitivePolicy {
+        without_confirmation: true,
+        ..allowed(&["lock"])
+    };
+    let unlocked = unlock(&client_with(&home, policy).await).await;
+    assert_eq!(unlocked.is_error, Some(false), "{}", text(&unlocked));
+    assert_eq!(home.sim.value(8, "98-0-targetMode"), Some(json!(0)));
+}

@@ -1,0 +1,132 @@
+//! Issue 25 against the real zwave-js 15.29.0 behind the real zwave-js-server 3.10.2, on
+//! zwave-js's mock controller with the lab's network (node 5 a door lock, 6 a thermostat,
+//! 7 a window-covering blind, 9 a siren): each write through the binary, as a model makes
+//! it, confirmed by the device's own report; then the state read back from the driver by
+//! another client, not from the binary's cache.
+
+use std::time::Duration;
+
+use serde_json::{Value, json};
+use test_support::zwave_js::ZwaveJsServer;
+use zwave_mcp_server::gateway::zwave_js::client::WsClient;
+
+use crate::{
+    hostile::{BIN, Conversation},
+    ws_home::other_client,
+};
+
+/// The value `property` (`key`) of command class `cc` of `node`, as the driver has it.
+async fn driver_value(
+    client: &WsClient,
+    node: u16,
+    cc: u16,
+    property: &str,
+    key: Option<i64>,
+) -> Value {
+    let mut value_id = json!({"commandClass": cc, "property": property});
+    if let Some(key) = key {
+        value_id["propertyKey"] = json!(key);
+    }
+    let result = client
+        .request(
+            "node.get_value",
+            json!({"nodeId": node, "valueId": value_id}),
+            Duration::from_secs(10),
+        )
+        .await
+        .unwrap();
+    result.get("value").cloned().unwrap_or(result)
+}
+
+/// A write through the binary that the device must confirm.
+fn confirmed(session: &mut Conversation, args: Value) -> String {
+    let (error, text, outcome) = session.call("control_zwave_device", args.clone());
+    assert!(!error, "{args}: {text}");
+    assert_eq!(outcome["outcome"], "confirmed", "{args}: {text}");
+    text
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn locks_thermostats_blinds_and_sirens_are_confirmed_by_the_real_driver() {
+    let server = ZwaveJsServer::start();
+    let other = other_client(&server).await;
+    let mut session = Conversation::over(
+        std::process::Command::new(BIN)
+            .args(["--zwave-js-url", &server.url])
+            .args(["--confirm-timeout", "10s", "--api-timeout", "5s"])
+            .args([
+                "--allow-sensitive",
+                "lock",
+                "--sensitive-without-confirmation",
+            ])
+            .env_remove("RUST_LOG"),
+    );
+
+    // The lock: its Operation Report (~5 s after the Set) confirms each.
+    confirmed(
+        &mut session,
+        json!({"deviceName": "Node 5", "action": "lock"}),
+    );
+    assert_eq!(
+        driver_value(&other, 5, 98, "currentMode", None).await,
+        json!(255)
+    );
+    let text = confirmed(
+        &mut session,
+        json!({"deviceName": "Node 5", "action": "unlock"}),
+    );
+    assert!(
+        text.starts_with("Node 5 unlocked; the device confirmed it"),
+        "{text}"
+    );
+    assert_eq!(
+        driver_value(&other, 5, 98, "currentMode", None).await,
+        json!(0)
+    );
+
+    // The thermostat: mode, then the heating setpoint; one outside the device's range
+    // (which the driver would take and the device undo) is never sent.
+    confirmed(
+        &mut session,
+        json!({"deviceName": "Node 6", "action": "set_mode", "mode": "heat"}),
+    );
+    assert_eq!(driver_value(&other, 6, 64, "mode", None).await, json!(1));
+    confirmed(
+        &mut session,
+        json!({"deviceName": "Node 6", "action": "set_temperature", "temperature": 21}),
+    );
+    assert_eq!(
+        driver_value(&other, 6, 67, "setpoint", Some(1)).await,
+        json!(21)
+    );
+    let (error, text, _) = session.call(
+        "control_zwave_device",
+        json!({"deviceName": "Node 6", "action": "set_temperature", "temperature": 40}),
+    );
+    assert!(error && text.starts_with("40 °C is outside what"), "{text}");
+    assert_eq!(
+        driver_value(&other, 6, 67, "setpoint", Some(1)).await,
+        json!(21)
+    );
+
+    // The blind: no optimistic position; the end of its travel confirms it.
+    let text = confirmed(
+        &mut session,
+        json!({"deviceName": "Node 7", "action": "open"}),
+    );
+    assert!(
+        text.starts_with("Node 7 opened; the device confirmed it"),
+        "{text}"
+    );
+    assert_eq!(
+        driver_value(&other, 7, 106, "currentValue", Some(13)).await,
+        json!(99)
+    );
+
+    // The siren: its tone, reported by the Get after the Set.
+    confirmed(
+        &mut session,
+        json!({"deviceName": "Node 9", "action": "sound", "tone": "Doorbell"}),
+    );
+    session.finish();
+}
