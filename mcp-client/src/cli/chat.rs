@@ -16,7 +16,7 @@ use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
 use super::{
-    UsageError,
+    UsageError, elicit,
     input::{Ask, Input, Line},
     tools::host,
     view::View,
@@ -228,7 +228,23 @@ pub async fn run(args: ChatArgs) -> anyhow::Result<ExitCode> {
         }
         _ => Conversation::new(),
     };
-    let (executor, pool) = host(args.config.as_deref(), &args.tool_files).await?;
+    // One reader of stdin for the questions, the approvals and the servers' questions. The
+    // prompts' own history (arrow-up) lives beside the conversation store.
+    let terminal = std::io::stdin().is_terminal();
+    let input = Arc::new(Input::start(
+        args.once.is_none() && terminal,
+        store
+            .as_ref()
+            .map(|store| store.path().with_file_name("prompts.txt")),
+    ));
+    let view = Arc::new(View::new(args.json, args.max_turns));
+    // A server's question goes to the person at the terminal, never answered for them.
+    let elicitor = if terminal {
+        elicit::on_terminal(Arc::clone(&input), Arc::clone(&view))
+    } else {
+        elicit::without_terminal()
+    };
+    let (executor, pool) = host(args.config.as_deref(), &args.tool_files, Some(elicitor)).await?;
     let options = AgentOptions {
         max_turns: args.max_turns.max(1),
         refinement: args.refine,
@@ -242,18 +258,9 @@ pub async fn run(args: ChatArgs) -> anyhow::Result<ExitCode> {
     if let Some(store) = &store {
         agent = agent.with_journal(Arc::clone(store) as _);
     }
-    // One reader of stdin for the questions and the approvals. The prompts' own history
-    // (arrow-up) lives beside the conversation store.
-    let input = Arc::new(Input::start(
-        args.once.is_none() && std::io::stdin().is_terminal(),
-        store
-            .as_ref()
-            .map(|store| store.path().with_file_name("prompts.txt")),
-    ));
     if !args.yes {
         agent = agent.with_approver(Arc::new(AskOnTerminal(Arc::clone(&input))));
     }
-    let view = Arc::new(View::new(args.json, args.max_turns));
     let sink: EventSink = {
         let view = Arc::clone(&view);
         Arc::new(move |event| view.show(&event))

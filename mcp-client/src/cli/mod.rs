@@ -9,12 +9,14 @@
 //! | `tools` | `tools` and `call`, and the host both build |
 //! | `chat`, `view` | `chat`: talking to a model that calls the tools, and what the terminal shows |
 //! | `history` | `history`: the stored conversations |
+//! | `input`, `elicit` | the one reader of stdin; a server's questions to the user asked on the terminal |
 //! | `bench` | `bench`: how fast one server answers |
 
 mod args;
 mod bench;
 mod chat;
 mod doctor;
+mod elicit;
 mod history;
 mod input;
 mod servers;

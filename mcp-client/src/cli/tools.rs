@@ -19,6 +19,7 @@ use crate::{
 pub(super) async fn host(
     config: Option<&std::path::Path>,
     tool_files: &[PathBuf],
+    elicitor: Option<crate::connection::Elicitor>,
 ) -> anyhow::Result<(ToolExecutor, ServerPool)> {
     let mut manager = ToolManager::new();
     for file in tool_files {
@@ -26,10 +27,13 @@ pub(super) async fn host(
             manager.add(tool)?;
         }
     }
-    let pool = ServerPool::new(match config {
-        Some(path) => config::load(path)?,
-        None => Vec::new(),
-    });
+    let pool = ServerPool::asking(
+        match config {
+            Some(path) => config::load(path)?,
+            None => Vec::new(),
+        },
+        elicitor,
+    );
     let report = pool.connect_all().await;
     for error in report.failed.values() {
         tracing::error!("{error}");
@@ -47,7 +51,7 @@ pub(super) async fn tools(
     tool_files: &[PathBuf],
     json: bool,
 ) -> anyhow::Result<ExitCode> {
-    let (executor, pool) = host(config, tool_files).await?;
+    let (executor, pool) = host(config, tool_files, None).await?;
     let manager = executor.manager();
     let listed = manager.all();
     if json {
@@ -96,7 +100,7 @@ pub(super) async fn call(
     tool_files: &[PathBuf],
 ) -> anyhow::Result<ExitCode> {
     let arguments = parse_arguments(args)?;
-    let (executor, pool) = host(config, tool_files).await?;
+    let (executor, pool) = host(config, tool_files, None).await?;
     let outcome = executor.execute(tool, Value::Object(arguments)).await;
     emit(&serde_json::to_string_pretty(&outcome)?);
     pool.shutdown().await;

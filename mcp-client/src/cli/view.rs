@@ -26,6 +26,8 @@ struct ViewState {
     open_line: bool,
     running: Vec<String>,
     spinner: Option<indicatif::ProgressBar>,
+    /// Prompts waiting for an answer: no spinner is drawn while any does.
+    held: u32,
 }
 
 impl View {
@@ -131,16 +133,36 @@ impl View {
         Self::close_line(state);
         // A name is what the model wrote: shown one line long and without controls.
         state.running.push(common::clip(name, 100));
-        if self.terminal {
-            let message = format!("running {}", state.running.join(", "));
-            let spinner = state.spinner.get_or_insert_with(|| {
-                let bar = indicatif::ProgressBar::new_spinner();
-                bar.set_draw_target(indicatif::ProgressDrawTarget::stderr());
-                bar.enable_steady_tick(Duration::from_millis(100));
-                bar
-            });
-            spinner.set_message(message);
+        self.draw_spinner(state);
+    }
+
+    /// The spinner for the calls running, on a terminal, unless a prompt holds it.
+    fn draw_spinner(&self, state: &mut ViewState) {
+        if !self.terminal || state.held > 0 || state.running.is_empty() {
+            return;
         }
+        let message = format!("running {}", state.running.join(", "));
+        let spinner = state.spinner.get_or_insert_with(|| {
+            let bar = indicatif::ProgressBar::new_spinner();
+            bar.set_draw_target(indicatif::ProgressDrawTarget::stderr());
+            bar.enable_steady_tick(Duration::from_millis(100));
+            bar
+        });
+        spinner.set_message(message);
+    }
+
+    /// A prompt is about to wait for an answer: the spinner goes until it is released.
+    pub(super) fn hold_spinner(&self) {
+        let mut state = self.state.lock().unwrap_or_else(PoisonError::into_inner);
+        state.held += 1;
+        Self::stop_spinner(&mut state);
+    }
+
+    /// The prompt was answered: the spinner comes back if calls are still running.
+    pub(super) fn release_spinner(&self) {
+        let mut state = self.state.lock().unwrap_or_else(PoisonError::into_inner);
+        state.held = state.held.saturating_sub(1);
+        self.draw_spinner(&mut state);
     }
 
     /// A call ended: it leaves the list, and the spinner goes with the last one (before the

@@ -1,5 +1,6 @@
 //! Our side of the MCP session: the client identity we announce (with the pinned protocol
-//! version), progress routing, and `tools/list_changed`.
+//! version), progress routing, `tools/list_changed`, and a server's questions to the user
+//! (MCP elicitation), answered by the host's [`Elicitor`] when it gave one.
 
 use std::{
     collections::{HashMap, VecDeque},
@@ -12,10 +13,11 @@ use std::{
 use rmcp::{
     ClientHandler,
     model::{
-        ClientCapabilities, ClientConfig, Implementation, ProgressNotificationParam, ProgressToken,
+        ClientCapabilities, ClientConfig, ElicitRequestParams, ElicitResult, ElicitationAction,
+        ElicitationCapability, ErrorData, Implementation, ProgressNotificationParam, ProgressToken,
         ProtocolVersion,
     },
-    service::{NotificationContext, RoleClient},
+    service::{NotificationContext, RequestContext, RoleClient},
 };
 use tracing::{debug, info};
 
@@ -43,6 +45,36 @@ pub struct Progress {
 /// Receives the progress of one call.
 pub type ProgressFn = Arc<dyn Fn(Progress) + Send + Sync>;
 
+/// A question a server asks the person behind the host (MCP elicitation, form mode).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Elicitation {
+    /// The server asking.
+    pub server: String,
+    /// What it asks, in its words (show it without control characters).
+    pub message: String,
+    /// What the answer holds: a JSON Schema object of primitive properties.
+    pub schema: serde_json::Value,
+}
+
+/// The person's answer to an [`Elicitation`].
+#[derive(Debug, Clone, PartialEq)]
+pub enum ElicitAnswer {
+    /// Answered, with the content the schema asks for.
+    Accept(serde_json::Value),
+    /// Said no to answering.
+    Decline,
+    /// Dismissed the question (Ctrl-C, closed the prompt).
+    Cancel,
+}
+
+/// Asks the person behind the host a server's question. A host without one does not declare
+/// elicitation, so servers know nobody can be asked.
+pub type Elicitor = Arc<
+    dyn Fn(Elicitation) -> std::pin::Pin<Box<dyn Future<Output = ElicitAnswer> + Send>>
+        + Send
+        + Sync,
+>;
+
 /// Progress callbacks by token. rmcp picks the token when it sends the request, so a fast
 /// server can report progress before the caller has registered: such early notifications
 /// are kept (bounded) and replayed on registration.
@@ -59,6 +91,7 @@ pub struct HostHandler {
     progress: Arc<Mutex<ProgressRoutes>>,
     tools_changed: Arc<AtomicBool>,
     changes: Arc<AtomicU64>,
+    elicitor: Option<Elicitor>,
 }
 
 impl HostHandler {
@@ -69,7 +102,16 @@ impl HostHandler {
             progress: Arc::default(),
             tools_changed: Arc::new(AtomicBool::new(false)),
             changes,
+            elicitor: None,
         }
+    }
+
+    /// With `elicitor` answering the server's questions to the user (declared to the server
+    /// as the elicitation capability).
+    #[must_use]
+    pub fn with_elicitor(mut self, elicitor: Option<Elicitor>) -> Self {
+        self.elicitor = elicitor;
+        self
     }
 
     /// Sends the progress of the request with `token` to `callback` (including any that
@@ -151,11 +193,47 @@ impl Drop for ProgressGuard {
 
 impl ClientHandler for HostHandler {
     fn get_info(&self) -> ClientConfig {
+        let mut capabilities = ClientCapabilities::default();
+        if self.elicitor.is_some() {
+            capabilities.elicitation = Some(ElicitationCapability::default());
+        }
         ClientConfig::new(
-            ClientCapabilities::default(),
+            capabilities,
             Implementation::new("mcp-client", env!("CARGO_PKG_VERSION")),
         )
         .with_protocol_version(PINNED_PROTOCOL_VERSION)
+    }
+
+    async fn create_elicitation(
+        &self,
+        request: ElicitRequestParams,
+        _context: RequestContext<RoleClient>,
+    ) -> Result<ElicitResult, ErrorData> {
+        let (
+            Some(elicitor),
+            ElicitRequestParams::FormElicitationParams {
+                message,
+                requested_schema,
+                ..
+            },
+        ) = (&self.elicitor, request)
+        else {
+            // Nobody to ask (or a URL to open, which this host does not do).
+            info!(server = %self.server, "declined a server's question: nobody here can answer it");
+            return Ok(ElicitResult::new(ElicitationAction::Decline));
+        };
+        let question = Elicitation {
+            server: self.server.to_string(),
+            message,
+            schema: serde_json::to_value(&requested_schema).unwrap_or_default(),
+        };
+        Ok(match elicitor(question).await {
+            ElicitAnswer::Accept(content) => {
+                ElicitResult::new(ElicitationAction::Accept).with_content(content)
+            }
+            ElicitAnswer::Decline => ElicitResult::new(ElicitationAction::Decline),
+            ElicitAnswer::Cancel => ElicitResult::new(ElicitationAction::Cancel),
+        })
     }
 
     async fn on_progress(

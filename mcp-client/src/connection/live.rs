@@ -282,6 +282,7 @@ pub(super) async fn service_error(
 pub(super) async fn connect_once(
     config: &ServerConfig,
     changes: &Arc<AtomicU64>,
+    elicitor: Option<&super::Elicitor>,
 ) -> Result<Live, Failure> {
     let name = config.name().to_owned();
     let started = Instant::now();
@@ -298,7 +299,7 @@ pub(super) async fn connect_once(
         stderr: Vec::new(),
     })?;
     let process = Arc::new(process);
-    let handler = HostHandler::new(&name, Arc::clone(changes));
+    let handler = HostHandler::new(&name, Arc::clone(changes)).with_elicitor(elicitor.cloned());
     transport.set_notification_tap(handler.tap());
     let failure = |reason: String,
                    exit: Option<Exit>,

@@ -25,7 +25,9 @@ mod server_connection;
 
 pub use config::{ConfigError, ServerConfig};
 pub use error::{ClientError, Failure};
-pub use handler::{HostHandler, PINNED_PROTOCOL_VERSION, Progress, ProgressFn};
+pub use handler::{
+    ElicitAnswer, Elicitation, Elicitor, HostHandler, PINNED_PROTOCOL_VERSION, Progress, ProgressFn,
+};
 pub use live::{MAX_TOOL_PAGES, MAX_TOOLS, SessionInfo};
 pub use retry::RetryPolicy;
 pub use server_connection::{ConnectionStatus, ServerConnection};

@@ -60,12 +60,18 @@ pub struct ServerPool {
 impl ServerPool {
     /// A pool of the enabled servers among `configs` (nothing is started yet).
     pub fn new(configs: Vec<ServerConfig>) -> Self {
+        Self::asking(configs, None)
+    }
+
+    /// [`ServerPool::new`], with `elicitor` answering every server's questions to the user
+    /// (MCP elicitation); without one, servers are told nobody can be asked.
+    pub fn asking(configs: Vec<ServerConfig>, elicitor: Option<super::Elicitor>) -> Self {
         let servers = configs
             .into_iter()
             .map(|config| {
                 (
                     config.name().to_owned(),
-                    Arc::new(ServerConnection::new(config)),
+                    Arc::new(ServerConnection::new(config).with_elicitor(elicitor.clone())),
                 )
             })
             .collect();

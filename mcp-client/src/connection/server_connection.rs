@@ -91,6 +91,8 @@ pub struct ServerConnection {
     tickets: AtomicU64,
     /// Grows each time a session starts or the server says its tools changed.
     changes: Arc<AtomicU64>,
+    /// Who answers the server's questions to the user, if anyone.
+    elicitor: Option<super::Elicitor>,
 }
 
 /// Whether [`ServerConnection::begin_connect`] may start an attempt.
@@ -112,7 +114,16 @@ impl ServerConnection {
             state: Mutex::new(State::Idle),
             tickets: AtomicU64::new(0),
             changes: Arc::default(),
+            elicitor: None,
         }
+    }
+
+    /// With `elicitor` answering the server's questions to the user (MCP elicitation); set
+    /// before the first connection.
+    #[must_use]
+    pub fn with_elicitor(mut self, elicitor: Option<super::Elicitor>) -> Self {
+        self.elicitor = elicitor;
+        self
     }
 
     /// A number that grows whenever this server's tools may have changed: a session started
@@ -145,7 +156,7 @@ impl ServerConnection {
         };
         let attempts = self.config.retry.run(self.name(), |attempt| async move {
             self.set_attempt(ticket, attempt, of).await;
-            connect_once(&self.config, &self.changes).await
+            connect_once(&self.config, &self.changes, self.elicitor.as_ref()).await
         });
         let result = tokio::select! {
             result = attempts => result,
@@ -463,7 +474,7 @@ impl ServerConnection {
             } => (ticket, failures, cancel),
         };
         let attempt = tokio::select! {
-            attempt = connect_once(&self.config, &self.changes) => attempt,
+            attempt = connect_once(&self.config, &self.changes, self.elicitor.as_ref()) => attempt,
             () = cancel.cancelled() => Err(self.shut_down_while_starting()),
         };
         match attempt {

@@ -950,3 +950,52 @@ async fn history_show_prints_no_escape_sequence_a_model_wrote() {
         "{stdout:?}"
     );
 }
+
+#[tokio::test]
+async fn without_a_terminal_a_servers_question_is_declined_and_said_so() {
+    let server = test_support::workspace_bin("zwave-mcp-server");
+    let config = scratch_file("elicit-servers.json");
+    std::fs::write(
+        &config,
+        serde_json::json!({"mcpServers": {"zwave": {"command": server, "args": ["--demo", "--allow-sensitive", "lock"]}}})
+            .to_string(),
+    )
+    .unwrap();
+    let fake = FakeProvider::start(vec![
+        Reply::status(
+            200,
+            r#"{"model":"qwen3:8b","message":{"role":"assistant","content":"","tool_calls":[{"function":{"name":"control_zwave_device","arguments":{"device_name":"Front Door Lock","action":"unlock"}}}]},"done":true,"done_reason":"stop","prompt_eval_count":5,"eval_count":5}"#,
+        ),
+        Reply::status(
+            200,
+            r#"{"model":"qwen3:8b","message":{"role":"assistant","content":"It stays locked."},"done":true,"done_reason":"stop","prompt_eval_count":5,"eval_count":5}"#,
+        ),
+    ])
+    .await;
+    // --yes approves the call; the server's question is still nobody's to answer here.
+    let (output, stdout, stderr) = run(
+        chat_args(
+            &config,
+            &scratch_file("elicit.db"),
+            &fake.url,
+            &["--yes", "--no-stream", "--once", "unlock the front door"],
+        ),
+        "y\n",
+        vec![],
+    )
+    .await;
+    assert!(
+        stderr.contains("mcp-client: zwave asked a question and there is no terminal to ask it on: declined (Unlock \"Front Door Lock\" (node 8, Entrance)? An AI agent asks to unlock it (it opens the home).)"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("needs a person's yes, and the user declined: nothing was sent."),
+        "{stderr}"
+    );
+    assert_eq!(stdout.trim(), "It stays locked.");
+    assert_eq!(
+        output.status.code(),
+        Some(1),
+        "a failed tool call fails the run"
+    );
+}

@@ -9,6 +9,7 @@ mod agent_policies;
 mod bench_cli;
 mod chat_cli;
 mod cli;
+mod elicitation;
 mod executor;
 mod fake_provider;
 mod formats;

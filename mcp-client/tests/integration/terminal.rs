@@ -19,6 +19,15 @@ const BIN: &str = env!("CARGO_BIN_EXE_mcp-client");
 /// Runs the CLI with its stdin, stdout and stderr on a new pseudo-terminal; returns the
 /// bytes drawn and the exit code.
 fn run_on_terminal(args: Vec<String>) -> (Vec<u8>, Option<i32>) {
+    answering_on_terminal(args, Vec::new())
+}
+
+/// [`run_on_terminal`], typing each `(prompt, line)`'s line once the prompt was drawn, in
+/// order, as a person at the terminal would.
+fn answering_on_terminal(
+    args: Vec<String>,
+    answers: Vec<(&'static str, &'static str)>,
+) -> (Vec<u8>, Option<i32>) {
     let master = openpt(OpenptFlags::RDWR | OpenptFlags::NOCTTY | OpenptFlags::CLOEXEC).unwrap();
     grantpt(&master).unwrap();
     unlockpt(&master).unwrap();
@@ -43,6 +52,8 @@ fn run_on_terminal(args: Vec<String>) -> (Vec<u8>, Option<i32>) {
     // Once the child is gone (no one holds the slave), reading the master fails with EIO.
     let reader = std::thread::spawn(move || {
         let mut master = File::from(master);
+        let mut typist = master.try_clone().unwrap();
+        let mut answers = answers.into_iter().peekable();
         let mut drawn = Vec::new();
         let mut buffer = [0u8; 4096];
         while let Ok(n) = master.read(&mut buffer) {
@@ -50,6 +61,12 @@ fn run_on_terminal(args: Vec<String>) -> (Vec<u8>, Option<i32>) {
                 break;
             }
             drawn.extend_from_slice(&buffer[..n]);
+            if let Some((prompt, line)) = answers.peek()
+                && String::from_utf8_lossy(&drawn).contains(prompt)
+            {
+                std::io::Write::write_all(&mut typist, format!("{line}\r").as_bytes()).unwrap();
+                answers.next();
+            }
         }
         drawn
     });
@@ -262,4 +279,77 @@ async fn escape_sequences_from_the_model_never_reach_the_terminal() {
         shown.contains(&"Done]52;c;ZXZpbA== and [8msecret[0m [2Jok".to_owned()),
         "{shown:#?}"
     );
+}
+
+/// A model that unlocks the front door, and its answer once the tool answered.
+async fn unlocking_model() -> FakeProvider {
+    FakeProvider::start(vec![
+        Reply::status(
+            200,
+            r#"{"id":"c1","object":"chat.completion","choices":[{"index":0,"message":{"role":"assistant","content":"","tool_calls":[{"id":"call_u","type":"function","function":{"name":"control_zwave_device","arguments":"{\"device_name\":\"Front Door Lock\",\"action\":\"unlock\"}"}}]},"finish_reason":"tool_calls"}],"usage":{"prompt_tokens":5,"completion_tokens":5}}"#,
+        ),
+        Reply::status(
+            200,
+            r#"{"id":"c2","object":"chat.completion","choices":[{"index":0,"message":{"role":"assistant","content":"Done."},"finish_reason":"stop"}],"usage":{"prompt_tokens":5,"completion_tokens":5}}"#,
+        ),
+    ])
+    .await
+}
+
+#[tokio::test]
+async fn a_servers_question_is_asked_on_the_terminal_even_with_yes() {
+    let config = test_support::mosquitto::ScratchDir::new();
+    let servers = config.path().join("servers.json");
+    std::fs::write(
+        &servers,
+        serde_json::json!({"mcpServers": {"zwave": {"command": test_support::workspace_bin("zwave-mcp-server"), "args": ["--demo", "--allow-sensitive", "lock"]}}})
+            .to_string(),
+    )
+    .unwrap();
+    for (typed, code, result) in [
+        ("y", Some(0), "✓ control_zwave_device"),
+        ("n", Some(1), "✗ control_zwave_device"),
+    ] {
+        let fake = unlocking_model().await;
+        // --yes approves tool calls; it never answers a server's question.
+        let args = once_args(
+            &fake.url,
+            &["--config", servers.to_str().unwrap(), "--no-history"],
+            "unlock the front door",
+        );
+        let (drawn, exit) = tokio::task::spawn_blocking(move || {
+            answering_on_terminal(args, vec![("[y/N] ", typed)])
+        })
+        .await
+        .unwrap();
+        let shown = screen(&drawn);
+        assert_eq!(exit, code, "{shown:#?}");
+        assert_eq!(
+            shown[0],
+            "zwave asks: Unlock \"Front Door Lock\" (node 8, Entrance)? An AI agent asks to unlock it (it opens the home).",
+            "{shown:#?}"
+        );
+        assert!(
+            shown[1].starts_with("  Carry it out now? [y/N] "),
+            "{shown:#?}"
+        );
+        assert!(
+            shown.iter().any(|line| line.starts_with(result)),
+            "{shown:#?}"
+        );
+        if typed == "n" {
+            assert!(
+                shown.iter().any(|line| line
+                    .contains("needs a person's yes, and the user answered no: nothing was sent")),
+                "{shown:#?}"
+            );
+        }
+        // No spinner frame stayed on the screen, over the question or after it.
+        assert!(
+            !shown
+                .iter()
+                .any(|line| line.contains("running control_zwave_device")),
+            "{shown:#?}"
+        );
+    }
 }

@@ -6,6 +6,60 @@ use serde_json::Value;
 use test_support::peers::{PYTHON_SDK, inspector, python_venv};
 use test_support::{child, fixture_path, workspace_bin};
 
+/// The Python SDK as the client of an unlock on the demo home, answering the server's
+/// question as `mode` says (`python_sdk_elicit.py`): what it saw.
+fn sdk_unlock(mode: &str) -> Value {
+    let python = python_venv("mcp2", PYTHON_SDK);
+    let output = child::output(
+        Command::new(python)
+            .arg(fixture_path("peers/python_sdk_elicit.py"))
+            .arg(mode)
+            .arg(workspace_bin("zwave-mcp-server"))
+            .args(["--demo", "--allow-sensitive", "lock", "--ask-timeout", "1s"]),
+        Duration::from_secs(120),
+    );
+    assert!(
+        output.status.success(),
+        "{mode}: {}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    serde_json::from_slice(&output.stdout).unwrap()
+}
+
+#[test]
+fn the_python_sdk_answers_the_servers_question_and_only_a_yes_unlocks() {
+    let yes = sdk_unlock("accept");
+    assert_eq!(yes["isError"], false, "{yes}");
+    assert_eq!(
+        yes["asked"][0]["message"],
+        "Unlock \"Front Door Lock\" (node 8, Entrance)? An AI agent asks to unlock it (it opens the home)."
+    );
+    assert_eq!(
+        yes["asked"][0]["schema"]["properties"]["confirm"]["type"],
+        "boolean"
+    );
+    for (mode, why) in [
+        ("no", "the user answered no"),
+        ("decline", "the user declined"),
+        ("cancel", "the user dismissed the question"),
+        ("never", "nobody answered within 1s"),
+        (
+            "none",
+            "this client cannot ask its user (it did not declare MCP elicitation). Use a client that can, or the owner can start the server with --sensitive-without-confirmation, which lets any agent do it unasked",
+        ),
+    ] {
+        let seen = sdk_unlock(mode);
+        assert_eq!(seen["isError"], true, "{mode}: {seen}");
+        assert_eq!(
+            seen["text"],
+            format!(
+                "Unlocking \"Front Door Lock\" (node 8, Entrance) needs a person's yes, and {why}: nothing was sent."
+            ),
+            "{mode}"
+        );
+    }
+}
+
 #[test]
 fn the_python_sdk_lists_and_calls_every_zwave_tool() {
     let python = python_venv("mcp2", PYTHON_SDK);

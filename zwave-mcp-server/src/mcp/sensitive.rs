@@ -41,7 +41,7 @@ pub const SENSITIVE_CLASSES: [&str; 3] = ["lock", "garage", "siren"];
 /// What a person is asked to confirm: one yes/no field.
 #[derive(Debug, Deserialize, JsonSchema)]
 struct Confirmation {
-    /// Yes to carry the action out now.
+    /// Carry it out now?
     confirm: bool,
 }
 

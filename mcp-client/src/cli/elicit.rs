@@ -1,0 +1,126 @@
+//! A server's question to the person at the terminal (MCP elicitation), as `chat` asks it:
+//! the server's name and message on stderr, then one prompt per field of its form (a yes/no
+//! for a boolean, a choice for an enum, a line otherwise), read by the one reader of stdin.
+//! The spinner is held while the person answers. Never answered for them: `--yes` approves
+//! tool calls, not a server's questions; without a terminal the question is declined.
+
+use std::sync::Arc;
+
+use serde_json::{Map, Value};
+
+use super::{
+    input::{Ask, Input, Line},
+    view::View,
+};
+use crate::connection::{ElicitAnswer, Elicitation, Elicitor};
+
+/// Asks on the terminal through `input`, holding `view`'s spinner meanwhile.
+pub(super) fn on_terminal(input: Arc<Input>, view: Arc<View>) -> Elicitor {
+    Arc::new(move |question: Elicitation| {
+        let (input, view) = (Arc::clone(&input), Arc::clone(&view));
+        Box::pin(async move {
+            view.hold_spinner();
+            eprintln!(
+                "{} asks: {}",
+                common::printable(&common::clip(&question.server, 100)),
+                common::printable(&common::clip(&question.message, 1_000))
+            );
+            let answer = form(&input, &question.schema).await;
+            view.release_spinner();
+            if answer != ElicitAnswer::Cancel {
+                return answer;
+            }
+            eprintln!("(no answer: dismissed)");
+            answer
+        })
+    })
+}
+
+/// Declines every question, saying so: there is no terminal to ask on.
+pub(super) fn without_terminal() -> Elicitor {
+    Arc::new(|question: Elicitation| {
+        eprintln!(
+            "mcp-client: {} asked a question and there is no terminal to ask it on: declined ({})",
+            common::printable(&common::clip(&question.server, 100)),
+            common::printable(&common::clip(&question.message, 300))
+        );
+        Box::pin(std::future::ready(ElicitAnswer::Decline))
+    })
+}
+
+/// Asks for each field of `schema`; Ctrl-C or the end of input dismisses the whole question.
+async fn form(input: &Input, schema: &Value) -> ElicitAnswer {
+    let empty = Map::new();
+    let fields = schema["properties"].as_object().unwrap_or(&empty);
+    let required: Vec<&str> = schema["required"]
+        .as_array()
+        .map(|names| names.iter().filter_map(Value::as_str).collect())
+        .unwrap_or_default();
+    let mut content = Map::new();
+    for (name, field) in fields {
+        let label = field["title"]
+            .as_str()
+            .or_else(|| field["description"].as_str())
+            .unwrap_or(name);
+        let label = common::printable(&common::clip(label, 200)).into_owned();
+        match ask_field(input, &label, field, required.contains(&name.as_str())).await {
+            Field::Value(value) => {
+                content.insert(name.clone(), value);
+            }
+            Field::Skipped => {}
+            Field::Dismissed => return ElicitAnswer::Cancel,
+        }
+    }
+    ElicitAnswer::Accept(Value::Object(content))
+}
+
+enum Field {
+    Value(Value),
+    Skipped,
+    Dismissed,
+}
+
+/// One field: up to three tries at an answer that fits.
+async fn ask_field(input: &Input, label: &str, field: &Value, required: bool) -> Field {
+    let choices: Vec<&str> = field["enum"]
+        .as_array()
+        .map(|values| values.iter().filter_map(Value::as_str).collect())
+        .unwrap_or_default();
+    let kind = field["type"].as_str().unwrap_or("string");
+    let prompt = match (kind, choices.is_empty()) {
+        ("boolean", _) => format!("  {}? [y/N] ", label.trim_end_matches(['.', '?'])),
+        (_, false) => format!("  {label} ({}): ", choices.join(", ")),
+        _ => format!("  {label}: "),
+    };
+    for _ in 0..3 {
+        let text = match input.read(Ask::Approval, &prompt).await {
+            Line::Text(text) => text.trim().to_owned(),
+            Line::Interrupted | Line::End => return Field::Dismissed,
+        };
+        let value = match kind {
+            // Only an explicit yes is yes.
+            "boolean" => Some(Value::Bool(matches!(
+                text.as_str(),
+                "y" | "Y" | "yes" | "Yes" | "YES"
+            ))),
+            _ if text.is_empty() && !required => return Field::Skipped,
+            "integer" => text.parse::<i64>().ok().map(Value::from),
+            "number" => text
+                .parse::<f64>()
+                .ok()
+                .filter(|n| n.is_finite())
+                .map(Value::from),
+            _ if !choices.is_empty() => choices
+                .iter()
+                .find(|choice| choice.eq_ignore_ascii_case(&text))
+                .map(|choice| Value::String((*choice).to_owned())),
+            _ if text.is_empty() => None,
+            _ => Some(Value::String(text)),
+        };
+        match value {
+            Some(value) => return Field::Value(value),
+            None => eprintln!("  (not a valid {kind}: try again)"),
+        }
+    }
+    Field::Dismissed
+}

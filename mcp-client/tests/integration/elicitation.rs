@@ -1,0 +1,123 @@
+//! A server's questions to the user (MCP elicitation) through the library: a pool given an
+//! `Elicitor` declares the capability and hands every question to it, and the answer goes
+//! back as given; a pool without one declares nothing. Against the Z-Wave server's demo home,
+//! whose unlock asks the person (`--allow-sensitive lock`).
+
+use std::sync::{Arc, Mutex};
+
+use mcp_client::{
+    McpTools, ServerCommand, ServerConfig, ServerPool, ToolExecutor, ToolManager,
+    connection::{ElicitAnswer, Elicitation, Elicitor},
+};
+use serde_json::json;
+
+fn zwave(extra: &[&str]) -> ServerConfig {
+    let mut args = vec![
+        "--demo".to_owned(),
+        "--allow-sensitive".to_owned(),
+        "lock".to_owned(),
+    ];
+    args.extend(extra.iter().map(|s| (*s).to_owned()));
+    ServerConfig::new(ServerCommand::new(
+        "zwave",
+        test_support::workspace_bin("zwave-mcp-server").to_string_lossy(),
+        args,
+    ))
+}
+
+/// An elicitor answering `answer` (or never), keeping every question.
+fn answering(answer: Option<ElicitAnswer>, asked: &Arc<Mutex<Vec<Elicitation>>>) -> Elicitor {
+    let asked = Arc::clone(asked);
+    Arc::new(move |question| {
+        asked.lock().unwrap().push(question);
+        let answer = answer.clone();
+        Box::pin(async move {
+            match answer {
+                Some(answer) => answer,
+                None => std::future::pending().await,
+            }
+        })
+    })
+}
+
+/// Unlocks the demo's front door through a pool with `elicitor`; the tool's text.
+async fn unlock(elicitor: Option<Elicitor>, extra: &[&str]) -> (bool, String) {
+    let pool = ServerPool::asking(vec![zwave(extra)], elicitor);
+    pool.connect_all().await;
+    let mut manager = ToolManager::new();
+    manager.add_mcp(&McpTools::discover(&pool).await);
+    let executor = ToolExecutor::new(manager).with_mcp(pool.clone(), McpTools::normalizer(&pool));
+    let outcome = executor
+        .execute(
+            "control_zwave_device",
+            json!({"deviceName": "Front Door Lock", "action": "unlock"}),
+        )
+        .await;
+    pool.shutdown().await;
+    match outcome.result {
+        Ok(value) => (false, value.to_string()),
+        Err(err) => (true, err.to_string()),
+    }
+}
+
+#[tokio::test]
+async fn the_elicitor_is_asked_and_its_answer_decides() {
+    let asked = Arc::default();
+    let (error, text) = unlock(
+        Some(answering(
+            Some(ElicitAnswer::Accept(json!({"confirm": true}))),
+            &asked,
+        )),
+        &[],
+    )
+    .await;
+    assert!(!error, "{text}");
+    {
+        let asked = asked.lock().unwrap();
+        assert_eq!(asked.len(), 1);
+        assert_eq!(asked[0].server, "zwave");
+        assert_eq!(
+            asked[0].message,
+            "Unlock \"Front Door Lock\" (node 8, Entrance)? An AI agent asks to unlock it (it opens the home)."
+        );
+        assert_eq!(asked[0].schema["properties"]["confirm"]["type"], "boolean");
+    }
+    for (answer, why) in [
+        (
+            ElicitAnswer::Accept(json!({"confirm": false})),
+            "the user answered no",
+        ),
+        (ElicitAnswer::Decline, "the user declined"),
+        (ElicitAnswer::Cancel, "the user dismissed the question"),
+    ] {
+        let (error, text) = unlock(Some(answering(Some(answer), &Arc::default())), &[]).await;
+        assert!(error, "{text}");
+        assert!(
+            text.ends_with(&format!(
+                "Unlocking \"Front Door Lock\" (node 8, Entrance) needs a person's yes, and {why}: nothing was sent."
+            )),
+            "{text}"
+        );
+    }
+}
+
+#[tokio::test]
+async fn no_answer_in_time_and_no_elicitor_send_nothing() {
+    let (error, text) = unlock(
+        Some(answering(None, &Arc::default())),
+        &["--ask-timeout", "300ms"],
+    )
+    .await;
+    assert!(error, "{text}");
+    assert!(
+        text.ends_with("needs a person's yes, and nobody answered within 300ms: nothing was sent."),
+        "{text}"
+    );
+    // Without an elicitor the capability is not declared: the server knows nobody can be asked.
+    let (error, text) = unlock(None, &[]).await;
+    assert!(error, "{text}");
+    assert!(
+        text.contains("this client cannot ask its user (it did not declare MCP elicitation)"),
+        "{text}"
+    );
+}
