@@ -168,11 +168,19 @@ fn color_light(node: &NodeInfo) -> String {
 }
 
 /// The colour a colour light shows: white when only a white channel is lit, else the RGB hex.
+/// Each channel is read from its own value (`currentColor/<n>`, which only the device's report
+/// of that channel sets), the compound `currentColor` only where it has none: zwave-js fills
+/// the compound with its own optimistic values for the channels not reported.
 fn colour(node: &NodeInfo) -> Option<String> {
-    let components = find_value(node, cc::COLOR_SWITCH, "currentColor")?
+    let compound = find_value(node, cc::COLOR_SWITCH, "currentColor")?
         .value
-        .as_ref()?;
-    let channel = |name: &str| components.get(name).and_then(Value::as_u64).unwrap_or(0);
+        .clone()
+        .unwrap_or(Value::Null);
+    let channel = |name: &str| {
+        super::write::color_channel(node, name)
+            .or_else(|| compound.get(name).and_then(Value::as_u64))
+            .unwrap_or(0)
+    };
     let (red, green, blue) = (channel("red"), channel("green"), channel("blue"));
     if red + green + blue == 0 {
         return match (channel("warmWhite"), channel("coldWhite")) {
@@ -302,10 +310,15 @@ mod tests {
         let mut bulb = nodes[&NodeId(8)].clone();
         set(&mut bulb, "38-0-currentValue", json!(40));
         assert_eq!(state_words(&bulb).unwrap(), "on at 40%, colour #ff0000");
+        // Each channel as the device reported it; the compound, which zwave-js fills with its
+        // own optimistic values, only where a channel has no value of its own.
+        set(&mut bulb, "51-0-currentColor-0", json!(200));
+        set(&mut bulb, "51-0-currentColor-2", json!(0));
+        assert_eq!(state_words(&bulb).unwrap(), "on at 40%, warm white");
         set(
             &mut bulb,
             "51-0-currentColor",
-            json!({"warmWhite": 200, "coldWhite": 0, "red": 0, "green": 0, "blue": 0}),
+            json!({"warmWhite": 0, "coldWhite": 0, "red": 0, "green": 255, "blue": 0}),
         );
         assert_eq!(state_words(&bulb).unwrap(), "on at 40%, warm white");
         let mut siren = nodes[&NodeId(9)].clone();

@@ -23,6 +23,8 @@ pub(super) struct Command {
     pub current_key: String,
     /// What that value must become.
     pub expect: Expect,
+    /// Other values the device must report as they must become (a colour's channels).
+    pub also: Vec<(String, Expect)>,
     /// "switch on", "dim to 40%".
     pub verb: String,
     /// When the gateway's reply came (this process's clock): only later reports count.
@@ -56,20 +58,37 @@ impl Command {
         if self.supervised || self.settled {
             return Fate::Confirmed;
         }
-        let Some(reported) = node
-            .values
-            .get(self.current_key.as_str())
-            .filter(|value| value.seen_at.is_some_and(|at| at > self.acked))
-        else {
-            return Fate::Pending;
-        };
-        match &reported.value {
-            Some(value) if self.expect.accepts(value) => Fate::Confirmed,
-            // A garage door still opening: on its way, not yet there.
-            Some(value) if self.expect.in_transit(value) => Fate::Pending,
-            _ => Fate::Contradicted {
-                state: devices::summary(node),
-            },
+        // Each value the device must report: one that contradicts decides at once; all of
+        // them accepting, reported after the acknowledgement, confirm.
+        let mut pending = false;
+        for (key, expect) in std::iter::once((self.current_key.as_str(), self.expect)).chain(
+            self.also
+                .iter()
+                .map(|(key, expect)| (key.as_str(), *expect)),
+        ) {
+            let Some(reported) = node
+                .values
+                .get(key)
+                .filter(|value| value.seen_at.is_some_and(|at| at > self.acked))
+            else {
+                pending = true;
+                continue;
+            };
+            match &reported.value {
+                Some(value) if expect.accepts(value) => {}
+                // A garage door still opening: on its way, not yet there.
+                Some(value) if expect.in_transit(value) => pending = true,
+                _ => {
+                    return Fate::Contradicted {
+                        state: devices::summary(node),
+                    };
+                }
+            }
+        }
+        if pending {
+            Fate::Pending
+        } else {
+            Fate::Confirmed
         }
     }
 
@@ -183,6 +202,7 @@ mod tests {
             seq: 1,
             current_key: "37-0-currentValue".into(),
             expect: Expect::Bool(true),
+            also: Vec::new(),
             verb: "switch on".into(),
             acked,
             acked_ms: 0,

@@ -18,7 +18,7 @@ use std::time::Instant;
 
 use rmcp::{Peer, RoleServer, model::CallToolResult};
 use tokio_util::sync::CancellationToken;
-use tracing::{info, warn};
+use tracing::{debug, info, warn};
 
 use super::{
     ZwaveServer,
@@ -89,6 +89,11 @@ impl ZwaveServer {
             seq,
             current_key: plan.current_key.as_str().to_owned(),
             expect: plan.expect,
+            also: plan
+                .also
+                .iter()
+                .map(|(key, expect)| (key.as_str().to_owned(), *expect))
+                .collect(),
             verb: plan.words.infinitive.clone(),
             acked: Instant::now(),
             acked_ms: now_ms(),
@@ -96,6 +101,9 @@ impl ZwaveServer {
             settled: false,
         };
         self.commands.record(node.id, command.clone());
+        if !command.supervised {
+            self.read_back(&plan.poll);
+        }
         if !command.supervised && !self.confirm_timeout.is_zero() {
             tokio::select! {
                 _ = self.gateway.wait_for_node(
@@ -196,6 +204,23 @@ impl ZwaveServer {
             result.is_error = Some(true);
         }
         Ok(result)
+    }
+
+    /// Asks the device for each of `values`, one after the other, in the background: a device
+    /// that sends no report of its own after a Set (a colour light) answers a Get, and that
+    /// answer is its report.
+    fn read_back(&self, values: &[crate::gateway::ValueId]) {
+        if values.is_empty() {
+            return;
+        }
+        let (gateway, values) = (self.gateway.clone(), values.to_vec());
+        tokio::spawn(async move {
+            for value in values {
+                if let Err(err) = gateway.poll_value(&value).await {
+                    debug!(%value, error = %err, "reading a value back after a write failed");
+                }
+            }
+        });
     }
 
     /// The device's first word on `command` decides it: a confirmation is settled at once, and

@@ -46,7 +46,7 @@ impl ZwaveServer {
     /// its new state or only acknowledged the command.
     #[tool(
         name = "control_zwave_device",
-        description = "Carries out one action on a Z-Wave device. Switches and lights: on, off, dim (level 0-100). Locks: lock, unlock. Blinds, shutters, garage doors: open, close, stop, set_position (level 0 closed to 100 open). Thermostats: set_temperature (temperature), set_mode (mode). Sirens: sound (tone optional), silence. Says whether the device itself confirmed its new state, or only acknowledged the command (get_device_status then tells what became of it), or reported that it did not change. Unlock, opening a garage door and silence need the owner's permission and a person's yes.",
+        description = "Carries out one action on a Z-Wave device. Switches and lights: on, off, dim (level 0-100); colour lights also set_color (color). Locks: lock, unlock. Blinds, shutters, garage doors: open, close, stop, set_position (level 0 closed to 100 open). Thermostats: set_temperature (temperature), set_mode (mode). Sirens: sound (tone optional), silence. Says whether the device itself confirmed its new state, or only acknowledged the command (get_device_status then tells what became of it), or reported that it did not change. Unlock, opening a garage door and silence need the owner's permission and a person's yes.",
         output_schema = schema_for_output::<ControlOutcome>(),
         annotations(read_only_hint = false, destructive_hint = false, idempotent_hint = true, open_world_hint = true)
     )]

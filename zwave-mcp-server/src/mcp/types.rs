@@ -28,7 +28,8 @@ pub struct ListArgs {
 pub struct ControlArgs {
     /// Device name as listed by list_zwave_devices (e.g. "Living Room Light").
     pub device_name: String,
-    /// What to do. Switches: on, off. Dimmers and colour lights: on, off, dim. Locks: lock,
+    /// What to do. Switches: on, off. Dimmers: on, off, dim. Colour lights: on, off, dim,
+    /// set_color. Locks: lock,
     /// unlock. Blinds, shutters and garage doors: open, close, stop, set_position.
     /// Thermostats: set_temperature, set_mode. Sirens and chimes: sound, silence.
     pub action: Action,
@@ -47,6 +48,10 @@ pub struct ControlArgs {
     /// For sound: the tone by name or number; leave out for the device's default tone.
     #[serde(default)]
     pub tone: Option<String>,
+    /// For set_color: a colour name (red, warm white, cool white, ...), #rrggbb, or a white
+    /// by colour temperature (2700K to 6500K).
+    #[serde(default)]
+    pub color: Option<String>,
 }
 
 impl ControlArgs {
@@ -58,6 +63,7 @@ impl ControlArgs {
             temperature: self.temperature,
             mode: self.mode.clone(),
             tone: self.tone.clone(),
+            color: self.color.clone(),
         }
     }
 }

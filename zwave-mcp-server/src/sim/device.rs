@@ -90,6 +90,10 @@ enum Class {
     Tone { default: Value },
     /// Barrier Operator (102) `targetState`: opening/closing reported first, then the end.
     Barrier { state: String },
+    /// Color Switch (51) `targetColor`: each channel, the compound and the hex set at once,
+    /// and no report after it (a Get of a channel answers with it). Not modelled: a stuck
+    /// colour light (the simulator keeps one value per channel).
+    Colour,
     /// Anything else: stored, never reported.
     Stored,
 }
@@ -146,6 +150,7 @@ fn class_of(node: &Value, key: &str, target: &Value) -> Class {
         (102, "targetState") => Class::Barrier {
             state: "102-0-currentState".to_owned(),
         },
+        (51, "targetColor") => Class::Colour,
         _ => Class::Stored,
     }
 }
@@ -210,6 +215,33 @@ pub(super) fn write(devices: &Devices<'_>, node_id: u16, key: &str, new: Value) 
             real: Vec::new(),
             reports: Vec::new(),
         },
+        Class::Colour => {
+            let mut at_once = Vec::new();
+            let mut compound = current("51-0-currentColor");
+            for (number, channel) in ["warmWhite", "coldWhite", "red", "green", "blue"]
+                .iter()
+                .enumerate()
+            {
+                if let Some(level) = new.get(*channel) {
+                    at_once.push((format!("51-0-currentColor-{number}"), level.clone()));
+                    compound[*channel] = level.clone();
+                }
+            }
+            let hex = format!(
+                "{:02x}{:02x}{:02x}",
+                compound["red"].as_u64().unwrap_or(0),
+                compound["green"].as_u64().unwrap_or(0),
+                compound["blue"].as_u64().unwrap_or(0)
+            );
+            at_once.push(("51-0-currentColor".to_owned(), compound));
+            at_once.push(("51-0-hexColor".to_owned(), json!(hex)));
+            at_once.push((key.to_owned(), new.clone()));
+            Effects {
+                real: at_once.clone(),
+                at_once,
+                reports: Vec::new(),
+            }
+        }
         Class::Motor { state } => {
             let level = json!(new.as_f64().unwrap_or(0.0).clamp(0.0, 99.0).round() as u8);
             let end = if stuck { current(state) } else { level.clone() };

@@ -1,6 +1,6 @@
 //! Issue 25 against the real zwave-js 15.29.0 behind the real zwave-js-server 3.10.2, on
 //! zwave-js's mock controller with the lab's network (node 5 a door lock, 6 a thermostat,
-//! 7 a window-covering blind, 9 a siren): each write through the binary, as a model makes
+//! 7 a window-covering blind, 8 a colour bulb, 9 a siren): each write through the binary, as a model makes
 //! it, confirmed by the device's own report; then the state read back from the driver by
 //! another client, not from the binary's cache.
 
@@ -47,7 +47,7 @@ fn confirmed(session: &mut Conversation, args: Value) -> String {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn locks_thermostats_blinds_and_sirens_are_confirmed_by_the_real_driver() {
+async fn locks_thermostats_blinds_colour_lights_and_sirens_are_confirmed_by_the_real_driver() {
     let server = ZwaveJsServer::start();
     let other = other_client(&server).await;
     let mut session = Conversation::over(
@@ -121,6 +121,24 @@ async fn locks_thermostats_blinds_and_sirens_are_confirmed_by_the_real_driver() 
     assert_eq!(
         driver_value(&other, 7, 106, "currentValue", Some(13)).await,
         json!(99)
+    );
+
+    // The colour bulb: no report after the Set; each channel read back confirms it.
+    let text = confirmed(
+        &mut session,
+        json!({"deviceName": "Node 8", "action": "set_color", "color": "green"}),
+    );
+    assert!(
+        text.starts_with("Node 8 set to green (#00ff00); the device confirmed it"),
+        "{text}"
+    );
+    assert_eq!(
+        driver_value(&other, 8, 51, "currentColor", Some(3)).await,
+        json!(255)
+    );
+    assert_eq!(
+        driver_value(&other, 8, 51, "currentColor", Some(2)).await,
+        json!(0)
     );
 
     // The siren: its tone, reported by the Get after the Set.

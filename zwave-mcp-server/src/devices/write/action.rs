@@ -38,11 +38,13 @@ pub enum Action {
     Sound,
     /// Silence a siren (sensitive).
     Silence,
+    /// Set a colour light's colour (needs `color`).
+    SetColor,
 }
 
 impl Action {
     /// Every action, in the order the tool's schema lists them.
-    pub const ALL: [Self; 13] = [
+    pub const ALL: [Self; 14] = [
         Self::On,
         Self::Off,
         Self::Dim,
@@ -56,6 +58,7 @@ impl Action {
         Self::SetMode,
         Self::Sound,
         Self::Silence,
+        Self::SetColor,
     ];
 
     /// The action's name in the tool's arguments: "on", "set_temperature".
@@ -74,6 +77,7 @@ impl Action {
             Self::SetMode => "set_mode",
             Self::Sound => "sound",
             Self::Silence => "silence",
+            Self::SetColor => "set_color",
         }
     }
 
@@ -82,7 +86,8 @@ impl Action {
     pub fn of(kind: DeviceKind) -> &'static [Self] {
         match kind {
             DeviceKind::Switch => &[Self::On, Self::Off],
-            DeviceKind::Dimmer | DeviceKind::ColorLight => &[Self::On, Self::Off, Self::Dim],
+            DeviceKind::Dimmer => &[Self::On, Self::Off, Self::Dim],
+            DeviceKind::ColorLight => &[Self::On, Self::Off, Self::Dim, Self::SetColor],
             DeviceKind::Lock => &[Self::Lock, Self::Unlock],
             DeviceKind::Thermostat => &[Self::SetTemperature, Self::SetMode],
             DeviceKind::Cover => &[
@@ -139,6 +144,8 @@ pub struct Request {
     pub mode: Option<String>,
     /// Tone by name or number (sound); the device's default when absent.
     pub tone: Option<String>,
+    /// Colour by name, `#rrggbb` or a white by kelvin (set_color).
+    pub color: Option<String>,
 }
 
 impl Request {
@@ -150,6 +157,7 @@ impl Request {
             temperature: None,
             mode: None,
             tone: None,
+            color: None,
         }
     }
 
@@ -275,7 +283,7 @@ pub enum ActionError {
         why: String,
     },
     /// A name (mode, tone) the device does not have.
-    #[error("{device} has no {what} \"{given}\": use one of {valid}")]
+    #[error("{device} has no {what} \"{given}\": {valid}")]
     UnknownName {
         /// The device, described.
         device: String,
@@ -283,7 +291,7 @@ pub enum ActionError {
         what: &'static str,
         /// The name given.
         given: String,
-        /// The names it has, quoted.
+        /// What it has instead: "use one of \"off\", \"heat\"…".
         valid: String,
     },
     /// A setpoint for a thermostat whose mode does not say which one.

@@ -8,6 +8,7 @@
 //! | `thermostat` | set_temperature (a setpoint, inside the device's range and the owner's band), set_mode |
 //! | `cover` | open, close, stop, set_position: Window Covering (106), a motor's Multilevel Switch, Barrier Operator (102) |
 //! | `siren` | sound, silence: Sound Switch (121) |
+//! | `color` | set_color: Color Switch (51), read back channel by channel |
 //!
 //! Each plan says which value confirms it and what the device must report there
 //! ([`Expect`]), which values zwave-js sets at once when the Set is acknowledged (its
@@ -15,6 +16,7 @@
 //! whether the action is sensitive (it opens the home or silences an alarm).
 
 mod action;
+mod color;
 mod cover;
 mod lock;
 mod siren;
@@ -24,6 +26,7 @@ mod thermostat;
 use serde_json::Value;
 
 pub use action::{Action, ActionError, Limits, Request, action_list};
+pub use color::color_channel;
 
 use super::cc;
 
@@ -119,6 +122,12 @@ pub struct WritePlan {
     pub current_key: ValueKey,
     /// What that value must become.
     pub expect: Expect,
+    /// Other values the device must report, each as it must become, before the write is
+    /// confirmed (a colour's other channels).
+    pub also: Vec<(ValueKey, Expect)>,
+    /// Values to ask the device for once the write is acknowledged, for a device that sends
+    /// no report of its own (a colour light).
+    pub poll: Vec<ValueId>,
     /// What zwave-js sets at once when the Set is acknowledged (key, value): its own cache,
     /// not the device's word.
     pub echoes: Vec<(String, Value)>,
@@ -156,6 +165,7 @@ pub fn plan(node: &NodeInfo, request: &Request, limits: &Limits) -> Result<Write
             cover::plan(node, request)?
         }
         Action::Sound | Action::Silence => siren::plan(node, request)?,
+        Action::SetColor => color::plan(node, request)?,
     };
     if !is_online(node) {
         return Err(ActionError::Offline {
@@ -230,6 +240,8 @@ fn write_plan(
         value,
         current_key: current.key(),
         expect,
+        also: Vec::new(),
+        poll: Vec::new(),
         echoes: Vec::new(),
         words,
         sensitive: None,

@@ -52,9 +52,9 @@ pub(super) fn plan(node: &NodeInfo, request: &Request) -> Result<WritePlan, Acti
                         what: "tone",
                         given: given.to_owned(),
                         valid: if valid.is_empty() {
-                            "none (leave tone out for the device's default)".to_owned()
+                            "it lists none: leave tone out for its default".to_owned()
                         } else {
-                            valid.join(", ")
+                            format!("use one of {}", valid.join(", "))
                         },
                     });
                 }

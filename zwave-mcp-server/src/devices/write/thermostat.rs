@@ -52,7 +52,7 @@ fn mode(node: &NodeInfo, request: &Request) -> Result<WritePlan, ActionError> {
             device,
             what: "mode",
             given: given.to_owned(),
-            valid: modes,
+            valid: format!("use one of {modes}"),
         });
     };
     let name = state.text.to_lowercase();

@@ -153,7 +153,7 @@ async fn malformed_arguments_are_refused_with_the_valid_values() {
             json!({"deviceName": "Switch One", "action": "toggle"})
         )
         .await,
-        "failed to deserialize parameters: unknown variant `toggle`, expected one of `on`, `off`, `dim`, `lock`, `unlock`, `open`, `close`, `stop`, `set_position`, `set_temperature`, `set_mode`, `sound`, `silence`"
+        "failed to deserialize parameters: unknown variant `toggle`, expected one of `on`, `off`, `dim`, `lock`, `unlock`, `open`, `close`, `stop`, `set_position`, `set_temperature`, `set_mode`, `sound`, `silence`, `set_color`"
     );
     let text = home
         .err("control_zwave_device", json!({"action": "on"}))
