@@ -202,12 +202,18 @@ pub struct Config {
     /// Carry out the allowed sensitive actions without asking anyone: any agent connected to
     /// this server can then unlock, open or silence on its own. Use only where no client can
     /// ask its user and the agent is trusted as the owner is.
+    #[arg(long, env = "ZWAVE_MCP_SENSITIVE_WITHOUT_CONFIRMATION")]
+    pub sensitive_without_confirmation: bool,
+
+    /// Devices every action on which needs a person's yes (asked through the client), as a
+    /// space heater or an oven might: rules as for --read-allow (repeat, or comma-separated).
     #[arg(
         long,
-        env = "ZWAVE_MCP_SENSITIVE_WITHOUT_CONFIRMATION",
-        requires = "allow_sensitive"
+        env = "ZWAVE_MCP_SENSITIVE_DEVICE",
+        value_delimiter = ',',
+        value_name = "RULE"
     )]
-    pub sensitive_without_confirmation: bool,
+    pub sensitive_device: Vec<Rule>,
 
     /// How long a person has to answer the question about a sensitive action; no answer is
     /// a no.
@@ -305,6 +311,7 @@ impl Config {
             allowed: self.allow_sensitive.iter().cloned().collect(),
             without_confirmation: self.sensitive_without_confirmation,
             ask_timeout: self.ask_timeout,
+            devices: self.sensitive_device.clone(),
         }
     }
 

@@ -985,7 +985,7 @@ async fn without_a_terminal_a_servers_question_is_declined_and_said_so() {
     )
     .await;
     assert!(
-        stderr.contains("mcp-client: zwave asked a question and there is no terminal to ask it on: declined (Unlock \"Front Door Lock\" (node 8, Entrance)? An AI agent asks to unlock it (it opens the home).)"),
+        stderr.contains("mcp-client: zwave asked a question and there is no terminal to ask it on: declined (Unlock \"Front Door Lock\" (node 8, Entrance)? An AI agent asks for it (it opens the home).)"),
         "{stderr}"
     );
     assert!(

@@ -78,7 +78,7 @@ async fn the_elicitor_is_asked_and_its_answer_decides() {
         assert_eq!(asked[0].server, "zwave");
         assert_eq!(
             asked[0].message,
-            "Unlock \"Front Door Lock\" (node 8, Entrance)? An AI agent asks to unlock it (it opens the home)."
+            "Unlock \"Front Door Lock\" (node 8, Entrance)? An AI agent asks for it (it opens the home)."
         );
         assert_eq!(asked[0].schema["properties"]["confirm"]["type"], "boolean");
     }

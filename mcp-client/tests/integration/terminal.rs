@@ -326,7 +326,7 @@ async fn a_servers_question_is_asked_on_the_terminal_even_with_yes() {
         assert_eq!(exit, code, "{shown:#?}");
         assert_eq!(
             shown[0],
-            "zwave asks: Unlock \"Front Door Lock\" (node 8, Entrance)? An AI agent asks to unlock it (it opens the home).",
+            "zwave asks: Unlock \"Front Door Lock\" (node 8, Entrance)? An AI agent asks for it (it opens the home).",
             "{shown:#?}"
         );
         assert!(

@@ -32,7 +32,7 @@ fn the_python_sdk_answers_the_servers_question_and_only_a_yes_unlocks() {
     assert_eq!(yes["isError"], false, "{yes}");
     assert_eq!(
         yes["asked"][0]["message"],
-        "Unlock \"Front Door Lock\" (node 8, Entrance)? An AI agent asks to unlock it (it opens the home)."
+        "Unlock \"Front Door Lock\" (node 8, Entrance)? An AI agent asks for it (it opens the home)."
     );
     assert_eq!(
         yes["asked"][0]["schema"]["properties"]["confirm"]["type"],

@@ -61,6 +61,10 @@ fn lock(node: &NodeInfo) -> String {
             _ => "lock state unknown".to_owned(),
         },
     };
+    // A jam comes as an Access Control notification, beside the mode it is stuck in.
+    if jammed(node) {
+        words = format!("jammed ({words})");
+    }
     for (property, what) in [("doorStatus", "door"), ("boltStatus", "bolt")] {
         if let Some(Value::String(status)) =
             find_value(node, cc::DOOR_LOCK, property).and_then(|v| v.value.as_ref())
@@ -69,6 +73,16 @@ fn lock(node: &NodeInfo) -> String {
         }
     }
     words
+}
+
+/// Whether the lock's last Access Control "Lock state" notification is a jam (11).
+pub fn jammed(node: &NodeInfo) -> bool {
+    node.values.values().any(|value| {
+        value.command_class == cc::NOTIFICATION
+            && matches!(&value.property, Property::Name(name) if name == "Access Control")
+            && matches!(&value.property_key, Some(Property::Name(key)) if key == "Lock state")
+            && value.value.as_ref().and_then(Value::as_f64) == Some(11.0)
+    })
 }
 
 /// "heat to 20 °C, 19.5 °C now, idle"; "off, 19.5 °C now".
@@ -270,6 +284,30 @@ mod tests {
         assert_eq!(said(9).as_deref(), Some("silent"));
         assert_eq!(said(15).as_deref(), Some("closed"));
         assert_eq!(said(2), None, "a switch is said elsewhere");
+    }
+
+    #[test]
+    fn a_jammed_lock_says_so_before_its_mode() {
+        let mut lock = lab()[&NodeId(5)].clone();
+        let jam: crate::gateway::ValueInfo = serde_json::from_value(json!({
+            "id": "5-113-0-Access Control-Lock state", "nodeId": 5, "commandClass": 113,
+            "commandClassName": "Notification", "endpoint": 0, "property": "Access Control",
+            "propertyKey": "Lock state", "propertyName": "Access Control",
+            "propertyKeyName": "Lock state", "type": "number", "readable": true,
+            "writeable": false, "label": "Lock state", "value": 11,
+            "states": [{"value": 0, "text": "idle"}, {"value": 11, "text": "Lock jammed"}],
+        }))
+        .unwrap();
+        lock.values.insert(jam.key(), jam);
+        assert_eq!(
+            state_words(&lock).unwrap(),
+            "jammed (unlocked), door open, bolt locked"
+        );
+        set(&mut lock, "113-0-Access Control-Lock state", json!(0));
+        assert_eq!(
+            state_words(&lock).unwrap(),
+            "unlocked, door open, bolt locked"
+        );
     }
 
     #[test]

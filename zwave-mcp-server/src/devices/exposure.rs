@@ -72,7 +72,8 @@ impl fmt::Display for Rule {
 }
 
 impl Rule {
-    pub(crate) fn matches(&self, node: &NodeInfo) -> bool {
+    /// Whether the rule names `node`.
+    pub fn matches(&self, node: &NodeInfo) -> bool {
         match self {
             Self::Node(id) => node.id == *id,
             Self::Location(loc) => normalize(&node.loc) == *loc,

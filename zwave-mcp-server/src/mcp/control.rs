@@ -51,7 +51,7 @@ impl ZwaveServer {
         let plan = devices::plan(&node, &args.request(), &self.limits)?;
         let name = devices::display_name(&node);
         self.sensitive
-            .check(&plan, &devices::describe(&node), peer)
+            .check(&plan, &node, &devices::describe(&node), peer)
             .await?;
         if cancelled.is_cancelled() {
             info!(device = ?name, node = %node.id, action = %args.action, "not writing: the client cancelled the request");

@@ -11,7 +11,10 @@ use serde::Deserialize;
 use tracing::{info, warn};
 
 use super::error::ToolError;
-use crate::devices::{Sensitive, WritePlan};
+use crate::{
+    devices::{Rule, Sensitive, WritePlan},
+    gateway::NodeInfo,
+};
 
 /// What the owner allows of sensitive actions.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -23,6 +26,8 @@ pub struct SensitivePolicy {
     pub without_confirmation: bool,
     /// How long a person has to answer.
     pub ask_timeout: Duration,
+    /// Devices the owner marked sensitive: every action on them needs a person's yes.
+    pub devices: Vec<Rule>,
 }
 
 impl Default for SensitivePolicy {
@@ -31,6 +36,7 @@ impl Default for SensitivePolicy {
             allowed: BTreeSet::new(),
             without_confirmation: false,
             ask_timeout: Duration::from_secs(60),
+            devices: Vec::new(),
         }
     }
 }
@@ -47,12 +53,13 @@ struct Confirmation {
 
 rmcp::elicit_safe!(Confirmation);
 
-/// "unlocking", "opening", "silencing".
+/// "Unlocking", "Opening", "Silencing", "Commanding".
 fn gerund(sensitive: Sensitive) -> &'static str {
     match sensitive {
         Sensitive::Unlock => "Unlocking",
         Sensitive::OpenBarrier => "Opening",
         Sensitive::Silence => "Silencing",
+        Sensitive::Marked => "Commanding",
     }
 }
 
@@ -61,6 +68,7 @@ fn because(sensitive: Sensitive) -> &'static str {
     match sensitive {
         Sensitive::Unlock | Sensitive::OpenBarrier => "it opens the home",
         Sensitive::Silence => "it can silence an alarm",
+        Sensitive::Marked => "the owner marked this device sensitive",
     }
 }
 
@@ -74,15 +82,18 @@ impl SensitivePolicy {
     pub(super) async fn check(
         &self,
         plan: &WritePlan,
+        node: &NodeInfo,
         device: &str,
         peer: &Peer<RoleServer>,
     ) -> Result<(), ToolError> {
-        let Some(sensitive) = plan.sensitive else {
+        // A device the owner marked: allowed, with a person's yes, whatever the action.
+        let marked = self.devices.iter().any(|rule| rule.matches(node));
+        let Some(sensitive) = plan.sensitive.or(marked.then_some(Sensitive::Marked)) else {
             return Ok(());
         };
         let class = sensitive.class();
         let what = format!("{} {device}", gerund(sensitive));
-        if !self.allowed.contains(class) {
+        if !marked && !self.allowed.contains(class) {
             return Err(ToolError::Sensitive(format!(
                 "{what} is a sensitive action ({}) and the owner of this server has not allowed it: nothing was sent. The owner can allow it with --allow-sensitive {class} (or ZWAVE_MCP_ALLOW_SENSITIVE={class}); a person will then be asked to confirm each time.",
                 because(sensitive)
@@ -93,9 +104,8 @@ impl SensitivePolicy {
             return Ok(());
         }
         let question = format!(
-            "{} {device}? An AI agent asks to {} it ({}).",
+            "{} {device}? An AI agent asks for it ({}).",
             capitalized(&plan.words.infinitive),
-            plan.words.infinitive,
             because(sensitive)
         );
         info!(%device, action = %plan.words.infinitive, "asking the user to confirm a sensitive action");

@@ -208,7 +208,7 @@ async fn an_allowed_unlock_is_written_only_after_the_person_says_yes() {
     assert_eq!(asked.len(), 1);
     assert_eq!(
         asked[0].0,
-        "Unlock \"Front Door Lock\" (node 8, Entrance)? An AI agent asks to unlock it (it opens the home)."
+        "Unlock \"Front Door Lock\" (node 8, Entrance)? An AI agent asks for it (it opens the home)."
     );
     assert_eq!(asked[0].1["required"], json!(["confirm"]));
     assert_eq!(asked[0].1["properties"]["confirm"]["type"], "boolean");
@@ -277,4 +277,66 @@ async fn without_confirmation_the_owner_lets_an_allowed_action_through_unasked()
     let unlocked = unlock(&client_with(&home, policy).await).await;
     assert_eq!(unlocked.is_error, Some(false), "{}", text(&unlocked));
     assert_eq!(home.sim.value(8, "98-0-targetMode"), Some(json!(0)));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_device_the_owner_marked_sensitive_needs_a_persons_yes_for_anything() {
+    let home = Home::start().await;
+    let policy = SensitivePolicy {
+        devices: vec!["name:switch one".parse().unwrap()],
+        ..allowed(&[])
+    };
+    let asked = Arc::default();
+    let client = serve(
+        &home,
+        policy.clone(),
+        Asker {
+            person: Person::Accepts,
+            asked: Arc::clone(&asked),
+        },
+    )
+    .await;
+    let on = act(&client, json!({"deviceName": "Switch One", "action": "on"})).await;
+    assert_eq!(on.is_error, Some(false), "{}", text(&on));
+    assert_eq!(
+        asked.lock().unwrap()[0].0,
+        "Switch on \"Switch One\" (node 2, Kitchen)? An AI agent asks for it (the owner marked this device sensitive)."
+    );
+    // Other devices are not asked about.
+    let dimmed = act(
+        &client,
+        json!({"deviceName": "Living Room Light", "action": "dim", "level": 30}),
+    )
+    .await;
+    assert_eq!(dimmed.is_error, Some(false), "{}", text(&dimmed));
+    assert_eq!(asked.lock().unwrap().len(), 1);
+    // A client that cannot ask: nothing is sent.
+    let refused = call(
+        &client_with(&home, policy).await,
+        "control_zwave_device",
+        json!({"deviceName": "Switch One", "action": "off"}),
+    )
+    .await;
+    assert_eq!(
+        text(&refused),
+        "Commanding \"Switch One\" (node 2, Kitchen) needs a person's yes, and this client cannot ask its user (it did not declare MCP elicitation). Use a client that can, or the owner can start the server with --sensitive-without-confirmation, which lets any agent do it unasked: nothing was sent."
+    );
+    assert_eq!(home.sim.value(2, "37-0-targetValue"), Some(json!(true)));
+}
+
+/// Calls the control tool through any client.
+async fn act<C: ClientHandler>(
+    client: &RunningService<RoleClient, C>,
+    args: Value,
+) -> rmcp::model::CallToolResult {
+    let Value::Object(arguments) = args else {
+        unreachable!()
+    };
+    client
+        .call_tool(
+            rmcp::model::CallToolRequestParams::new("control_zwave_device")
+                .with_arguments(arguments),
+        )
+        .await
+        .unwrap()
 }

@@ -98,6 +98,8 @@ pub enum Sensitive {
     OpenBarrier,
     /// Silencing a siren.
     Silence,
+    /// Any action on a device the owner marked sensitive (`--sensitive-device`).
+    Marked,
 }
 
 impl Sensitive {
@@ -107,6 +109,7 @@ impl Sensitive {
             Self::Unlock => "lock",
             Self::OpenBarrier => "garage",
             Self::Silence => "siren",
+            Self::Marked => "device",
         }
     }
 }
