@@ -94,7 +94,7 @@ fn the_python_sdk_lists_and_calls_every_zwave_tool() {
     let calls = seen["calls"].as_array().unwrap();
     assert_eq!(
         calls[0]["structured"]["devices"].as_array().unwrap().len(),
-        13
+        14
     );
     assert_eq!(
         calls[1]["text"],

@@ -18,6 +18,7 @@ pub(crate) mod cc {
     pub const THERMOSTAT_OPERATING_STATE: u16 = 66;
     pub const THERMOSTAT_SETPOINT: u16 = 67;
     pub const DOOR_LOCK: u16 = 98;
+    pub const CENTRAL_SCENE: u16 = 91;
     pub const BARRIER_OPERATOR: u16 = 102;
     pub const WINDOW_COVERING: u16 = 106;
     pub const NOTIFICATION: u16 = 113;
@@ -47,7 +48,7 @@ pub enum DeviceKind {
     Switch,
     /// Energy meter without a switch.
     Meter,
-    /// Sensor (temperature, humidity, motion, ...): read only.
+    /// Sensor (temperature, humidity, motion, ..., a scene remote's buttons): read only.
     Sensor,
     /// Anything else.
     Other,
@@ -85,7 +86,11 @@ impl DeviceKind {
         } else if node.values.values().any(|v| {
             matches!(
                 v.command_class,
-                cc::BINARY_SENSOR | cc::MULTILEVEL_SENSOR | cc::NOTIFICATION | cc::BATTERY
+                cc::BINARY_SENSOR
+                    | cc::MULTILEVEL_SENSOR
+                    | cc::NOTIFICATION
+                    | cc::BATTERY
+                    | cc::CENTRAL_SCENE
             )
         }) {
             Self::Sensor

@@ -38,6 +38,13 @@ impl Reading {
     /// The value in words, the same in every tool: a named state (`idle`), a yes/no value as
     /// what it means (`on`/`off`, `motion`/`idle`, `open`/`closed`), a number with its unit.
     pub fn words(&self) -> String {
+        if self.command_class == cc::CENTRAL_SCENE {
+            return match &self.state {
+                Some(state) => scene_words(state),
+                None if self.value.is_null() => "not pressed yet".to_owned(),
+                None => format!("key event {}", self.value),
+            };
+        }
         if let Some(state) = &self.state {
             return state.clone();
         }
@@ -94,6 +101,23 @@ impl Reading {
     }
 }
 
+/// A Central Scene key event in words: `KeyPressed` "pressed", `KeyPressed2x` "pressed
+/// 2 times", `KeyHeldDown` "held down", `KeyReleased` "released".
+fn scene_words(state: &str) -> String {
+    match state {
+        "KeyPressed" => "pressed".to_owned(),
+        "KeyReleased" => "released".to_owned(),
+        "KeyHeldDown" => "held down".to_owned(),
+        other => match other
+            .strip_prefix("KeyPressed")
+            .and_then(|times| times.strip_suffix('x'))
+        {
+            Some(times) => format!("pressed {times} times"),
+            None => other.to_owned(),
+        },
+    }
+}
+
 /// `12 s ago`, `3 min ago`, `2 h ago`, `4 days ago`.
 pub fn ago(seconds: u64) -> String {
     match seconds {
@@ -116,7 +140,9 @@ pub fn readings(node: &NodeInfo, now_ms: Option<i64>) -> Vec<Reading> {
             // state): said so, rather than left out of what it reads.
             let reported = match &value.value {
                 Some(reported) => reported.clone(),
-                None if value.command_class == cc::NOTIFICATION && value.states.is_some() => {
+                None if matches!(value.command_class, cc::NOTIFICATION | cc::CENTRAL_SCENE)
+                    && value.states.is_some() =>
+                {
                     Value::Null
                 }
                 None => return None,
@@ -128,11 +154,7 @@ pub fn readings(node: &NodeInfo, now_ms: Option<i64>) -> Vec<Reading> {
                 _ => None,
             };
             Some(Reading {
-                label: value
-                    .label
-                    .clone()
-                    .or_else(|| value.property_name.clone())
-                    .unwrap_or_else(|| value.property.to_string()),
+                label: label_of(value),
                 value: reported,
                 unit: value.unit.clone().filter(|unit| !unit.is_empty()),
                 state: value.state_name().map(str::to_owned),
@@ -145,6 +167,26 @@ pub fn readings(node: &NodeInfo, now_ms: Option<i64>) -> Vec<Reading> {
         .collect()
 }
 
+/// A reading's label: the value's own, with its notification type before a label that does
+/// not say what it is about ("Sensor status" of a Water Alarm: "Water Alarm sensor status").
+fn label_of(value: &ValueInfo) -> String {
+    let label = value
+        .label
+        .clone()
+        .or_else(|| value.property_name.clone())
+        .unwrap_or_else(|| value.property.to_string());
+    match &value.property {
+        crate::gateway::Property::Name(kind)
+            if value.command_class == cc::NOTIFICATION
+                && ["sensor status", "alarm status", "status"]
+                    .contains(&label.to_lowercase().as_str()) =>
+        {
+            format!("{kind} {}", label.to_lowercase())
+        }
+        _ => label,
+    }
+}
+
 fn is_reading(value: &ValueInfo) -> bool {
     let named = |name: &str| matches!(&value.property, Property::Name(own) if own == name);
     match value.command_class {
@@ -153,6 +195,8 @@ fn is_reading(value: &ValueInfo) -> bool {
         cc::METER => named("value"),
         cc::NOTIFICATION => !named("alarmType") && !named("alarmLevel"),
         cc::BATTERY => named("level"),
+        // A scene button's last event (a stateless value: its value is what last happened).
+        cc::CENTRAL_SCENE => named("scene"),
         cc::DOOR_LOCK => {
             named("currentMode")
                 || named("doorStatus")
@@ -301,13 +345,13 @@ mod tests {
             lines.contains(&"Door state (simple): not reported yet".to_owned())
                 && lines
                     .iter()
-                    .any(|line| line.starts_with("Sensor status: idle (updated ")),
+                    .any(|line| line.starts_with("Water Alarm sensor status: idle (updated ")),
             "{lines:?}"
         );
         // The list's one line keeps to what was reported.
         assert_eq!(
             crate::devices::summary(sensor),
-            "sensor status: idle, battery 87%"
+            "water alarm sensor status: idle, battery 87%"
         );
     }
 

@@ -15,7 +15,7 @@ pub const MIN_NODES: u16 = 2;
 /// logic: 2 Switch One (switch + meters), 3 Living Room Light (dimmer), 4 Office Temperature
 /// (sensor), 5 Hallway Motion, 6 an unnamed switch, 7 Garage Light (dead switch), 8 Front
 /// Door Lock, 9 Thermostat, 10 Bedroom Blind, 11 Garage Door, 12 Reading Lamp (colour),
-/// 13 Hallway Siren, 14 Back Door Sensor (door and leak).
+/// 13 Hallway Siren, 14 Back Door Sensor (door and leak), 15 Bedside Remote (scene buttons).
 #[cfg(test)]
 pub(crate) fn demo_node(id: u16) -> crate::gateway::NodeInfo {
     let nodes = crate::gateway::parse_nodes(Value::Array(demo_home(0))).unwrap_or_default();
@@ -31,7 +31,8 @@ pub(crate) fn demo_node(id: u16) -> crate::gateway::NodeInfo {
 /// power meter, a dimmer, a temperature/humidity multisensor, a motion sensor, an unnamed plug,
 /// a dead light, and the classes recorded from zwave-js's mock devices: a door lock, a
 /// thermostat, a window-covering blind, a colour bulb, a siren and a door/leak sensor, with a
-/// garage door built from zwave-js's Barrier Operator values.
+/// garage door and a scene remote built from zwave-js's Barrier Operator and Central Scene
+/// values.
 pub fn demo_home(now_ms: i64) -> Vec<Value> {
     let mut home = basic_home(now_ms);
     let broadcast = home.pop();
@@ -74,8 +75,8 @@ pub fn basic_home(now_ms: i64) -> Vec<Value> {
     ]
 }
 
-/// Nodes 8–14 of the demo home: a lock, a thermostat, a blind, a garage door, a colour bulb,
-/// a siren and a door/leak sensor.
+/// Nodes 8–15 of the demo home: a lock, a thermostat, a blind, a garage door, a colour bulb,
+/// a siren, a door/leak sensor and a scene remote.
 fn class_devices(now_ms: i64) -> Vec<Value> {
     let recent = now_ms - 45_000;
     vec![
@@ -105,6 +106,10 @@ fn class_devices(now_ms: i64) -> Vec<Value> {
             .build(),
         Node::new(14, "Back Door Sensor", "Kitchen", recent)
             .captured("door_leak_sensor")
+            .build(),
+        Node::new(15, "Bedside Remote", "Bedroom", recent)
+            .scene_buttons(2)
+            .battery(90)
             .build(),
     ]
 }

@@ -42,6 +42,10 @@ const BARRIER_OPERATOR: Cc = Cc {
     id: 102,
     name: "Barrier Operator",
 };
+const CENTRAL_SCENE: Cc = Cc {
+    id: 91,
+    name: "Central Scene",
+};
 const BATTERY: Cc = Cc {
     id: 128,
     name: "Battery",
@@ -407,6 +411,32 @@ impl Node {
         position["unit"] = json!("%");
         position["value"] = json!(if open { 100 } else { 0 });
         self.add(target).add(current).add(position)
+    }
+
+    /// A scene remote's buttons (Central Scene, as zwave-js names its values: `scene/001`…,
+    /// stateless, no value until a key event; there is no mock of one to record).
+    pub(super) fn scene_buttons(self, buttons: u8) -> Self {
+        let (id, at) = (self.id(), self.at);
+        let mut node = self;
+        for button in 1..=buttons {
+            let key = format!("{button:03}");
+            let label = format!("Scene {key}");
+            let mut value = value_json(id, at, CENTRAL_SCENE, "scene", "number", &label);
+            value = with_key(value, json!(key), &key);
+            value["stateless"] = json!(true);
+            value["min"] = json!(0);
+            value["max"] = json!(255);
+            value["states"] = json!([
+                {"value": 0, "text": "KeyPressed"}, {"value": 1, "text": "KeyReleased"},
+                {"value": 2, "text": "KeyHeldDown"}, {"value": 3, "text": "KeyPressed2x"},
+                {"value": 4, "text": "KeyPressed3x"},
+            ]);
+            if let Some(fields) = value.as_object_mut() {
+                fields.remove("lastUpdate");
+            }
+            node = node.add(value);
+        }
+        node
     }
 
     /// Value `key` (already added) now shows `value`.

@@ -180,6 +180,26 @@ impl SimZwaveJsServer {
         }
     }
 
+    /// A stateless value's event, as a scene button's press: the value changes and every
+    /// listening client gets a `value notification`.
+    pub fn notify(&self, node: u16, key: &str, value: Value) {
+        let change = super::api::set_value(&mut lock(&self.sim.nodes), node, key, value.clone());
+        if let Some(change) = change {
+            let mut args = json!({
+                "commandClass": change.value["commandClass"],
+                "endpoint": change.value.get("endpoint").cloned().unwrap_or(json!(0)),
+                "property": change.value["property"],
+                "value": value,
+            });
+            if let Some(key) = change.value.get("propertyKey").filter(|key| !key.is_null()) {
+                args["propertyKey"] = key.clone();
+            }
+            let event = json!({"type": "event", "event": {"source": "node",
+                "event": "value notification", "nodeId": node, "args": args}});
+            let _ = self.sim.events.send((0, event.to_string()));
+        }
+    }
+
     /// Every command received so far, in order.
     pub fn received(&self) -> Vec<Value> {
         lock(&self.sim.received).clone()

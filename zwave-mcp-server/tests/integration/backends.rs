@@ -129,6 +129,15 @@ impl TestHome {
         }
     }
 
+    /// A stateless value's event on the device (a scene button pressed): Z-Wave JS UI
+    /// publishes the value, zwave-js-server sends a `value notification`.
+    pub async fn notify(&self, node: u16, key: &str, value: Value) {
+        match self {
+            Self::Mqtt(home) => home.sim.press(node, key, value).await,
+            Self::ZwaveJs(server) => server.notify(node, key, value),
+        }
+    }
+
     /// The way to the home goes down: Z-Wave JS UI says it is offline (its last will), or
     /// zwave-js-server stops (connections closed, new ones refused).
     pub async fn go_down(&self) {

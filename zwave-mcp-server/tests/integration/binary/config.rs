@@ -247,8 +247,8 @@ fn exposure_flags_and_environment_shape_the_tools() {
         .as_array()
         .unwrap()
         .len();
-    // The demo home's 13 devices but the hidden Garage Light and node 6.
-    assert_eq!(devices, 11);
+    // The demo home's 14 devices but the hidden Garage Light and node 6.
+    assert_eq!(devices, 12);
 
     let output = run(&["--demo", "--control-deny", "garage"], &[]);
     assert_eq!(output.status.code(), Some(2));

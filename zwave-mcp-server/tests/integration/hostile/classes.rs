@@ -198,4 +198,28 @@ async fn a_colour_is_confirmed_when_the_device_reports_every_channel_it_was_give
     );
     session.finish();
 }
+
+async fn a_scene_buttons_last_event_is_read_with_when_it_came(backend) {
+    let home = TestHome::start(backend).await;
+    let mut session = Conversation::over(&mut home.command(&[]));
+    let (error, text, _) = session.call(
+        "get_device_sensor_data",
+        json!({"deviceName": "Bedside Remote"}),
+    );
+    assert!(!error, "{text}");
+    assert!(text.contains("- Scene 001: not pressed yet\n"), "{text}");
+    home.notify(15, "91-0-scene-001", json!(3)).await;
+    let text = session.call_until(
+        "get_device_sensor_data",
+        &json!({"deviceName": "Bedside Remote"}),
+        |text| text.contains("- Scene 001: pressed 2 times (updated "),
+    );
+    assert!(text.contains("- Scene 002: not pressed yet"), "{text}");
+    let (_, list, _) = session.call("list_zwave_devices", json!({"filter": "remote"}));
+    assert!(
+        list.contains("- Bedside Remote (node 15, Bedroom): sensor, scene 001: pressed 2 times, battery 90%"),
+        "{list}"
+    );
+    session.finish();
+}
 }

@@ -23,11 +23,12 @@ async fn the_list_the_status_and_the_readings_say_the_same(backend) {
         "- Garage Door (node 11, Garage): cover, closed",
         "- Reading Lamp (node 12, Living Room): colour light, off",
         "- Hallway Siren (node 13, Hallway): siren, silent",
-        "- Back Door Sensor (node 14, Kitchen): sensor, sensor status: idle, battery 87%",
+        "- Back Door Sensor (node 14, Kitchen): sensor, water alarm sensor status: idle, battery 87%",
+        "- Bedside Remote (node 15, Bedroom): sensor, battery 90%",
     ] {
         assert!(list.contains(line), "{line:?} not in {list}");
     }
-    assert_eq!(structured["devices"].as_array().map(Vec::len), Some(13), "{structured}");
+    assert_eq!(structured["devices"].as_array().map(Vec::len), Some(14), "{structured}");
     let (error, status, _) = session.call("get_device_status", json!({"deviceName": "Garage Light"}));
     assert!(!error && status.contains("offline"), "{status}");
     let (error, text, data) = session.call(

@@ -126,7 +126,7 @@ async fn reads_say_when_the_gateway_is_offline_and_since_when() {
         "{text}"
     );
     assert!(first.ends_with(" s ago); last known states:"), "{text}");
-    assert_eq!(text.lines().nth(1), Some("12 Z-Wave devices:"));
+    assert_eq!(text.lines().nth(1), Some("13 Z-Wave devices:"));
     let list = home.ok("list_zwave_devices", json!({})).await;
     assert_eq!(list["stale"]["reason"], "gateway offline");
     assert!(list["stale"]["ageSeconds"].as_u64().unwrap() < 60);

@@ -28,7 +28,8 @@ async fn list_shows_devices_but_not_the_controller_or_virtual_nodes() {
             "Garage Door",
             "Reading Lamp",
             "Hallway Siren",
-            "Back Door Sensor"
+            "Back Door Sensor",
+            "Bedside Remote"
         ]
     );
     assert_eq!(list["hiddenInactive"], 1);
@@ -36,7 +37,7 @@ async fn list_shows_devices_but_not_the_controller_or_virtual_nodes() {
     assert!(!is_error);
     assert_eq!(
         text,
-        "12 Z-Wave devices:\n\
+        "13 Z-Wave devices:\n\
          - Switch One (node 2, Kitchen): switch, off, 12.34 kWh, 0 W\n\
          - Living Room Light (node 3, Living Room): dimmer, off\n\
          - Office Temperature (node 4, Office): sensor, 21.5 °C, 45 %, battery 87%\n\
@@ -48,7 +49,8 @@ async fn list_shows_devices_but_not_the_controller_or_virtual_nodes() {
          - Garage Door (node 11, Garage): cover, closed\n\
          - Reading Lamp (node 12, Living Room): colour light, off\n\
          - Hallway Siren (node 13, Hallway): siren, silent\n\
-         - Back Door Sensor (node 14, Kitchen): sensor, sensor status: idle, battery 87%\n\
+         - Back Door Sensor (node 14, Kitchen): sensor, water alarm sensor status: idle, battery 87%\n\
+         - Bedside Remote (node 15, Bedroom): sensor, battery 90%\n\
          1 offline device not shown (includeInactive: true lists them)."
     );
 }
