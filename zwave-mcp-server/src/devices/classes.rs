@@ -32,6 +32,7 @@ pub fn covered(kind: DeviceKind, command_class: u16) -> bool {
             command_class,
             cc::THERMOSTAT_MODE
                 | cc::THERMOSTAT_OPERATING_STATE
+                | cc::THERMOSTAT_FAN_MODE
                 | cc::THERMOSTAT_SETPOINT
                 | cc::MULTILEVEL_SENSOR
         ),
@@ -124,6 +125,11 @@ fn thermostat(node: &NodeInfo) -> String {
         find_value(node, cc::THERMOSTAT_OPERATING_STATE, "state").and_then(ValueInfo::state_name)
     {
         parts.push(words_of(state));
+    }
+    if let Some(fan) =
+        find_value(node, cc::THERMOSTAT_FAN_MODE, "mode").and_then(ValueInfo::state_name)
+    {
+        parts.push(format!("fan {}", words_of(fan)));
     }
     parts.join(", ")
 }
@@ -284,6 +290,24 @@ mod tests {
         assert_eq!(said(9).as_deref(), Some("silent"));
         assert_eq!(said(15).as_deref(), Some("closed"));
         assert_eq!(said(2), None, "a switch is said elsewhere");
+    }
+
+    #[test]
+    fn a_thermostats_fan_mode_is_said_last() {
+        let mut thermostat = lab()[&NodeId(6)].clone();
+        let fan: crate::gateway::ValueInfo = serde_json::from_value(json!({
+            "id": "6-68-0-mode", "nodeId": 6, "commandClass": 68,
+            "commandClassName": "Thermostat Fan Mode", "endpoint": 0, "property": "mode",
+            "propertyName": "mode", "type": "number", "readable": true, "writeable": true,
+            "label": "Thermostat fan mode", "value": 1,
+            "states": [{"value": 0, "text": "Auto low"}, {"value": 1, "text": "Low"}],
+        }))
+        .unwrap();
+        thermostat.values.insert(fan.key(), fan);
+        assert_eq!(
+            state_words(&thermostat).unwrap(),
+            "off, 19.5 °C now, idle, fan low"
+        );
     }
 
     #[test]

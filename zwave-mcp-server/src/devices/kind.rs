@@ -17,6 +17,7 @@ pub(crate) mod cc {
     pub const THERMOSTAT_MODE: u16 = 64;
     pub const THERMOSTAT_OPERATING_STATE: u16 = 66;
     pub const THERMOSTAT_SETPOINT: u16 = 67;
+    pub const THERMOSTAT_FAN_MODE: u16 = 68;
     pub const DOOR_LOCK: u16 = 98;
     pub const CENTRAL_SCENE: u16 = 91;
     pub const BARRIER_OPERATOR: u16 = 102;

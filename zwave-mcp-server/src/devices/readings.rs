@@ -206,6 +206,7 @@ fn is_reading(value: &ValueInfo) -> bool {
         cc::LOCK => named("locked"),
         cc::THERMOSTAT_MODE => named("mode"),
         cc::THERMOSTAT_OPERATING_STATE => named("state"),
+        cc::THERMOSTAT_FAN_MODE => named("mode"),
         cc::WINDOW_COVERING => named("currentValue"),
         cc::BARRIER_OPERATOR => named("currentState") || named("position"),
         cc::COLOR_SWITCH => named("hexColor"),

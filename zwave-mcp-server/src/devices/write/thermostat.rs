@@ -289,6 +289,24 @@ mod tests {
     }
 
     #[test]
+    fn a_fahrenheit_thermostat_gets_the_band_in_fahrenheit() {
+        let mut node = lab::node(6);
+        let setpoint = node.values.get_mut("67-0-setpoint-1").unwrap();
+        setpoint.unit = Some("°F".into());
+        setpoint.min = Some(40.0);
+        setpoint.max = Some(90.0);
+        let plan = plan(&node, &set_temperature(72.0), &Limits::default()).unwrap();
+        assert_eq!(plan.value, json!(72));
+        assert_eq!(plan.words.infinitive, "set the heating setpoint to 72 °F");
+        assert_eq!(
+            super::super::plan(&node, &set_temperature(88.0), &Limits::default())
+                .unwrap_err()
+                .to_string(),
+            "88 °F is outside what \"Thermostat\" (node 6, Living Room) may be set to: use 41 to 86 °F (the owner's band, --thermostat-band 5..30 °C)"
+        );
+    }
+
+    #[test]
     fn a_mode_is_set_by_its_name_and_an_unknown_one_is_refused_with_the_modes() {
         let request = Request {
             mode: Some("Heat".into()),
