@@ -1,6 +1,6 @@
 //! Issue 25 against the real zwave-js 15.29.0 behind the real zwave-js-server 3.10.2, on
 //! zwave-js's mock controller with the lab's network (node 5 a door lock, 6 a thermostat,
-//! 7 a window-covering blind, 8 a colour bulb, 9 a siren): each write through the binary, as a model makes
+//! 7 a window-covering blind, 8 a colour bulb, 9 a siren, 15 a motor blind): each write through the binary, as a model makes
 //! it, confirmed by the device's own report; then the state read back from the driver by
 //! another client, not from the binary's cache.
 
@@ -120,6 +120,20 @@ async fn locks_thermostats_blinds_colour_lights_and_sirens_are_confirmed_by_the_
     );
     assert_eq!(
         driver_value(&other, 7, 106, "currentValue", Some(13)).await,
+        json!(99)
+    );
+
+    // The motor blind (a Multilevel Switch whose buttons are Open/Close): the same.
+    let text = confirmed(
+        &mut session,
+        json!({"deviceName": "Node 15", "action": "open"}),
+    );
+    assert!(
+        text.starts_with("Node 15 opened; the device confirmed it"),
+        "{text}"
+    );
+    assert_eq!(
+        driver_value(&other, 15, 38, "currentValue", None).await,
         json!(99)
     );
 
