@@ -1,8 +1,8 @@
 //! Issue 25 against the real zwave-js 15.29.0 behind the real zwave-js-server 3.10.2, on
-//! zwave-js's mock controller with the lab's network (node 5 a door lock, 6 a thermostat,
-//! 7 a window-covering blind, 8 a colour bulb, 9 a siren, 15 a motor blind): each write through the binary, as a model makes
-//! it, confirmed by the device's own report; then the state read back from the driver by
-//! another client, not from the binary's cache.
+//! zwave-js's mock controller with the lab's network (node 5 a door lock, 6 a thermostat, 7 a
+//! window-covering blind, 8 a colour bulb, 9 a siren, 15 a motor blind): each write through
+//! the binary, as a model makes it, confirmed by the device's own report; then the state read
+//! back from the driver by another client, not from the binary's cache.
 
 use std::time::Duration;
 
