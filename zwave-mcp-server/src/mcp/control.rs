@@ -60,11 +60,18 @@ impl ZwaveServer {
         info!(device = ?name, node = %node.id, action = %args.action, value = %plan.value, "writing value");
         let before = last_report(&node, plan.current_key.as_str());
         // A stop accepts any report: there is no state it asks for to be in already.
+        // Every value the write names (a colour's every channel) already as asked.
         let already = plan.expect != devices::Expect::Any
             && before
                 .as_ref()
                 .and_then(|(value, _)| value.as_ref())
-                .is_some_and(|value| plan.expect.accepts(value));
+                .is_some_and(|value| plan.expect.accepts(value))
+            && plan.also.iter().all(|(key, expect)| {
+                node.values
+                    .get(key.as_str())
+                    .and_then(|value| value.value.as_ref())
+                    .is_some_and(|value| expect.accepts(value))
+            });
         let seq = self.commands.next_seq();
         let written = self
             .gateway

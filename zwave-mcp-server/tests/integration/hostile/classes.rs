@@ -184,6 +184,22 @@ async fn a_colour_is_confirmed_when_the_device_reports_every_channel_it_was_give
         text,
         "Reading Lamp set to warm white; the device confirmed it (now on at 100%, warm white)."
     );
+    // Green after warm white: its red channel (0) is as asked already, its green is not: not
+    // "already green" (found on the real gateway, where the first channel alone was looked at).
+    let (error, text, _) = session.call(
+        "control_zwave_device",
+        json!({"deviceName": "Reading Lamp", "action": "set_color", "color": "green"}),
+    );
+    assert!(!error, "{text}");
+    assert_eq!(
+        text,
+        "Reading Lamp set to green (#00ff00); the device confirmed it (now on at 100%, colour #00ff00)."
+    );
+    let (_, text, _) = session.call(
+        "control_zwave_device",
+        json!({"deviceName": "Reading Lamp", "action": "set_color", "color": "green"}),
+    );
+    assert!(text.starts_with("Reading Lamp was already green (#00ff00); the device confirmed it"), "{text}");
     let (error, text, _) = session.call(
         "control_zwave_device",
         json!({"deviceName": "Reading Lamp", "action": "set_color", "color": "ultraviolet"}),
@@ -193,7 +209,7 @@ async fn a_colour_is_confirmed_when_the_device_reports_every_channel_it_was_give
         home.writes().last().cloned(),
         Some((
             "12-51-0-targetColor".to_owned(),
-            json!({"warmWhite": 255, "coldWhite": 0, "red": 0, "green": 0, "blue": 0})
+            json!({"red": 0, "green": 255, "blue": 0, "warmWhite": 0, "coldWhite": 0})
         ))
     );
     session.finish();
