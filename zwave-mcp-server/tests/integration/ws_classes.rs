@@ -160,5 +160,22 @@ async fn locks_thermostats_blinds_colour_lights_and_sirens_are_confirmed_by_the_
         &mut session,
         json!({"deviceName": "Node 9", "action": "sound", "tone": "Doorbell"}),
     );
+    // A lock that acknowledges and ignores the command (the mock's /stuck): contradicted by
+    // its own Operation Report, never confirmed.
+    server.tell_mock("/stuck", r#"{"node": 5, "on": true}"#);
+    let (error, text, outcome) = session.call(
+        "control_zwave_device",
+        json!({"deviceName": "Node 5", "action": "lock"}),
+    );
+    assert!(error, "{text}");
+    assert_eq!(outcome["outcome"], "contradicted", "{text}");
+    assert!(
+        text.starts_with("Node 5 did not change: the command to lock was acknowledged at "),
+        "{text}"
+    );
+    assert_eq!(
+        driver_value(&other, 5, 98, "currentMode", None).await,
+        json!(0)
+    );
     session.finish();
 }
