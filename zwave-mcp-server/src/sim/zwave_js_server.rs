@@ -185,15 +185,8 @@ impl SimZwaveJsServer {
     pub fn notify(&self, node: u16, key: &str, value: Value) {
         let change = super::api::set_value(&mut lock(&self.sim.nodes), node, key, value.clone());
         if let Some(change) = change {
-            let mut args = json!({
-                "commandClass": change.value["commandClass"],
-                "endpoint": change.value.get("endpoint").cloned().unwrap_or(json!(0)),
-                "property": change.value["property"],
-                "value": value,
-            });
-            if let Some(key) = change.value.get("propertyKey").filter(|key| !key.is_null()) {
-                args["propertyKey"] = key.clone();
-            }
+            let mut args = address(&change.value);
+            args["value"] = value;
             let event = json!({"type": "event", "event": {"source": "node",
                 "event": "value notification", "nodeId": node, "args": args}});
             let _ = self.sim.events.send((0, event.to_string()));
@@ -445,21 +438,30 @@ fn value_key(value_id: &Value) -> String {
     value_key_of(&id)
 }
 
-/// A `value updated` event for a change.
-fn value_updated(change: &Change) -> String {
-    let value = &change.value;
+/// Where a value is, as an event's `args` name it: command class, endpoint, property, key.
+fn address(value: &Value) -> Value {
     let mut args = json!({
-        "commandClassName": value["commandClassName"],
         "commandClass": value["commandClass"],
         "endpoint": value.get("endpoint").cloned().unwrap_or(json!(0)),
         "property": value["property"],
-        "newValue": value.get("value").cloned().unwrap_or(Value::Null),
-        "prevValue": change.previous,
-        "propertyName": value.get("propertyName").cloned().unwrap_or(value["property"].clone()),
     });
     if let Some(key) = value.get("propertyKey").filter(|key| !key.is_null()) {
         args["propertyKey"] = key.clone();
     }
+    args
+}
+
+/// A `value updated` event for a change.
+fn value_updated(change: &Change) -> String {
+    let value = &change.value;
+    let mut args = address(value);
+    args["commandClassName"] = value["commandClassName"].clone();
+    args["newValue"] = value.get("value").cloned().unwrap_or(Value::Null);
+    args["prevValue"] = change.previous.clone();
+    args["propertyName"] = value
+        .get("propertyName")
+        .cloned()
+        .unwrap_or(value["property"].clone());
     json!({"type": "event", "event": {"source": "node", "event": "value updated",
         "nodeId": change.node["id"], "args": args}})
     .to_string()

@@ -111,17 +111,11 @@ fn text(result: &rmcp::model::CallToolResult) -> String {
 async fn unlock<C: ClientHandler>(
     client: &RunningService<RoleClient, C>,
 ) -> rmcp::model::CallToolResult {
-    let Value::Object(arguments) = json!({"deviceName": "Front Door Lock", "action": "unlock"})
-    else {
-        unreachable!()
-    };
-    client
-        .call_tool(
-            rmcp::model::CallToolRequestParams::new("control_zwave_device")
-                .with_arguments(arguments),
-        )
-        .await
-        .unwrap()
+    act(
+        client,
+        json!({"deviceName": "Front Door Lock", "action": "unlock"}),
+    )
+    .await
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -147,16 +141,7 @@ async fn sensitive_actions_are_refused_unless_the_owner_allowed_them() {
         ("Garage Door", "open", "garage"),
         ("Hallway Siren", "silence", "siren"),
     ] {
-        let Value::Object(arguments) = json!({"deviceName": device, "action": action}) else {
-            unreachable!()
-        };
-        let refused = client
-            .call_tool(
-                rmcp::model::CallToolRequestParams::new("control_zwave_device")
-                    .with_arguments(arguments),
-            )
-            .await
-            .unwrap();
+        let refused = act(&client, json!({"deviceName": device, "action": action})).await;
         assert!(
             text(&refused).contains(&format!("--allow-sensitive {class}")),
             "{}",
