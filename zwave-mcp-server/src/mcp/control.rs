@@ -59,8 +59,8 @@ impl ZwaveServer {
         }
         info!(device = ?name, node = %node.id, action = %args.action, value = %plan.value, "writing value");
         let before = last_report(&node, plan.current_key.as_str());
-        // A stop accepts any report: there is no state it asks for to be in already.
-        // Every value the write names (a colour's every channel) already as asked.
+        // Already so: every value the write names (a colour's every channel) shows what it
+        // asks; never for a stop, which accepts any report and asks for no state.
         let already = plan.expect != devices::Expect::Any
             && before
                 .as_ref()
