@@ -100,11 +100,11 @@ pub enum GatewayError {
     /// A command to zwave-js-server got no result, or a failure (the WebSocket backend).
     #[error(transparent)]
     Server(#[from] crate::gateway::zwave_js::client::WsError),
-    /// The node a command was for is named or placed otherwise in Z-Wave JS than when this
-    /// server last read it (another client renamed it): the name may now mean another device,
-    /// so nothing was sent.
+    /// The node a command was for is named or placed otherwise in Z-Wave JS than when the
+    /// command's device was looked up (another client renamed it, or the owner did while a
+    /// person was asked to confirm): the name may now mean another device, so nothing was sent.
     #[error(
-        "nothing was sent: node {node} is now {now} in Z-Wave JS, not {was} as this server last read it (another client renamed it); the device list is being read again: find the device by its current name and ask again"
+        "nothing was sent: node {node} is now {now} in Z-Wave JS, not {was} as it was when the command's device was looked up (it was renamed since); find the device by its current name and ask again"
     )]
     Renamed {
         /// The node.

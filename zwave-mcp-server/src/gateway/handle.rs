@@ -329,6 +329,15 @@ impl Gateway {
     ) -> Result<Value, GatewayError> {
         match &self.connection {
             Connection::Mqtt(shared) => {
+                // Z-Wave JS UI's node list, reloaded on its own when a node is renamed: the
+                // node as the lookup saw it must still be the node the cache has now (a
+                // person may have taken a minute to confirm the command).
+                if let Some(known) = known
+                    && let Some(now) = self.node(known.id)
+                    && (&now.name, &now.loc) != (&known.name, &known.loc)
+                {
+                    return Err(renamed(known, &now));
+                }
                 if let Some(write) = echo {
                     self.core.writes().push(write.clone());
                 }
@@ -384,15 +393,7 @@ impl Gateway {
             return Ok(());
         }
         self.reload_in_background();
-        let named = |info: &NodeInfo| match info.loc.as_str() {
-            "" => format!("\"{}\"", info.name),
-            loc => format!("\"{}\" ({loc})", info.name),
-        };
-        Err(GatewayError::Renamed {
-            node: known.id,
-            was: named(known),
-            now: named(&now),
-        })
+        Err(renamed(known, &now))
     }
 
     /// The node list is out of date: reload it without waiting.
@@ -497,5 +498,18 @@ impl Gateway {
                 Ok(Err(_)) | Err(_) => return None,
             }
         }
+    }
+}
+
+/// The refusal of a write to `known`, a node now named as in `now`.
+fn renamed(known: &NodeInfo, now: &NodeInfo) -> GatewayError {
+    let named = |info: &NodeInfo| match info.loc.as_str() {
+        "" => format!("\"{}\"", info.name),
+        loc => format!("\"{}\" ({loc})", info.name),
+    };
+    GatewayError::Renamed {
+        node: known.id,
+        was: named(known),
+        now: named(now),
     }
 }

@@ -37,6 +37,9 @@ enum Person {
 struct Asker {
     person: Person,
     asked: Arc<Mutex<Vec<(String, Value)>>>,
+    /// Before answering, the owner renames node 8 in Z-Wave JS UI and the server's list
+    /// shows it (a person who took a minute to answer).
+    renamed_meanwhile: Option<(zwave_mcp_server::sim::SimControl, zwave_mcp_server::Gateway)>,
 }
 
 impl ClientHandler for Asker {
@@ -64,6 +67,17 @@ impl ClientHandler for Asker {
                 message.clone(),
                 serde_json::to_value(requested_schema).unwrap(),
             ));
+        }
+        if let Some((sim, gateway)) = &self.renamed_meanwhile {
+            sim.rename_node(8, "Back Door Lock", "Patio").await;
+            gateway
+                .wait_for_node(
+                    zwave_mcp_server::gateway::NodeId(8),
+                    |node| node.name == "Back Door Lock",
+                    Duration::from_secs(10),
+                )
+                .await
+                .expect("the server never saw the rename");
         }
         Ok(match self.person {
             Person::Accepts => {
@@ -128,6 +142,7 @@ async fn sensitive_actions_are_refused_unless_the_owner_allowed_them() {
         Asker {
             person: Person::Accepts,
             asked: Arc::clone(&asked),
+            renamed_meanwhile: None,
         },
     )
     .await;
@@ -184,6 +199,7 @@ async fn an_allowed_unlock_is_written_only_after_the_person_says_yes() {
         Asker {
             person: Person::Accepts,
             asked: Arc::clone(&asked),
+            renamed_meanwhile: None,
         },
     )
     .await;
@@ -220,6 +236,7 @@ async fn every_answer_but_yes_sends_nothing() {
             Asker {
                 person,
                 asked: Arc::default(),
+                renamed_meanwhile: None,
             },
         )
         .await;
@@ -278,6 +295,7 @@ async fn a_device_the_owner_marked_sensitive_needs_a_persons_yes_for_anything() 
         Asker {
             person: Person::Accepts,
             asked: Arc::clone(&asked),
+            renamed_meanwhile: None,
         },
     )
     .await;
@@ -324,4 +342,33 @@ async fn act<C: ClientHandler>(
         )
         .await
         .unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_device_renamed_while_the_person_was_asked_is_not_written() {
+    let home = Home::start().await;
+    let client = serve(
+        &home,
+        allowed(&["lock"]),
+        Asker {
+            person: Person::Accepts,
+            asked: Arc::default(),
+            renamed_meanwhile: Some((home.sim.clone(), home.gateway.clone())),
+        },
+    )
+    .await;
+    let refused = unlock(&client).await;
+    assert_eq!(refused.is_error, Some(true));
+    assert_eq!(
+        text(&refused),
+        "could not switch \"Front Door Lock\": nothing was sent: node 8 is now \"Back Door Lock\" (Patio) in Z-Wave JS, not \"Front Door Lock\" (Entrance) as it was when the command's device was looked up (it was renamed since); find the device by its current name and ask again"
+    );
+    assert!(
+        !home
+            .sim
+            .received()
+            .iter()
+            .any(|request| request.api == "writeValue"),
+        "nothing was written"
+    );
 }

@@ -273,7 +273,7 @@ async fn a_write_to_a_node_renamed_by_another_client_is_not_sent() {
     let refused = gateway.write_value(&id, json!(40)).await.unwrap_err();
     assert_eq!(
         refused.to_string(),
-        "nothing was sent: node 3 is now \"Desk Lamp\" (Living Room) in Z-Wave JS, not \"Living Room Light\" (Living Room) as this server last read it (another client renamed it); the device list is being read again: find the device by its current name and ask again"
+        "nothing was sent: node 3 is now \"Desk Lamp\" (Living Room) in Z-Wave JS, not \"Living Room Light\" (Living Room) as it was when the command's device was looked up (it was renamed since); find the device by its current name and ask again"
     );
     assert!(server.writes().is_empty());
     // Read again: the new name is known, and a write goes through.
