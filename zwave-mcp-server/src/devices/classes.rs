@@ -24,10 +24,15 @@ pub fn state_words(node: &NodeInfo) -> Option<String> {
     })
 }
 
-/// Whether a reading of command class `cc` is said by [`state_words`] for this kind already.
-pub fn covered(kind: DeviceKind, command_class: u16) -> bool {
+/// Whether `reading` is said by [`state_words`] for this kind already.
+pub fn covered(kind: DeviceKind, reading: &super::Reading) -> bool {
+    let command_class = reading.command_class;
     match kind {
-        DeviceKind::Lock => matches!(command_class, cc::DOOR_LOCK | cc::LOCK),
+        // A lock's jam is said with its mode.
+        DeviceKind::Lock => {
+            matches!(command_class, cc::DOOR_LOCK | cc::LOCK)
+                || (command_class == cc::NOTIFICATION && reading.label == "Lock state")
+        }
         DeviceKind::Thermostat => matches!(
             command_class,
             cc::THERMOSTAT_MODE

@@ -96,7 +96,7 @@ pub fn summary(node: &NodeInfo) -> String {
         if matches!(
             reading.command_class,
             cc::BINARY_SWITCH | cc::MULTILEVEL_SWITCH | cc::BATTERY
-        ) || super::classes::covered(kind, reading.command_class)
+        ) || super::classes::covered(kind, &reading)
             || reading.value.is_null()
         {
             continue;

@@ -165,13 +165,14 @@ fn plain(key: &Value) -> String {
 /// Writes `new` to value `key` of node `node_id`.
 pub(super) fn write(devices: &Devices<'_>, node_id: u16, key: &str, new: Value) -> Write {
     let fail = || Write::answered(json!({"status": 2}));
-    let (forced, confirm, stuck, supervised) = {
+    let (forced, confirm, stuck, supervised, jammed) = {
         let knobs = lock(devices.knobs);
         (
             knobs.write_status,
             knobs.confirm_writes,
             knobs.stuck.contains(&node_id),
             knobs.supervised.contains(&node_id) && !knobs.stuck.contains(&node_id),
+            knobs.jammed.contains(&node_id),
         )
     };
     if let Some(status) = forced {
@@ -263,23 +264,27 @@ pub(super) fn write(devices: &Devices<'_>, node_id: u16, key: &str, new: Value) 
             }
         }
         Class::DoorLock { state } => {
-            let end = if stuck { current(state) } else { new.clone() };
+            let end = if stuck || jammed {
+                current(state)
+            } else {
+                new.clone()
+            };
             let bolt = if end.as_f64() == Some(255.0) {
                 "locked"
             } else {
                 "unlocked"
             };
+            // A jam is told by an Access Control notification, before the mode it stayed in.
+            let report = vec![
+                (LOCK_STATE.to_owned(), json!(if jammed { 11 } else { 0 })),
+                (key.to_owned(), end.clone()),
+                (state.clone(), end.clone()),
+                ("98-0-boltStatus".to_owned(), json!(bolt)),
+            ];
             Effects {
                 at_once: vec![(key.to_owned(), new.clone()), (state.clone(), new.clone())],
-                real: vec![(state.clone(), end.clone())],
-                reports: vec![(
-                    Slow,
-                    vec![
-                        (key.to_owned(), end.clone()),
-                        (state.clone(), end),
-                        ("98-0-boltStatus".to_owned(), json!(bolt)),
-                    ],
-                )],
+                real: vec![(state.clone(), end)],
+                reports: vec![(Slow, report)],
             }
         }
         Class::Own { min, max } => {
@@ -564,6 +569,9 @@ fn refusal(target: &Value, new: &Value) -> Option<Value> {
     }
     None
 }
+
+/// A lock's Access Control "Lock state" notification (11: Lock jammed).
+const LOCK_STATE: &str = "113-0-Access Control-Lock state";
 
 /// A plug's power meter value.
 const POWER_KEY: &str = "50-0-value-66049";

@@ -177,6 +177,12 @@ impl SimControl {
         lock(&self.sim.knobs).set_stuck(node, stuck);
     }
 
+    /// Makes the lock `node` jam at every lock or unlock (it reports "Lock jammed" and its old
+    /// mode), or work again.
+    pub fn set_jammed(&self, node: u16, jammed: bool) {
+        lock(&self.sim.knobs).set_jammed(node, jammed);
+    }
+
     /// Gives `node` Supervision (a Set is answered 255 once done, with no report after it),
     /// or takes it away.
     pub fn set_supervised(&self, node: u16, supervised: bool) {

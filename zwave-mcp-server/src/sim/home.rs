@@ -87,6 +87,7 @@ fn class_devices(now_ms: i64) -> Vec<Value> {
             .showing("98-0-doorStatus", json!("closed"))
             .showing("98-0-boltStatus", json!("locked"))
             .showing("98-0-latchStatus", json!("closed"))
+            .lock_state()
             .build(),
         Node::new(9, "Thermostat", "Living Room", recent)
             .captured("thermostat")

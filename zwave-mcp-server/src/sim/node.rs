@@ -439,6 +439,22 @@ impl Node {
         node
     }
 
+    /// A lock's Access Control notification "Lock state" (zwave-js names it so): 0 idle,
+    /// 11 Lock jammed.
+    pub(super) fn lock_state(self) -> Self {
+        let (id, at) = (self.id(), self.at);
+        let label = "Lock state";
+        let value = value_json(id, at, NOTIFICATION, "Access Control", "number", label);
+        let mut value = with_key(value, json!(label), label);
+        value["min"] = json!(0);
+        value["max"] = json!(255);
+        value["states"] =
+            json!([{"text": "idle", "value": 0}, {"text": "Lock jammed", "value": 11}]);
+        value["value"] = json!(0);
+        value["ccSpecific"] = json!({"notificationType": 6});
+        self.add(value)
+    }
+
     /// Value `key` (already added) now shows `value`.
     pub(super) fn showing(mut self, key: &str, value: Value) -> Self {
         if let Some(slot) = self.json["values"].get_mut(key) {

@@ -97,6 +97,9 @@ pub(super) struct Knobs {
     pub(super) stuck: std::collections::HashSet<u16>,
     /// Nodes with Supervision: a Set is answered 255 once the device did it; no report follows.
     pub(super) supervised: std::collections::HashSet<u16>,
+    /// Locks whose bolt jams: a lock or unlock is acknowledged, the lock reports "Lock jammed"
+    /// (an Access Control notification) and then its old mode.
+    pub(super) jammed: std::collections::HashSet<u16>,
 }
 
 impl Default for Knobs {
@@ -111,6 +114,7 @@ impl Default for Knobs {
             refusals: HashMap::new(),
             stuck: std::collections::HashSet::new(),
             supervised: std::collections::HashSet::new(),
+            jammed: std::collections::HashSet::new(),
         }
     }
 }
@@ -119,6 +123,11 @@ impl Knobs {
     /// Makes `node` acknowledge Sets and ignore them (`stuck`), or work again.
     pub(super) fn set_stuck(&mut self, node: u16, stuck: bool) {
         set_member(&mut self.stuck, node, stuck);
+    }
+
+    /// Makes the lock `node` jam at every lock or unlock, or work again.
+    pub(super) fn set_jammed(&mut self, node: u16, jammed: bool) {
+        set_member(&mut self.jammed, node, jammed);
     }
 
     /// Gives `node` Supervision, or takes it away.

@@ -108,6 +108,11 @@ impl SimZwaveJsServer {
         lock(&self.sim.knobs).set_stuck(node, stuck);
     }
 
+    /// Makes the lock `node` jam at every lock or unlock.
+    pub fn set_jammed(&self, node: u16, jammed: bool) {
+        lock(&self.sim.knobs).set_jammed(node, jammed);
+    }
+
     /// Gives `node` Supervision: a Set is answered 255 once done, and no report follows.
     pub fn set_supervised(&self, node: u16, supervised: bool) {
         lock(&self.sim.knobs).set_supervised(node, supervised);

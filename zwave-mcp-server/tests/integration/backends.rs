@@ -93,6 +93,14 @@ impl TestHome {
         .unwrap()
     }
 
+    /// Makes the lock `node` jam at every lock or unlock.
+    pub fn set_jammed(&self, node: u16, jammed: bool) {
+        match self {
+            Self::Mqtt(home) => home.sim.set_jammed(node, jammed),
+            Self::ZwaveJs(server) => server.set_jammed(node, jammed),
+        }
+    }
+
     /// Makes `node` acknowledge every Set and ignore it.
     pub fn set_stuck(&self, node: u16, stuck: bool) {
         match self {

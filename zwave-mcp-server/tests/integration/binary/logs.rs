@@ -51,7 +51,7 @@ fn the_default_log_of_a_short_session_is_ours_line_by_line() {
             "INFO",
             "gateway status online=Some(true) gateway=zwave-js-ui",
         ),
-        ("INFO", "node list loaded nodes=16 paths=58 tails=148"),
+        ("INFO", "node list loaded nodes=16 paths=58 tails=150"),
         (
             "INFO",
             "writing value device=\"Switch One\" node=2 action=on value=true",

@@ -47,6 +47,20 @@ async fn a_lock_is_confirmed_by_its_operation_report(backend) {
         ),
         "{text}"
     );
+    // The bolt jams: the lock says so (a notification), then that it is still locked.
+    home.set_jammed(8, true);
+    let (error, text, outcome) = session.call(
+        "control_zwave_device",
+        json!({"deviceName": "Front Door Lock", "action": "unlock"}),
+    );
+    assert!(error, "{text}");
+    assert_eq!(outcome["outcome"], "contradicted", "{text}");
+    assert!(
+        text.starts_with("Front Door Lock did not change: the command to unlock was acknowledged at ")
+            && text.contains("but the device then reported it is still jammed (locked), door closed, bolt locked."),
+        "{text}"
+    );
+    home.set_jammed(8, false);
     let (error, text, _) = session.call(
         "control_zwave_device",
         json!({"deviceName": "Front Door Lock", "action": "on"}),
@@ -61,6 +75,7 @@ async fn a_lock_is_confirmed_by_its_operation_report(backend) {
         [
             ("8-98-0-targetMode".to_owned(), json!(0)),
             ("8-98-0-targetMode".to_owned(), json!(255)),
+            ("8-98-0-targetMode".to_owned(), json!(0)),
         ]
     );
     session.finish();
