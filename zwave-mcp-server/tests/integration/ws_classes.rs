@@ -1,7 +1,8 @@
 //! Issue 25 against the real zwave-js 15.29.0 behind the real zwave-js-server 3.10.2, on
 //! zwave-js's mock controller with the lab's network (node 5 a door lock, 6 a thermostat, 7 a
 //! window-covering blind, 8 a colour bulb, 9 a siren, 15 a motor blind): each write through
-//! the binary, as a model makes it, confirmed by the device's own report; then the state read
+//! the binary, as a model makes it, confirmed by the device's own report (a blind stopped on
+//! its way, a siren silenced while it sounds, a stuck lock contradicted); then the state read
 //! back from the driver by another client, not from the binary's cache.
 
 use std::time::Duration;
@@ -38,6 +39,31 @@ async fn driver_value(
     result.get("value").cloned().unwrap_or(result)
 }
 
+/// The value `key` of `node` in `client`'s cache.
+fn value_of(client: &WsClient, node: u16, key: &str) -> Option<Value> {
+    client.with_nodes(|nodes| {
+        nodes
+            .get(&zwave_mcp_server::gateway::NodeId(node))
+            .and_then(|node| node.values.get(key))
+            .and_then(|value| value.value.clone())
+    })
+}
+
+/// Waits until `check` holds of `client`'s cache (looked at after each change), at most 30 s.
+async fn wait_until(
+    client: &WsClient,
+    mut changes: tokio::sync::watch::Receiver<u64>,
+    check: impl Fn(&WsClient) -> bool,
+) {
+    tokio::time::timeout(Duration::from_secs(30), async {
+        while !check(client) {
+            changes.changed().await.unwrap();
+        }
+    })
+    .await
+    .expect("the driver never showed it");
+}
+
 /// A write through the binary that the device must confirm.
 fn confirmed(session: &mut Conversation, args: Value) -> String {
     let (error, text, outcome) = session.call("control_zwave_device", args.clone());
@@ -56,7 +82,7 @@ async fn locks_thermostats_blinds_colour_lights_and_sirens_are_confirmed_by_the_
             .args(["--confirm-timeout", "10s", "--api-timeout", "5s"])
             .args([
                 "--allow-sensitive",
-                "lock",
+                "lock,siren",
                 "--sensitive-without-confirmation",
             ])
             .env_remove("RUST_LOG"),
@@ -122,6 +148,36 @@ async fn locks_thermostats_blinds_colour_lights_and_sirens_are_confirmed_by_the_
         driver_value(&other, 7, 106, "currentValue", Some(13)).await,
         json!(99)
     );
+    // Stopped on its way down: the close is sent, and once the driver shows it under way
+    // (its target is 0), the stop; the blind reports where it stopped, which confirms the stop
+    // and supersedes the close.
+    let close = session.send(
+        "control_zwave_device",
+        json!({"deviceName": "Node 7", "action": "close"}),
+    );
+    let under_way = other.changes();
+    wait_until(&other, under_way, |client| {
+        value_of(client, 7, "106-0-targetValue-13") == Some(json!(0))
+    })
+    .await;
+    let stop = session.send(
+        "control_zwave_device",
+        json!({"deviceName": "Node 7", "action": "stop"}),
+    );
+    let (error, text, outcome) = session.answer(stop);
+    assert!(!error, "{text}");
+    assert_eq!(outcome["outcome"], "confirmed", "{text}");
+    assert!(
+        text.starts_with("Node 7 stopped; the device confirmed it (now open "),
+        "{text}"
+    );
+    let (_, text, outcome) = session.answer(close);
+    assert_eq!(outcome["outcome"], "superseded", "{text}");
+    let stopped = driver_value(&other, 7, 106, "currentValue", Some(13)).await;
+    assert!(
+        stopped.as_u64().is_some_and(|at| at > 0 && at < 99),
+        "stopped at {stopped}"
+    );
 
     // The motor blind (a Multilevel Switch whose buttons are Open/Close): the same.
     let text = confirmed(
@@ -155,11 +211,20 @@ async fn locks_thermostats_blinds_colour_lights_and_sirens_are_confirmed_by_the_
         json!(0)
     );
 
-    // The siren: its tone, reported by the Get after the Set.
+    // The siren: its tone, reported by the Get after the Set; silenced while it sounds.
     confirmed(
         &mut session,
-        json!({"deviceName": "Node 9", "action": "sound", "tone": "Doorbell"}),
+        json!({"deviceName": "Node 9", "action": "sound", "tone": "Burglar alarm"}),
     );
+    let text = confirmed(
+        &mut session,
+        json!({"deviceName": "Node 9", "action": "silence"}),
+    );
+    assert!(
+        text.starts_with("Node 9 silenced; the device confirmed it (now silent"),
+        "{text}"
+    );
+    assert_eq!(driver_value(&other, 9, 121, "toneId", None).await, json!(0));
     // A lock that acknowledges and ignores the command (the mock's /stuck): contradicted by
     // its own Operation Report, never confirmed.
     server.tell_mock("/stuck", r#"{"node": 5, "on": true}"#);
