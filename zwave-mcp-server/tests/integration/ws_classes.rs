@@ -178,6 +178,18 @@ async fn locks_thermostats_blinds_colour_lights_and_sirens_are_confirmed_by_the_
         stopped.as_u64().is_some_and(|at| at > 0 && at < 99),
         "stopped at {stopped}"
     );
+    let text = confirmed(
+        &mut session,
+        json!({"deviceName": "Node 7", "action": "set_position", "level": 50}),
+    );
+    assert!(
+        text.starts_with("Node 7 moved to 50% open; the device confirmed it (now open 50%)"),
+        "{text}"
+    );
+    assert_eq!(
+        driver_value(&other, 7, 106, "currentValue", Some(13)).await,
+        json!(50)
+    );
 
     // The motor blind (a Multilevel Switch whose buttons are Open/Close): the same.
     let text = confirmed(
