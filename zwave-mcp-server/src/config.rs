@@ -631,6 +631,34 @@ mod tests {
             "`soon` is not a duration: use a number of seconds (30) or a duration such as 500ms, 30s, 2m or 1h 30m"
         );
     }
+
+    #[test]
+    fn a_thermostat_band_is_low_dot_dot_high_in_celsius_and_nonsense_is_refused() {
+        assert_eq!(
+            parse_band("16.5..24").unwrap(),
+            Band {
+                low: 16.5,
+                high: 24.0
+            }
+        );
+        assert_eq!(
+            parse_band("warm").unwrap_err(),
+            "\"warm\" is not a band of temperatures: give LOW..HIGH in °C, e.g. 5..30 or 16.5..24"
+        );
+        for unusable in ["30..5", "-50..20", "5..200", "5..NaN", "inf..30"] {
+            let refused = parse_band(unusable).unwrap_err();
+            assert!(
+                refused.ends_with(
+                    "is not a usable band: LOW must be below HIGH, both within -40..100 °C (e.g. 5..30)"
+                ) || refused.ends_with("is not a band of temperatures: give LOW..HIGH in °C, e.g. 5..30 or 16.5..24"),
+                "{unusable}: {refused}"
+            );
+        }
+        assert_eq!(
+            parse_band("30..5").unwrap_err(),
+            "\"30..5\" is not a usable band: LOW must be below HIGH, both within -40..100 °C (e.g. 5..30)"
+        );
+    }
 }
 
 #[cfg(test)]

@@ -289,6 +289,34 @@ mod tests {
     }
 
     #[test]
+    fn in_auto_mode_a_setpoint_needs_a_mode_that_says_which() {
+        let mut node = lab::node(6);
+        node.values.get_mut("64-0-mode").unwrap().value = Some(json!(3));
+        assert_eq!(
+            plan(&node, &set_temperature(21.0), &Limits::default())
+                .unwrap_err()
+                .to_string(),
+            "\"Thermostat\" (node 6, Living Room) is in auto mode, which has no single setpoint: set its mode to \"heat\" or \"cool\" first, then the temperature"
+        );
+    }
+
+    #[test]
+    fn a_thermostat_without_a_writeable_mode_says_so() {
+        let mut node = lab::node(6);
+        node.values.get_mut("64-0-mode").unwrap().writeable = false;
+        let request = Request {
+            mode: Some("heat".into()),
+            ..Request::new(Action::SetMode)
+        };
+        assert_eq!(
+            plan(&node, &request, &Limits::default())
+                .unwrap_err()
+                .to_string(),
+            "\"Thermostat\" (node 6, Living Room) has no writeable thermostat mode: action \"set_mode\" cannot be carried out on it"
+        );
+    }
+
+    #[test]
     fn a_fahrenheit_thermostat_gets_the_band_in_fahrenheit() {
         let mut node = lab::node(6);
         let setpoint = node.values.get_mut("67-0-setpoint-1").unwrap();
