@@ -32,14 +32,30 @@ enum Person {
     NeverAnswers,
 }
 
+/// Each question asked: its message and its schema.
+type Asked = Arc<Mutex<Vec<(String, Value)>>>;
+
 /// A client that declares elicitation and answers as `person` does, keeping each question.
 #[derive(Clone)]
 struct Asker {
     person: Person,
-    asked: Arc<Mutex<Vec<(String, Value)>>>,
+    asked: Asked,
     /// Before answering, the owner renames node 8 in Z-Wave JS UI and the server's list
     /// shows it (a person who took a minute to answer).
     renamed_meanwhile: Option<(zwave_mcp_server::sim::SimControl, zwave_mcp_server::Gateway)>,
+}
+
+impl Asker {
+    /// A client with `person` behind it; also what it was asked.
+    fn new(person: Person) -> (Self, Asked) {
+        let asked = Arc::default();
+        let asker = Self {
+            person,
+            asked: Arc::clone(&asked),
+            renamed_meanwhile: None,
+        };
+        (asker, asked)
+    }
 }
 
 impl ClientHandler for Asker {
@@ -135,17 +151,8 @@ async fn unlock<C: ClientHandler>(
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sensitive_actions_are_refused_unless_the_owner_allowed_them() {
     let home = Home::start().await;
-    let asked = Arc::default();
-    let client = serve(
-        &home,
-        SensitivePolicy::default(),
-        Asker {
-            person: Person::Accepts,
-            asked: Arc::clone(&asked),
-            renamed_meanwhile: None,
-        },
-    )
-    .await;
+    let (asker, asked) = Asker::new(Person::Accepts);
+    let client = serve(&home, SensitivePolicy::default(), asker).await;
     let refused = unlock(&client).await;
     assert_eq!(refused.is_error, Some(true));
     assert_eq!(
@@ -192,17 +199,8 @@ async fn client_plain(home: &Home) -> RunningService<RoleClient, ()> {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_allowed_unlock_is_written_only_after_the_person_says_yes() {
     let home = Home::start().await;
-    let asked = Arc::default();
-    let client = serve(
-        &home,
-        allowed(&["lock"]),
-        Asker {
-            person: Person::Accepts,
-            asked: Arc::clone(&asked),
-            renamed_meanwhile: None,
-        },
-    )
-    .await;
+    let (asker, asked) = Asker::new(Person::Accepts);
+    let client = serve(&home, allowed(&["lock"]), asker).await;
     let unlocked = unlock(&client).await;
     assert_eq!(unlocked.is_error, Some(false), "{}", text(&unlocked));
     let asked = asked.lock().unwrap().clone();
@@ -230,16 +228,7 @@ async fn every_answer_but_yes_sends_nothing() {
         (Person::Dismisses, "the user dismissed the question"),
         (Person::NeverAnswers, "nobody answered within 300ms"),
     ] {
-        let client = serve(
-            &home,
-            allowed(&["lock"]),
-            Asker {
-                person,
-                asked: Arc::default(),
-                renamed_meanwhile: None,
-            },
-        )
-        .await;
+        let client = serve(&home, allowed(&["lock"]), Asker::new(person).0).await;
         let refused = unlock(&client).await;
         assert_eq!(refused.is_error, Some(true));
         assert_eq!(
@@ -288,17 +277,8 @@ async fn a_device_the_owner_marked_sensitive_needs_a_persons_yes_for_anything() 
         devices: vec!["name:switch one".parse().unwrap()],
         ..allowed(&[])
     };
-    let asked = Arc::default();
-    let client = serve(
-        &home,
-        policy.clone(),
-        Asker {
-            person: Person::Accepts,
-            asked: Arc::clone(&asked),
-            renamed_meanwhile: None,
-        },
-    )
-    .await;
+    let (asker, asked) = Asker::new(Person::Accepts);
+    let client = serve(&home, policy.clone(), asker).await;
     let on = act(&client, json!({"deviceName": "Switch One", "action": "on"})).await;
     assert_eq!(on.is_error, Some(false), "{}", text(&on));
     assert_eq!(
@@ -351,9 +331,8 @@ async fn a_device_renamed_while_the_person_was_asked_is_not_written() {
         &home,
         allowed(&["lock"]),
         Asker {
-            person: Person::Accepts,
-            asked: Arc::default(),
             renamed_meanwhile: Some((home.sim.clone(), home.gateway.clone())),
+            ..Asker::new(Person::Accepts).0
         },
     )
     .await;
