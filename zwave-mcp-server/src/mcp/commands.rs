@@ -61,11 +61,7 @@ impl Command {
         // Each value the device must report: one that contradicts decides at once; all of
         // them accepting, reported after the acknowledgement, confirm.
         let mut pending = false;
-        for (key, expect) in std::iter::once((self.current_key.as_str(), self.expect)).chain(
-            self.also
-                .iter()
-                .map(|(key, expect)| (key.as_str(), *expect)),
-        ) {
+        for (key, expect) in self.values() {
             let Some(reported) = node
                 .values
                 .get(key)
@@ -90,6 +86,15 @@ impl Command {
         } else {
             Fate::Confirmed
         }
+    }
+
+    /// Each value the device must report, with what it must become: the state value first.
+    pub fn values(&self) -> impl Iterator<Item = (&str, Expect)> {
+        std::iter::once((self.current_key.as_str(), self.expect)).chain(
+            self.also
+                .iter()
+                .map(|(key, expect)| (key.as_str(), *expect)),
+        )
     }
 
     /// What a read says of this command, when there is anything to say.
@@ -169,14 +174,10 @@ impl Commands {
     /// nothing (the state says it all). The last command to each device is kept (one per
     /// node: at most 232), so a later command can tell that it superseded it.
     pub fn note(&self, node: &NodeInfo, now_ms: i64) -> Option<String> {
-        let mut last = self.last.lock().unwrap_or_else(PoisonError::into_inner);
-        let command = last.get_mut(&node.id)?;
-        let note = command.note(node, now_ms);
-        if note.is_none() {
-            // Confirmed: settled, whatever the device reports later.
-            command.settled = true;
-        }
-        note
+        // A read never settles a command: what the cache shows may be zwave-js's optimistic
+        // echo of another client's write; only the device's answer to a Get settles one.
+        let last = self.last.lock().unwrap_or_else(PoisonError::into_inner);
+        last.get(&node.id)?.note(node, now_ms)
     }
 
     /// Whether any command is remembered (reads skip the lookups when none is).
@@ -262,14 +263,21 @@ mod tests {
         let later = acked + Duration::from_millis(1);
         reported(&mut node, json!(true), later);
         assert_eq!(commands.note(&node, 0), None, "confirmed: nothing to say");
-        // Someone switches it off by hand: the command was still carried out.
+        // A read does not settle it: what it saw may have been another client's echo, and the
+        // device's report that it is still off says so.
         reported(&mut node, json!(false), later + Duration::from_millis(1));
-        assert_eq!(commands.note(&node, 0), None);
-        assert_eq!(
-            commands.last(NodeId(2)).unwrap().fate(&node),
-            Fate::Confirmed
+        assert!(
+            commands
+                .note(&node, 0)
+                .unwrap()
+                .contains("did not change: it still reports off"),
+            "{:?}",
+            commands.note(&node, 0)
         );
-        // A command settled from outside (its watcher saw the confirmation) likewise.
+        // A command settled by the device's answer to a Get stays confirmed: someone switching
+        // it off by hand later does not undo that it was carried out.
+        commands.settle(NodeId(2), 1);
+        assert_eq!(commands.note(&node, 0), None);
         let other = Commands::default();
         other.record(NodeId(2), switched_on(acked));
         other.settle(NodeId(2), 1);

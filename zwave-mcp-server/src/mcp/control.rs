@@ -29,7 +29,7 @@ use super::{
 };
 use crate::{
     devices::{self, Purpose},
-    gateway::{NodeId, NodeInfo, now_ms},
+    gateway::{Gateway, NodeId, NodeInfo, now_ms},
 };
 
 /// How long a command's device is watched for its first report after the answer.
@@ -122,8 +122,17 @@ impl ZwaveServer {
                 () = cancelled.cancelled() => {}
             }
         }
-        let now = self.gateway.node(node.id).unwrap_or_else(|| node.clone());
-        let fate = command.fate(&now);
+        let mut now = self.gateway.node(node.id).unwrap_or_else(|| node.clone());
+        let mut fate = command.fate(&now);
+        if fate == Fate::Confirmed && !command.supervised {
+            // What the cache shows may be zwave-js's optimistic echo of another client's
+            // write of the same value: only the device's answer to a Get confirms.
+            fate = tokio::select! {
+                fate = verify(&self.gateway, &now, &command) => fate,
+                () = cancelled.cancelled() => Fate::Pending,
+            };
+            now = self.gateway.node(node.id).unwrap_or(now);
+        }
         self.settle_when_reported(&command, node.id, &fate);
         let state = devices::summary(&now);
         // A later command of this server, or of another client of the gateway: its
@@ -247,13 +256,50 @@ impl ZwaveServer {
                     let decided = gateway
                         .wait_for_node(node, |now| command.fate(now) != Fate::Pending, WATCH)
                         .await;
-                    if decided.is_some_and(|now| command.fate(&now) == Fate::Confirmed) {
+                    let Some(now) = decided.filter(|now| command.fate(now) == Fate::Confirmed)
+                    else {
+                        return;
+                    };
+                    if verify(&gateway, &now, &command).await == Fate::Confirmed {
                         commands.settle(node, command.seq);
                     }
                 });
             }
         }
     }
+}
+
+/// What the device itself answers on `command`, which the cache of `node` shows confirmed:
+/// each value that confirms it is asked for (a Get, answered by the device alone), since a
+/// report in the cache may be zwave-js's optimistic echo of another client's write of the
+/// same value, which looks the same on both backends. Confirmed only when every answer is
+/// what the command asked; an answer that is not contradicts it; no answer leaves it pending.
+async fn verify(gateway: &Gateway, node: &NodeInfo, command: &Command) -> Fate {
+    for (key, expect) in command.values() {
+        let Some(id) = node.values.get(key).map(|value| value.value_id(node.id)) else {
+            return Fate::Pending;
+        };
+        match gateway.poll_value(&id).await {
+            Ok(Some(answer)) if expect.accepts(&answer) => {}
+            Ok(Some(answer)) if expect.in_transit(&answer) => return Fate::Pending,
+            Ok(Some(answer)) => {
+                warn!(node = %node.id, value = %id, %answer, "the device's answer contradicts what its cache showed: an echo of another client's write was not its report");
+                let now = gateway.node(node.id).unwrap_or_else(|| node.clone());
+                return Fate::Contradicted {
+                    state: devices::summary(&now),
+                };
+            }
+            Ok(None) => {
+                debug!(node = %node.id, value = %id, "the device gave no value when asked to confirm a command");
+                return Fate::Pending;
+            }
+            Err(err) => {
+                debug!(node = %node.id, value = %id, error = %err, "asking the device to confirm a command failed");
+                return Fate::Pending;
+            }
+        }
+    }
+    Fate::Confirmed
 }
 
 /// What another client asked of the device after `ours` was acknowledged, if it did: a new

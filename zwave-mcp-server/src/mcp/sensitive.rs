@@ -59,6 +59,7 @@ fn gerund(sensitive: Sensitive) -> &'static str {
         Sensitive::Unlock => "Unlocking",
         Sensitive::OpenBarrier => "Opening",
         Sensitive::Silence => "Silencing",
+        Sensitive::ReplaceTone => "Changing the tone of",
         Sensitive::Marked => "Commanding",
     }
 }
@@ -68,6 +69,7 @@ fn because(sensitive: Sensitive) -> &'static str {
     match sensitive {
         Sensitive::Unlock | Sensitive::OpenBarrier => "it opens the home",
         Sensitive::Silence => "it can silence an alarm",
+        Sensitive::ReplaceTone => "a tone is sounding, and a new one ends it: it may be an alarm",
         Sensitive::Marked => "the owner marked this device sensitive",
     }
 }
@@ -86,27 +88,35 @@ impl SensitivePolicy {
         device: &str,
         peer: &Peer<RoleServer>,
     ) -> Result<(), ToolError> {
-        // A device the owner marked: allowed, with a person's yes, whatever the action.
+        // Both rules apply, each only ever adding to what is needed: an action of a sensitive
+        // class needs the owner's leave for its class, marked device or not; a device the
+        // owner marked needs a person's yes for any action, whatever
+        // --sensitive-without-confirmation says.
         let marked = self.devices.iter().any(|rule| rule.matches(node));
         let Some(sensitive) = plan.sensitive.or(marked.then_some(Sensitive::Marked)) else {
             return Ok(());
         };
         let class = sensitive.class();
         let what = format!("{} {device}", gerund(sensitive));
-        if !marked && !self.allowed.contains(class) {
+        if sensitive != Sensitive::Marked && !self.allowed.contains(class) {
             return Err(ToolError::Sensitive(format!(
                 "{what} is a sensitive action ({}) and the owner of this server has not allowed it: nothing was sent. The owner can allow it with --allow-sensitive {class} (or ZWAVE_MCP_ALLOW_SENSITIVE={class}); a person will then be asked to confirm each time.",
                 because(sensitive)
             )));
         }
-        if self.without_confirmation {
+        if self.without_confirmation && !marked {
             warn!(%device, action = %plan.words.infinitive, "sensitive action carried out without asking anyone (--sensitive-without-confirmation)");
             return Ok(());
         }
+        let reasons = match (sensitive, marked) {
+            (Sensitive::Marked, _) | (_, false) => because(sensitive).to_owned(),
+            (class_rule, true) => {
+                format!("{}; {}", because(class_rule), because(Sensitive::Marked))
+            }
+        };
         let question = format!(
-            "{} {device}? An AI agent asks for it ({}).",
+            "{} {device}? An AI agent asks for it ({reasons}).",
             capitalized(&plan.words.infinitive),
-            because(sensitive)
         );
         info!(%device, action = %plan.words.infinitive, "asking the user to confirm a sensitive action");
         let answer = peer
@@ -129,6 +139,10 @@ impl SensitivePolicy {
             Err(ElicitationError::UserCancelled) => {
                 refused("the user dismissed the question".to_owned())
             }
+            Err(ElicitationError::CapabilityNotSupported) if marked => refused(
+                "this client cannot ask its user (it did not declare MCP elicitation). Use a client that can: the owner marked this device sensitive, so a person is asked even under --sensitive-without-confirmation"
+                    .to_owned(),
+            ),
             Err(ElicitationError::CapabilityNotSupported) => refused(
                 "this client cannot ask its user (it did not declare MCP elicitation). Use a client that can, or the owner can start the server with --sensitive-without-confirmation, which lets any agent do it unasked"
                     .to_owned(),

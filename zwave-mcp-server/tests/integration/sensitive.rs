@@ -302,7 +302,7 @@ async fn a_device_the_owner_marked_sensitive_needs_a_persons_yes_for_anything() 
     .await;
     assert_eq!(
         text(&refused),
-        "Commanding \"Switch One\" (node 2, Kitchen) needs a person's yes, and this client cannot ask its user (it did not declare MCP elicitation). Use a client that can, or the owner can start the server with --sensitive-without-confirmation, which lets any agent do it unasked: nothing was sent."
+        "Commanding \"Switch One\" (node 2, Kitchen) needs a person's yes, and this client cannot ask its user (it did not declare MCP elicitation). Use a client that can: the owner marked this device sensitive, so a person is asked even under --sensitive-without-confirmation: nothing was sent."
     );
     assert_eq!(home.sim.value(2, "37-0-targetValue"), Some(json!(true)));
 }

@@ -254,5 +254,34 @@ async fn locks_thermostats_blinds_colour_lights_and_sirens_are_confirmed_by_the_
         driver_value(&other, 5, 98, "currentMode", None).await,
         json!(0)
     );
+    // Issue 30 item 3: another client writes the same target while our lock waits for its
+    // report; zwave-js echoes that write at once, and the echo is not the device's word.
+    let mut changes = other.changes();
+    let asked = session.send(
+        "control_zwave_device",
+        json!({"deviceName": "Node 5", "action": "lock"}),
+    );
+    tokio::time::timeout(Duration::from_secs(30), async {
+        while value_of(&other, 5, "98-0-currentMode") != Some(json!(255)) {
+            changes.changed().await.unwrap();
+        }
+    })
+    .await
+    .expect("the driver never showed our lock's optimistic mode");
+    other
+        .request(
+            "node.set_value",
+            json!({"nodeId": 5, "valueId": {"commandClass": 98, "property": "targetMode"}, "value": 255}),
+            Duration::from_secs(10),
+        )
+        .await
+        .unwrap();
+    let (error, text, outcome) = session.answer(asked);
+    assert!(error, "{text}");
+    assert_eq!(outcome["outcome"], "contradicted", "{text}");
+    assert!(
+        text.starts_with("Node 5 did not change: the command to lock was acknowledged at "),
+        "{text}"
+    );
     session.finish();
 }

@@ -98,6 +98,9 @@ pub enum Sensitive {
     OpenBarrier,
     /// Silencing a siren.
     Silence,
+    /// Sounding another tone on a siren that sounds one: the new tone ends the old (an
+    /// alarm ended by a doorbell), so it is as sensitive as silencing it.
+    ReplaceTone,
     /// Any action on a device the owner marked sensitive (`--sensitive-device`).
     Marked,
 }
@@ -108,7 +111,7 @@ impl Sensitive {
         match self {
             Self::Unlock => "lock",
             Self::OpenBarrier => "garage",
-            Self::Silence => "siren",
+            Self::Silence | Self::ReplaceTone => "siren",
             Self::Marked => "device",
         }
     }

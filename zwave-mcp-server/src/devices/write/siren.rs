@@ -92,8 +92,34 @@ pub(super) fn plan(node: &NodeInfo, request: &Request) -> Result<WritePlan, Acti
         .push((tone.key().as_str().to_owned(), json!(value)));
     if silence {
         plan.sensitive = Some(Sensitive::Silence);
+    } else if ends_a_tone(node, tone.value.as_ref(), value) {
+        plan.sensitive = Some(Sensitive::ReplaceTone);
     }
     Ok(plan)
+}
+
+/// Whether sounding tone `value` ends another that sounds now (a siren plays one tone at a
+/// time): the device's last report is not silence (0), nor that very tone. A siren whose
+/// state is not known may be sounding an alarm, so it counts as sounding; 255 is the
+/// device's default tone, known when the device reports `defaultToneId`.
+fn ends_a_tone(node: &NodeInfo, sounding: Option<&serde_json::Value>, value: i64) -> bool {
+    let wanted = if value == 255 {
+        node.values
+            .values()
+            .find(|v| {
+                v.command_class == cc::SOUND_SWITCH
+                    && v.property == crate::gateway::Property::Name("defaultToneId".to_owned())
+            })
+            .and_then(|v| v.value.as_ref()?.as_i64())
+            .unwrap_or(255)
+    } else {
+        value
+    };
+    match sounding.and_then(serde_json::Value::as_i64) {
+        Some(0) => false,
+        Some(now) => now != wanted,
+        None => true,
+    }
 }
 
 /// "Doorbell (3 sec)" → "Doorbell".

@@ -8,6 +8,7 @@ mod classes;
 mod confirm;
 mod down;
 mod late;
+mod marked;
 mod names;
 mod protocol;
 mod reads;
