@@ -62,7 +62,7 @@ fn value_report(bencher: divan::Bencher) {
             panic!("{topic} is not indexed");
         };
         let value = zwave_mcp_server::gateway::topics::decode_value(payload);
-        black_box(nodes.record_report(target.node, &target.key, value, 0))
+        black_box(nodes.record_report(target.node, &target.key, value, 0, true))
     });
 }
 

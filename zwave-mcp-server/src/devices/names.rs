@@ -1,19 +1,21 @@
 //! Resolving a device name said by a person or a model to exactly one node, or refusing.
 //!
-//! Order: exact name (case-insensitive), then "location name", then `Node <id>`, then a unique
-//! match of whole words ("living light" → "Living Room Light"). That is all a command that
-//! switches something accepts ([`Purpose::Control`]): a partial name must never actuate
+//! Order: exact name (case-insensitive) or `Node <id>` (one stage: a device named "Node 10"
+//! beside node 10 makes it ambiguous, never silently one of the two), then "location name",
+//! then a unique match of whole words ("living light" → "Living Room Light"). That is all a
+//! command that switches something accepts ([`Purpose::Control`]): a partial name must never actuate
 //! ("it" is inside "Kitchen" and "Switch"). Reads ([`Purpose::Read`]) also take a bare node
 //! number or a unique substring, and their answers name the device they resolved to. No match
 //! suggests the closest names; several matches list them. Never a guess.
 //!
 //! Names are matched over every device, the ones the owner hides from the agent too: a name
-//! that reaches a hidden device is refused exactly as an unknown name is (same words, same
-//! suggestions), so a hidden "Space Heater" can neither be switched as itself nor turn
-//! "Space Heater" into "Space Heater Fan" by being skipped, and the answer does not tell the
-//! agent that it exists.
+//! that reaches a hidden device is answered as it would be were the device absent when that
+//! answer is a refusal anyway (several visible devices match: the same "matches 2 devices"),
+//! and as an unknown name when that answer would pick a visible device: a hidden "Space
+//! Heater" can neither be switched as itself nor turn "Space Heater" into "Space Heater Fan"
+//! by being skipped, and no answer tells the agent that it exists.
 
-use crate::gateway::NodeInfo;
+use crate::gateway::{NodeInfo, text::echoed};
 
 use super::display_name;
 
@@ -163,27 +165,44 @@ impl Directory {
     /// position in the list the directory was built from.
     ///
     /// # Errors
-    /// As [`resolve`]; a name that reaches a hidden device (alone or among others) is
-    /// [`ResolveError::NotFound`], worded as for a name that reaches nothing.
+    /// As [`resolve`]; a name that reaches a hidden device gets the refusal it would get were
+    /// the device absent, or [`ResolveError::NotFound`] where that would pick another device.
     pub fn resolve(&self, query: &str, purpose: Purpose) -> Result<usize, ResolveError> {
-        let not_found = || ResolveError::NotFound {
-            query: query.trim().to_owned(),
-            suggestions: self.closest(&normalize(query)),
-        };
-        match self.find(query) {
-            Found::Nothing => Err(not_found()),
-            Found::Refused(error) => Err(error),
+        match self.find(query, |_| true) {
             Found::At(stage) if stage.found.iter().any(|&at| !self.entries[at].visible) => {
-                Err(not_found())
+                // As if the hidden devices were absent, when that refuses anyway; where it
+                // would resolve to a visible device, the name is unknown: a hidden device
+                // never redirects a name.
+                match self.answer(query, purpose, self.find(query, |entry| entry.visible)) {
+                    Ok(_) => Err(self.not_found(query)),
+                    refused => refused,
+                }
             }
+            found => self.answer(query, purpose, found),
+        }
+    }
+
+    /// No device of this name, with the closest visible names.
+    fn not_found(&self, query: &str) -> ResolveError {
+        ResolveError::NotFound {
+            query: echoed(query.trim()).into_owned(),
+            suggestions: self.closest(&normalize(query)),
+        }
+    }
+
+    /// What `found` answers `query` asked for `purpose`.
+    fn answer(&self, query: &str, purpose: Purpose, found: Found) -> Result<usize, ResolveError> {
+        match found {
+            Found::Nothing => Err(self.not_found(query)),
+            Found::Refused(error) => Err(error),
             Found::At(stage) => match (stage.found.as_slice(), stage.partial, purpose) {
                 ([one], false, _) | ([one], true, Purpose::Read) => Ok(*one),
                 (found, true, Purpose::Control) => Err(ResolveError::Partial {
-                    query: query.trim().to_owned(),
+                    query: echoed(query.trim()).into_owned(),
                     candidates: self.described(found),
                 }),
                 (several, _, _) => Err(ResolveError::Ambiguous {
-                    query: query.trim().to_owned(),
+                    query: echoed(query.trim()).into_owned(),
                     candidates: self.described(several),
                 }),
             },
@@ -197,8 +216,9 @@ impl Directory {
             .collect()
     }
 
-    /// The first stage of matching that matches anything, over every device, hidden or not.
-    fn find(&self, query: &str) -> Found {
+    /// The first stage of matching that matches anything, over the devices `among` admits
+    /// (every device, hidden or not; or the visible ones).
+    fn find(&self, query: &str, among: impl Fn(&Entry) -> bool) -> Found {
         // Bytes first: a multi-megabyte name is refused without counting its characters.
         if query.len() > MAX_NAME_CHARS * 4 || query.chars().count() > MAX_NAME_CHARS {
             return Found::Refused(ResolveError::TooLong {
@@ -221,10 +241,15 @@ impl Directory {
         };
         let node_word = number(wanted.strip_prefix("node "));
         let bare_number = number(Some(&wanted));
-        let beyond_doubt: [&dyn Fn(&Entry) -> bool; 4] = [
-            &|entry| entry.name == wanted,
-            &|entry| !entry.location.is_empty() && entry.full == wanted,
-            &|entry| node_word == Some(entry.id),
+        let located = |entry: &Entry| !entry.location.is_empty() && entry.full == wanted;
+        let beyond_doubt: [&dyn Fn(&Entry) -> bool; 3] = [
+            // `Node <id>` and a device named (or placed and named) "Node <id>" in one stage:
+            // node 3 named "Node 10" beside node 10 is ambiguous, neither wins silently.
+            &|entry| {
+                entry.name == wanted
+                    || (node_word.is_some() && (node_word == Some(entry.id) || located(entry)))
+            },
+            &located,
             // A bare number is no word of a name: "2" must not switch "Node 2" (issue 21).
             &|entry| {
                 bare_number.is_none()
@@ -239,7 +264,7 @@ impl Directory {
             }];
         let stage = |matches: &dyn Fn(&Entry) -> bool| -> Vec<usize> {
             (0..self.entries.len())
-                .filter(|&at| matches(&self.entries[at]))
+                .filter(|&at| among(&self.entries[at]) && matches(&self.entries[at]))
                 .collect()
         };
         let stages = beyond_doubt
@@ -466,6 +491,69 @@ mod tests {
                 .unwrap_err()
                 .to_string(),
             "no Z-Wave device matches \"Space Heater\" (closest: \"Space Heater Fan\", \"Switch One\", \"Garage Light\"); list_zwave_devices shows every device"
+        );
+    }
+
+    #[test]
+    fn a_hidden_device_among_several_matches_is_answered_as_an_absent_one() {
+        let doors = |lock: bool| {
+            let mut nodes = home();
+            if lock {
+                nodes.push(node(8, "Front Door Lock", "Entrance"));
+            }
+            nodes.push(node(11, "Garage Door", "Garage"));
+            nodes.push(node(14, "Back Door Sensor", "Kitchen"));
+            nodes
+        };
+        let hidden = |node: &NodeInfo| node.id != NodeId(8);
+        for purpose in [Purpose::Control, Purpose::Read] {
+            let with_hidden = resolve_among(&doors(true), hidden, "Door", purpose);
+            assert_eq!(
+                with_hidden,
+                resolve_among(&doors(false), |_| true, "Door", purpose),
+                "{purpose:?}"
+            );
+            assert_eq!(
+                with_hidden.unwrap_err().to_string(),
+                "\"Door\" matches 2 devices: \"Garage Door\" (node 11, Garage), \"Back Door Sensor\" (node 14, Kitchen); say which one by its full name"
+            );
+            // Where only the hidden lock matches, or the answer would pick a visible device
+            // beside it, it is an unknown name.
+            for query in ["Front Door", "Front Door Lock", "Entrance Front Door Lock"] {
+                assert!(
+                    matches!(
+                        resolve_among(&doors(true), hidden, query, purpose),
+                        Err(ResolveError::NotFound { .. })
+                    ),
+                    "{query}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn a_device_named_like_another_nodes_id_makes_that_id_ambiguous() {
+        let nodes = [node(3, "node 10", ""), node(10, "Hall Lamp", "Hall")];
+        for purpose in [Purpose::Control, Purpose::Read] {
+            assert_eq!(
+                resolve_among(&nodes, |_| true, "Node 10", purpose)
+                    .unwrap_err()
+                    .to_string(),
+                "\"Node 10\" matches 2 devices: \"node 10\" (node 3), \"Hall Lamp\" (node 10, Hall); say which one by its full name"
+            );
+        }
+        assert_eq!(
+            resolve_among(&nodes, |_| true, "Hall Lamp", Purpose::Control),
+            Ok(10)
+        );
+        assert_eq!(
+            resolve_among(&nodes, |_| true, "Node 3", Purpose::Control),
+            Ok(3)
+        );
+        // Without a node 10, the name is all "Node 10" can mean.
+        assert_eq!(
+            resolve_among(&nodes[..1], |_| true, "Node 10", Purpose::Control),
+            Ok(3)
         );
     }
 

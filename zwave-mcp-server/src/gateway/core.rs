@@ -5,6 +5,7 @@
 //! when it is down, and the writes in flight whose optimistic echo is not a report.
 
 use std::{
+    collections::{BTreeMap, HashMap},
     sync::{Mutex, MutexGuard, PoisonError, RwLock, RwLockReadGuard, RwLockWriteGuard},
     time::{Duration, Instant, SystemTime, UNIX_EPOCH},
 };
@@ -12,7 +13,7 @@ use std::{
 use serde_json::Value;
 use tokio::sync::watch;
 
-use super::{Backend, HomeState, LinkState, NodeId, Nodes};
+use super::{Backend, HomeState, LinkState, NodeId, NodeInfo, Nodes};
 
 /// What the handles and the backend share.
 pub(crate) struct Core {
@@ -29,6 +30,12 @@ pub(crate) struct Core {
     /// cache, updated the moment the Set is acknowledged, sent before the answer) is not the
     /// device's report and is kept out of the cache.
     pub(crate) writes_in_flight: Mutex<Vec<InFlightWrite>>,
+    /// The values writes set in zwave-js's cache at once (their echoes) whose device report
+    /// has not come yet, by node and key: which write, and the value it set there. Kept past
+    /// the write's answer and echo window, until the device reports the key: a reload of the
+    /// whole state (the driver's cache) that shows that value there is not the device's word,
+    /// and does not replace its last report.
+    pub(crate) awaiting_reports: Mutex<HashMap<(NodeId, String), (u64, Value)>>,
 }
 
 /// The least time between two reloads of the node list for names not found in it.
@@ -57,6 +64,7 @@ impl Core {
             on_load: RwLock::new(None),
             last_miss_reload: Mutex::new(None),
             writes_in_flight: Mutex::new(Vec::new()),
+            awaiting_reports: Mutex::new(HashMap::new()),
         }
     }
 
@@ -73,10 +81,22 @@ impl Core {
     }
 
     /// Stores the device's report of `value` for `key` of `node`; whether it was stored.
-    pub(crate) fn store_value(&self, node: NodeId, key: &str, value: Option<Value>) -> bool {
+    /// `live`: the report as it came from the device (not a retained copy the broker replays
+    /// on subscribing): it ends the wait for the key's report and moves when the node was
+    /// last heard from.
+    pub(crate) fn store_value(
+        &self,
+        node: NodeId,
+        key: &str,
+        value: Option<Value>,
+        live: bool,
+    ) -> bool {
+        if live {
+            self.reported(node, key);
+        }
         let stored = write(&self.state)
             .nodes
-            .record_report(node, key, value, now_ms());
+            .record_report(node, key, value, now_ms(), live);
         if stored {
             self.changed();
         }
@@ -104,6 +124,27 @@ impl Core {
         true
     }
 
+    /// Keeps `write` (when there is one) in flight while the returned guard is held: see
+    /// [`WriteInFlight`]. Writes whose window ended leave here too, not only when a report
+    /// comes, so a home where nothing reports holds no more than the writes of one window.
+    pub(crate) fn keep_in_flight(
+        &self,
+        write: Option<&InFlightWrite>,
+        window: Duration,
+    ) -> WriteInFlight<'_> {
+        if let Some(write) = write {
+            let mut writes = self.writes();
+            let now = Instant::now();
+            writes.retain(|kept| kept.until.is_none_or(|until| until > now));
+            writes.push(write.clone());
+        }
+        WriteInFlight {
+            core: self,
+            write: write.cloned(),
+            window,
+        }
+    }
+
     /// Forgets the write `write` (answered, or its connection lost).
     pub(crate) fn forget_write(&self, write: &InFlightWrite) {
         let mut writes = self.writes();
@@ -123,6 +164,67 @@ impl Core {
     /// The writes in flight.
     pub(crate) fn writes(&self) -> MutexGuard<'_, Vec<InFlightWrite>> {
         lock(&self.writes_in_flight)
+    }
+
+    /// From now until the device reports each, `write`'s optimistic values are not reports,
+    /// in a reload either (a later write of the same key takes its place).
+    pub(crate) fn await_reports(&self, write: &InFlightWrite) {
+        let mut awaiting = lock(&self.awaiting_reports);
+        for (key, value) in &write.echoes {
+            awaiting.insert((write.node, key.clone()), (write.id, value.clone()));
+        }
+    }
+
+    /// `write` never reached the driver, or the driver refused it: it set nothing.
+    pub(crate) fn stop_awaiting(&self, write: &InFlightWrite) {
+        lock(&self.awaiting_reports).retain(|_, (id, _)| *id != write.id);
+    }
+
+    /// The device reported `key` of `node`: what it said is its state from now on.
+    pub(crate) fn reported(&self, node: NodeId, key: &str) {
+        lock(&self.awaiting_reports).remove(&(node, key.to_owned()));
+    }
+
+    /// Whether `value` for `key` of `node` is the optimistic value of a write whose report is
+    /// still awaited (the broker's retained copy of its echo, replayed on a reconnection).
+    pub(crate) fn is_awaited(&self, node: NodeId, key: &str, value: Option<&Value>) -> bool {
+        let Some(value) = value else { return false };
+        lock(&self.awaiting_reports)
+            .get(&(node, key.to_owned()))
+            .is_some_and(|(_, optimistic)| same_value(value, optimistic))
+    }
+
+    /// In a node list just loaded (`fresh`), every value that shows the optimistic value of a
+    /// write whose report is awaited gets back the device's last report from `cached` (its
+    /// value, when it changed and when it was seen): the driver's cache is not the device.
+    pub(crate) fn keep_reports(&self, fresh: &mut BTreeMap<NodeId, NodeInfo>, cached: &Nodes) {
+        for (id, node) in fresh.iter_mut() {
+            self.keep_reports_of(node, cached.get(id));
+        }
+    }
+
+    /// [`Core::keep_reports`] for one node (a node's whole state in a `ready` event).
+    pub(crate) fn keep_reports_of(&self, fresh: &mut NodeInfo, cached: Option<&NodeInfo>) {
+        let Some(cached) = cached else { return };
+        let id = fresh.id;
+        let awaiting = lock(&self.awaiting_reports);
+        for ((_, key), (_, optimistic)) in awaiting.iter().filter(|((node, _), _)| *node == id) {
+            let (Some(slot), Some(report)) = (
+                fresh.values.get_mut(key.as_str()),
+                cached.values.get(key.as_str()),
+            ) else {
+                continue;
+            };
+            if slot
+                .value
+                .as_ref()
+                .is_some_and(|value| same_value(value, optimistic))
+            {
+                slot.value.clone_from(&report.value);
+                slot.last_update = report.last_update;
+                slot.seen_at = report.seen_at;
+            }
+        }
     }
 }
 
@@ -169,6 +271,46 @@ impl InFlightWrite {
     }
 }
 
+/// A write in flight for as long as its sender waits for the answer. Whoever sees the answer
+/// settles the write in the core (forgets it, or keeps it for an echo still to come) and says
+/// so ([`WriteInFlight::settled`]); a sender that stops waiting first (its time ran out, or its
+/// future was dropped: a cancelled call, a task aborted) leaves the write in flight for
+/// `window` more, never for ever: a report after that is the device's.
+#[must_use = "the write leaves flight when the guard is dropped"]
+pub(crate) struct WriteInFlight<'a> {
+    core: &'a Core,
+    /// `None` once settled, or when there is no write.
+    write: Option<InFlightWrite>,
+    /// How long after its sender stopped waiting the write's echo may still come.
+    window: Duration,
+}
+
+impl WriteInFlight<'_> {
+    /// The answer came, and whoever saw it settled the write.
+    pub(crate) fn settled(mut self) {
+        self.write = None;
+    }
+
+    /// The write was never sent: it is not in flight.
+    pub(crate) fn not_sent(mut self) {
+        if let Some(write) = self.write.take() {
+            self.core.forget_write(&write);
+        }
+    }
+}
+
+impl Drop for WriteInFlight<'_> {
+    fn drop(&mut self) {
+        if let Some(write) = self.write.take() {
+            if self.window.is_zero() {
+                self.core.forget_write(&write);
+            } else {
+                self.core.expect_echo_within(&write, self.window);
+            }
+        }
+    }
+}
+
 /// Equal as values: numbers by their number (40 and 40.0), anything else exactly.
 pub(crate) fn same_value(a: &Value, b: &Value) -> bool {
     match (a.as_f64(), b.as_f64()) {
@@ -196,4 +338,104 @@ pub fn now_ms() -> i64 {
         .duration_since(UNIX_EPOCH)
         .map(|d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
         .unwrap_or_default()
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+    use crate::gateway::parse_nodes;
+
+    /// A write leaves flight on every path: settled by whoever saw its answer, at once when
+    /// never sent, and one window after its sender stopped waiting (a timeout, a dropped
+    /// future): the device's next report of the same value is then stored, not swallowed.
+    #[test]
+    fn a_write_leaves_flight_however_its_wait_ends() {
+        let core = Core::new(Backend::ZwaveJsServer);
+        let mode = "98-0-currentMode";
+        let write = InFlightWrite::new(NodeId(8), vec![(mode.to_owned(), json!(255))]);
+
+        // The sender stopped waiting: after the window, the same value is the device's report.
+        drop(core.keep_in_flight(Some(&write), Duration::from_millis(30)));
+        assert_eq!(core.writes().len(), 1);
+        std::thread::sleep(Duration::from_millis(60));
+        assert!(!core.is_echo(NodeId(8), mode, Some(&json!(255))));
+        assert!(core.writes().is_empty());
+
+        // Answered: the backend settled it; the guard leaves it so.
+        let flight = core.keep_in_flight(Some(&write), Duration::from_secs(1));
+        core.forget_write(&write);
+        flight.settled();
+        assert!(core.writes().is_empty());
+
+        // Never sent: out at once.
+        core.keep_in_flight(Some(&write), Duration::from_secs(1))
+            .not_sent();
+        assert!(core.writes().is_empty());
+
+        // Expired writes go when the next one starts, even if nothing reports.
+        drop(core.keep_in_flight(Some(&write), Duration::from_millis(1)));
+        std::thread::sleep(Duration::from_millis(5));
+        let other = InFlightWrite::new(
+            NodeId(2),
+            vec![("37-0-currentValue".to_owned(), json!(true))],
+        );
+        let flight = core.keep_in_flight(Some(&other), Duration::ZERO);
+        assert_eq!(core.writes().len(), 1);
+        drop(flight);
+        assert!(core.writes().is_empty());
+    }
+
+    const STATE: &str = "37-0-currentValue";
+
+    /// The demo home as the driver's cache shows it, Switch One (node 2) showing `on`.
+    fn reloaded(on: bool) -> BTreeMap<NodeId, NodeInfo> {
+        let mut nodes = parse_nodes(Value::Array(crate::sim::home::demo_home(0))).unwrap();
+        let node = nodes.get_mut(&NodeId(2)).unwrap();
+        node.values.get_mut(STATE).unwrap().value = Some(json!(on));
+        nodes
+    }
+
+    #[test]
+    fn a_reload_showing_a_writes_optimistic_value_keeps_the_devices_last_report() {
+        let core = Core::new(Backend::ZwaveJsServer);
+        write(&core.state).nodes = Nodes::new(reloaded(false));
+        let switch_on = InFlightWrite::new(NodeId(2), vec![(STATE.to_owned(), json!(true))]);
+        core.await_reports(&switch_on);
+        // Answered and its echo window over: the device has still not reported.
+        core.forget_write(&switch_on);
+        let mut fresh = reloaded(true);
+        core.keep_reports(&mut fresh, &read(&core.state).nodes);
+        assert_eq!(fresh[&NodeId(2)].values[STATE].value, Some(json!(false)));
+        // A retained copy of the echo is no report either.
+        assert!(core.is_awaited(NodeId(2), STATE, Some(&json!(true))));
+        // The device reports (here: that it stayed off): from then on a reload shows what the
+        // driver has.
+        assert!(core.store_value(NodeId(2), STATE, Some(json!(false)), true));
+        let mut fresh = reloaded(true);
+        core.keep_reports(&mut fresh, &read(&core.state).nodes);
+        assert_eq!(fresh[&NodeId(2)].values[STATE].value, Some(json!(true)));
+        // A write that never reached the driver is not awaited.
+        let refused = InFlightWrite::new(NodeId(2), vec![(STATE.to_owned(), json!(true))]);
+        core.await_reports(&refused);
+        core.stop_awaiting(&refused);
+        assert!(!core.is_awaited(NodeId(2), STATE, Some(&json!(true))));
+    }
+
+    #[test]
+    fn a_live_report_moves_when_the_node_was_last_heard_from_and_a_retained_one_does_not() {
+        let core = Core::new(Backend::Mqtt);
+        write(&core.state).nodes = Nodes::new(reloaded(false));
+        let heard = |core: &Core| read(&core.state).nodes[&NodeId(2)].last_active;
+        let before = heard(&core);
+        assert!(core.store_value(NodeId(2), STATE, Some(json!(true)), false));
+        assert_eq!(
+            heard(&core),
+            before,
+            "a retained copy is no news from the device"
+        );
+        assert!(core.store_value(NodeId(2), STATE, Some(json!(false)), true));
+        assert!(heard(&core) > before, "{:?} → {:?}", before, heard(&core));
+    }
 }

@@ -114,6 +114,18 @@ pub enum GatewayError {
         /// Its name and location now.
         now: String,
     },
+    /// Before a write over zwave-js-server, asking for the node's name (the check that it is
+    /// still the device the command's name was looked up as) failed or got no answer: the
+    /// write was not sent.
+    #[error(
+        "nothing was sent: before writing, this server checks that node {node} still has the name it was found by, and that check failed: {reason}"
+    )]
+    NotChecked {
+        /// The node.
+        node: super::NodeId,
+        /// Why the check failed.
+        reason: Box<GatewayError>,
+    },
     /// The call exists only on the other backend.
     #[error("`{api}` is Z-Wave JS UI's MQTT API; this server is connected to zwave-js-server")]
     NotOnThisBackend {
@@ -142,17 +154,26 @@ fn may_still_arrive(api: &str) -> &'static str {
 impl GatewayError {
     /// Whether the request was sent and its answer never came: it may have been carried out.
     pub fn may_have_arrived(&self) -> bool {
-        use crate::gateway::zwave_js::client::WsError;
+        match self {
+            Self::Timeout { .. } | Self::ConnectionLost { .. } => true,
+            Self::Server(err) => err.may_have_run(),
+            _ => false,
+        }
+    }
+
+    /// Whether nothing was sent because the request it was for was cancelled first.
+    pub fn was_cancelled(&self) -> bool {
         matches!(
             self,
-            Self::Timeout { .. }
-                | Self::ConnectionLost { .. }
-                | Self::Server(WsError::Lost(_) | WsError::Timeout { .. })
+            Self::Server(crate::gateway::zwave_js::client::WsError::Cancelled(_))
         )
     }
 
     /// Whether trying the same call again later may succeed without anyone changing anything.
     pub fn is_retryable(&self) -> bool {
+        if let Self::NotChecked { reason, .. } = self {
+            return reason.is_retryable();
+        }
         matches!(
             self,
             Self::BrokerUnreachable { .. }
@@ -223,5 +244,23 @@ mod tests {
             GatewayError::ConnectionLost { api: "writeValue" }.to_string(),
             "lost the mqtt connection while waiting for `writeValue`: it may have reached zwave-js-ui before the connection dropped, but it will not be sent again; reconnecting in the background (check the device's state before trying again)"
         );
+    }
+
+    #[test]
+    fn a_write_whose_name_check_got_no_answer_says_nothing_was_sent() {
+        use crate::gateway::{NodeId, zwave_js::client::WsError};
+        let unchecked = GatewayError::NotChecked {
+            node: NodeId(8),
+            reason: Box::new(GatewayError::Server(WsError::Timeout {
+                command: "node.get_state".into(),
+                after: Duration::from_secs(5),
+            })),
+        };
+        assert_eq!(
+            unchecked.to_string(),
+            "nothing was sent: before writing, this server checks that node 8 still has the name it was found by, and that check failed: zwave-js-server did not answer `node.get_state` within 5s"
+        );
+        assert!(!unchecked.may_have_arrived());
+        assert!(unchecked.is_retryable());
     }
 }

@@ -8,6 +8,7 @@ use std::{
 
 use rumqttc::AsyncClient;
 use serde_json::Value;
+use tokio_util::sync::CancellationToken;
 use tracing::{Instrument, info_span};
 
 use super::{
@@ -254,29 +255,50 @@ impl Gateway {
             .current_key()
             .map(|current_key| vec![(current_key, value.clone())])
             .unwrap_or_default();
-        self.write_value_to(known.as_ref(), value_id, value, echoes)
-            .await
+        self.write_value_to(
+            known.as_ref(),
+            value_id,
+            value,
+            echoes,
+            &CancellationToken::new(),
+        )
+        .await
     }
 
     /// [`Gateway::write_value`] to a device found by name as `known` (its node as the lookup
     /// saw it): over zwave-js-server, nothing is sent when the node's name or location is no
     /// longer what the lookup saw ([`GatewayError::Renamed`]). `echoes`: the values zwave-js
     /// sets at once when the Set is acknowledged (key and value), which are not the device's
-    /// report: a switch's `currentValue`, a lock's `currentMode`, a setpoint itself.
+    /// report: a switch's `currentValue`, a lock's `currentMode`, a setpoint itself. Nothing is
+    /// sent once `cancelled` is: over zwave-js-server it is looked at after the name check
+    /// (a round trip), right before the write goes out ([`GatewayError::was_cancelled`]);
+    /// over MQTT nothing is awaited between the caller's own look and the publish.
     ///
     /// # Errors
-    /// As [`Gateway::write_value`], and [`GatewayError::Renamed`].
+    /// As [`Gateway::write_value`], [`GatewayError::Renamed`], and the cancellation.
     pub async fn write_value_to(
         &self,
         known: Option<&NodeInfo>,
         value_id: &ValueId,
         value: Value,
         echoes: Vec<(String, Value)>,
+        cancelled: &CancellationToken,
     ) -> Result<i64, GatewayError> {
         let in_flight = (!echoes.is_empty()).then(|| InFlightWrite::new(value_id.node_id, echoes));
+        if let Some(write) = &in_flight {
+            // Until the device reports them, its optimistic values are not its state, even
+            // in a reload of the whole state.
+            self.core.await_reports(write);
+        }
         let result = self
-            .send_write(known, value_id, &value, in_flight.as_ref())
+            .send_write(known, value_id, &value, in_flight.as_ref(), cancelled)
             .await;
+        if let (Some(write), Err(err)) = (&in_flight, &result)
+            && !err.may_have_arrived()
+        {
+            // Never reached the driver: it set nothing.
+            self.core.stop_awaiting(write);
+        }
         let result = result?;
         // The call answers success even when the write failed: the truth is the status.
         let status = result
@@ -290,12 +312,17 @@ impl Gateway {
             && let Some(write) = &in_flight
         {
             for (key, echoed) in &write.echoes {
-                self.core.store_value(write.node, key, Some(echoed.clone()));
+                self.core
+                    .store_value(write.node, key, Some(echoed.clone()), true);
             }
         }
         if matches!(status, 1 | 254 | 255) {
             Ok(status)
         } else {
+            if let Some(write) = &in_flight {
+                // Refused: the driver set nothing.
+                self.core.stop_awaiting(write);
+            }
             if status == 2 {
                 // The real gateway answers a write to a node it does not have (removed, or
                 // replaced under another id) with status 2: the node list is out of date.
@@ -326,6 +353,7 @@ impl Gateway {
         value_id: &ValueId,
         value: &Value,
         echo: Option<&InFlightWrite>,
+        cancelled: &CancellationToken,
     ) -> Result<Value, GatewayError> {
         match &self.connection {
             Connection::Mqtt(shared) => {
@@ -338,22 +366,25 @@ impl Gateway {
                 {
                     return Err(renamed(known, &now));
                 }
-                if let Some(write) = echo {
-                    self.core.writes().push(write.clone());
-                }
+                tracing::debug!(%value_id, %value, "sending the write");
+                // Out of flight with the answer (its echo came before it), or as soon as this
+                // future is dropped.
+                let flight = self.core.keep_in_flight(echo, Duration::ZERO);
                 let args = vec![value_id.to_json(), value.clone()];
                 let result = call::call(shared, "writeValue", args).await;
-                if let Some(write) = echo {
-                    self.core.forget_write(write);
-                }
+                drop(flight);
                 result
             }
             Connection::ZwaveJsServer(client, timeout) => {
                 if let Some(known) = known {
                     self.same_device(client, *timeout, known).await?;
                 }
+                tracing::debug!(%value_id, %value, "sending the write");
                 let params = protocol::value_command(value_id, Some(value));
-                match client.write(params, echo.cloned(), *timeout).await {
+                match client
+                    .write(params, echo.cloned(), cancelled, *timeout)
+                    .await
+                {
                     Ok(result) => Ok(protocol::set_value_result(&result)),
                     Err(err) => {
                         if matches!(&err, WsError::Failed { failure, .. } if failure.code == "node_not_found")
@@ -377,17 +408,25 @@ impl Gateway {
         timeout: Duration,
         known: &NodeInfo,
     ) -> Result<(), GatewayError> {
+        // Whatever stops the check, nothing was sent: the write waits for it.
+        let unchecked = |reason: GatewayError| GatewayError::NotChecked {
+            node: known.id,
+            reason: Box::new(reason),
+        };
         let result = client
             .request(
                 "node.get_state",
                 serde_json::json!({"nodeId": known.id.0}),
                 timeout,
             )
-            .await?;
+            .await
+            .map_err(|err| unchecked(err.into()))?;
         let now = zwave_js::state::node_from_state(result.get("state").unwrap_or(&Value::Null))
-            .map_err(|reason| GatewayError::BadReply {
-                api: "node.get_state",
-                reason,
+            .map_err(|reason| {
+                unchecked(GatewayError::BadReply {
+                    api: "node.get_state",
+                    reason,
+                })
             })?;
         if (&now.name, &now.loc) == (&known.name, &known.loc) {
             return Ok(());
@@ -430,10 +469,12 @@ impl Gateway {
             }
         };
         if let Some(value) = &value {
+            // The device's answer to a Get: its report.
             self.core.store_value(
                 value_id.node_id,
                 value_id.key().as_str(),
                 Some(value.clone()),
+                true,
             );
         }
         Ok(value)

@@ -183,13 +183,16 @@ impl Nodes {
 
     /// Stores what a value topic reported for value `key` of node `id`, received at `at_ms`
     /// (epoch ms). Returns whether the node has that value; only then is anything stored (and
-    /// the node given a new revision).
+    /// the node given a new revision). `live`: the device's report as it came (not a copy
+    /// replayed by the broker): a value in it means the node was heard from at `at_ms`, so
+    /// its last activity moves there (never back).
     pub fn record_report(
         &mut self,
         id: NodeId,
         key: &str,
         value: Option<Value>,
         at_ms: i64,
+        live: bool,
     ) -> bool {
         let Some(node) = self.nodes.get_mut(&id) else {
             return false;
@@ -197,9 +200,13 @@ impl Nodes {
         let Some(slot) = node.values.get_mut(key) else {
             return false;
         };
+        let heard = live && value.is_some();
         slot.value = value;
         slot.last_update = Some(at_ms);
         slot.seen_at = Some(std::time::Instant::now());
+        if heard && node.last_active.is_none_or(|was| was < at_ms) {
+            node.last_active = Some(at_ms);
+        }
         node.revision = Revision::next();
         true
     }

@@ -41,6 +41,12 @@ pub fn clean(text: &str, max_chars: usize) -> Cow<'_, str> {
     Cow::Owned(cleaned)
 }
 
+/// What a caller gave (a colour, a tone, a mode, a filter, a device name) as an answer
+/// quotes it: escaped and cut as device names are, so a megabyte argument is never echoed.
+pub fn echoed(given: &str) -> Cow<'_, str> {
+    clean(given, MAX_NAME_CHARS)
+}
+
 /// Whether `c` moves text around rather than being part of it.
 fn is_layout(c: char) -> bool {
     c.is_control()

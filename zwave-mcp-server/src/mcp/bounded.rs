@@ -1,8 +1,14 @@
 //! A bound on requests in flight: rmcp reads requests as fast as they come and runs each at
 //! once, so a client pipelining 100,000 calls would have 100,000 running (measured: RSS from
-//! 10 MiB to 533 MiB). [`Bounded`] wraps the transport: a request is handed to rmcp only when
-//! one of [`MAX_IN_FLIGHT`] places is free, and until then nothing more is read from stdin (the
-//! pipe fills and the client waits).
+//! 10 MiB to 533 MiB). [`Bounded`] wraps the transport: a request is handed to rmcp only while
+//! one of [`MAX_IN_FLIGHT`] places is free; one that comes while every place is taken is
+//! answered at once with [`BUSY`] and never reaches rmcp.
+//!
+//! Reading never waits for a place: what the client sends that is no request (its answers to
+//! the server's own requests, such as a person's yes to an `elicitation/create`, and
+//! `notifications/cancelled`) is what frees the places, so it must reach rmcp while every
+//! place is taken. A refusal is written before the next line is read: a client that sends
+//! faster than it reads its answers is held back by the pipe, not by memory here.
 //!
 //! A place is freed when both are over: the request's handler (a cancelled request's handler
 //! runs on to its end, and may be writing to a device), and its answer (written, however slow
@@ -16,19 +22,26 @@
 use std::{
     collections::HashMap,
     future::Future,
+    pin::Pin,
     sync::{Arc, Mutex, PoisonError, Weak},
 };
 
 use rmcp::{
     RoleServer,
-    model::{ClientNotification, ErrorData, GetExtensions as _, JsonRpcMessage, RequestId},
+    model::{
+        ClientNotification, ErrorCode, ErrorData, GetExtensions as _, JsonRpcMessage, RequestId,
+    },
     service::{RxJsonRpcMessage, TxJsonRpcMessage},
     transport::Transport,
 };
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
-/// Requests running at once; more wait, unread, in the pipe.
+/// Requests running at once; one more is refused with [`BUSY`].
 pub const MAX_IN_FLIGHT: usize = 64;
+
+/// The error a request gets when every place is taken: JSON-RPC's first implementation-defined
+/// server error (rmcp's own are -32002 and -32020..=-32022; -32000 is free).
+pub const BUSY: ErrorCode = ErrorCode(-32000);
 
 /// One request's place: freed when the last share of it is dropped.
 #[derive(Debug)]
@@ -48,9 +61,10 @@ pub struct Bounded<T> {
     unanswered: Arc<Mutex<HashMap<RequestId, Arc<Place>>>>,
     /// Every admitted request's place, weakly: alive while its handler or answer is.
     in_flight: HashMap<RequestId, Weak<Place>>,
-    /// A request read but not yet admitted. Kept here, not in the `receive` future, because
-    /// rmcp polls `receive` inside `select!`: a dropped future must not lose the message.
-    waiting: Option<RxJsonRpcMessage<RoleServer>>,
+    /// A refusal being written (`true` once written). Kept here, not in the `receive` future,
+    /// because rmcp polls `receive` inside `select!`: a dropped future must neither lose the
+    /// refusal nor leave half a line on stdout.
+    refusing: Option<Pin<Box<dyn Future<Output = bool> + Send>>>,
 }
 
 impl<T> Bounded<T> {
@@ -62,7 +76,7 @@ impl<T> Bounded<T> {
             limit: limit.max(1),
             unanswered: Arc::default(),
             in_flight: HashMap::new(),
-            waiting: None,
+            refusing: None,
         }
     }
 
@@ -102,67 +116,85 @@ impl<T: Transport<RoleServer>> Transport<RoleServer> for Bounded<T> {
 
     async fn receive(&mut self) -> Option<RxJsonRpcMessage<RoleServer>> {
         loop {
-            if self.waiting.is_none() {
-                let message = self.inner.receive().await?;
-                if let JsonRpcMessage::Notification(notification) = &message
-                    && let ClientNotification::CancelledNotification(cancelled) =
-                        &notification.notification
-                    && let Some(id) = &cancelled.params.request_id
-                {
-                    // rmcp drops a cancelled request's answer: its share goes now; the
-                    // handler's share stays until the handler ends.
-                    drop(self.answered(id));
+            if let Some(refusal) = self.refusing.as_mut() {
+                let written = refusal.await;
+                self.refusing = None;
+                if !written {
+                    return None;
                 }
-                let JsonRpcMessage::Request(request) = &message else {
-                    return Some(message);
-                };
-                if self.is_in_flight(&request.id) {
-                    tracing::warn!(id = %request.id, "refused a request reusing the id of one in flight");
-                    let refusal = TxJsonRpcMessage::<RoleServer>::error(
-                        ErrorData::invalid_request(
-                            format!(
-                                "request id {} is already in use by a request in flight: give every request an id of its own",
-                                request.id
-                            ),
-                            None,
-                        ),
-                        Some(request.id.clone()),
-                    );
-                    // Sent from a task of its own: a `receive` dropped by rmcp's `select!`
-                    // must not leave half a line on stdout.
-                    tokio::spawn(self.inner.send(refusal));
-                    continue;
-                }
-                self.waiting = Some(message);
             }
-            // The semaphore is never closed; if it were, the request would go through
-            // unbounded rather than be lost.
-            let Ok(permit) = Arc::clone(&self.places).acquire_owned().await else {
-                return self.waiting.take();
+            let message = self.inner.receive().await?;
+            if let JsonRpcMessage::Notification(notification) = &message
+                && let ClientNotification::CancelledNotification(cancelled) =
+                    &notification.notification
+                && let Some(id) = &cancelled.params.request_id
+            {
+                // rmcp drops a cancelled request's answer: its share goes now; the
+                // handler's share stays until the handler ends.
+                drop(self.answered(id));
+            }
+            // Answers to the server's own requests and notifications go through whatever
+            // the places: they are what frees them.
+            let mut request = match message {
+                JsonRpcMessage::Request(request) => request,
+                other => return Some(other),
             };
-            let mut message = self.waiting.take()?;
-            if let JsonRpcMessage::Request(request) = &mut message {
-                let place = Arc::new(Place(permit));
-                request
-                    .request
-                    .extensions_mut()
-                    .insert(HandlerShare(Arc::clone(&place)));
-                // At most `limit` are alive: forgetting the others now and then keeps this small.
-                if self.in_flight.len() >= 4 * self.limit {
-                    self.in_flight.retain(|_, place| place.strong_count() > 0);
-                }
-                self.in_flight
-                    .insert(request.id.clone(), Arc::downgrade(&place));
-                self.unanswered
-                    .lock()
-                    .unwrap_or_else(PoisonError::into_inner)
-                    .insert(request.id.clone(), place);
+            if self.is_in_flight(&request.id) {
+                tracing::warn!(id = %request.id, "refused a request reusing the id of one in flight");
+                let refusal = ErrorData::invalid_request(
+                    format!(
+                        "request id {} is already in use by a request in flight: give every request an id of its own",
+                        request.id
+                    ),
+                    None,
+                );
+                self.refuse(refusal, request.id);
+                continue;
             }
-            return Some(message);
+            // Never a wait: a request past the bound is answered now, and reading goes on.
+            let Ok(permit) = Arc::clone(&self.places).try_acquire_owned() else {
+                tracing::warn!(id = %request.id, limit = self.limit, "refused a request: every place is taken");
+                let refusal = ErrorData::new(
+                    BUSY,
+                    format!(
+                        "Server busy: {} requests are already in flight (some may be waiting for a person's answer); send this one again once one of them is answered",
+                        self.limit
+                    ),
+                    None,
+                );
+                self.refuse(refusal, request.id);
+                continue;
+            };
+            let place = Arc::new(Place(permit));
+            request
+                .request
+                .extensions_mut()
+                .insert(HandlerShare(Arc::clone(&place)));
+            // At most `limit` are alive: forgetting the others now and then keeps this small.
+            if self.in_flight.len() >= 4 * self.limit {
+                self.in_flight.retain(|_, place| place.strong_count() > 0);
+            }
+            self.in_flight
+                .insert(request.id.clone(), Arc::downgrade(&place));
+            self.unanswered
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .insert(request.id.clone(), place);
+            return Some(JsonRpcMessage::Request(request));
         }
     }
 
     fn close(&mut self) -> impl Future<Output = Result<(), Self::Error>> + Send {
         self.inner.close()
+    }
+}
+
+impl<T: Transport<RoleServer>> Bounded<T> {
+    /// Answers request `id` with `error`; written before anything more is read.
+    fn refuse(&mut self, error: ErrorData, id: RequestId) {
+        let sending = self
+            .inner
+            .send(TxJsonRpcMessage::<RoleServer>::error(error, Some(id)));
+        self.refusing = Some(Box::pin(async move { sending.await.is_ok() }));
     }
 }

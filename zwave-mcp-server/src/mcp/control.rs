@@ -57,7 +57,6 @@ impl ZwaveServer {
             info!(device = ?name, node = %node.id, action = %args.action, "not writing: the client cancelled the request");
             return Err(ToolError::Cancelled);
         }
-        info!(device = ?name, node = %node.id, action = %args.action, value = %plan.value, "writing value");
         let before = last_report(&node, plan.current_key.as_str());
         // Already so: every value the write names (a colour's every channel) shows what it
         // asks; never for a stop, which accepts any report and asks for no state.
@@ -80,12 +79,29 @@ impl ZwaveServer {
                 &plan.target,
                 plan.value.clone(),
                 plan.echoes.clone(),
+                cancelled,
             )
-            .await
-            .map_err(|source| ToolError::Write {
-                device: name.clone(),
-                source,
-            });
+            .await;
+        // Over zwave-js-server the device's name is checked first (a round trip): a
+        // cancellation that came meanwhile stopped the write before it was sent.
+        if written.as_ref().is_err_and(|err| err.was_cancelled()) {
+            info!(device = ?name, node = %node.id, action = %args.action, "not writing: the client cancelled the request while the device's name was checked");
+            return Err(ToolError::Cancelled);
+        }
+        let written = written.map_err(|source| ToolError::Write {
+            device: name.clone(),
+            source,
+        });
+        // Said once the gateway answered: a write refused before it was sent (the device
+        // renamed meanwhile) is no write.
+        match &written {
+            Ok(status) => {
+                info!(device = ?name, node = %node.id, action = %args.action, value = %plan.value, status = *status, "value written");
+            }
+            Err(err) => {
+                warn!(device = ?name, node = %node.id, action = %args.action, value = %plan.value, error = %err, "the write failed or got no answer");
+            }
+        }
         if cancelled.is_cancelled() {
             warn!(device = ?name, node = %node.id, "the client cancelled the request after the write was sent: it may take effect");
         }
@@ -124,7 +140,11 @@ impl ZwaveServer {
         }
         let mut now = self.gateway.node(node.id).unwrap_or_else(|| node.clone());
         let mut fate = command.fate(&now);
-        if fate == Fate::Confirmed && !command.supervised {
+        let latest = |commands: &super::commands::Commands| {
+            commands.last(node.id).is_none_or(|last| last.seq == seq)
+        };
+        // A command superseded by a later one is answered so, whatever its fate.
+        if fate == Fate::Confirmed && !command.supervised && latest(&self.commands) {
             // What the cache shows may be zwave-js's optimistic echo of another client's
             // write of the same value: only the device's answer to a Get confirms.
             fate = tokio::select! {
@@ -253,10 +273,22 @@ impl ZwaveServer {
                     command.clone(),
                 );
                 tokio::spawn(async move {
+                    // Watched while it is the device's last command: a later one's fate is
+                    // that one's to tell.
+                    let superseded = || {
+                        commands
+                            .last(node)
+                            .is_some_and(|last| last.seq != command.seq)
+                    };
                     let decided = gateway
-                        .wait_for_node(node, |now| command.fate(now) != Fate::Pending, WATCH)
+                        .wait_for_node(
+                            node,
+                            |now| command.fate(now) != Fate::Pending || superseded(),
+                            WATCH,
+                        )
                         .await;
-                    let Some(now) = decided.filter(|now| command.fate(now) == Fate::Confirmed)
+                    let Some(now) =
+                        decided.filter(|now| command.fate(now) == Fate::Confirmed && !superseded())
                     else {
                         return;
                     };

@@ -16,6 +16,8 @@ use std::{cell::RefCell, collections::HashSet, fmt};
 use serde::de::{self, DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};
 use serde_json::Value;
 
+use crate::gateway::text::echoed;
+
 /// Why a line is refused.
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) enum Refusal {
@@ -48,11 +50,12 @@ impl fmt::Display for Refusal {
             Self::DuplicateKey { key, .. } => write!(
                 f,
                 "Invalid request: the key {} appears twice in one object; send every key once",
-                Value::from(key.as_str())
+                Value::from(&*echoed(key))
             ),
             Self::BadId(id) => write!(
                 f,
-                "Invalid request: the id {id} is neither a string nor an integer, as MCP requires"
+                "Invalid request: the id {} is neither a string nor an integer, as MCP requires",
+                echoed(&id.to_string())
             ),
         }
     }
@@ -94,6 +97,10 @@ impl Refusal {
         let (code, id) = match self {
             Self::NotUtf8 | Self::NotJson(_) | Self::TooLong(_) => (-32700, Value::Null),
             Self::DuplicateKey { id, .. } => (-32600, id.clone().unwrap_or(Value::Null)),
+            // An id too long to quote is not quoted back either.
+            Self::BadId(id) if id.to_string().len() > crate::gateway::text::MAX_NAME_CHARS => {
+                (-32600, Value::Null)
+            }
             Self::BadId(id) => (-32600, id.clone()),
         };
         let message = Value::from(self.to_string());
@@ -294,5 +301,29 @@ mod tests {
             Refusal::TooLong(16).to_string(),
             "Parse error: the message is longer than 16 bytes and was not read"
         );
+    }
+
+    #[test]
+    fn a_huge_key_or_id_is_quoted_cut_as_names_are() {
+        let key = "k".repeat(100_000);
+        let line =
+            format!(r#"{{"jsonrpc":"2.0","id":1,"method":"x","params":{{"{key}":1,"{key}":2}}}}"#);
+        let reply = String::from_utf8(check(&line).unwrap_err().reply()).unwrap();
+        assert!(
+            reply.contains(&format!(
+                "the key \\\"{}…\\\" appears twice",
+                "k".repeat(255)
+            )),
+            "{reply:.400}"
+        );
+        assert!(reply.len() < 1_000, "{} bytes", reply.len());
+        let id = format!("[{}]", vec!["1"; 100_000].join(","));
+        let line = format!(r#"{{"jsonrpc":"2.0","id":{id},"method":"ping"}}"#);
+        let reply = String::from_utf8(check(&line).unwrap_err().reply()).unwrap();
+        assert!(
+            reply.starts_with(r#"{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"Invalid request: the id [1,1,"#),
+            "{reply:.400}"
+        );
+        assert!(reply.len() < 1_000, "{} bytes", reply.len());
     }
 }

@@ -7,7 +7,8 @@ use rmcp::{
     ErrorData, RoleServer, ServerHandler,
     handler::server::{router::tool::ToolRouter, tool::ToolCallContext},
     model::{
-        CallToolRequestParams, CallToolResponse, Implementation, ServerCapabilities, ServerConfig,
+        CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation,
+        JsonObject, ServerCapabilities, ServerConfig,
     },
     service::RequestContext,
     tool_handler,
@@ -96,6 +97,9 @@ impl ServerHandler for ZwaveServer {
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
         let _place = context.extensions.clone();
+        if let Some(refused) = request.arguments.as_ref().and_then(oversized_argument) {
+            return Ok(CallToolResult::error(vec![ContentBlock::text(refused)]).into());
+        }
         self.tool_router
             .call(ToolCallContext::new(self, request, context))
             .await
@@ -113,9 +117,52 @@ impl ServerHandler for ZwaveServer {
                  on a device (switch, dim, lock, open or close a blind, set a thermostat, \
                  sound a siren), get_device_status tells its state and whether it is reachable, and \
                  get_device_sensor_data returns its readings (temperature, humidity, motion, \
-                 power, battery). Device names are matched exactly, then by location + name, then \
-                 `Node <id>`, then by whole words; switching needs one of those, reads also \
+                 power, battery). Device names are matched exactly (or as `Node <id>`), then by \
+                 location + name, then by whole words; switching needs one of those, reads also \
                  accept a unique part of a name. An ambiguous name is refused with the candidates.",
             )
     }
+}
+
+/// The longest text a tool argument may hold, in characters: a device name's limit. Nothing a
+/// device takes by name (a mode, a tone, a colour) nor a list filter is longer.
+const MAX_ARGUMENT_CHARS: usize = crate::devices::MAX_NAME_CHARS;
+
+/// Why `arguments` are refused before anything reads them, if one holds a text (a string or a
+/// key, at any depth) longer than [`MAX_ARGUMENT_CHARS`]: serde's errors, which rmcp answers
+/// with, quote the value in full (an unknown variant, a string where a number belongs), and a
+/// refusal must not echo a megabyte. `deviceName` has its own refusal (it says how long).
+fn oversized_argument(arguments: &JsonObject) -> Option<String> {
+    fn chars(text: &str) -> usize {
+        // Bytes first: a short text is not counted.
+        if text.len() <= MAX_ARGUMENT_CHARS {
+            text.len()
+        } else {
+            text.chars().count()
+        }
+    }
+    fn longest(value: &serde_json::Value) -> usize {
+        match value {
+            serde_json::Value::String(text) => chars(text),
+            serde_json::Value::Array(items) => items.iter().map(longest).max().unwrap_or(0),
+            serde_json::Value::Object(fields) => fields
+                .iter()
+                .map(|(key, value)| chars(key).max(longest(value)))
+                .max()
+                .unwrap_or(0),
+            _ => 0,
+        }
+    }
+    arguments
+        .iter()
+        .filter(|(key, _)| key.as_str() != "deviceName")
+        .find_map(|(key, value)| {
+            let long = chars(key).max(longest(value));
+            (long > MAX_ARGUMENT_CHARS).then(|| {
+                format!(
+                    "argument {} holds a text {long} characters long; arguments are at most {MAX_ARGUMENT_CHARS} characters: nothing was done",
+                    serde_json::Value::from(&*crate::gateway::text::echoed(key))
+                )
+            })
+        })
 }

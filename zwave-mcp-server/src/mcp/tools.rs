@@ -138,7 +138,10 @@ impl ZwaveServer {
         });
         let (rows, commands) = rows;
         let mut text = match (&filter, rows.len()) {
-            (Some(filter), 0) => format!("No Z-Wave device matches \"{filter}\"."),
+            (Some(filter), 0) => format!(
+                "No Z-Wave device matches \"{}\".",
+                crate::gateway::text::echoed(filter)
+            ),
             (None, 0) => "No Z-Wave devices found.".to_owned(),
             (_, count) => format!(
                 "{count} Z-Wave device{}:",
@@ -340,7 +343,7 @@ impl ZwaveServer {
                     // The directory never resolves to a hidden device; this holds it twice.
                     .filter(|node| self.exposure.can_read(node))
                     .ok_or_else(|| ResolveError::NotFound {
-                        query: query.trim().to_owned(),
+                        query: crate::gateway::text::echoed(query.trim()).into_owned(),
                         suggestions: Vec::new(),
                     })?;
                 Ok((look(node), self.exposure.can_control(node)))
@@ -415,7 +418,7 @@ fn device_status(node: &NodeInfo, stale: bool) -> (DeviceStatus, String) {
 
 fn not_exposed(query: &str) -> ToolError {
     ToolError::NotExposed {
-        query: query.trim().to_owned(),
+        query: crate::gateway::text::echoed(query.trim()).into_owned(),
     }
 }
 

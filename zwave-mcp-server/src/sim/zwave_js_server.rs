@@ -11,8 +11,9 @@
 //! device's own report follows after its delay, to every listening client. Knobs as for the
 //! MQTT simulator: stuck and supervised nodes, reports off, the start-up sequence (the port
 //! open at driver ready, nodes not interviewed yet, then each node's `ready` with its whole
-//! state), and the server stopped (every connection closed and new ones refused) and started
-//! again.
+//! state), the server stopped (every connection closed and new ones refused) and started
+//! again, and the server frozen (a stopped process: connections stay open and nothing is read
+//! or answered, not even a ping) and thawed.
 
 use std::{
     collections::HashMap,
@@ -20,6 +21,7 @@ use std::{
         Arc, Mutex,
         atomic::{AtomicBool, AtomicU64, Ordering},
     },
+    time::Duration,
 };
 
 use futures_util::{SinkExt as _, StreamExt as _};
@@ -64,6 +66,11 @@ struct WsSim {
     running: AtomicBool,
     /// Bumped when the server stops: connections of an older generation end.
     generation: tokio::sync::watch::Sender<u64>,
+    /// Whether the server is frozen, as a process stopped by SIGSTOP.
+    frozen: tokio::sync::watch::Sender<bool>,
+    /// Commands received (and recorded) but never answered nor carried out: a server whose
+    /// driver waits for ever on the device.
+    unanswered: Mutex<std::collections::HashSet<String>>,
     next_connection: AtomicU64,
 }
 
@@ -91,6 +98,8 @@ impl SimZwaveJsServer {
             interviewing: Mutex::default(),
             running: AtomicBool::new(true),
             generation: tokio::sync::watch::Sender::new(0),
+            frozen: tokio::sync::watch::Sender::new(false),
+            unanswered: Mutex::default(),
             next_connection: AtomicU64::new(1),
         });
         let task = tokio::spawn(accept(listener, Arc::clone(&sim)));
@@ -136,6 +145,46 @@ impl SimZwaveJsServer {
     /// Serves again after [`SimZwaveJsServer::stop`].
     pub fn resume(&self) {
         self.sim.running.store(true, Ordering::SeqCst);
+    }
+
+    /// Freezes the server as SIGSTOP does its process: open connections stay open, but
+    /// nothing is read from them (so not even a ping is answered: tungstenite answers pings
+    /// when it reads) and nothing is sent; a new connection's TCP handshake succeeds (the
+    /// kernel's) but its WebSocket handshake waits. Until [`SimZwaveJsServer::thaw`].
+    pub fn freeze(&self) {
+        self.sim.frozen.send_replace(true);
+    }
+
+    /// Runs again after [`SimZwaveJsServer::freeze`], as SIGCONT.
+    pub fn thaw(&self) {
+        self.sim.frozen.send_replace(false);
+    }
+
+    /// `command` is received (and recorded) but never answered nor carried out, as by a
+    /// server whose driver waits for ever on the device; `false` answers it again.
+    pub fn set_unanswered(&self, command: &str, unanswered: bool) {
+        let mut commands = lock(&self.sim.unanswered);
+        if unanswered {
+            commands.insert(command.to_owned());
+        } else {
+            commands.remove(command);
+        }
+    }
+
+    /// Answers `command` `delay` late; its connection reads and sends nothing meanwhile.
+    pub fn set_delay(&self, command: &str, delay: Duration) {
+        lock(&self.sim.knobs)
+            .delays
+            .insert(command.to_owned(), delay);
+    }
+
+    /// The device reports `value` for `key` of `node` on its own (operated by hand): the
+    /// value changes, and every listening client gets a `value updated`.
+    pub fn report(&self, node: u16, key: &str, value: Value) {
+        let change = super::api::set_value(&mut lock(&self.sim.nodes), node, key, value);
+        if let Some(change) = change {
+            let _ = self.sim.events.send((0, value_updated(&change)));
+        }
     }
 
     /// Every node but the controller becomes as at driver start (the real server opens its
@@ -236,6 +285,8 @@ async fn accept(listener: TcpListener, sim: Arc<WsSim>) {
         let _ = stream.set_nodelay(true);
         let sim = Arc::clone(&sim);
         tokio::spawn(async move {
+            // A frozen process does not get to the WebSocket handshake.
+            let _ = sim.frozen.subscribe().wait_for(|frozen| !*frozen).await;
             match tokio_tungstenite::accept_async(stream).await {
                 Ok(socket) => serve(socket, &sim).await,
                 Err(err) => debug!(error = %err, "a WebSocket handshake failed"),
@@ -250,6 +301,7 @@ type Socket = tokio_tungstenite::WebSocketStream<tokio::net::TcpStream>;
 async fn serve(mut socket: Socket, sim: &Arc<WsSim>) {
     let id = sim.next_connection.fetch_add(1, Ordering::SeqCst);
     let mut generation = sim.generation.subscribe();
+    let mut frozen = sim.frozen.subscribe();
     let mut events = sim.events.subscribe();
     let mut listening = false;
     let version = json!({"type": "version", "driverVersion": DRIVER_VERSION,
@@ -263,10 +315,24 @@ async fn serve(mut socket: Socket, sim: &Arc<WsSim>) {
         return;
     }
     loop {
+        // Frozen: the socket stays open, untouched, until thawed or the server stops.
+        while *frozen.borrow_and_update() {
+            tokio::select! {
+                changed = frozen.changed() => if changed.is_err() { return },
+                _ = generation.changed() => return,
+            }
+        }
         let outgoing = tokio::select! {
             _ = generation.changed() => return,
+            Ok(()) = frozen.changed() => continue,
             frame = socket.next() => match frame {
-                Some(Ok(Message::Text(text))) => answer(sim, id, &text, &mut listening),
+                Some(Ok(Message::Text(text))) => {
+                    let outgoing = answer(sim, id, &text, &mut listening);
+                    if let Some(delay) = delay_of(sim, &text) {
+                        tokio::time::sleep(delay).await;
+                    }
+                    outgoing
+                }
                 Some(Ok(Message::Close(_)) | Err(_)) | None => return,
                 Some(Ok(_)) => continue,
             },
@@ -288,12 +354,26 @@ async fn serve(mut socket: Socket, sim: &Arc<WsSim>) {
     }
 }
 
+/// How late the answer to the command `text` comes, if late.
+fn delay_of(sim: &WsSim, text: &str) -> Option<Duration> {
+    let command = serde_json::from_str::<Value>(text).ok()?;
+    let name = command.get("command")?.as_str()?;
+    lock(&sim.knobs).delays.get(name).copied()
+}
+
 /// What to send for one command, in order.
 fn answer(sim: &Arc<WsSim>, connection: u64, text: &str, listening: &mut bool) -> Vec<String> {
     let Ok(command) = serde_json::from_str::<Value>(text) else {
         return Vec::new();
     };
     lock(&sim.received).push(command.clone());
+    if command
+        .get("command")
+        .and_then(Value::as_str)
+        .is_some_and(|name| lock(&sim.unanswered).contains(name))
+    {
+        return Vec::new();
+    }
     let id = command.get("messageId").cloned().unwrap_or(Value::Null);
     let ok = |result: Value| {
         json!({"type": "result", "success": true, "messageId": id, "result": result}).to_string()

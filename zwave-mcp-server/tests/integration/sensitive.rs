@@ -351,3 +351,50 @@ async fn a_device_renamed_while_the_person_was_asked_is_not_written() {
         "nothing was written"
     );
 }
+
+/// The log never says a write was made that was refused before it was sent.
+#[tokio::test(flavor = "current_thread")]
+async fn a_write_refused_for_a_rename_is_not_logged_as_written() {
+    #[derive(Clone, Default)]
+    struct Captured(Arc<Mutex<Vec<u8>>>);
+    impl std::io::Write for Captured {
+        fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+            self.0.lock().unwrap().extend_from_slice(bytes);
+            Ok(bytes.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    let logs = Captured::default();
+    let sink = logs.clone();
+    // This thread runs every task of the test (a current-thread runtime): it sees them all.
+    let _capture = tracing::subscriber::set_default(
+        tracing_subscriber::fmt()
+            .with_ansi(false)
+            .with_max_level(tracing::Level::INFO)
+            .with_writer(move || sink.clone())
+            .finish(),
+    );
+    let home = Home::start().await;
+    let client = serve(
+        &home,
+        allowed(&["lock"]),
+        Asker {
+            renamed_meanwhile: Some((home.sim.clone(), home.gateway.clone())),
+            ..Asker::new(Person::Accepts).0
+        },
+    )
+    .await;
+    assert_eq!(unlock(&client).await.is_error, Some(true));
+    let logged = String::from_utf8(logs.0.lock().unwrap().clone()).unwrap();
+    assert!(
+        !logged.contains("value written") && !logged.contains("writing value"),
+        "{logged}"
+    );
+    assert!(
+        logged.contains("the write failed or got no answer")
+            && logged.contains("nothing was sent: node 8 is now \"Back Door Lock\" (Patio)"),
+        "{logged}"
+    );
+}

@@ -11,11 +11,15 @@ use futures_util::{SinkExt as _, StreamExt as _};
 use serde_json::{Value, json};
 use tokio::net::TcpListener;
 use tokio_tungstenite::tungstenite::Message;
+use tokio_util::sync::CancellationToken;
 use zwave_mcp_server::{
     Gateway,
     gateway::zwave_js::client::{Link, Target, WsClient, WsError},
-    gateway::{Backoff, NodeId},
+    gateway::{Backoff, NodeId, now_ms},
+    sim::{ReportDelays, SimZwaveJsServer, home::demo_home},
 };
+
+use crate::harness::eventually;
 
 /// How the scripted server behaves.
 #[derive(Clone, Copy)]
@@ -23,6 +27,8 @@ struct Script {
     max_schema: u64,
     /// Close the connection instead of answering `node.set_value`.
     drop_on_set: bool,
+    /// Never answer `node.get_state` (the name check before a write).
+    mute_get_state: bool,
 }
 
 /// A scripted zwave-js-server; returns its URL and every command it received. With `tls`,
@@ -89,7 +95,9 @@ async fn answer<S>(
         .send(Message::text(version.to_string()))
         .await
         .unwrap();
-    while let Some(Ok(Message::Text(text))) = socket.next().await {
+    while let Some(Ok(frame)) = socket.next().await {
+        // Pings are answered by tungstenite as it reads; only commands are the script's.
+        let Message::Text(text) = frame else { continue };
         let command: Value = serde_json::from_str(&text).unwrap();
         log.lock().unwrap().push(command.clone());
         let id = command["messageId"].clone();
@@ -102,6 +110,7 @@ async fn answer<S>(
         match command["command"].as_str().unwrap() {
             "set_api_schema" => socket.send(result(json!({}))).await.unwrap(),
             "start_listening" => socket.send(result(state.clone())).await.unwrap(),
+            "node.get_state" if script.mute_get_state => {}
             "node.get_state" => {
                 let node = state["state"]["nodes"]
                     .as_array()
@@ -161,6 +170,7 @@ async fn it_listens_commands_get_results_and_events_keep_the_cache() {
     let (url, received) = server(Script {
         max_schema: 50,
         drop_on_set: false,
+        mute_get_state: false,
     })
     .await;
     let client = WsClient::connect(Target::new(&url, None).unwrap(), QUICK);
@@ -211,6 +221,7 @@ async fn the_optimistic_update_after_a_write_is_not_a_report() {
     let (url, _) = server(Script {
         max_schema: 50,
         drop_on_set: false,
+        mute_get_state: false,
     })
     .await;
     let gateway = Gateway::connect_zwave_js(
@@ -288,11 +299,220 @@ async fn a_write_to_a_node_renamed_by_another_client_is_not_sent() {
     assert_eq!(server.writes().len(), 1);
 }
 
+/// A write zwave-js-server never answers (its driver waits on the device): once the caller
+/// gave up, the write stays in flight for the echo window only. The lock, locked by hand after
+/// that, reports the mode the write asked for: the report is stored, not taken for the write's
+/// echo (which kept the old state shown for ever, and every such write's bytes with it).
+#[tokio::test]
+async fn a_write_never_answered_does_not_swallow_the_devices_next_report() {
+    let server = SimZwaveJsServer::start("127.0.0.1:0", demo_home(now_ms()), ReportDelays::FAST)
+        .await
+        .unwrap();
+    let gateway = Gateway::connect_zwave_js(
+        Target::new(server.url(), None).unwrap(),
+        QUICK,
+        Duration::from_millis(300),
+    );
+    // Not `ensure_nodes`: it would wait only the 300 ms given to commands.
+    assert!(eventually(Duration::from_secs(5), || gateway.has_nodes()).await);
+    let mode = "98-0-currentMode";
+    // The demo's lock is locked: someone unlocks it by hand first.
+    server.report(8, mode, json!(0));
+    assert!(
+        eventually(Duration::from_secs(2), || gateway.value(NodeId(8), mode)
+            == Some(json!(0)))
+        .await
+    );
+
+    server.set_unanswered("node.set_value", true);
+    let lock = gateway.node(NodeId(8)).unwrap();
+    let target = lock.values["98-0-targetMode"].value_id(NodeId(8));
+    let echoes = vec![(mode.to_owned(), json!(255))];
+    let timed_out = gateway
+        .write_value_to(
+            Some(&lock),
+            &target,
+            json!(255),
+            echoes,
+            &CancellationToken::new(),
+        )
+        .await
+        .unwrap_err();
+    assert_eq!(
+        timed_out.to_string(),
+        "zwave-js-server did not answer `node.set_value` within 300ms; it may have been carried out"
+    );
+    // Past the echo window (1 s), someone locks it by hand.
+    tokio::time::sleep(Duration::from_millis(1200)).await;
+    server.report(8, mode, json!(255));
+    assert!(
+        eventually(Duration::from_secs(2), || gateway.value(NodeId(8), mode)
+            == Some(json!(255)))
+        .await,
+        "the lock's report was taken for the echo of the write that timed out"
+    );
+    // What the server received: the name check and the one write, nothing again.
+    let commands: Vec<String> = server
+        .received()
+        .iter()
+        .map(|command| command["command"].as_str().unwrap_or_default().to_owned())
+        .collect();
+    assert_eq!(
+        commands,
+        [
+            "set_api_schema",
+            "start_listening",
+            "node.get_state",
+            "node.set_value"
+        ]
+    );
+}
+
+/// zwave-js-server stopped as by SIGSTOP: TCP stays open and nothing answers, not even a
+/// ping. Its silence is noticed: the link goes down (commands are refused, nothing is sent),
+/// and once it runs again the connection is made again and the whole state read again.
+#[tokio::test]
+async fn a_frozen_server_is_noticed_by_its_silence_and_connected_to_again() {
+    // Slow enough that the first Down is seen before the next attempt replaces it.
+    const SLOW: Backoff = Backoff::exponential(Duration::from_secs(1), Duration::from_secs(1));
+    let server = SimZwaveJsServer::start("127.0.0.1:0", demo_home(now_ms()), ReportDelays::FAST)
+        .await
+        .unwrap();
+    let target = Target::new(server.url(), None)
+        .unwrap()
+        .with_liveness(Duration::from_millis(100), Duration::from_millis(500));
+    let client = WsClient::connect(target, SLOW);
+    link_until(&client, |link| matches!(link, Link::Listening { .. })).await;
+    // Quiet but alive: its pongs keep the link up.
+    let mut link = client.link();
+    let _ = link.borrow_and_update();
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+    assert!(!link.has_changed().unwrap(), "{:?}", *link.borrow());
+
+    server.freeze();
+    let frozen = std::time::Instant::now();
+    let Link::Down { why, .. } =
+        link_until(&client, |link| matches!(link, Link::Down { .. })).await
+    else {
+        unreachable!()
+    };
+    assert_eq!(
+        why,
+        "zwave-js-server stopped answering: nothing from it, not even a pong, for 500ms (is it stopped or hung, or the network down?)"
+    );
+    assert!(
+        frozen.elapsed() < Duration::from_secs(3),
+        "{:?}",
+        frozen.elapsed()
+    );
+    let refused = client
+        .request(
+            "node.get_state",
+            json!({"nodeId": 2}),
+            Duration::from_secs(1),
+        )
+        .await
+        .unwrap_err();
+    assert!(matches!(refused, WsError::Down { .. }), "{refused}");
+
+    server.thaw();
+    link_until(&client, |link| matches!(link, Link::Listening { .. })).await;
+    // What the server received: two handshakes, and nothing sent while it was frozen.
+    let commands: Vec<String> = server
+        .received()
+        .iter()
+        .map(|command| command["command"].as_str().unwrap_or_default().to_owned())
+        .collect();
+    assert_eq!(
+        commands,
+        [
+            "set_api_schema",
+            "start_listening",
+            "set_api_schema",
+            "start_listening"
+        ]
+    );
+}
+
+/// A write first checks the device's name (`node.get_state`, a round trip): a cancellation
+/// that comes during the check stops the write before it is sent.
+#[tokio::test]
+async fn a_write_cancelled_while_its_device_is_checked_is_not_sent() {
+    let server = SimZwaveJsServer::start("127.0.0.1:0", demo_home(now_ms()), ReportDelays::FAST)
+        .await
+        .unwrap();
+    server.set_delay("node.get_state", Duration::from_millis(500));
+    let gateway = Gateway::connect_zwave_js(
+        Target::new(server.url(), None).unwrap(),
+        QUICK,
+        Duration::from_secs(5),
+    );
+    gateway.ensure_nodes().await.unwrap();
+    let node = gateway.node(NodeId(3)).unwrap();
+    let id = node.values["38-0-targetValue"].value_id(NodeId(3));
+    let cancelled = CancellationToken::new();
+    let echoes = vec![("38-0-currentValue".to_owned(), json!(40))];
+    let write = gateway.write_value_to(Some(&node), &id, json!(40), echoes, &cancelled);
+    let cancel = async {
+        let checking = || {
+            server
+                .received()
+                .iter()
+                .any(|command| command["command"] == "node.get_state")
+        };
+        assert!(eventually(Duration::from_secs(5), checking).await);
+        cancelled.cancel();
+    };
+    let (written, ()) = tokio::join!(write, cancel);
+    let refused = written.unwrap_err();
+    assert!(refused.was_cancelled(), "{refused}");
+    assert_eq!(
+        refused.to_string(),
+        "`node.set_value` was not sent: the request it was for was cancelled"
+    );
+    // Well after the check's answer: still no write.
+    tokio::time::sleep(Duration::from_millis(700)).await;
+    assert!(server.writes().is_empty(), "{:?}", server.received());
+}
+
+/// The name check before a write got no answer: the write was never sent, and the refusal
+/// says so (it is no "may have been carried out").
+#[tokio::test]
+async fn a_write_whose_name_check_is_not_answered_is_not_sent_and_says_so() {
+    let (url, received) = server(Script {
+        max_schema: 50,
+        drop_on_set: false,
+        mute_get_state: true,
+    })
+    .await;
+    let gateway = Gateway::connect_zwave_js(
+        Target::new(&url, None).unwrap(),
+        QUICK,
+        Duration::from_secs(1),
+    );
+    gateway.ensure_nodes().await.unwrap();
+    let id = gateway.node(NodeId(3)).unwrap().values["38-0-targetValue"].value_id(NodeId(3));
+    let refused = gateway.write_value(&id, json!(40)).await.unwrap_err();
+    assert_eq!(
+        refused.to_string(),
+        "nothing was sent: before writing, this server checks that node 3 still has the name it was found by, and that check failed: zwave-js-server did not answer `node.get_state` within 1s"
+    );
+    assert!(!refused.may_have_arrived());
+    assert!(
+        received
+            .lock()
+            .unwrap()
+            .iter()
+            .all(|command| command["command"] != "node.set_value")
+    );
+}
+
 #[tokio::test]
 async fn a_server_without_our_schema_is_refused_with_what_to_upgrade() {
     let (url, received) = server(Script {
         max_schema: 30,
         drop_on_set: false,
+        mute_get_state: false,
     })
     .await;
     let client = WsClient::connect(Target::new(&url, None).unwrap(), QUICK);
@@ -318,6 +538,7 @@ async fn a_command_whose_connection_drops_is_lost_never_sent_again() {
     let (url, received) = server(Script {
         max_schema: 50,
         drop_on_set: true,
+        mute_get_state: false,
     })
     .await;
     let client = WsClient::connect(Target::new(&url, None).unwrap(), QUICK);
@@ -377,6 +598,7 @@ async fn wss_is_checked_against_the_ca_given_and_refused_without_it() {
     let script = Script {
         max_schema: 50,
         drop_on_set: false,
+        mute_get_state: false,
     };
     let (url, _) = serve_scripted(
         script,

@@ -282,8 +282,25 @@ pub enum ActionError {
         /// Whose limits: the device's, the owner's band, or both.
         why: String,
     },
-    /// A name (mode, tone) the device does not have.
-    #[error("{device} has no {what} \"{given}\": {valid}")]
+    /// A setpoint in a unit this server does not know, or in none: the owner's band (°C)
+    /// cannot be applied to it, and a guessed scale could let a temperature far outside it
+    /// through.
+    #[error("{}", unknown_unit(device, which, unit.as_deref(), band))]
+    UnknownUnit {
+        /// The device, described.
+        device: String,
+        /// "heating setpoint".
+        which: &'static str,
+        /// The unit it gives, if any.
+        unit: Option<String>,
+        /// The owner's band, °C: "5..30".
+        band: String,
+    },
+    /// A name (mode, tone, colour) the device does not have.
+    #[error(
+        "{device} has no {what} \"{}\": {valid}",
+        crate::gateway::text::echoed(given)
+    )]
     UnknownName {
         /// The device, described.
         device: String,
@@ -316,6 +333,24 @@ pub enum ActionError {
         /// Its node status.
         status: String,
     },
+}
+
+fn unknown_unit(device: &str, which: &str, unit: Option<&str>, band: &str) -> String {
+    let gives = match unit {
+        Some(unit) => format!(
+            "gives its {which} in \"{}\", a unit this server does not know (it knows °C and °F)",
+            crate::gateway::text::echoed(unit)
+        ),
+        None => format!("does not say in which unit its {which} is"),
+    };
+    let later = if unit.is_none() {
+        "; Z-Wave JS learns the unit when the device reports the setpoint"
+    } else {
+        ""
+    };
+    format!(
+        "{device} {gives}, so a temperature cannot be checked against the owner's band (--thermostat-band {band} °C): nothing was sent{later}"
+    )
 }
 
 fn unsupported(device: &str, action: Action, kind: DeviceKind, valid: &str) -> String {

@@ -318,4 +318,24 @@ mod tests {
             "{missing}"
         );
     }
+
+    #[test]
+    fn a_megabyte_colour_is_quoted_cut_as_names_are() {
+        let huge = "x".repeat(1_000_000);
+        let refused = plan(&lab::node(8), &set_color(&huge), &Limits::default())
+            .unwrap_err()
+            .to_string();
+        assert!(
+            refused.starts_with(&format!(
+                "\"Color Bulb\" (node 8, Living Room) has no colour \"{}…\": use a name (red, ",
+                "x".repeat(255)
+            )),
+            "{refused:.400}"
+        );
+        assert!(
+            refused.chars().count() < 700,
+            "{} characters",
+            refused.chars().count()
+        );
+    }
 }

@@ -113,9 +113,23 @@ fn setpoint(node: &NodeInfo, request: &Request, limits: &Limits) -> Result<Write
             action: request.action,
         });
     };
-    let unit = target.unit.clone().unwrap_or_else(|| "°C".to_owned());
-    let fahrenheit = unit.contains('F');
-    let band = if fahrenheit {
+    // The owner's band is in °C: applied to a setpoint in a unit taken for another, it would
+    // let a temperature far outside it through, or none in it (°C read as °F). Never guessed.
+    let Some(scale) = scale_of(target.unit.as_deref()) else {
+        return Err(ActionError::UnknownUnit {
+            device,
+            which: setpoint_name(target),
+            unit: target.unit.clone(),
+            band: format!(
+                "{}..{}",
+                number(limits.setpoint_celsius.0),
+                number(limits.setpoint_celsius.1)
+            ),
+        });
+    };
+    // As the device gives it (°C, ℉, …): the words match what get_device_status shows.
+    let unit = target.unit.clone().unwrap_or_default();
+    let band = if scale == Scale::Fahrenheit {
         let (low, high) = limits.setpoint_celsius;
         (low * 9.0 / 5.0 + 32.0, high * 9.0 / 5.0 + 32.0)
     } else {
@@ -165,11 +179,7 @@ fn setpoint(node: &NodeInfo, request: &Request, limits: &Limits) -> Result<Write
     // Tenths are what thermostats take; 21.0 goes as 21.
     let value = (value * 10.0).round() / 10.0;
     let written = json_number(value);
-    let which = match &target.property_key {
-        Some(Property::Number(2)) => "cooling setpoint",
-        Some(Property::Number(1)) => "heating setpoint",
-        _ => "setpoint",
-    };
+    let which = setpoint_name(target);
     let text = format!("{} {unit}", number(value));
     let mut plan = write_plan(
         node,
@@ -187,6 +197,41 @@ fn setpoint(node: &NodeInfo, request: &Request, limits: &Limits) -> Result<Write
     plan.echoes
         .push((target.key().as_str().to_owned(), written));
     Ok(plan)
+}
+
+/// Which setpoint `target` is, in words.
+fn setpoint_name(target: &ValueInfo) -> &'static str {
+    match &target.property_key {
+        Some(Property::Number(2)) => "cooling setpoint",
+        Some(Property::Number(1)) => "heating setpoint",
+        _ => "setpoint",
+    }
+}
+
+/// A temperature scale.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Scale {
+    /// °C.
+    Celsius,
+    /// °F.
+    Fahrenheit,
+}
+
+/// The scale a setpoint's unit names: `°C` or `℃` (U+2103), `°F` or `℉` (U+2109), with or
+/// without the degree sign, any case, as Unicode compatibility folds them (NFKC spells ℃ as
+/// °C). Any other unit, or none, names none.
+fn scale_of(unit: Option<&str>) -> Option<Scale> {
+    use unicode_normalization::UnicodeNormalization as _;
+    let folded: String = unit?
+        .nfkc()
+        .filter(|c| !c.is_whitespace() && *c != '°')
+        .flat_map(char::to_lowercase)
+        .collect();
+    match folded.as_str() {
+        "c" | "celsius" => Some(Scale::Celsius),
+        "f" | "fahrenheit" => Some(Scale::Fahrenheit),
+        _ => None,
+    }
 }
 
 /// 21 → `21`, 21.5 → `21.5`.
@@ -353,6 +398,61 @@ mod tests {
                 .unwrap_err()
                 .to_string(),
             "\"Thermostat\" (node 6, Living Room) has no mode \"turbo\": use one of \"off\", \"heat\", \"cool\" or \"auto\""
+        );
+    }
+
+    #[test]
+    fn a_setpoint_in_a_unit_sign_is_read_by_its_scale_and_an_unknown_or_missing_unit_is_refused() {
+        let with_unit = |unit: Option<&str>, min: f64, max: f64| {
+            let mut node = lab::node(6);
+            let setpoint = node.values.get_mut("67-0-setpoint-1").unwrap();
+            setpoint.unit = unit.map(str::to_owned);
+            setpoint.min = Some(min);
+            setpoint.max = Some(max);
+            node
+        };
+        let fahrenheit = with_unit(Some("℉"), 40.0, 90.0);
+        assert_eq!(
+            plan(&fahrenheit, &set_temperature(72.0), &Limits::default())
+                .unwrap()
+                .value,
+            json!(72)
+        );
+        assert_eq!(
+            plan(&fahrenheit, &set_temperature(88.0), &Limits::default())
+                .unwrap_err()
+                .to_string(),
+            "88 ℉ is outside what \"Thermostat\" (node 6, Living Room) may be set to: use 41 to 86 ℉ (the owner's band, --thermostat-band 5..30 °C)"
+        );
+        assert_eq!(
+            plan(
+                &with_unit(Some("℃"), 5.0, 30.0),
+                &set_temperature(40.0),
+                &Limits::default()
+            )
+            .unwrap_err()
+            .to_string(),
+            "40 ℃ is outside what \"Thermostat\" (node 6, Living Room) may be set to: use 5 to 30 ℃ (the device's range)"
+        );
+        assert_eq!(
+            plan(
+                &with_unit(None, 5.0, 30.0),
+                &set_temperature(21.0),
+                &Limits::default()
+            )
+            .unwrap_err()
+            .to_string(),
+            "\"Thermostat\" (node 6, Living Room) does not say in which unit its heating setpoint is, so a temperature cannot be checked against the owner's band (--thermostat-band 5..30 °C): nothing was sent; Z-Wave JS learns the unit when the device reports the setpoint"
+        );
+        assert_eq!(
+            plan(
+                &with_unit(Some("K"), 278.0, 303.0),
+                &set_temperature(294.0),
+                &Limits::default()
+            )
+            .unwrap_err()
+            .to_string(),
+            "\"Thermostat\" (node 6, Living Room) gives its heating setpoint in \"K\", a unit this server does not know (it knows °C and °F), so a temperature cannot be checked against the owner's band (--thermostat-band 5..30 °C): nothing was sent"
         );
     }
 }

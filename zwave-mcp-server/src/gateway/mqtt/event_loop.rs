@@ -186,7 +186,19 @@ fn on_publish(shared: &Arc<Shared>, topic: &str, payload: &[u8], retained: bool)
                 debug!(node = %target.node, key = %target.key, "not storing zwave-js's optimistic echo of a write: it is not the device's report");
                 return;
             }
-            shared.core.store_value(target.node, &target.key, value);
+            // What the broker replays on subscribing is Z-Wave JS UI's last publication, which
+            // may be the echo of a write the device never confirmed.
+            if retained
+                && shared
+                    .core
+                    .is_awaited(target.node, &target.key, value.as_ref())
+            {
+                debug!(node = %target.node, key = %target.key, "not storing a retained copy of a write's optimistic value: the device has not reported it");
+                return;
+            }
+            shared
+                .core
+                .store_value(target.node, &target.key, value, !retained);
         }
         Some(Route::NodeStatus(node)) => {
             let Some((available, status)) = topics::decode_node_status(payload) else {

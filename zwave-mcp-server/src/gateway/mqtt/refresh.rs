@@ -48,6 +48,9 @@ pub(in crate::gateway) async fn refresh_nodes(
             *write(&shared.topics) = index;
             let mut state = write(&shared.core.state);
             keep_newer_values(&mut nodes, &state.nodes, sent);
+            // Z-Wave JS UI's list holds zwave-js's optimistic values of writes the devices
+            // have not confirmed: their last reports stay.
+            shared.core.keep_reports(&mut nodes, &state.nodes);
             state.nodes = Nodes::new(nodes);
             state.nodes_loaded = true;
             state.refresh_error = None;

@@ -12,17 +12,20 @@
 
 use std::{
     collections::HashMap,
+    pin::Pin,
     sync::{
-        Arc,
+        Arc, Mutex,
         atomic::{AtomicU64, Ordering},
     },
+    task::{Context, Poll},
     time::Duration,
 };
 
 use futures_util::{SinkExt as _, StreamExt as _};
 use serde_json::{Value, json};
 use tokio::sync::{mpsc, oneshot, watch};
-use tokio_tungstenite::tungstenite::{Message, protocol::WebSocketConfig};
+use tokio_tungstenite::tungstenite::{Bytes, Message, protocol::WebSocketConfig};
+use tokio_util::sync::CancellationToken;
 use tracing::{debug, info, warn};
 
 use super::{
@@ -50,6 +53,15 @@ const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
 /// confirm a device that did nothing; too long a one, a real report for the echo (no
 /// confirmation: the safe side). The echo, once seen, ends the window.
 const ECHO_WINDOW: Duration = Duration::from_secs(1);
+/// How often a ping goes to zwave-js-server (its `ws` library answers each with a pong).
+const PING_EVERY: Duration = Duration::from_secs(5);
+/// How long zwave-js-server may send nothing at all, not a byte, not even a pong, before the
+/// connection is taken for dead and made again: three pings unanswered. A stopped process
+/// (SIGSTOP, a hung event loop) or a host gone without a word keeps TCP open for hours; the
+/// MQTT backend has rumqttc's keep-alive (30 s) for this. Bytes count, not whole messages: a
+/// large network's whole state may take longer than this to arrive. A frame the socket does
+/// not take within it is as dead.
+const SILENT_FOR: Duration = Duration::from_secs(15);
 
 /// Where zwave-js-server is: `ws://host:port` or `wss://host:port` (then checked against the
 /// CA given, or the system's roots).
@@ -59,6 +71,10 @@ pub struct Target {
     authority: String,
     host: String,
     tls: Option<Arc<rustls::ClientConfig>>,
+    /// A ping every this long…
+    ping_every: Duration,
+    /// …and the connection given up after this long without a word from the server.
+    silent_for: Duration,
 }
 
 impl std::fmt::Debug for Target {
@@ -109,7 +125,18 @@ impl Target {
                 None
             },
             host,
+            ping_every: PING_EVERY,
+            silent_for: SILENT_FOR,
         })
+    }
+
+    /// Pings every `ping_every` (not zero), and gives the connection up after `silent_for`
+    /// without a word from the server; 5 s and 15 s unless told (tests tell shorter).
+    #[must_use]
+    pub fn with_liveness(mut self, ping_every: Duration, silent_for: Duration) -> Self {
+        self.ping_every = ping_every;
+        self.silent_for = silent_for;
+        self
     }
 }
 
@@ -182,12 +209,14 @@ pub enum WsError {
     },
     /// The connection dropped after the command was written.
     #[error(
-        "the connection to zwave-js-server was lost before `{0}` was answered; it may have been carried out"
+        "the connection to zwave-js-server was lost before `{0}` was answered{after}",
+        after = unanswered(.0)
     )]
     Lost(String),
     /// No result in time.
     #[error(
-        "zwave-js-server did not answer `{command}` within {after:?}; it may have been carried out"
+        "zwave-js-server did not answer `{command}` within {after:?}{}",
+        unanswered(command)
     )]
     Timeout {
         /// The command.
@@ -195,6 +224,9 @@ pub enum WsError {
         /// The limit.
         after: Duration,
     },
+    /// The request it was for was cancelled before it was sent: nothing was sent.
+    #[error("`{0}` was not sent: the request it was for was cancelled")]
+    Cancelled(String),
     /// The server refused it.
     #[error("zwave-js-server refused `{command}`: {failure}")]
     Failed {
@@ -205,15 +237,45 @@ pub enum WsError {
     },
 }
 
+/// Commands that only read the driver's state: unanswered, they changed nothing.
+const READS: [&str; 3] = ["node.get_state", "node.poll_value", RELOAD];
+
+/// What the caller of an unanswered `command` must know: one that only reads changed
+/// nothing; any other may have been carried out.
+fn unanswered(command: &str) -> &'static str {
+    if READS.contains(&command) {
+        ""
+    } else {
+        "; it may have been carried out"
+    }
+}
+
+impl WsError {
+    /// Whether the command was written and its result never came, so it may have been
+    /// carried out (a read never changes anything).
+    pub fn may_have_run(&self) -> bool {
+        match self {
+            Self::Lost(command) | Self::Timeout { command, .. } => {
+                !READS.contains(&command.as_str())
+            }
+            Self::Down { .. } | Self::Busy { .. } | Self::Cancelled(_) | Self::Failed { .. } => {
+                false
+            }
+        }
+    }
+}
+
 struct Request {
     /// The connection it was asked for on: never written on another.
     connection: u64,
     command: String,
     message_id: String,
     text: String,
-    /// A write, kept in flight from when it is written until its echo came (or could not
-    /// come any more).
+    /// A write, kept in flight by its caller from when it is asked for (`WriteInFlight`);
+    /// settled here when answered or lost.
     echo: Option<InFlightWrite>,
+    /// The request it is for: once cancelled, it is not sent (checked right before it is).
+    cancelled: Option<CancellationToken>,
     reply: oneshot::Sender<Result<Value, WsError>>,
 }
 
@@ -301,13 +363,14 @@ impl WsClient {
         params: Value,
         timeout: Duration,
     ) -> Result<Value, WsError> {
-        self.send(command, params, None, timeout).await
+        self.send(command, params, None, None, timeout).await
     }
 
     /// Sends `node.set_value` with `params`, and waits at most `timeout` for its result.
-    /// `echo`, the write as the cache knows it, is kept in flight from when it is written:
+    /// `echo`, the write as the cache knows it, is kept in flight from when it is asked for:
     /// zwave-js's optimistic echo (sent after an unsupervised write's result, before a
-    /// supervised one's) is not taken for the device's report.
+    /// supervised one's) is not taken for the device's report. Not sent once `cancelled` is
+    /// ([`WsError::Cancelled`]): it is looked at right before the frame goes out.
     ///
     /// # Errors
     /// See [`WsError`].
@@ -315,9 +378,11 @@ impl WsClient {
         &self,
         params: Value,
         echo: Option<InFlightWrite>,
+        cancelled: &CancellationToken,
         timeout: Duration,
     ) -> Result<Value, WsError> {
-        self.send("node.set_value", params, echo, timeout).await
+        self.send("node.set_value", params, echo, Some(cancelled), timeout)
+            .await
     }
 
     async fn send(
@@ -325,8 +390,12 @@ impl WsClient {
         command: &str,
         params: Value,
         echo: Option<InFlightWrite>,
+        cancelled: Option<&CancellationToken>,
         timeout: Duration,
     ) -> Result<Value, WsError> {
+        if cancelled.is_some_and(CancellationToken::is_cancelled) {
+            return Err(WsError::Cancelled(command.to_owned()));
+        }
         let link = self.shared.link.borrow().clone();
         if !matches!(link, Link::Listening { .. }) {
             return Err(WsError::Down {
@@ -340,12 +409,17 @@ impl WsClient {
         let id = self.shared.next_id.fetch_add(1, Ordering::Relaxed) + 1;
         let message_id = format!("{}-{id}", self.shared.id_prefix);
         let (reply, answer) = oneshot::channel();
+        // In flight until the task settles it (answered, or lost with its connection), or for
+        // the echo window once this caller stops waiting: its time ran out, or its future was
+        // dropped. Never for ever: a report after that is the device's.
+        let flight = self.shared.core.keep_in_flight(echo.as_ref(), ECHO_WINDOW);
         let request = Request {
             connection: self.shared.connection.load(Ordering::SeqCst),
             command: command.to_owned(),
             text: protocol::command(&message_id, command, params),
             message_id,
             echo,
+            cancelled: cancelled.cloned(),
             reply,
         };
         // A full queue is an error at once, never a wait that could end after the caller
@@ -353,12 +427,14 @@ impl WsClient {
         match self.requests.try_send(request) {
             Ok(()) => {}
             Err(mpsc::error::TrySendError::Full(_)) => {
+                flight.not_sent();
                 return Err(WsError::Busy {
                     command: command.to_owned(),
                     queued: QUEUE,
                 });
             }
             Err(mpsc::error::TrySendError::Closed(_)) => {
+                flight.not_sent();
                 return Err(WsError::Down {
                     url: self.shared.url.clone(),
                     why: "the connection task has stopped".to_owned(),
@@ -366,7 +442,18 @@ impl WsClient {
             }
         }
         match tokio::time::timeout(timeout, answer).await {
-            Ok(Ok(result)) => result,
+            Ok(Ok(result)) => {
+                // Refused by the task (its connection gone, or the request cancelled): never
+                // sent. Any other answer, the task settled the write when it saw it.
+                if matches!(result, Err(WsError::Down { .. } | WsError::Cancelled(_))) {
+                    flight.not_sent();
+                } else {
+                    flight.settled();
+                }
+                result
+            }
+            // The task went without a word: it may have been sent; the guard keeps it for
+            // the echo window, as after a timeout.
             Ok(Err(_)) => Err(WsError::Lost(command.to_owned())),
             Err(_) => Err(WsError::Timeout {
                 command: command.to_owned(),
@@ -492,10 +579,18 @@ async fn serve(
     })?
     .map_err(|err| ended(format!("cannot connect to {}: {err}", target.authority)))?;
     let _ = stream.set_nodelay(true);
+    let heard = Arc::new(Mutex::new(tokio::time::Instant::now()));
+    let stream = Heard {
+        stream,
+        at: Arc::clone(&heard),
+    };
     let session = Session {
         shared,
         connection,
         pending,
+        ping_every: target.ping_every,
+        silent_for: target.silent_for,
+        heard,
         listened: false,
         reload_asked: false,
         versions: (String::new(), String::new()),
@@ -550,6 +645,11 @@ struct Session<'a> {
     shared: &'a Shared,
     connection: u64,
     pending: &'a mut Pending,
+    /// A ping every this long; the connection ends after `silent_for` without a byte.
+    ping_every: Duration,
+    silent_for: Duration,
+    /// When the last byte came from the server.
+    heard: Arc<Mutex<tokio::time::Instant>>,
     /// Whether the whole state has been read on this connection.
     listened: bool,
     /// Whether a reload for an event the cache could not place is under way.
@@ -570,6 +670,14 @@ impl Session<'_> {
     where
         S: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin,
     {
+        // Any byte from the server, of a pong too, says it is alive; a ping asks it to say
+        // so. Its silence for `silent_for` (a stopped process: TCP stays open, nothing
+        // answers, not even a ping) ends the connection, which is made again.
+        let start = tokio::time::Instant::now();
+        let mut ping = tokio::time::interval_at(start + self.ping_every, self.ping_every);
+        ping.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        let silence = tokio::time::sleep_until(start + self.silent_for);
+        tokio::pin!(silence);
         loop {
             tokio::select! {
                 frame = socket.next() => {
@@ -584,7 +692,9 @@ impl Session<'_> {
                         }
                     };
                     if let Some(reply) = self.on_message(&text)? {
-                        send(&mut socket, reply).await.map_err(|why| self.ended(why))?;
+                        send(&mut socket, Message::text(reply), self.silent_for)
+                            .await
+                            .map_err(|why| self.ended(why))?;
                     }
                 }
                 request = requests.recv(), if self.listened => {
@@ -593,14 +703,43 @@ impl Session<'_> {
                         refuse(request, &self.shared.url);
                         continue;
                     }
-                    if let Some(write) = &request.echo {
-                        self.shared.core.writes().push(write.clone());
+                    // Its caller stopped waiting while it queued (timed out, or gone): nobody
+                    // would hear the answer, and a command never goes out late.
+                    if request.reply.is_closed() {
+                        debug!(command = %request.command, "not sending a command whose caller stopped waiting");
+                        continue;
                     }
-                    let sent = send(&mut socket, request.text).await;
+                    // The last moment a cancellation can stop it: after this, it is sent.
+                    if request.cancelled.as_ref().is_some_and(CancellationToken::is_cancelled) {
+                        debug!(command = %request.command, "not sending a command whose request was cancelled");
+                        let _ = request.reply.send(Err(WsError::Cancelled(request.command)));
+                        continue;
+                    }
+                    // Commands whose callers stopped waiting: an answer, if one comes, goes to
+                    // nobody, and their writes left flight with their callers.
+                    self.pending.retain(|_, written| !written.reply.is_closed());
+                    let sent = send(&mut socket, Message::text(request.text), self.silent_for).await;
                     // Written or not, its fate is now this connection's: lost if it ends.
                     let written = Written { command: request.command, echo: request.echo, reply: request.reply };
                     self.pending.insert(request.message_id, written);
                     sent.map_err(|why| self.ended(why))?;
+                }
+                _ = ping.tick() => {
+                    self.pending.retain(|_, written| !written.reply.is_closed());
+                    send(&mut socket, Message::Ping(Bytes::new()), self.silent_for)
+                        .await
+                        .map_err(|why| self.ended(why))?;
+                }
+                () = &mut silence => {
+                    let heard = *core::lock(&self.heard);
+                    if heard.elapsed() < self.silent_for {
+                        silence.as_mut().reset(heard + self.silent_for);
+                        continue;
+                    }
+                    return Err(self.ended(format!(
+                        "zwave-js-server stopped answering: nothing from it, not even a pong, for {:?} (is it stopped or hung, or the network down?)",
+                        self.silent_for
+                    )));
                 }
             }
         }
@@ -703,9 +842,12 @@ impl Session<'_> {
 
     /// The whole state (`start_listening`'s result) replaces the cache.
     fn listening(&mut self, result: &Value) -> Result<(), String> {
-        let nodes = nodes_from_state(result.get("state").unwrap_or(&Value::Null))?;
+        let mut nodes = nodes_from_state(result.get("state").unwrap_or(&Value::Null))?;
         {
             let mut state = core::write(&self.shared.core.state);
+            // The driver's cache holds its optimistic values of writes the devices have not
+            // confirmed: their last reports stay.
+            self.shared.core.keep_reports(&mut nodes, &state.nodes);
             state.nodes = Nodes::new(nodes);
             state.nodes_loaded = true;
             state.refresh_error = None;
@@ -727,7 +869,7 @@ impl Session<'_> {
 
     /// Applies an event to the cache; a reload to send when the cache cannot place it.
     fn on_event(&mut self, event: &Value) -> Reply {
-        let event = match events::read(event) {
+        let mut event = match events::read(event) {
             Ok(event) => event,
             Err(err) => {
                 debug!(error = %err, "an event that does not read");
@@ -740,6 +882,15 @@ impl Session<'_> {
         {
             debug!(%node, %key, "not storing zwave-js's optimistic echo of a write: it is not the device's report");
             return None;
+        }
+        match &mut event {
+            events::Event::Value { node, key, .. } => core.reported(*node, key),
+            // A node's whole state (re-interviewed): the driver's cache, like a reload.
+            events::Event::Node(info) => {
+                let cached = core::read(&core.state).nodes.get(&info.id).cloned();
+                core.keep_reports_of(info, cached.as_ref());
+            }
+            _ => {}
         }
         let applied = events::apply(&mut core::write(&core.state).nodes, event, now_ms());
         if applied == Applied::Changed {
@@ -754,17 +905,61 @@ impl Session<'_> {
     }
 }
 
+/// Sends `message`; a server that takes nothing for `silent_for` (its socket buffer full: it
+/// stopped reading) is as silent as one that sends nothing.
 async fn send<S>(
     socket: &mut tokio_tungstenite::WebSocketStream<S>,
-    text: String,
+    message: Message,
+    silent_for: Duration,
 ) -> Result<(), String>
 where
     S: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin,
 {
-    socket
-        .send(Message::text(text))
-        .await
-        .map_err(|err| format!("cannot send to zwave-js-server: {err}"))
+    match tokio::time::timeout(silent_for, socket.send(message)).await {
+        Ok(sent) => sent.map_err(|err| format!("cannot send to zwave-js-server: {err}")),
+        Err(_) => Err(format!(
+            "zwave-js-server stopped answering: it took nothing from us for {silent_for:?} (is it stopped or hung, or the network down?)"
+        )),
+    }
+}
+
+/// The stream under the WebSocket, noting when a byte last came from the server.
+struct Heard<S> {
+    stream: S,
+    at: Arc<Mutex<tokio::time::Instant>>,
+}
+
+impl<S: tokio::io::AsyncRead + Unpin> tokio::io::AsyncRead for Heard<S> {
+    fn poll_read(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &mut tokio::io::ReadBuf<'_>,
+    ) -> Poll<std::io::Result<()>> {
+        let before = buf.filled().len();
+        let read = Pin::new(&mut self.stream).poll_read(cx, buf);
+        if matches!(read, Poll::Ready(Ok(()))) && buf.filled().len() > before {
+            *core::lock(&self.at) = tokio::time::Instant::now();
+        }
+        read
+    }
+}
+
+impl<S: tokio::io::AsyncWrite + Unpin> tokio::io::AsyncWrite for Heard<S> {
+    fn poll_write(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &[u8],
+    ) -> Poll<std::io::Result<usize>> {
+        Pin::new(&mut self.stream).poll_write(cx, buf)
+    }
+
+    fn poll_flush(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
+        Pin::new(&mut self.stream).poll_flush(cx)
+    }
+
+    fn poll_shutdown(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
+        Pin::new(&mut self.stream).poll_shutdown(cx)
+    }
 }
 
 /// Every command still waiting: lost with its connection (its echo will not come on it).
@@ -808,6 +1003,22 @@ mod tests {
                 after: Duration::from_secs(5)
             }),
             "zwave-js-server did not answer `node.set_value` within 5s; it may have been carried out"
+        );
+        // A read that was not answered changed nothing, and does not say otherwise.
+        assert_eq!(
+            said(WsError::Timeout {
+                command: "node.get_state".into(),
+                after: Duration::from_secs(5)
+            }),
+            "zwave-js-server did not answer `node.get_state` within 5s"
+        );
+        assert!(
+            !WsError::Lost("node.get_state".into()).may_have_run()
+                && WsError::Lost("node.set_value".into()).may_have_run()
+        );
+        assert_eq!(
+            said(WsError::Cancelled("node.set_value".into())),
+            "`node.set_value` was not sent: the request it was for was cancelled"
         );
         assert_eq!(
             said(WsError::Failed {

@@ -145,7 +145,9 @@ pub enum Applied {
 pub fn apply(nodes: &mut Nodes, event: Event, now_ms: i64) -> Applied {
     match event {
         Event::Value { node, key, value } => {
-            if nodes.record_report(node, &key, value, now_ms) {
+            // A live event: a value in it is news from the device (its echo of a write was
+            // left out before this).
+            if nodes.record_report(node, &key, value, now_ms, true) {
                 Applied::Changed
             } else if nodes.get(&node).is_some_and(|known| !known.ready) {
                 // A node being interviewed gains its values one by one; its `ready` event
@@ -333,6 +335,24 @@ mod tests {
                 .unwrap();
         assert_eq!(apply(&mut nodes, removed, 1_006), Applied::Changed);
         assert!(!nodes.contains_key(&NodeId(3)));
+    }
+
+    #[test]
+    fn a_value_report_moves_when_the_node_was_last_heard_from_never_back() {
+        let mut nodes = recorded_nodes();
+        let later = nodes[&NodeId(3)].last_active.unwrap_or(0) + 60_000;
+        let report = || {
+            read(
+                &json!({"source": "node", "event": "value updated", "nodeId": 3,
+                "args": {"commandClass": 38, "endpoint": 0, "property": "currentValue",
+                         "newValue": 40, "prevValue": 0}}),
+            )
+            .unwrap()
+        };
+        assert_eq!(apply(&mut nodes, report(), later), Applied::Changed);
+        assert_eq!(nodes[&NodeId(3)].last_active, Some(later));
+        assert_eq!(apply(&mut nodes, report(), later - 1_000), Applied::Changed);
+        assert_eq!(nodes[&NodeId(3)].last_active, Some(later));
     }
 
     #[test]

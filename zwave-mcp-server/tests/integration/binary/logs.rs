@@ -54,7 +54,7 @@ fn the_default_log_of_a_short_session_is_ours_line_by_line() {
         ("INFO", "node list loaded nodes=16 paths=58 tails=150"),
         (
             "INFO",
-            "writing value device=\"Switch One\" node=2 action=on value=true",
+            "value written device=\"Switch One\" node=2 action=on value=true status=254",
         ),
         ("INFO", "MCP session ended reason=Closed"),
     ];
@@ -122,19 +122,33 @@ fn a_host_that_never_reads_stderr_still_gets_every_answer() {
         .spawn()
         .unwrap();
     let mut stdin = child.stdin.take().unwrap();
-    let mut input = String::new();
-    for message in session(&[]) {
-        input.push_str(&format!("{message}\n"));
-    }
-    for id in 1..=calls {
-        let action = if id % 2 == 0 { "on" } else { "off" };
-        input.push_str(&format!(
-            "{}\n",
-            json!({"jsonrpc":"2.0","id": 10_000 + id,"method":"tools/call","params":{"name":"control_zwave_device","arguments":{"deviceName":"Switch One","action":action}}})
-        ));
-    }
+    // The calls go in waves of at most 32 unanswered (the server takes 64 at once and
+    // refuses more): each wave is sent once the one before it is answered.
+    let (answers, progress) = std::sync::mpsc::channel::<u64>();
     let writer = std::thread::spawn(move || {
+        let mut input = String::new();
+        for message in session(&[]) {
+            input.push_str(&format!("{message}\n"));
+        }
         stdin.write_all(input.as_bytes()).unwrap();
+        let mut answered = 0;
+        for wave in (1..=calls).collect::<Vec<_>>().chunks(32) {
+            while answered + 32 < wave[0] {
+                let Ok(count) = progress.recv() else {
+                    return stdin;
+                };
+                answered = count;
+            }
+            let mut input = String::new();
+            for id in wave {
+                let action = if id % 2 == 0 { "on" } else { "off" };
+                input.push_str(&format!(
+                    "{}\n",
+                    json!({"jsonrpc":"2.0","id": 10_000 + id,"method":"tools/call","params":{"name":"control_zwave_device","arguments":{"deviceName":"Switch One","action":action}}})
+                ));
+            }
+            stdin.write_all(input.as_bytes()).unwrap();
+        }
         stdin
     });
     let stdout = child.stdout.take().unwrap();
@@ -145,7 +159,9 @@ fn a_host_that_never_reads_stderr_still_gets_every_answer() {
         for line in std::io::BufReader::new(stdout).lines() {
             let message: Value = serde_json::from_str(&line.unwrap()).unwrap();
             if message["id"].as_u64().is_some_and(|id| id > 10_000) {
+                assert!(message.get("result").is_some(), "{message}");
                 answered += 1;
+                let _ = answers.send(answered);
                 if answered == calls {
                     break;
                 }

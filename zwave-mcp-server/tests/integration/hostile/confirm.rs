@@ -229,3 +229,63 @@ async fn a_command_superseded_by_another_server_says_so(backend) {
     second.finish();
 }
 }
+
+per_backend! {
+/// zwave-js's optimistic value is in its cache, so in every reload of the whole state
+/// (`getNodes`, `start_listening`), which an unknown name asks for: until the device reports,
+/// its last report stays the state.
+async fn a_reload_after_an_unconfirmed_write_keeps_the_devices_last_report(backend) {
+    let home = TestHome::start(backend).await;
+    home.set_confirm_writes(false);
+    let mut session = Conversation::over(&mut home.command(&["--confirm-timeout", "1s"]));
+    let (error, text, _) = session.call(
+        "control_zwave_device",
+        json!({"deviceName": "Switch One", "action": "on"}),
+    );
+    assert!(!error, "{text}");
+    let (error, text, _) =
+        session.call("get_device_status", json!({"deviceName": "Kitchen Toaster"}));
+    assert!(
+        error && text.starts_with("no Z-Wave device matches \"Kitchen Toaster\""),
+        "{text}"
+    );
+    let (_, status, structured) =
+        session.call("get_device_status", json!({"deviceName": "Switch One"}));
+    assert!(
+        status.contains(": off, 12.34 kWh, 0 W."),
+        "the driver's optimistic value is not the state: {status}"
+    );
+    assert!(
+        status.ends_with("; the device has not reported its new state since."),
+        "{status}"
+    );
+    assert_eq!(structured["on"], false);
+    session.finish();
+}
+
+/// "Last heard from" is the device's last word: its report of a new level moves it.
+async fn a_devices_report_moves_when_it_was_last_heard_from(backend) {
+    let home = TestHome::start(backend).await;
+    let mut session = Conversation::over(&mut home.command(&["--confirm-timeout", "5s"]));
+    let (_, _, before) =
+        session.call("get_device_status", json!({"deviceName": "Living Room Light"}));
+    assert!(
+        before["lastActiveAgeSeconds"].as_u64().unwrap() >= 45,
+        "the demo's dimmer was last heard from 45 s before the start: {before}"
+    );
+    let (error, text, outcome) = session.call(
+        "control_zwave_device",
+        json!({"deviceName": "Living Room Light", "action": "dim", "level": 40}),
+    );
+    assert!(!error && outcome["outcome"] == "confirmed", "{text}");
+    let (_, status, after) =
+        session.call("get_device_status", json!({"deviceName": "Living Room Light"}));
+    let age = after["lastActiveAgeSeconds"].as_u64().unwrap();
+    assert!(age <= 5, "its report came {age} s ago by the status: {status}");
+    assert!(
+        status.contains(&format!(" Last heard from {age} s ago.")),
+        "{status}"
+    );
+    session.finish();
+}
+}

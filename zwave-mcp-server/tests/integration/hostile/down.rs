@@ -67,3 +67,47 @@ async fn devices_become_usable_as_their_interviews_end(backend) {
     session.finish();
 }
 }
+
+/// zwave-js-server frozen (SIGSTOP: TCP open, nothing read, no ping answered): within its
+/// 15 s of silence reads say it is unreachable since when, a command is refused with nothing
+/// sent; once it runs again the banner goes and nothing was written.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_frozen_zwave_js_server_is_noticed_by_its_silence() {
+    use crate::backends::{Backend, TestHome};
+    let home = TestHome::start(Backend::ZwaveJs).await;
+    let TestHome::ZwaveJs(server) = &home else {
+        unreachable!()
+    };
+    let mut session = Conversation::over(&mut home.command(&[]));
+    let status = json!({"deviceName": "Switch One"});
+    let (error, before, _) = session.call("get_device_status", status.clone());
+    assert!(!error && before.starts_with(SWITCH), "{before}");
+
+    server.freeze();
+    let stale = session.call_until("get_device_status", &status, |text| {
+        text.starts_with("zwave-js-server is unreachable since ")
+    });
+    assert!(
+        stale.contains(&format!("; last known states:\n{SWITCH}")),
+        "{stale}"
+    );
+    let (error, text, _) = session.call(
+        "control_zwave_device",
+        json!({"deviceName": "Switch One", "action": "on"}),
+    );
+    assert!(error && text.contains("nothing was sent"), "{text}");
+
+    server.thaw();
+    let fresh = session.call_until("get_device_status", &status, |text| {
+        !text.contains(" since ")
+    });
+    assert!(fresh.starts_with(SWITCH), "{fresh}");
+    assert_eq!(home.writes(), []);
+    let stderr = String::from_utf8_lossy(&session.finish().stderr).into_owned();
+    assert!(
+        stderr.contains(
+            "zwave-js-server stopped answering: nothing from it, not even a pong, for 15s"
+        ),
+        "{stderr}"
+    );
+}

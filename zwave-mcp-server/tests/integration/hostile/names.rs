@@ -2,9 +2,9 @@
 //! command and are answered as unknown; a bare number never switches; rules match names as
 //! lookups do; contradictory arguments are refused.
 
-use serde_json::json;
+use serde_json::{Value, json};
 
-use super::{GatewayHome, answer};
+use super::{GatewayHome, answer, lines, session};
 use crate::backends::per_backend;
 
 per_backend! {
@@ -64,6 +64,47 @@ async fn a_hidden_device_never_redirects_a_command_to_another_one(backend) {
         home.writes(),
         [("6-37-0-targetValue".to_owned(), json!(false))]
     );
+}
+
+/// "Door" with the lock hidden is answered as with no lock at all: the two visible doors.
+async fn a_hidden_device_among_several_matches_is_answered_as_an_absent_one(backend) {
+    let door = [("get_device_status", json!({"deviceName": "Door"}))];
+    let hidden = TestHome::start(backend).await;
+    let with_hidden = hidden
+        .run(&["--read-deny", "name:Front Door Lock"], &door)
+        .await;
+    let home = zwave_mcp_server::sim::home::demo_home(zwave_mcp_server::gateway::now_ms());
+    let absent = TestHome::with_nodes(
+        backend,
+        home.into_iter().filter(|node| node["id"] != json!(8)).collect(),
+    )
+    .await;
+    let without = absent.run(&[], &door).await;
+    let expected = "\"Door\" matches 2 devices: \"Garage Door\" (node 11, Garage), \"Back Door Sensor\" (node 14, Kitchen); say which one by its full name";
+    assert_eq!(answer(&with_hidden, 2), (true, expected.to_owned()));
+    assert_eq!(answer(&without, 2), answer(&with_hidden, 2));
+}
+
+/// Node 3 named "node 7": `Node 7` names both, and switches neither.
+async fn node_id_beside_a_device_named_like_it_is_ambiguous(backend) {
+    let home = TestHome::renamed(backend, &[(3, "node 7", "")]).await;
+    let output = home
+        .run(
+            &[],
+            &[(
+                "control_zwave_device",
+                json!({"deviceName": "Node 7", "action": "on"}),
+            )],
+        )
+        .await;
+    assert_eq!(
+        answer(&output, 2),
+        (
+            true,
+            "\"Node 7\" matches 2 devices: \"node 7\" (node 3), \"Garage Light\" (node 7, Garage); say which one by its full name".to_owned()
+        )
+    );
+    assert_eq!(home.writes(), [], "nothing may be written");
 }
 
 async fn a_hidden_device_and_an_unknown_one_get_the_same_answer(backend) {
@@ -270,16 +311,39 @@ async fn a_thousand_unknown_names_cost_the_gateway_a_handful_of_node_list_loads(
         })
         .collect();
     let started = std::time::Instant::now();
-    let output = home.run(&[], &calls).await;
+    let mut server = test_support::child::Live::start(&mut home.command(&[]));
+    server.send(lines(&session(&[])).as_bytes());
+    let _ = server.read_line(std::time::Duration::from_secs(20));
+    // In waves of 32, each answered before the next is sent: never more in flight than the
+    // server's 64 places (a call past them is refused as busy, and would look up nothing).
+    for (wave, chunk) in calls.chunks(32).enumerate() {
+        let first = 2 + 32 * wave;
+        let requests: Vec<Value> = chunk
+            .iter()
+            .enumerate()
+            .map(|(at, (tool, args))| {
+                json!({"jsonrpc": "2.0", "id": first + at,
+                "method": "tools/call", "params": {"name": tool, "arguments": args}})
+            })
+            .collect();
+        server.send(lines(&requests).as_bytes());
+        for _ in chunk {
+            let reply: Value =
+                serde_json::from_str(&server.read_line(std::time::Duration::from_secs(30)))
+                    .unwrap();
+            let text = reply["result"]["content"][0]["text"]
+                .as_str()
+                .unwrap_or_default();
+            assert!(
+                reply["result"]["isError"] == true
+                    && text.starts_with("no Z-Wave device matches \"Kitchen Toaster\""),
+                "{reply}"
+            );
+        }
+    }
+    server.finish(std::time::Duration::from_secs(30));
     let floors =
         started.elapsed().as_secs() / zwave_mcp_server::gateway::MISS_RELOAD_FLOOR.as_secs();
-    for id in 2..1_002_u64 {
-        let (error, text) = answer(&output, id);
-        assert!(
-            error && text.starts_with("no Z-Wave device matches \"Kitchen Toaster\""),
-            "{text}"
-        );
-    }
     let loads = home
         .sim
         .received()

@@ -165,6 +165,60 @@ async fn malformed_arguments_are_refused_with_the_valid_values() {
     assert_eq!(home.sim.value(2, "37-0-targetValue"), Some(json!(false)));
 }
 
+/// No refusal quotes a megabyte argument back: what serde would quote in full (an unknown
+/// action, a string for a level) is refused before it is read, and names are quoted cut.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_megabyte_argument_is_never_echoed() {
+    let home = Home::start().await;
+    let huge = "x".repeat(1_000_000);
+    let huge = huge.as_str();
+    let calls = [
+        (
+            "control_zwave_device",
+            json!({"deviceName": "Reading Lamp", "action": "set_color", "color": huge}),
+        ),
+        (
+            "control_zwave_device",
+            json!({"deviceName": "Hallway Siren", "action": "sound", "tone": huge}),
+        ),
+        (
+            "control_zwave_device",
+            json!({"deviceName": "Thermostat", "action": "set_mode", "mode": huge}),
+        ),
+        (
+            "control_zwave_device",
+            json!({"deviceName": "Switch One", "action": huge}),
+        ),
+        (
+            "control_zwave_device",
+            json!({"deviceName": "Switch One", "action": {huge: null}}),
+        ),
+        (
+            "control_zwave_device",
+            json!({"deviceName": "Living Room Light", "action": "dim", "level": huge}),
+        ),
+        ("list_zwave_devices", json!({"filter": huge})),
+    ];
+    for (tool, args) in calls {
+        let text = home.err(tool, args).await;
+        assert!(text.chars().count() < 1_000, "{tool}: {text:.300}");
+    }
+    assert_eq!(
+        home.err(
+            "control_zwave_device",
+            json!({"deviceName": "Reading Lamp", "action": "set_color", "color": huge})
+        )
+        .await,
+        "argument \"color\" holds a text 1000000 characters long; arguments are at most 256 characters: nothing was done"
+    );
+    assert!(
+        home.sim
+            .received()
+            .iter()
+            .all(|request| request.api != "writeValue")
+    );
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_failed_write_names_the_status() {
     let home = Home::start().await;
