@@ -69,6 +69,19 @@ pub fn output(command: &mut Command, timeout: Duration) -> Output {
     run(command, &[], timeout)
 }
 
+/// Peak resident memory of a running process (`VmHWM` in `/proc/<pid>/status`), in KiB.
+///
+/// # Panics
+/// When the process is gone, or the system has no such line (not Linux).
+pub fn peak_rss_kib(pid: u32) -> u64 {
+    std::fs::read_to_string(format!("/proc/{pid}/status"))
+        .unwrap_or_else(|err| panic!("/proc/{pid}/status: {err}"))
+        .lines()
+        .find_map(|line| line.strip_prefix("VmHWM:"))
+        .and_then(|rest| rest.trim().trim_end_matches("kB").trim().parse().ok())
+        .unwrap_or_else(|| panic!("/proc/{pid}/status has no VmHWM"))
+}
+
 /// A running child whose stdin a test writes piece by piece, while its stdout and stderr are
 /// collected in the background (a full pipe never blocks it). Killed if dropped unfinished.
 pub struct Live {
@@ -122,6 +135,14 @@ impl Live {
             seen: Vec::new(),
             stderr,
         }
+    }
+
+    /// The child's process id.
+    ///
+    /// # Panics
+    /// After [`Live::finish`].
+    pub fn id(&self) -> u32 {
+        self.child.as_ref().expect("running until finished").id()
     }
 
     /// The next line the child writes on stdout (with its newline), waiting at most `timeout`.

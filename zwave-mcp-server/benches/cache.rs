@@ -61,7 +61,7 @@ fn value_report(bencher: divan::Bencher) {
         let Some(Route::Value(target)) = index.route(topic) else {
             panic!("{topic} is not indexed");
         };
-        let value = zwave_mcp_server::gateway::topics::decode_value(payload);
+        let value = zwave_mcp_server::gateway::topics::decode_value(payload).unwrap_or_default();
         black_box(nodes.record_report(target.node, &target.key, value, 0, true))
     });
 }

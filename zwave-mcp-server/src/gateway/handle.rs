@@ -458,14 +458,24 @@ impl Gateway {
     pub async fn poll_value(&self, value_id: &ValueId) -> Result<Option<Value>, GatewayError> {
         let value = match &self.connection {
             Connection::Mqtt(shared) => {
-                let result = call::call(shared, "pollValue", vec![value_id.to_json()]).await?;
-                (!result.is_null()).then_some(result)
+                // The value itself: parsed only within the bounds of one value.
+                match call::call_raw(shared, "pollValue", vec![value_id.to_json()]).await? {
+                    Some(raw) => Some(super::values::parse_value(raw.get()).map_err(|why| {
+                        GatewayError::BadReply {
+                            api: "pollValue",
+                            reason: why.to_string(),
+                        }
+                    })?)
+                    .filter(|value| !value.is_null()),
+                    None => None,
+                }
             }
             Connection::ZwaveJsServer(client, timeout) => {
                 let params = protocol::value_command(value_id, None);
-                let result = client.request("node.poll_value", params, *timeout).await?;
+                // At most `MAX_RESULT` of text (the client refuses more).
+                let mut result = client.request("node.poll_value", params, *timeout).await?;
                 // `{"value": …}`, or `{}` when the device gave none.
-                result.get("value").cloned()
+                result.get_mut("value").map(Value::take)
             }
         };
         if let Some(value) = &value {

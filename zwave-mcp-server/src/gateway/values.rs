@@ -1,10 +1,77 @@
 //! The values of a node as `getNodes` describes them ([`ValueInfo`]), the key a node's values
-//! are stored under ([`ValueKey`]), and a value's address in the API ([`ValueId`]).
+//! are stored under ([`ValueKey`]), a value's address in the API ([`ValueId`]), and the bounds
+//! of one value ([`parse_value`]).
 
 use std::fmt;
 
 use serde::{Deserialize, Serialize};
-use serde_json::Value;
+use serde_json::{Value, value::RawValue};
+
+/// Most bytes of one value's JSON the cache takes. Z-Wave values are numbers, booleans, short
+/// texts and small objects: the largest of the recorded networks is 67 bytes (a colour's
+/// channels). A parsed `Value` costs 32 bytes per element (a `[0,0,…]` of 60 MiB is a 1 GB
+/// tree), so a larger value is refused from its text, never parsed.
+pub const MAX_VALUE_BYTES: usize = 64 * 1024;
+/// Deepest nesting of one value (the recorded ones are at most 2 deep).
+pub const MAX_VALUE_DEPTH: usize = 16;
+
+/// Why a reported value was not taken.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ValueRefused {
+    /// Its JSON is longer than [`MAX_VALUE_BYTES`].
+    #[error("{bytes} bytes of JSON, over the {MAX_VALUE_BYTES}-byte limit of one value")]
+    TooLarge {
+        /// Its length.
+        bytes: usize,
+    },
+    /// Nested deeper than [`MAX_VALUE_DEPTH`].
+    #[error("nested deeper than {MAX_VALUE_DEPTH} levels")]
+    TooDeep,
+    /// Not JSON.
+    #[error("not JSON: {0}")]
+    NotJson(String),
+}
+
+/// One value's JSON text, parsed only within the bounds of one value.
+///
+/// # Errors
+/// Longer than [`MAX_VALUE_BYTES`] (checked before parsing), not JSON, or deeper than
+/// [`MAX_VALUE_DEPTH`].
+pub fn parse_value(json: &str) -> Result<Value, ValueRefused> {
+    if json.len() > MAX_VALUE_BYTES {
+        return Err(ValueRefused::TooLarge { bytes: json.len() });
+    }
+    let value: Value =
+        serde_json::from_str(json).map_err(|err| ValueRefused::NotJson(err.to_string()))?;
+    if depth(&value) > MAX_VALUE_DEPTH {
+        return Err(ValueRefused::TooDeep);
+    }
+    Ok(value)
+}
+
+/// How deep `value` nests (a scalar: 0). Recursion is bounded by serde_json's own limit (128).
+fn depth(value: &Value) -> usize {
+    match value {
+        Value::Array(items) => 1 + items.iter().map(depth).max().unwrap_or(0),
+        Value::Object(members) => 1 + members.values().map(depth).max().unwrap_or(0),
+        _ => 0,
+    }
+}
+
+/// Deserializes a node list's `value` ([`ValueInfo::value`]) as its text first, then parses it
+/// within [`parse_value`]'s bounds; a value past them is left undefined and logged.
+fn bounded<'de, D: serde::Deserializer<'de>>(deserializer: D) -> Result<Option<Value>, D::Error> {
+    let Some(raw) = Option::<Box<RawValue>>::deserialize(deserializer)? else {
+        return Ok(None);
+    };
+    Ok(match parse_value(raw.get()) {
+        Ok(value) => Some(value),
+        Err(why) => {
+            tracing::warn!(%why, "a value of the node list was refused: it is left undefined");
+            None
+        }
+    })
+}
 
 use super::node_id::NodeId;
 
@@ -58,8 +125,8 @@ pub struct ValueInfo {
     /// Named states of the value (0 "idle", 8 "Motion detection").
     #[serde(default)]
     pub states: Option<Vec<ValueState>>,
-    /// The current value; absent while undefined.
-    #[serde(default)]
+    /// The current value; absent while undefined (or past the bounds of one value).
+    #[serde(default, deserialize_with = "bounded")]
     pub value: Option<Value>,
     /// When the value last changed, epoch milliseconds.
     #[serde(default)]
@@ -277,5 +344,38 @@ mod tests {
             assert_eq!(json, serde_json::to_value(&id).unwrap());
             assert_eq!(serde_json::from_value::<ValueId>(json).unwrap(), id);
         }
+    }
+
+    #[test]
+    fn a_value_past_its_bounds_is_refused_before_it_is_parsed() {
+        assert_eq!(
+            parse_value(r#"{"value":0,"unit":"seconds"}"#).unwrap()["unit"],
+            "seconds"
+        );
+        let zeros = format!("[{}0]", "0,".repeat(MAX_VALUE_BYTES / 2));
+        assert_eq!(
+            parse_value(&zeros),
+            Err(ValueRefused::TooLarge { bytes: zeros.len() })
+        );
+        let deep = format!(
+            "{}0{}",
+            "[".repeat(MAX_VALUE_DEPTH + 1),
+            "]".repeat(MAX_VALUE_DEPTH + 1)
+        );
+        assert_eq!(parse_value(&deep), Err(ValueRefused::TooDeep));
+        // In a node list: left undefined, the rest of the value read.
+        let listed: ValueInfo = serde_json::from_str(&format!(
+            r#"{{"commandClass":37,"property":"currentValue","label":"Current value","value":{zeros}}}"#
+        ))
+        .unwrap();
+        assert_eq!(
+            (listed.value, listed.label.as_deref()),
+            (None, Some("Current value"))
+        );
+        let listed: ValueInfo = serde_json::from_value(
+            serde_json::json!({"commandClass": 37, "property": "currentValue", "value": true}),
+        )
+        .unwrap();
+        assert_eq!(listed.value, Some(Value::Bool(true)));
     }
 }

@@ -129,7 +129,8 @@ fn every_value_topic_of_runs_1_to_3_maps_to_its_value() {
                 .iter()
                 .find_map(|nodes| nodes.get(&target.node)?.values.get(&*target.key))
                 .unwrap();
-            let decoded = decode_value(payload.as_bytes());
+            let decoded = decode_value(payload.as_bytes())
+                .unwrap_or_else(|refused| panic!("{run} {topic}: {refused}"));
             match (value.kind.as_str(), &decoded) {
                 (_, None) => {}
                 ("boolean", Some(v)) => assert!(v.is_boolean(), "{run} {topic}: {payload}"),

@@ -15,6 +15,13 @@ use super::{
     shared::Shared,
     topics::{self, Route},
 };
+use crate::gateway::values::MAX_VALUE_BYTES;
+
+/// The largest payload taken on a topic other than the gateway's API replies (a value, a
+/// status): a value's JSON is at most [`MAX_VALUE_BYTES`], and the "entire value object"
+/// payload type adds its metadata (under 500 bytes recorded). Larger ones are refused before
+/// they are parsed.
+const MAX_TOPIC_PAYLOAD: usize = 2 * MAX_VALUE_BYTES;
 
 /// Owns the rumqttc event loop until every [`Gateway`] handle is gone.
 pub(in crate::gateway) async fn run_event_loop(
@@ -120,6 +127,26 @@ fn on_publish(shared: &Arc<Shared>, topic: &str, payload: &[u8], retained: bool)
     if rest.ends_with("/set") {
         return;
     }
+    // Only the gateway's API replies may be large (a whole network's `getNodes`, parsed node
+    // by node): anything else this big is no message of Z-Wave JS UI, and is not parsed.
+    let api_reply = topic
+        .strip_prefix(shared.gateway_topic.as_str())
+        .is_some_and(|rest| rest.starts_with("/api/"));
+    if !api_reply && payload.len() > MAX_TOPIC_PAYLOAD {
+        let route = read(&shared.topics).route(topic).cloned();
+        match route {
+            Some(Route::Value(target)) => warn!(
+                node = %target.node, key = %target.key, topic = ?topic, bytes = payload.len(),
+                max_bytes = MAX_TOPIC_PAYLOAD,
+                "refused a value report larger than any value: not parsed, not stored (the cache keeps the value it had)"
+            ),
+            _ => warn!(
+                topic = ?topic, bytes = payload.len(), max_bytes = MAX_TOPIC_PAYLOAD,
+                "refused a status or value message larger than any of Z-Wave JS UI's: not parsed"
+            ),
+        }
+        return;
+    }
     if rest == "driver/status" {
         let ready = topics::decode_flag(payload);
         let was = {
@@ -178,7 +205,13 @@ fn on_publish(shared: &Arc<Shared>, topic: &str, payload: &[u8], retained: bool)
     let route = read(&shared.topics).route(topic).cloned();
     match route {
         Some(Route::Value(target)) => {
-            let value = topics::decode_value(payload);
+            let value = match topics::decode_value(payload) {
+                Ok(value) => value,
+                Err(why) => {
+                    warn!(node = %target.node, key = %target.key, topic = ?topic, %why, "refused a value report: not stored (the cache keeps the value it had)");
+                    return;
+                }
+            };
             if shared
                 .core
                 .is_echo(target.node, &target.key, value.as_ref())

@@ -22,7 +22,7 @@ use std::{
 };
 
 use futures_util::{SinkExt as _, StreamExt as _};
-use serde_json::{Value, json};
+use serde_json::{Value, json, value::RawValue};
 use tokio::sync::{mpsc, oneshot, watch};
 use tokio_tungstenite::tungstenite::{Bytes, Message, protocol::WebSocketConfig};
 use tokio_util::sync::CancellationToken;
@@ -31,16 +31,24 @@ use tracing::{debug, info, warn};
 use super::{
     events::{self, Applied},
     protocol::{self, Incoming, SCHEMA_VERSION, ServerFailure},
-    state::nodes_from_state,
+    state::nodes_from_result,
 };
 use crate::gateway::{
     Backoff, LinkState, Nodes,
     core::{self, Core, InFlightWrite},
     now_ms,
+    values::MAX_VALUE_BYTES,
 };
 
-/// Most bytes of one message from the server: a large network's whole state fits.
-const MAX_MESSAGE: usize = 64 * 1024 * 1024;
+/// Most bytes of one message from the server, as for one MQTT message (`MAX_PAYLOAD`): the
+/// largest is the whole state (`start_listening`), some 8 KB per node recorded (124 KB for 15
+/// nodes), so under 2 MB for a full network of 232 nodes. A larger frame ends the connection
+/// before it is read. A frame is never built into a tree whole ([`protocol::read`]).
+const MAX_MESSAGE: usize = 16 * 1024 * 1024;
+/// Most bytes of a command's result other than the whole state: `node.set_value`'s and
+/// `node.poll_value`'s are tens of bytes (`{"result":{"status":254}}`, `{"value":…}`), and a
+/// polled value is bounded as one value where it is stored.
+const MAX_RESULT: usize = 2 * MAX_VALUE_BYTES;
 /// Commands waiting to be written.
 const QUEUE: usize = 64;
 /// The longest a TCP connection attempt, and then the WebSocket handshake, may take (as for
@@ -783,7 +791,7 @@ impl Session<'_> {
                 let result = outcome.map_err(|failure| {
                     self.ended(format!("start_listening was refused: {failure}"))
                 })?;
-                self.listening(&result).map_err(|why| self.ended(why))?;
+                self.listening(result).map_err(|why| self.ended(why))?;
                 Ok(None)
             }
             Ok(Incoming::Result {
@@ -796,28 +804,26 @@ impl Session<'_> {
                     reply,
                 }) = self.pending.remove(&message_id)
                 {
+                    let outcome = match outcome {
+                        Ok(result) if command == RELOAD => self
+                            .listening(result)
+                            .map(|()| Value::Null)
+                            .map_err(|why| ServerFailure {
+                                code: "unreadable_state".to_owned(),
+                                message: why,
+                            }),
+                        Ok(result) => command_result(result),
+                        Err(failure) => Err(failure),
+                    };
                     if let Some(write) = echo {
                         self.answered(&write, &outcome);
                     }
-                    let outcome = match outcome {
-                        Ok(result) if command == RELOAD => self
-                            .listening(&result)
-                            .map(|()| Value::Null)
-                            .map_err(|why| WsError::Failed {
-                                command: command.clone(),
-                                failure: ServerFailure {
-                                    code: "unreadable_state".to_owned(),
-                                    message: why,
-                                },
-                            }),
-                        Ok(result) => Ok(result),
-                        Err(failure) => Err(WsError::Failed { command, failure }),
-                    };
-                    let _ = reply.send(outcome);
+                    let _ =
+                        reply.send(outcome.map_err(|failure| WsError::Failed { command, failure }));
                 }
                 Ok(None)
             }
-            Ok(Incoming::Event(event)) => Ok(self.on_event(&event)),
+            Ok(Incoming::Event(event)) => Ok(event.and_then(|event| self.on_event(event))),
             Err(err) => {
                 warn!(error = %err, "a message from zwave-js-server that does not read");
                 Ok(None)
@@ -841,8 +847,8 @@ impl Session<'_> {
     }
 
     /// The whole state (`start_listening`'s result) replaces the cache.
-    fn listening(&mut self, result: &Value) -> Result<(), String> {
-        let mut nodes = nodes_from_state(result.get("state").unwrap_or(&Value::Null))?;
+    fn listening(&mut self, result: Option<&RawValue>) -> Result<(), String> {
+        let mut nodes = nodes_from_result(result)?;
         {
             let mut state = core::write(&self.shared.core.state);
             // The driver's cache holds its optimistic values of writes the devices have not
@@ -868,7 +874,7 @@ impl Session<'_> {
     }
 
     /// Applies an event to the cache; a reload to send when the cache cannot place it.
-    fn on_event(&mut self, event: &Value) -> Reply {
+    fn on_event(&mut self, event: &RawValue) -> Reply {
         let mut event = match events::read(event) {
             Ok(event) => event,
             Err(err) => {
@@ -876,6 +882,10 @@ impl Session<'_> {
                 return None;
             }
         };
+        if let events::Event::Refused { node, key, why } = &event {
+            warn!(%node, %key, %why, "refused a value zwave-js-server reported: not stored (the cache keeps the value it had)");
+            return None;
+        }
         let core = &self.shared.core;
         if let events::Event::Value { node, key, value } = &event
             && core.is_echo(*node, key, value.as_ref())
@@ -903,6 +913,26 @@ impl Session<'_> {
         }
         None
     }
+}
+
+/// A command's result as a tree, when it is within [`MAX_RESULT`] (`Null`: none).
+fn command_result(result: Option<&RawValue>) -> Result<Value, ServerFailure> {
+    let Some(result) = result else {
+        return Ok(Value::Null);
+    };
+    if result.get().len() > MAX_RESULT {
+        return Err(ServerFailure {
+            code: "oversized_result".to_owned(),
+            message: format!(
+                "{} bytes, over the {MAX_RESULT}-byte limit of a command's result; not read",
+                result.get().len()
+            ),
+        });
+    }
+    serde_json::from_str(result.get()).map_err(|err| ServerFailure {
+        code: "unreadable_result".to_owned(),
+        message: err.to_string(),
+    })
 }
 
 /// Sends `message`; a server that takes nothing for `silent_for` (its socket buffer full: it

@@ -4,10 +4,20 @@
 //! heard from, a node's whole state when it (re)appears, its removal. Interview stages,
 //! controller statistics and the like change nothing here.
 
-use serde_json::Value;
+use std::collections::HashMap;
 
-use super::state::{key_of, node_from_state};
-use crate::gateway::{NodeId, NodeInfo, NodeStatus, Nodes};
+use serde::Deserialize;
+use serde_json::{Map, Value, value::RawValue};
+
+use super::state::{key_of, node_from_state_raw};
+use crate::gateway::{
+    NodeId, NodeInfo, NodeStatus, Nodes,
+    values::{ValueRefused, parse_value},
+};
+
+/// Most bytes of one part of a value's address (`commandClass`, `endpoint`, `property`,
+/// `propertyKey`: tens of bytes recorded); a longer one is no address.
+const MAX_ADDRESS_BYTES: usize = 1024;
 
 /// What one event says, as far as the cache is concerned.
 #[derive(Debug, Clone)]
@@ -21,6 +31,15 @@ pub enum Event {
         key: String,
         /// Its new value.
         value: Option<Value>,
+    },
+    /// A value changed to one past the bounds of one value: never parsed, not stored.
+    Refused {
+        /// Its node.
+        node: NodeId,
+        /// Its key in the node's values.
+        key: String,
+        /// Why.
+        why: ValueRefused,
     },
     /// The node's status changed (`dead`, `alive`, `sleep`, `wake up`).
     Status {
@@ -46,53 +65,77 @@ pub enum Event {
     Other,
 }
 
-/// Reads one `{"type": "event", "event": {...}}` message's `event`.
+/// A node event's `node` member, for its id alone (the rest, a whole node state, is skipped).
+#[derive(Deserialize)]
+struct NodeRef {
+    #[serde(rename = "nodeId")]
+    node_id: u64,
+}
+
+/// A `statistics updated` event's `statistics`, for when the node was last heard from.
+#[derive(Deserialize)]
+struct Statistics {
+    #[serde(rename = "lastSeen")]
+    last_seen: Option<String>,
+}
+
+/// An object's members as text, each parsed only when read.
+fn members(object: &RawValue) -> Option<HashMap<String, &RawValue>> {
+    serde_json::from_str(object.get()).ok()
+}
+
+/// Reads one `{"type": "event", "event": {...}}` message's `event`, from its text: a value is
+/// parsed only within the bounds of one value ([`parse_value`]), and nothing else of an event
+/// but what the cache keeps is parsed at all (`prevValue` never is).
 ///
 /// # Errors
 /// A node event without a usable node id, or whose node state does not parse.
-pub fn read(event: &Value) -> Result<Event, String> {
-    if event.get("source").and_then(Value::as_str) != Some("node") {
+pub fn read(event: &RawValue) -> Result<Event, String> {
+    let Some(event) = members(event) else {
+        return Ok(Event::Other);
+    };
+    let text = |key: &str| {
+        event
+            .get(key)
+            .and_then(|raw| serde_json::from_str::<String>(raw.get()).ok())
+    };
+    if text("source").as_deref() != Some("node") {
         return Ok(Event::Other);
     }
-    let name = event.get("event").and_then(Value::as_str).unwrap_or("");
+    let name = text("event").unwrap_or_default();
     let node = || {
         event
             .get("nodeId")
-            .or_else(|| event.pointer("/node/nodeId"))
-            .and_then(Value::as_u64)
+            .and_then(|raw| serde_json::from_str::<u64>(raw.get()).ok())
+            .or_else(|| {
+                event
+                    .get("node")
+                    .and_then(|raw| serde_json::from_str::<NodeRef>(raw.get()).ok())
+                    .map(|node| node.node_id)
+            })
             .and_then(|id| u16::try_from(id).ok())
             .map(NodeId)
             .ok_or_else(|| format!("a `{name}` event without a node id"))
     };
-    Ok(match name {
-        "value updated" | "value added" | "value removed" => {
-            let args = event.get("args").unwrap_or(&Value::Null);
-            let Some(key) = key_of(args) else {
-                return Err(format!("a `{name}` event without a value's address"));
-            };
-            let value = match name {
-                "value removed" => None,
-                _ => args.get("newValue").cloned(),
-            };
-            Event::Value {
-                node: node()?,
-                key,
-                value,
-            }
-        }
+    // The value's address, and the member that holds its new value.
+    let value = |member: Option<&str>| -> Result<Event, String> {
+        let args = event.get("args").copied().and_then(members);
+        let Some(key) = args.as_ref().and_then(address) else {
+            return Err(format!("a `{name}` event without a value's address"));
+        };
+        let node = node()?;
+        let raw = member.and_then(|member| args.as_ref()?.get(member).copied());
+        Ok(match raw.map(|raw| parse_value(raw.get())).transpose() {
+            Ok(value) => Event::Value { node, key, value },
+            Err(why) => Event::Refused { node, key, why },
+        })
+    };
+    Ok(match name.as_str() {
+        "value updated" | "value added" => value(Some("newValue"))?,
+        "value removed" => value(None)?,
         // A stateless value (a scene button pressed, a code entered): its last event is its
         // value.
-        "value notification" => {
-            let args = event.get("args").unwrap_or(&Value::Null);
-            let Some(key) = key_of(args) else {
-                return Err(format!("a `{name}` event without a value's address"));
-            };
-            Event::Value {
-                node: node()?,
-                key,
-                value: args.get("value").cloned(),
-            }
-        }
+        "value notification" => value(Some("value"))?,
         // A value's label, unit, range or states changed: the cache keeps them, so the
         // whole state is read again.
         "metadata updated" => {
@@ -104,8 +147,9 @@ pub fn read(event: &Value) -> Result<Event, String> {
         "sleep" => status(node()?, NodeStatus::Asleep),
         "wake up" => status(node()?, NodeStatus::Awake),
         "statistics updated" => match event
-            .pointer("/statistics/lastSeen")
-            .and_then(Value::as_str)
+            .get("statistics")
+            .and_then(|raw| serde_json::from_str::<Statistics>(raw.get()).ok())
+            .and_then(|statistics| statistics.last_seen)
             .and_then(|date| date.parse::<jiff::Timestamp>().ok())
         {
             Some(at) => Event::HeardFrom {
@@ -114,15 +158,35 @@ pub fn read(event: &Value) -> Result<Event, String> {
             },
             None => Event::Other,
         },
-        "ready" => Event::Node(Box::new(node_from_state(
-            event.get("nodeState").unwrap_or(&Value::Null),
+        "ready" => Event::Node(Box::new(node_from_state_raw(
+            event
+                .get("nodeState")
+                .copied()
+                .ok_or_else(|| format!("a `{name}` event without the node's state"))?,
         )?)),
-        "node added" => Event::Node(Box::new(node_from_state(
-            event.get("node").unwrap_or(&Value::Null),
+        "node added" => Event::Node(Box::new(node_from_state_raw(
+            event
+                .get("node")
+                .copied()
+                .ok_or_else(|| format!("a `{name}` event without the node's state"))?,
         )?)),
         "node removed" => Event::Removed(node()?),
         _ => Event::Other,
     })
+}
+
+/// The key of the value an event's `args` address, from its address members alone.
+fn address(args: &HashMap<String, &RawValue>) -> Option<String> {
+    let parts: Map<String, Value> = ["commandClass", "endpoint", "property", "propertyKey"]
+        .into_iter()
+        .filter_map(|part| {
+            let raw = args
+                .get(part)
+                .filter(|raw| raw.get().len() <= MAX_ADDRESS_BYTES)?;
+            Some((part.to_owned(), serde_json::from_str(raw.get()).ok()?))
+        })
+        .collect();
+    key_of(&Value::Object(parts))
 }
 
 fn status(node: NodeId, status: NodeStatus) -> Event {
@@ -184,7 +248,7 @@ pub fn apply(nodes: &mut Nodes, event: Event, now_ms: i64) -> Applied {
             }
         }
         Event::Reread => Applied::Unknown,
-        Event::Other => Applied::Unchanged,
+        Event::Refused { .. } | Event::Other => Applied::Unchanged,
     }
 }
 
@@ -193,6 +257,11 @@ mod tests {
     use serde_json::json;
 
     use super::*;
+
+    /// [`super::read`] of an event written as a tree (as text, the way it arrives).
+    fn read(event: &Value) -> Result<Event, String> {
+        super::read(&serde_json::value::to_raw_value(event).unwrap())
+    }
 
     /// Every event frame of a recorded session.
     fn recorded(name: &str) -> Vec<Value> {
@@ -237,6 +306,7 @@ mod tests {
             Event::HeardFrom { .. } => "heard from",
             Event::Node(_) => "node",
             Event::Removed(_) => "removed",
+            Event::Refused { .. } => "refused",
             Event::Reread => "reread",
             Event::Other => "other",
         }
@@ -353,6 +423,35 @@ mod tests {
         assert_eq!(nodes[&NodeId(3)].last_active, Some(later));
         assert_eq!(apply(&mut nodes, report(), later - 1_000), Applied::Changed);
         assert_eq!(nodes[&NodeId(3)].last_active, Some(later));
+    }
+
+    #[test]
+    fn a_value_past_its_bounds_is_refused_with_its_node_and_key_and_never_parsed() {
+        let zeros = format!(
+            "[{}0]",
+            "0,".repeat(crate::gateway::values::MAX_VALUE_BYTES / 2)
+        );
+        let event = format!(
+            r#"{{"source":"node","event":"value updated","nodeId":3,"args":{{"commandClass":38,"endpoint":0,"property":"currentValue","prevValue":{zeros},"newValue":{zeros}}}}}"#
+        );
+        let event = super::read(&RawValue::from_string(event).unwrap()).unwrap();
+        assert!(
+            matches!(&event, Event::Refused { node: NodeId(3), key, why: ValueRefused::TooLarge { bytes } }
+                if key == "38-0-currentValue" && *bytes == zeros.len()),
+            "{event:?}"
+        );
+        let mut nodes = recorded_nodes();
+        let before = nodes[&NodeId(3)].values["38-0-currentValue"].clone();
+        assert_eq!(apply(&mut nodes, event, 1_000), Applied::Unchanged);
+        assert_eq!(nodes[&NodeId(3)].values["38-0-currentValue"], before);
+        // A small new value beside a huge previous one: taken (`prevValue` is never read).
+        let event = format!(
+            r#"{{"source":"node","event":"value updated","nodeId":3,"args":{{"commandClass":38,"endpoint":0,"property":"currentValue","prevValue":{zeros},"newValue":40}}}}"#
+        );
+        assert!(matches!(
+            super::read(&RawValue::from_string(event).unwrap()).unwrap(),
+            Event::Value { value: Some(value), .. } if value == json!(40)
+        ));
     }
 
     #[test]

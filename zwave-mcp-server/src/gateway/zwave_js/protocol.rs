@@ -8,29 +8,32 @@
 //! `node.set_value` answers `result.result = {status, message?}` (the same SetValueStatus codes
 //! as Z-Wave JS UI's `writeValue`).
 
-use std::fmt;
+use std::{collections::HashMap, fmt};
 
-use serde_json::{Value, json};
+use serde::de::IgnoredAny;
+use serde_json::{Value, json, value::RawValue};
 
 use crate::gateway::ValueId;
 
 /// The API schema this server speaks (zwave-js-server 3.x; the recorded sessions used 44).
 pub const SCHEMA_VERSION: u64 = 44;
 
-/// One message from the server.
-#[derive(Debug, Clone, PartialEq)]
-pub enum Incoming {
+/// One message from the server. What it carries stays JSON text borrowed from the frame until
+/// its reader takes what it needs: no part of a frame becomes a `serde_json::Value` tree
+/// unread (32 bytes per element: a 60 MiB `[0,0,…]` would be a 1 GB tree).
+#[derive(Debug, Clone)]
+pub enum Incoming<'a> {
     /// Sent first on every connection.
     Version(ServerVersion),
     /// A command's result.
     Result {
         /// The command's `messageId`.
         message_id: String,
-        /// What it gave, or why it failed.
-        outcome: Result<Value, ServerFailure>,
+        /// What it gave (`None`: nothing, or `null`), or why it failed.
+        outcome: Result<Option<&'a RawValue>, ServerFailure>,
     },
-    /// Something happened (`{"source", "event", …}`).
-    Event(Value),
+    /// Something happened: the message's `event` (`{"source", "event", …}`), if any.
+    Event(Option<&'a RawValue>),
 }
 
 /// The server's `version` message.
@@ -86,37 +89,44 @@ impl fmt::Display for ServerFailure {
     }
 }
 
-/// Reads one text frame from the server.
+/// Reads one text frame from the server: its members as text, each parsed only when read.
 ///
 /// # Errors
 /// It is not JSON, or not one of the three kinds of message.
-pub fn read(frame: &str) -> Result<Incoming, String> {
-    let message: Value =
-        serde_json::from_str(frame).map_err(|err| format!("a message that is not JSON ({err})"))?;
-    let text = |key: &str| {
-        message
-            .get(key)
-            .and_then(Value::as_str)
-            .unwrap_or_default()
-            .to_owned()
+pub fn read(frame: &str) -> Result<Incoming<'_>, String> {
+    let members: HashMap<String, &RawValue> = match serde_json::from_str(frame) {
+        Ok(members) => members,
+        // JSON that is no object is told apart without being built.
+        Err(_) if serde_json::from_str::<IgnoredAny>(frame).is_ok() => {
+            return Err("a message of an unknown type (none)".to_owned());
+        }
+        Err(err) => return Err(format!("a message that is not JSON ({err})")),
     };
-    match message.get("type").and_then(Value::as_str) {
+    let member = |key: &str| members.get(key).copied();
+    let text = |key: &str| {
+        member(key)
+            .and_then(|raw| serde_json::from_str::<String>(raw.get()).ok())
+            .unwrap_or_default()
+    };
+    let number = |key: &str| {
+        member(key)
+            .and_then(|raw| serde_json::from_str::<u64>(raw.get()).ok())
+            .unwrap_or(0)
+    };
+    let kind = member("type").and_then(|raw| serde_json::from_str::<String>(raw.get()).ok());
+    match kind.as_deref() {
         Some("version") => Ok(Incoming::Version(ServerVersion {
             server: text("serverVersion"),
             driver: text("driverVersion"),
-            min_schema: message
-                .get("minSchemaVersion")
-                .and_then(Value::as_u64)
-                .unwrap_or(0),
-            max_schema: message
-                .get("maxSchemaVersion")
-                .and_then(Value::as_u64)
-                .unwrap_or(0),
+            min_schema: number("minSchemaVersion"),
+            max_schema: number("maxSchemaVersion"),
         })),
         Some("result") => {
-            let success = message.get("success").and_then(Value::as_bool) == Some(true);
+            let success = member("success")
+                .and_then(|raw| serde_json::from_str::<bool>(raw.get()).ok())
+                == Some(true);
             let outcome = if success {
-                Ok(message.get("result").cloned().unwrap_or(Value::Null))
+                Ok(member("result").filter(|raw| raw.get() != "null"))
             } else {
                 let zwave = text("zwaveErrorMessage");
                 Err(ServerFailure {
@@ -133,9 +143,7 @@ pub fn read(frame: &str) -> Result<Incoming, String> {
                 outcome,
             })
         }
-        Some("event") => Ok(Incoming::Event(
-            message.get("event").cloned().unwrap_or(Value::Null),
-        )),
+        Some("event") => Ok(Incoming::Event(member("event"))),
         other => Err(format!(
             "a message of an unknown type ({})",
             other.map_or_else(|| "none".to_owned(), |kind| format!("{kind:?}"))
@@ -225,12 +233,16 @@ mod tests {
 
     #[test]
     fn results_carry_their_id_and_failures_their_code_and_message() {
+        let Incoming::Result {
+            message_id,
+            outcome: Ok(Some(result)),
+        } = read(r#"{"type":"result","success":true,"messageId":"ws-6","result":{"result":{"status":254}}}"#).unwrap()
+        else {
+            panic!("not a success");
+        };
         assert_eq!(
-            read(r#"{"type":"result","success":true,"messageId":"ws-6","result":{"result":{"status":254}}}"#).unwrap(),
-            Incoming::Result {
-                message_id: "ws-6".into(),
-                outcome: Ok(json!({"result": {"status": 254}}))
-            }
+            (message_id.as_str(), result.get()),
+            ("ws-6", r#"{"result":{"status":254}}"#)
         );
         let Incoming::Result { outcome: Err(missing), .. } = read(r#"{"type":"result","success":false,"messageId":"ws-3","errorCode":"node_not_found","message":"","args":{"nodeId":99}}"#).unwrap() else {
             panic!("not a failure");
@@ -255,6 +267,24 @@ mod tests {
             read("{")
                 .unwrap_err()
                 .starts_with("a message that is not JSON")
+        );
+    }
+
+    #[test]
+    fn an_event_stays_text_until_it_is_read() {
+        let zeros = format!("[{}0]", "0,".repeat(1 << 20));
+        let frame = format!(
+            r#"{{"type":"event","event":{{"source":"node","event":"value updated","nodeId":3,"args":{{"newValue":{zeros}}}}}}}"#
+        );
+        let Incoming::Event(Some(event)) = read(&frame).unwrap() else {
+            panic!("not an event");
+        };
+        // The very text of the frame: borrowed, not built.
+        let at = frame.find(r#"{"source""#).unwrap();
+        assert!(std::ptr::eq(event.get().as_ptr(), frame[at..].as_ptr()));
+        assert_eq!(
+            read(&zeros).unwrap_err(),
+            "a message of an unknown type (none)"
         );
     }
 

@@ -10,10 +10,117 @@
 
 use std::collections::BTreeMap;
 
-use serde_json::{Map, Value, json};
+use serde_json::{Map, Value, json, value::RawValue};
 use tracing::warn;
 
-use crate::gateway::{NodeId, NodeInfo};
+use crate::gateway::{
+    NodeId, NodeInfo,
+    values::{MAX_VALUE_BYTES, parse_value},
+};
+
+/// Most bytes of one member of a node state other than its `values` (names, flags, device
+/// class, endpoints: under 1 KB recorded); a larger one is left out, unparsed. A value's
+/// members are bounded as one value is ([`parse_value`]).
+const MAX_MEMBER_BYTES: usize = MAX_VALUE_BYTES;
+
+/// The member `name` of the JSON object `object`, as text.
+fn member<'a>(object: Option<&'a RawValue>, name: &str) -> Option<&'a RawValue> {
+    let members: BTreeMap<String, &'a RawValue> = serde_json::from_str(object?.get()).ok()?;
+    members.get(name).copied()
+}
+
+/// What JSON `raw` is, from its first character (as [`common::kind`] says it of a tree).
+fn kind_of(raw: &RawValue) -> &'static str {
+    match raw.get().as_bytes().first() {
+        Some(b'{') => "an object",
+        Some(b'[') => "an array",
+        Some(b'"') => "a string",
+        Some(b't' | b'f') => "a boolean",
+        Some(b'n') | None => "null",
+        Some(_) => "a number",
+    }
+}
+
+/// The nodes of `start_listening`'s result (`{"state": {driver, controller, nodes}}`), read
+/// from its text one node at a time: no tree of the whole state is built, and every member
+/// of a node is bounded before it is parsed ([`node_from_state_raw`]).
+///
+/// # Errors
+/// The result has no `state.nodes` array.
+pub fn nodes_from_result(result: Option<&RawValue>) -> Result<BTreeMap<NodeId, NodeInfo>, String> {
+    let nodes = member(member(result, "state"), "nodes");
+    let Some(items) =
+        nodes.and_then(|nodes| serde_json::from_str::<Vec<&RawValue>>(nodes.get()).ok())
+    else {
+        return Err(format!(
+            "the server's state has no node list (got {})",
+            nodes.map_or("null", kind_of)
+        ));
+    };
+    let mut parsed = BTreeMap::new();
+    for node in items {
+        match node_from_state_raw(node) {
+            Ok(info) => {
+                parsed.insert(info.id, info);
+            }
+            Err(err) => {
+                let id = member(Some(node), "nodeId").map(RawValue::get);
+                warn!(node = ?id, error = %err, "skipping a node that does not parse");
+            }
+        }
+    }
+    Ok(parsed)
+}
+
+/// One node's state from its text ([`node_from_state`]), each member parsed only within its
+/// bounds: a value past the bounds of one value is left undefined, and logged with its node
+/// and key; any other member past [`MAX_MEMBER_BYTES`] is left out.
+///
+/// # Errors
+/// As [`node_from_state`], or the state is no JSON object.
+pub fn node_from_state_raw(node: &RawValue) -> Result<NodeInfo, String> {
+    let members: BTreeMap<String, &RawValue> = serde_json::from_str(node.get())
+        .map_err(|err| format!("a node state that is no object ({err})"))?;
+    let id = members.get("nodeId").map_or("?", |id| id.get());
+    let mut tree = Map::new();
+    for (name, raw) in &members {
+        if name == "values" {
+            let values: Vec<&RawValue> = serde_json::from_str(raw.get()).unwrap_or_default();
+            let values = values
+                .into_iter()
+                .filter_map(|value| bounded_value(id, value))
+                .collect();
+            tree.insert(name.clone(), Value::Array(values));
+        } else if raw.get().len() > MAX_MEMBER_BYTES {
+            warn!(node = id, member = %name, bytes = raw.get().len(), max_bytes = MAX_MEMBER_BYTES, "left out a member of zwave-js-server's node state larger than any");
+        } else {
+            let parsed = serde_json::from_str(raw.get()).map_err(|err| err.to_string())?;
+            tree.insert(name.clone(), parsed);
+        }
+    }
+    node_from_state(&Value::Object(tree))
+}
+
+/// One of a node state's values as a tree, each member parsed within the bounds of one value;
+/// one past them (its `value`, or outsized metadata) is left out and logged. `None`: no object.
+fn bounded_value(node: &str, raw: &RawValue) -> Option<Value> {
+    let members: BTreeMap<String, &RawValue> = serde_json::from_str(raw.get()).ok()?;
+    let mut tree = Map::new();
+    let mut refused = Vec::new();
+    for (name, raw) in members {
+        match parse_value(raw.get()) {
+            Ok(parsed) => {
+                tree.insert(name, parsed);
+            }
+            Err(why) => refused.push((name, why)),
+        }
+    }
+    let tree = Value::Object(tree);
+    for (member, why) in refused {
+        warn!(node, key = key_of(&tree).as_deref().unwrap_or("?"), %member, %why, "refused part of a value in zwave-js-server's node state: left out");
+    }
+    Some(tree)
+}
 
 /// The nodes of a `start_listening` state (`{driver, controller, nodes}`).
 ///
@@ -289,6 +396,50 @@ mod tests {
                 );
             }
         }
+    }
+
+    #[test]
+    fn the_state_read_from_its_text_is_the_state_read_from_a_tree() {
+        let text = test_support::fixture_text("zwave-js-server/start_listening.result.json");
+        let members: BTreeMap<String, &RawValue> = serde_json::from_str(&text).unwrap();
+        let from_text = nodes_from_result(members.get("result").copied()).unwrap();
+        let (from_tree, _) = recorded();
+        let shown = |nodes: &BTreeMap<NodeId, NodeInfo>| {
+            nodes
+                .iter()
+                .map(|(id, node)| (*id, node.name.clone(), node.values.clone()))
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(shown(&from_text), shown(&from_tree));
+        assert_eq!(
+            nodes_from_result(None).unwrap_err(),
+            "the server's state has no node list (got null)"
+        );
+        let no_list = RawValue::from_string(r#"{"state":{"nodes":{}}}"#.to_owned()).unwrap();
+        assert_eq!(
+            nodes_from_result(Some(&no_list)).unwrap_err(),
+            "the server's state has no node list (got an object)"
+        );
+    }
+
+    #[test]
+    fn a_huge_value_in_a_node_state_is_left_undefined_and_the_node_kept() {
+        let zeros = format!("[{}0]", "0,".repeat(MAX_VALUE_BYTES / 2));
+        let node = format!(
+            r#"{{"nodeId":2,"name":"Plug","status":4,"ready":true,"values":[
+                {{"commandClass":37,"endpoint":0,"property":"currentValue","metadata":{{"type":"boolean","label":"Current value"}},"value":{zeros}}},
+                {{"commandClass":37,"endpoint":0,"property":"targetValue","metadata":{{"type":"boolean","writeable":true}},"value":false}}]}}"#
+        );
+        let node = node_from_state_raw(&RawValue::from_string(node).unwrap()).unwrap();
+        let current = &node.values["37-0-currentValue"];
+        assert_eq!(
+            (&current.value, current.label.as_deref()),
+            (&None, Some("Current value"))
+        );
+        assert_eq!(
+            node.values["37-0-targetValue"].value,
+            Some(Value::Bool(false))
+        );
     }
 
     #[test]

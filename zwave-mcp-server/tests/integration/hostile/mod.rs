@@ -9,6 +9,7 @@ mod confirm;
 mod down;
 mod late;
 mod marked;
+mod memory;
 mod names;
 mod protocol;
 mod reads;
@@ -194,6 +195,11 @@ impl Conversation {
                 .to_owned(),
             result["structuredContent"].clone(),
         )
+    }
+
+    /// The binary's process id (its `/proc/<pid>/status`).
+    pub fn pid(&self) -> u32 {
+        self.server.id()
     }
 
     /// Ends the session; returns everything the binary wrote.

@@ -1,30 +1,57 @@
 //! What a payload on a status or value topic says, whichever of the three payload types the
 //! gateway is set to.
 
-use serde_json::Value;
+use std::collections::HashMap;
 
-use crate::gateway::nodes::NodeStatus;
+use serde_json::{Value, value::RawValue};
+
+use crate::gateway::{
+    nodes::NodeStatus,
+    values::{MAX_VALUE_BYTES, ValueRefused, parse_value},
+};
 
 /// The value carried by a value-topic payload, in any of the three payload types:
 /// 0 `{"time":..,"value":..}`, 1 the entire value object, 2 the raw value.
-/// `None` means the value is undefined (an absent `value`, or an empty raw payload).
-pub fn decode_value(payload: &[u8]) -> Option<Value> {
+/// `Ok(None)` means the value is undefined (an absent `value`, or an empty raw payload).
+///
+/// The payload's members are kept as text until the value's is found, and that one is
+/// parsed only within the bounds of one value: a huge value is never built into a tree.
+///
+/// # Errors
+/// The value is past the bounds of one value ([`parse_value`]).
+pub fn decode_value(payload: &[u8]) -> Result<Option<Value>, ValueRefused> {
     if payload.is_empty() {
-        return None;
+        return Ok(None);
     }
-    let Ok(parsed) = serde_json::from_slice::<Value>(payload) else {
-        // A raw string value is published as plain text.
-        return Some(Value::String(String::from_utf8_lossy(payload).into_owned()));
+    let Ok(text) = std::str::from_utf8(payload) else {
+        return plain_text(payload);
     };
-    match &parsed {
-        Value::Object(map)
-            if map.contains_key("time")
-                || (map.contains_key("id") && map.contains_key("commandClass")) =>
-        {
-            map.get("value").cloned()
-        }
-        _ => Some(parsed),
+    if let Ok(members) = serde_json::from_str::<HashMap<String, &RawValue>>(text)
+        && (members.contains_key("time")
+            || (members.contains_key("id") && members.contains_key("commandClass")))
+    {
+        return members
+            .get("value")
+            .map(|value| parse_value(value.get()))
+            .transpose();
     }
+    match parse_value(text) {
+        Ok(value) => Ok(Some(value)),
+        Err(ValueRefused::NotJson(_)) => plain_text(payload),
+        Err(refused) => Err(refused),
+    }
+}
+
+/// A raw string value, published as plain text.
+fn plain_text(payload: &[u8]) -> Result<Option<Value>, ValueRefused> {
+    if payload.len() > MAX_VALUE_BYTES {
+        return Err(ValueRefused::TooLarge {
+            bytes: payload.len(),
+        });
+    }
+    Ok(Some(Value::String(
+        String::from_utf8_lossy(payload).into_owned(),
+    )))
 }
 
 /// Availability from a node `status` payload: `{"value":true,"status":"Alive",..}` or bare `true`.
@@ -69,22 +96,48 @@ mod tests {
     fn payloads_of_all_three_types_decode_to_the_value() {
         assert_eq!(
             decode_value(br#"{"time":1795305899722,"value":true}"#),
-            Some(Value::Bool(true))
+            Ok(Some(Value::Bool(true)))
         );
-        assert_eq!(decode_value(br#"{"time":1795305899722}"#), None);
+        assert_eq!(decode_value(br#"{"time":1795305899722}"#), Ok(None));
         assert_eq!(
             decode_value(
                 br#"{"id":"2-37-0-currentValue","nodeId":2,"commandClass":37,"value":false}"#
             ),
-            Some(Value::Bool(false))
+            Ok(Some(Value::Bool(false)))
         );
-        assert_eq!(decode_value(b"40"), Some(serde_json::json!(40)));
+        assert_eq!(decode_value(b"40"), Ok(Some(serde_json::json!(40))));
         assert_eq!(
             decode_value(br#"{"value":0,"unit":"seconds"}"#),
-            Some(serde_json::json!({"value":0,"unit":"seconds"}))
+            Ok(Some(serde_json::json!({"value":0,"unit":"seconds"})))
         );
-        assert_eq!(decode_value(b""), None);
-        assert_eq!(decode_value(b"hello"), Some(Value::String("hello".into())));
+        assert_eq!(decode_value(b""), Ok(None));
+        assert_eq!(
+            decode_value(b"hello"),
+            Ok(Some(Value::String("hello".into())))
+        );
+    }
+
+    #[test]
+    fn a_value_past_its_bounds_is_refused_in_every_payload_type() {
+        let zeros = format!("[{}0]", "0,".repeat(MAX_VALUE_BYTES / 2));
+        let refused = Err(ValueRefused::TooLarge { bytes: zeros.len() });
+        assert_eq!(decode_value(zeros.as_bytes()), refused);
+        assert_eq!(
+            decode_value(format!(r#"{{"time":1,"value":{zeros}}}"#).as_bytes()),
+            refused
+        );
+        assert_eq!(
+            decode_value(
+                format!(r#"{{"id":"2-37-0-currentValue","commandClass":37,"value":{zeros}}}"#)
+                    .as_bytes()
+            ),
+            refused
+        );
+        let text = "x".repeat(MAX_VALUE_BYTES + 1);
+        assert_eq!(
+            decode_value(text.as_bytes()),
+            Err(ValueRefused::TooLarge { bytes: text.len() })
+        );
     }
 
     #[test]
