@@ -228,6 +228,24 @@ async fn locks_thermostats_blinds_colour_lights_and_sirens_are_confirmed_by_the_
         &mut session,
         json!({"deviceName": "Node 9", "action": "sound", "tone": "Burglar alarm"}),
     );
+    // Issue 30 item 2: with the alarm sounding (30 s), a doorbell would end it. A server
+    // whose owner did not allow the siren class refuses it, and the alarm sounds on.
+    let mut strict = Conversation::over(
+        std::process::Command::new(BIN)
+            .args(["--zwave-js-url", &server.url])
+            .args(["--allow-sensitive", "lock", "--api-timeout", "5s"])
+            .env_remove("RUST_LOG"),
+    );
+    let (error, text, _) = strict.call(
+        "control_zwave_device",
+        json!({"deviceName": "Node 9", "action": "sound", "tone": "Doorbell"}),
+    );
+    assert!(
+        error && text.starts_with("Changing the tone of \"Node 9\"") && text.contains("nothing was sent"),
+        "{text}"
+    );
+    strict.finish();
+    assert_eq!(driver_value(&other, 9, 121, "toneId", None).await, json!(3));
     let text = confirmed(
         &mut session,
         json!({"deviceName": "Node 9", "action": "silence"}),
