@@ -241,7 +241,9 @@ async fn locks_thermostats_blinds_colour_lights_and_sirens_are_confirmed_by_the_
         json!({"deviceName": "Node 9", "action": "sound", "tone": "Doorbell"}),
     );
     assert!(
-        error && text.starts_with("Changing the tone of \"Node 9\"") && text.contains("nothing was sent"),
+        error
+            && text.starts_with("Changing the tone of \"Node 9\"")
+            && text.contains("nothing was sent"),
         "{text}"
     );
     strict.finish();

@@ -74,7 +74,7 @@ pub fn nodes_from_result(result: Option<&RawValue>) -> Result<BTreeMap<NodeId, N
 
 /// One node's state from its text ([`node_from_state`]), each member parsed only within its
 /// bounds: a value past the bounds of one value is left undefined, and logged with its node
-/// and key; any other member past [`MAX_MEMBER_BYTES`] is left out.
+/// and key; any other member past `MAX_MEMBER_BYTES` is left out.
 ///
 /// # Errors
 /// As [`node_from_state`], or the state is no JSON object.
