@@ -80,7 +80,9 @@ async fn serve(config: Config) -> anyhow::Result<()> {
     // The demo's simulator lives as long as this function: until the MCP session ends.
     let (gateway, _simulator, demo_failed) = connect(&config).await?;
     let audit = devices::RuleAudit::new(exposure.clone());
-    if audit.has_rules() {
+    let sensitive = config.sensitive();
+    let marks = sensitive.devices.clone();
+    if audit.has_rules() || !marks.is_empty() {
         let audit = std::sync::Mutex::new(audit);
         gateway.on_nodes_loaded(move |nodes| {
             let mut audit = audit
@@ -89,12 +91,23 @@ async fn serve(config: Config) -> anyhow::Result<()> {
             for warning in audit.check(nodes.values()) {
                 tracing::warn!("{warning}");
             }
+            // A mark that matches nothing (a typo) protects nothing: say so, as for exposure.
+            for rule in &marks {
+                if !nodes
+                    .values()
+                    .any(|node| devices::is_device(node) && rule.matches(node))
+                {
+                    tracing::warn!(
+                        "--sensitive-device rule \"{rule}\" matches no device: check it against list_zwave_devices, or name the device by node:<id>"
+                    );
+                }
+            }
         });
     }
     let server = ZwaveServer::new(gateway, config.confirm_timeout)
         .with_exposure(exposure)
         .with_limits(config.limits())
-        .with_sensitive(config.sensitive());
+        .with_sensitive(sensitive);
     let (reader, writer) = io;
     let transport = mcp::bounded::Bounded::new(
         mcp::transport::LineTransport::new(reader, writer),

@@ -173,9 +173,11 @@ impl Directory {
                 // As if the hidden devices were absent, when that refuses anyway; where it
                 // would resolve to a visible device, the name is unknown: a hidden device
                 // never redirects a name.
+                // A read names the device it resolved to, so it is answered exactly as were
+                // the hidden devices absent.
                 match self.answer(query, purpose, self.find(query, |entry| entry.visible)) {
-                    Ok(_) => Err(self.not_found(query)),
-                    refused => refused,
+                    Ok(_) if purpose == Purpose::Control => Err(self.not_found(query)),
+                    answered => answered,
                 }
             }
             found => self.answer(query, purpose, found),
@@ -467,6 +469,15 @@ mod tests {
                 "space",
             ] {
                 let hidden = resolve_among(&with_hidden, &visible, query, purpose);
+                // A read names what it resolved to: it is answered as were the device absent.
+                if purpose == Purpose::Read {
+                    assert_eq!(
+                        hidden,
+                        resolve_among(&without, &all, query, purpose),
+                        "{query}"
+                    );
+                    continue;
+                }
                 assert!(
                     matches!(hidden, Err(ResolveError::NotFound { .. })),
                     "{query} ({purpose:?}): {hidden:?}"
@@ -529,6 +540,29 @@ mod tests {
                 );
             }
         }
+    }
+
+    #[test]
+    fn a_read_is_answered_as_were_the_hidden_devices_absent() {
+        let with = |siren: bool| {
+            let mut nodes = vec![node(5, "Hallway Motion", "Hallway")];
+            if siren {
+                nodes.push(node(13, "Hallway Siren", "Hallway"));
+            }
+            nodes
+        };
+        let hidden = |node: &NodeInfo| node.id != NodeId(13);
+        for query in ["Hall", "hallway", "Hallway Siren", "y"] {
+            assert_eq!(
+                resolve_among(&with(true), hidden, query, Purpose::Read),
+                resolve_among(&with(false), |_| true, query, Purpose::Read),
+                "{query}"
+            );
+        }
+        assert_eq!(
+            resolve_among(&with(true), hidden, "Hall", Purpose::Read),
+            Ok(5)
+        );
     }
 
     #[test]

@@ -50,7 +50,12 @@ pub fn echoed(given: &str) -> Cow<'_, str> {
 /// Whether `c` moves text around rather than being part of it.
 fn is_layout(c: char) -> bool {
     c.is_control()
-        || matches!(c, '\u{2028}' | '\u{2029}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
+        || matches!(
+            c,
+            '\u{2028}' | '\u{2029}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}'
+                // Invisible: zero-width spaces and joiners, marks, the word joiner, the BOM.
+                | '\u{200b}'..='\u{200f}' | '\u{061c}' | '\u{2060}'..='\u{2064}' | '\u{feff}'
+        )
 }
 
 /// Deserializes a name or a location: cleaned, capped at [`MAX_NAME_CHARS`]; `null` is empty.

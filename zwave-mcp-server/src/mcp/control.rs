@@ -48,11 +48,35 @@ impl ZwaveServer {
         let node = self
             .find_device(&args.device_name, Purpose::Control)
             .await?;
+        let node = self.with_known_tones(node, args.action).await;
         let plan = devices::plan(&node, &args.request(), &self.limits)?;
         let name = devices::display_name(&node);
         self.sensitive
             .check(&plan, &node, &devices::describe(&node), peer)
             .await?;
+        // A person may have taken a minute to answer: what is written is planned again on the
+        // device as it is now, and must be what they were asked about (a siren that began an
+        // alarm meanwhile makes a doorbell end it).
+        let node = {
+            let now = self.gateway.node(node.id).unwrap_or_else(|| node.clone());
+            let replanned = devices::plan(&now, &args.request(), &self.limits)?;
+            if (&replanned.sensitive, &replanned.target, &replanned.value)
+                != (&plan.sensitive, &plan.target, &plan.value)
+            {
+                return Err(ToolError::Sensitive(format!(
+                    "nothing was sent: {} changed while the command was being confirmed (it now reports {}), so what would be carried out is not what was asked about; ask again",
+                    devices::describe(&now),
+                    devices::summary(&now)
+                )));
+            }
+            // Its name and location stay the ones the lookup saw: a rename meanwhile is
+            // refused when the write is sent.
+            NodeInfo {
+                name: node.name.clone(),
+                loc: node.loc.clone(),
+                ..now
+            }
+        };
         if cancelled.is_cancelled() {
             info!(device = ?name, node = %node.id, action = %args.action, "not writing: the client cancelled the request");
             return Err(ToolError::Cancelled);
@@ -124,6 +148,9 @@ impl ZwaveServer {
             settled: false,
         };
         self.commands.record(node.id, command.clone());
+        // The node list as it was when the write was acknowledged: one loaded later (the link
+        // came back) may hide a report sent meanwhile in the driver's cache.
+        let layout = self.gateway.with_nodes(crate::gateway::Nodes::layout);
         if !command.supervised {
             self.read_back(&plan.poll);
         }
@@ -153,7 +180,7 @@ impl ZwaveServer {
             };
             now = self.gateway.node(node.id).unwrap_or(now);
         }
-        self.settle_when_reported(&command, node.id, &fate);
+        self.settle_when_reported(&command, node.id, &fate, layout);
         let state = devices::summary(&now);
         // A later command of this server, or of another client of the gateway: its
         // target value, echoed after ours, asks for something else than ours did.
@@ -242,6 +269,41 @@ impl ZwaveServer {
         Ok(result)
     }
 
+    /// A siren whose tone is not known may be sounding an alarm, which a new tone would end
+    /// (so sounding one is then sensitive): before sounding one, the device is asked which
+    /// it plays, and its answer decides. `node` keeps the name and location it was found by.
+    async fn with_known_tones(&self, node: NodeInfo, action: devices::Action) -> NodeInfo {
+        if action != devices::Action::Sound {
+            return node;
+        }
+        let unknown: Vec<_> = node
+            .values
+            .values()
+            .filter(|value| {
+                value.command_class == devices::cc::SOUND_SWITCH
+                    && value.property == crate::gateway::Property::Name("toneId".to_owned())
+                    && value.value.is_none()
+            })
+            .map(|value| value.value_id(node.id))
+            .collect();
+        if unknown.is_empty() {
+            return node;
+        }
+        for value in &unknown {
+            if let Err(err) = self.gateway.poll_value(value).await {
+                debug!(%value, error = %err, "asking a siren which tone it plays failed");
+            }
+        }
+        match self.gateway.node(node.id) {
+            Some(now) => NodeInfo {
+                name: node.name,
+                loc: node.loc,
+                ..now
+            },
+            None => node,
+        }
+    }
+
     /// Asks the device for each of `values`, one after the other, in the background: a device
     /// that sends no report of its own after a Set (a colour light) answers a Get, and that
     /// answer is its report.
@@ -262,7 +324,13 @@ impl ZwaveServer {
     /// The device's first word on `command` decides it: a confirmation is settled at once, and
     /// one still pending is watched (two minutes at most) so that it is settled when the
     /// device confirms it later, whatever it reports after that (a siren whose tone ended).
-    fn settle_when_reported(&self, command: &Command, node: NodeId, fate: &Fate) {
+    fn settle_when_reported(
+        &self,
+        command: &Command,
+        node: NodeId,
+        fate: &Fate,
+        mut layout: crate::gateway::Revision,
+    ) {
         match fate {
             Fate::Confirmed => self.commands.settle(node, command.seq),
             Fate::Contradicted { .. } => {}
@@ -280,20 +348,40 @@ impl ZwaveServer {
                             .last(node)
                             .is_some_and(|last| last.seq != command.seq)
                     };
-                    let decided = gateway
-                        .wait_for_node(
-                            node,
-                            |now| command.fate(now) != Fate::Pending || superseded(),
-                            WATCH,
-                        )
-                        .await;
-                    let Some(now) =
-                        decided.filter(|now| command.fate(now) == Fate::Confirmed && !superseded())
-                    else {
-                        return;
-                    };
-                    if verify(&gateway, &now, &command).await == Fate::Confirmed {
-                        commands.settle(node, command.seq);
+                    let deadline = tokio::time::Instant::now() + WATCH;
+                    loop {
+                        // A reload (the link came back) may carry what the device reported
+                        // while it was down, as the driver's cache, which is no report: the
+                        // device is asked then.
+                        let reloaded =
+                            || gateway.with_nodes(crate::gateway::Nodes::layout) != layout;
+                        let left = deadline.saturating_duration_since(tokio::time::Instant::now());
+                        let Some(now) = gateway
+                            .wait_for_node(
+                                node,
+                                |now| {
+                                    command.fate(now) != Fate::Pending || superseded() || reloaded()
+                                },
+                                left,
+                            )
+                            .await
+                        else {
+                            return;
+                        };
+                        if superseded() || matches!(command.fate(&now), Fate::Contradicted { .. }) {
+                            return;
+                        }
+                        layout = gateway.with_nodes(crate::gateway::Nodes::layout);
+                        match verify(&gateway, &now, &command).await {
+                            Fate::Confirmed => {
+                                commands.settle(node, command.seq);
+                                return;
+                            }
+                            Fate::Contradicted { .. } => return,
+                            // No answer yet (asleep, or on its way): watched on.
+                            Fate::Pending if command.fate(&now) == Fate::Confirmed => return,
+                            Fate::Pending => {}
+                        }
                     }
                 });
             }

@@ -153,7 +153,11 @@ impl SensitivePolicy {
             Ok(None) | Err(ElicitationError::NoContent) => {
                 refused("the answer did not say yes".to_owned())
             }
-            Err(other) => refused(format!("the question could not be asked ({other})")),
+            // What the client sent back is echoed cut, as every argument is.
+            Err(other) => refused(format!(
+                "the question could not be asked ({})",
+                crate::gateway::text::echoed(&other.to_string())
+            )),
         }
     }
 }

@@ -102,8 +102,11 @@ fn class_devices(now_ms: i64) -> Vec<Value> {
         Node::new(12, "Reading Lamp", "Living Room", recent)
             .captured("color_bulb")
             .build(),
+        // Silent: a siren's tone is known once it reported one (an unknown one may be an
+        // alarm, and a new tone would end it).
         Node::new(13, "Hallway Siren", "Hallway", recent)
             .captured("siren")
+            .reported("121-0-toneId", json!(0))
             .build(),
         Node::new(14, "Back Door Sensor", "Kitchen", recent)
             .captured("door_leak_sensor")

@@ -360,6 +360,15 @@ impl Node {
         self
     }
 
+    /// The value `key` (recorded before) as last reported: `value`, now.
+    pub(super) fn reported(mut self, key: &str, value: Value) -> Self {
+        let at = self.at;
+        let slot = &mut self.json["values"][key];
+        slot["value"] = value;
+        slot["lastUpdate"] = json!(at);
+        self
+    }
+
     /// A garage door opener (Barrier Operator, 102), as zwave-js names its values (there is
     /// no mock of one to record): `targetState` 0 closed / 255 open, `currentState` with
     /// closing (252), stopped (253) and opening (254) between, `position` in percent.

@@ -43,6 +43,8 @@ struct Asker {
     /// Before answering, the owner renames node 8 in Z-Wave JS UI and the server's list
     /// shows it (a person who took a minute to answer).
     renamed_meanwhile: Option<(zwave_mcp_server::sim::SimControl, zwave_mcp_server::Gateway)>,
+    /// Before answering, the siren (node 13) begins its fire alarm and the server sees it.
+    alarm_meanwhile: Option<(zwave_mcp_server::sim::SimControl, zwave_mcp_server::Gateway)>,
 }
 
 impl Asker {
@@ -53,6 +55,7 @@ impl Asker {
             person,
             asked: Arc::clone(&asked),
             renamed_meanwhile: None,
+            alarm_meanwhile: None,
         };
         (asker, asked)
     }
@@ -94,6 +97,21 @@ impl ClientHandler for Asker {
                 )
                 .await
                 .expect("the server never saw the rename");
+        }
+        if let Some((sim, gateway)) = &self.alarm_meanwhile {
+            sim.press(13, "121-0-toneId", json!(1)).await;
+            gateway
+                .wait_for_node(
+                    zwave_mcp_server::gateway::NodeId(13),
+                    |node| {
+                        node.values
+                            .get("121-0-toneId")
+                            .is_some_and(|tone| tone.value == Some(json!(1)))
+                    },
+                    Duration::from_secs(10),
+                )
+                .await
+                .expect("the server never saw the alarm");
         }
         Ok(match self.person {
             Person::Accepts => {
@@ -396,5 +414,48 @@ async fn a_write_refused_for_a_rename_is_not_logged_as_written() {
         logged.contains("the write failed or got no answer")
             && logged.contains("nothing was sent: node 8 is now \"Back Door Lock\" (Patio)"),
         "{logged}"
+    );
+}
+
+/// Issue 30's second review: a person asked about a doorbell on a marked siren says yes
+/// after the siren began an alarm; the doorbell would now end it, which is another question
+/// (and a class the owner did not allow). Nothing is sent.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_device_whose_state_changed_while_the_person_was_asked_is_not_written() {
+    let home = Home::start().await;
+    let policy = SensitivePolicy {
+        devices: vec!["node:13".parse().unwrap()],
+        ..allowed(&[])
+    };
+    let (asker, asked) = Asker::new(Person::Accepts);
+    let client = serve(
+        &home,
+        policy,
+        Asker {
+            alarm_meanwhile: Some((home.sim.clone(), home.gateway.clone())),
+            ..asker
+        },
+    )
+    .await;
+    let refused = act(
+        &client,
+        json!({"deviceName": "Hallway Siren", "action": "sound", "tone": "Doorbell"}),
+    )
+    .await;
+    assert_eq!(asked.lock().unwrap().len(), 1, "the person was asked");
+    assert_eq!(refused.is_error, Some(true));
+    let said = text(&refused);
+    assert!(
+        said.starts_with("nothing was sent: \"Hallway Siren\" (node 13, Hallway) changed while the command was being confirmed (it now reports ")
+            && said.ends_with("so what would be carried out is not what was asked about; ask again"),
+        "{said}"
+    );
+    assert!(
+        !home
+            .sim
+            .received()
+            .iter()
+            .any(|request| request.api == "writeValue"),
+        "nothing was written"
     );
 }

@@ -25,6 +25,19 @@ pub(super) fn plan(node: &NodeInfo, request: &Request) -> Result<WritePlan, Acti
     if let Some(target) = writeable(node, cc::BARRIER_OPERATOR, "targetState", None) {
         return barrier(node, request, target);
     }
+    // A garage door moves through its Barrier Operator only: another command class it has
+    // (a Multilevel Switch) would open it without the sensitive rule that opening one needs.
+    if node
+        .values
+        .values()
+        .any(|value| value.command_class == cc::BARRIER_OPERATOR)
+    {
+        return Err(ActionError::NoValue {
+            device,
+            what: "writeable barrier (garage door) state",
+            action: request.action,
+        });
+    }
     let (target, current, stop) = if let Some(target) = position_parameter(node) {
         let key = match &target.property_key {
             Some(Property::Number(key)) => Some(*key),
@@ -262,5 +275,25 @@ mod tests {
         let stop = planned(15, Request::new(Action::Stop));
         assert_eq!(stop.target.to_string(), "15-38-0-Open");
         assert_eq!(stop.value, json!(false));
+    }
+
+    #[test]
+    fn a_garage_door_is_never_opened_through_another_class() {
+        let mut door = crate::sim::home::demo_node(11);
+        for value in door.values.values_mut() {
+            value.writeable = false;
+        }
+        let dimmer = crate::sim::home::demo_node(3);
+        for key in ["38-0-targetValue", "38-0-currentValue"] {
+            let value = dimmer.values[key].clone();
+            door.values.insert(value.key(), value);
+        }
+        let refused = plan(&door, &Request::new(Action::Open), &Limits::default()).unwrap_err();
+        assert!(
+            refused
+                .to_string()
+                .contains("writeable barrier (garage door) state"),
+            "{refused}"
+        );
     }
 }

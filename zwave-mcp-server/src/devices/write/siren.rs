@@ -92,34 +92,41 @@ pub(super) fn plan(node: &NodeInfo, request: &Request) -> Result<WritePlan, Acti
         .push((tone.key().as_str().to_owned(), json!(value)));
     if silence {
         plan.sensitive = Some(Sensitive::Silence);
-    } else if ends_a_tone(node, tone.value.as_ref(), value) {
+    } else if ends_a_tone(node, tone, value) {
         plan.sensitive = Some(Sensitive::ReplaceTone);
     }
     Ok(plan)
 }
 
-/// Whether sounding tone `value` ends another that sounds now (a siren plays one tone at a
-/// time): the device's last report is not silence (0), nor that very tone. A siren whose
-/// state is not known may be sounding an alarm, so it counts as sounding; 255 is the
-/// device's default tone, known when the device reports `defaultToneId`.
-fn ends_a_tone(node: &NodeInfo, sounding: Option<&serde_json::Value>, value: i64) -> bool {
+/// Whether sounding tone `value` through `tone` ends another that sounds now: a siren plays
+/// one tone at a time, so any tone it reports on any endpoint that is not silence (0), nor
+/// this very tone on this very endpoint, would be cut short. A tone whose state is not known
+/// may be an alarm, so it counts as sounding; 255 is the device's default tone, known when
+/// the device reports `defaultToneId`.
+fn ends_a_tone(node: &NodeInfo, tone: &crate::gateway::ValueInfo, value: i64) -> bool {
+    let named = |value: &crate::gateway::ValueInfo, name: &str| {
+        value.command_class == cc::SOUND_SWITCH
+            && value.property == crate::gateway::Property::Name(name.to_owned())
+    };
     let wanted = if value == 255 {
         node.values
             .values()
-            .find(|v| {
-                v.command_class == cc::SOUND_SWITCH
-                    && v.property == crate::gateway::Property::Name("defaultToneId".to_owned())
-            })
+            .find(|v| named(v, "defaultToneId") && v.endpoint == tone.endpoint)
             .and_then(|v| v.value.as_ref()?.as_i64())
             .unwrap_or(255)
     } else {
         value
     };
-    match sounding.and_then(serde_json::Value::as_i64) {
-        Some(0) => false,
-        Some(now) => now != wanted,
-        None => true,
-    }
+    node.values
+        .values()
+        .filter(|v| named(v, "toneId"))
+        .any(
+            |sounding| match sounding.value.as_ref().and_then(serde_json::Value::as_i64) {
+                Some(0) => false,
+                Some(now) => !(now == wanted && sounding.endpoint == tone.endpoint),
+                None => true,
+            },
+        )
 }
 
 /// "Doorbell (3 sec)" → "Doorbell".
@@ -132,6 +139,7 @@ mod tests {
     use serde_json::json;
 
     use super::super::{Action, Expect, Limits, Request, Sensitive, lab, plan};
+    use crate::gateway::NodeInfo;
 
     fn sound(tone: Option<&str>) -> Request {
         Request {
@@ -170,5 +178,26 @@ mod tests {
         let silence = plan(&node, &Request::new(Action::Silence), &Limits::default()).unwrap();
         assert_eq!(silence.value, json!(0));
         assert_eq!(silence.sensitive, Some(Sensitive::Silence));
+    }
+
+    #[test]
+    fn a_tone_sounding_on_any_endpoint_makes_another_one_sensitive() {
+        let mut node = lab::node(9);
+        node.values.get_mut("121-0-toneId").unwrap().value = Some(json!(0));
+        let mut second = node.values["121-0-toneId"].clone();
+        second.endpoint = 2;
+        second.value = Some(json!(3));
+        node.values.insert(second.key(), second);
+        let doorbell =
+            |node: &NodeInfo| plan(node, &sound(Some("Doorbell")), &Limits::default()).unwrap();
+        assert_eq!(doorbell(&node).sensitive, Some(Sensitive::ReplaceTone));
+        node.values.get_mut("121-2-toneId").unwrap().value = Some(json!(0));
+        assert_eq!(doorbell(&node).sensitive, None);
+        node.values.get_mut("121-2-toneId").unwrap().value = None;
+        assert_eq!(
+            doorbell(&node).sensitive,
+            Some(Sensitive::ReplaceTone),
+            "not known: maybe an alarm"
+        );
     }
 }

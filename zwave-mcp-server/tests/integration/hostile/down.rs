@@ -45,6 +45,40 @@ async fn reads_say_since_when_commands_are_refused_and_nothing_arrives_later(bac
     session.finish();
 }
 
+/// Issue 30's second review: a lock unlocked while the link goes down reports meanwhile, and
+/// the server misses it; the node list read when the link is back holds the driver's value,
+/// which is no report. The device is asked then, and its answer is the state shown.
+async fn a_report_missed_while_the_link_was_down_is_asked_for_when_it_is_back(backend) {
+    let home = TestHome::start(backend).await;
+    // The lock does it, and its report is lost.
+    home.set_confirm_writes(false);
+    let mut session = Conversation::over(&mut home.command(&[
+        "--confirm-timeout", "0s",
+        "--allow-sensitive", "lock",
+        "--sensitive-without-confirmation",
+    ]));
+    let (error, text, outcome) = session.call(
+        "control_zwave_device",
+        json!({"deviceName": "Front Door Lock", "action": "unlock"}),
+    );
+    assert!(!error && outcome["outcome"] == "acknowledged", "{text}");
+    let status = json!({"deviceName": "Front Door Lock"});
+    let (_, text, _) = session.call("get_device_status", status.clone());
+    assert!(text.contains("has not reported its new state since"), "{text}");
+    home.go_down().await;
+    let headline = match backend {
+        Backend::Mqtt => "Z-Wave JS UI is offline since ",
+        Backend::ZwaveJs => "zwave-js-server is unreachable since ",
+    };
+    session.call_until("get_device_status", &status, |text| text.starts_with(headline));
+    home.come_back().await;
+    let text = session.call_until("get_device_status", &status, |text| {
+        !text.starts_with(headline) && !text.contains("has not reported")
+    });
+    assert!(text.contains("unlocked"), "{text}");
+    session.finish();
+}
+
 async fn devices_become_usable_as_their_interviews_end(backend) {
     let home = TestHome::start(backend).await;
     home.start_interviews().await;
