@@ -293,10 +293,11 @@ impl Gateway {
         let result = self
             .send_write(known, value_id, &value, in_flight.as_ref(), cancelled)
             .await;
-        if let (Some(write), Err(err)) = (&in_flight, &result)
-            && !err.may_have_arrived()
-        {
-            // Never reached the driver: it set nothing.
+        if let (Some(write), Err(_)) = (&in_flight, &result) {
+            // Never reached the driver (it set nothing), or its answer never came: its caller
+            // was told it may have been carried out, and with no answer there is no write to
+            // await a report of: a report swallowed in its echo window must not keep the old
+            // state over every later reload.
             self.core.stop_awaiting(write);
         }
         let result = result?;
@@ -474,8 +475,19 @@ impl Gateway {
                 let params = protocol::value_command(value_id, None);
                 // At most `MAX_RESULT` of text (the client refuses more).
                 let mut result = client.request("node.poll_value", params, *timeout).await?;
-                // `{"value": …}`, or `{}` when the device gave none.
-                result.get_mut("value").map(Value::take)
+                // `{"value": …}`, or `{}` when the device gave none; within the bounds of one
+                // value, as every report.
+                match result.get_mut("value").map(Value::take) {
+                    Some(value) => Some(
+                        super::values::parse_value(&value.to_string()).map_err(|why| {
+                            GatewayError::BadReply {
+                                api: "node.poll_value",
+                                reason: why.to_string(),
+                            }
+                        })?,
+                    ),
+                    None => None,
+                }
             }
         };
         if let Some(value) = &value {

@@ -9,9 +9,14 @@ use serde_json::{Value, value::RawValue};
 
 /// Most bytes of one value's JSON the cache takes. Z-Wave values are numbers, booleans, short
 /// texts and small objects: the largest of the recorded networks is 67 bytes (a colour's
-/// channels). A parsed `Value` costs 32 bytes per element (a `[0,0,…]` of 60 MiB is a 1 GB
-/// tree), so a larger value is refused from its text, never parsed.
-pub const MAX_VALUE_BYTES: usize = 64 * 1024;
+/// channels); a user code or a list of 232 node ids is well under this. A parsed `Value`
+/// costs 32 bytes per element and more per member (a `[0,0,…]` of 60 MiB is a 1 GB tree), so a
+/// larger value is refused from its text, never parsed.
+pub const MAX_VALUE_BYTES: usize = 8 * 1024;
+/// Most elements (scalars, arrays, objects) of one value: with [`MAX_VALUE_BYTES`], what one
+/// stored value may cost, some tens of KiB at most (a hostile backend's 300 values of
+/// `[0,0,…]` at the old 64 KiB cap held 315 MB).
+pub const MAX_VALUE_ITEMS: usize = 1024;
 /// Deepest nesting of one value (the recorded ones are at most 2 deep).
 pub const MAX_VALUE_DEPTH: usize = 16;
 
@@ -27,6 +32,12 @@ pub enum ValueRefused {
     /// Nested deeper than [`MAX_VALUE_DEPTH`].
     #[error("nested deeper than {MAX_VALUE_DEPTH} levels")]
     TooDeep,
+    /// More elements than [`MAX_VALUE_ITEMS`].
+    #[error("{items} elements, over the {MAX_VALUE_ITEMS}-element limit of one value")]
+    TooMany {
+        /// How many it has.
+        items: usize,
+    },
     /// Not JSON.
     #[error("not JSON: {0}")]
     NotJson(String),
@@ -46,7 +57,20 @@ pub fn parse_value(json: &str) -> Result<Value, ValueRefused> {
     if depth(&value) > MAX_VALUE_DEPTH {
         return Err(ValueRefused::TooDeep);
     }
+    let items = items(&value);
+    if items > MAX_VALUE_ITEMS {
+        return Err(ValueRefused::TooMany { items });
+    }
     Ok(value)
+}
+
+/// How many elements `value` holds, itself included.
+fn items(value: &Value) -> usize {
+    1 + match value {
+        Value::Array(items) => items.iter().map(self::items).sum(),
+        Value::Object(members) => members.values().map(self::items).sum(),
+        _ => 0,
+    }
 }
 
 /// How deep `value` nests (a scalar: 0). Recursion is bounded by serde_json's own limit (128).
@@ -363,6 +387,15 @@ mod tests {
             "]".repeat(MAX_VALUE_DEPTH + 1)
         );
         assert_eq!(parse_value(&deep), Err(ValueRefused::TooDeep));
+        // Under the byte cap, over the element cap: a tree of zeros is what costs memory.
+        let many = format!("[{}0]", "0,".repeat(MAX_VALUE_ITEMS));
+        assert!(many.len() <= MAX_VALUE_BYTES);
+        assert_eq!(
+            parse_value(&many).unwrap_err().to_string(),
+            format!("{} elements, over the 1024-element limit of one value", MAX_VALUE_ITEMS + 2)
+        );
+        let most = format!("[{}0]", "0,".repeat(MAX_VALUE_ITEMS - 2));
+        assert!(parse_value(&most).is_ok());
         // In a node list: left undefined, the rest of the value read.
         let listed: ValueInfo = serde_json::from_str(&format!(
             r#"{{"commandClass":37,"property":"currentValue","label":"Current value","value":{zeros}}}"#

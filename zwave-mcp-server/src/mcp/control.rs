@@ -51,9 +51,16 @@ impl ZwaveServer {
         let node = self.with_known_tones(node, args.action).await;
         let plan = devices::plan(&node, &args.request(), &self.limits)?;
         let name = devices::display_name(&node);
-        self.sensitive
-            .check(&plan, &node, &devices::describe(&node), peer)
-            .await?;
+        // A cancelled request withdraws its question: its place is freed at once, and a yes
+        // that comes later answers nothing.
+        let described = devices::describe(&node);
+        tokio::select! {
+            checked = self.sensitive.check(&plan, &node, &described, peer) => checked?,
+            () = cancelled.cancelled() => {
+                info!(device = ?devices::display_name(&node), node = %node.id, action = %args.action, "not writing: the client cancelled the request while a person was asked");
+                return Err(ToolError::Cancelled);
+            }
+        }
         // A person may have taken a minute to answer: what is written is planned again on the
         // device as it is now, and must be what they were asked about (a siren that began an
         // alarm meanwhile makes a doorbell end it).

@@ -19,9 +19,9 @@ use crate::gateway::values::MAX_VALUE_BYTES;
 
 /// The largest payload taken on a topic other than the gateway's API replies (a value, a
 /// status): a value's JSON is at most [`MAX_VALUE_BYTES`], and the "entire value object"
-/// payload type adds its metadata (under 500 bytes recorded). Larger ones are refused before
+/// payload type adds its metadata (under 500 bytes recorded; a long list of states takes more). Larger ones are refused before
 /// they are parsed.
-const MAX_TOPIC_PAYLOAD: usize = 2 * MAX_VALUE_BYTES;
+const MAX_TOPIC_PAYLOAD: usize = MAX_VALUE_BYTES + 64 * 1024;
 
 /// Owns the rumqttc event loop until every [`Gateway`] handle is gone.
 pub(in crate::gateway) async fn run_event_loop(

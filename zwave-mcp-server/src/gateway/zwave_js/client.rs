@@ -37,7 +37,6 @@ use crate::gateway::{
     Backoff, LinkState, Nodes,
     core::{self, Core, InFlightWrite},
     now_ms,
-    values::MAX_VALUE_BYTES,
 };
 
 /// Most bytes of one message from the server, as for one MQTT message (`MAX_PAYLOAD`): the
@@ -46,9 +45,10 @@ use crate::gateway::{
 /// before it is read. A frame is never built into a tree whole ([`protocol::read`]).
 const MAX_MESSAGE: usize = 16 * 1024 * 1024;
 /// Most bytes of a command's result other than the whole state: `node.set_value`'s and
-/// `node.poll_value`'s are tens of bytes (`{"result":{"status":254}}`, `{"value":…}`), and a
-/// polled value is bounded as one value where it is stored.
-const MAX_RESULT: usize = 2 * MAX_VALUE_BYTES;
+/// `node.poll_value`'s are tens of bytes (`{"result":{"status":254}}`, `{"value":…}`; a polled
+/// value is bounded as one value where it is stored), and `node.get_state`'s, one node's whole
+/// state, some KiB (8 KiB a node in the recorded network).
+const MAX_RESULT: usize = 1024 * 1024;
 /// Commands waiting to be written.
 const QUEUE: usize = 64;
 /// The longest a TCP connection attempt, and then the WebSocket handshake, may take (as for
