@@ -1,4 +1,5 @@
-//! One turn's tool calls, answered: ids made unique in the conversation, calls with unusable
+//! One turn's tool calls, answered: ids made unique in the conversation, the calls past the
+//! per-answer bound (`max_calls_per_answer`) answered as not run, calls with unusable
 //! arguments or declined by the user answered at once, every approval asked before any call
 //! is said to run, the rest run concurrently with each result recorded as it comes (a call
 //! that finished before a cancel or a crash keeps its result), failed idempotent calls
@@ -81,8 +82,26 @@ impl Agent {
             }
             false
         } else {
+            let bound = self.options.max_calls_per_answer.max(1);
+            let (first, rest) = turn.calls.split_at(bound.min(turn.calls.len()));
+            if !rest.is_empty() {
+                warn!(
+                    calls = turn.calls.len(),
+                    max = bound,
+                    "the model asked for more tool calls in one answer than are run; the rest are answered as not run"
+                );
+                let reason = format!(
+                    "not run: at most {bound} tool calls per answer; ask again for the rest"
+                );
+                let over: Vec<(usize, ToolResult)> = rest
+                    .iter()
+                    .enumerate()
+                    .map(|(n, request)| (first.len() + n, error_result(&request.call, &reason)))
+                    .collect();
+                self.settle_all(&mut results, over);
+            }
             tokio::select! {
-                () = self.run_tools(&turn.calls, &mut results, events) => false,
+                () = self.run_tools(first, &mut results, events) => false,
                 () = cancel.cancelled() => true,
             }
         };
@@ -222,6 +241,24 @@ impl Agent {
         }
         if let Some(slot) = results.slots.get_mut(index) {
             *slot = Some(result);
+        }
+    }
+
+    /// [`Agent::settle`] for many results at once, journaled as one message.
+    fn settle_all(&self, results: &mut Results, settled: Vec<(usize, ToolResult)>) {
+        if let Some(journal) = &self.journal {
+            journal.message(
+                &results.conversation,
+                results.turn,
+                &Message::ToolResults {
+                    results: settled.iter().map(|(_, result)| result.clone()).collect(),
+                },
+            );
+        }
+        for (index, result) in settled {
+            if let Some(slot) = results.slots.get_mut(index) {
+                *slot = Some(result);
+            }
         }
     }
 

@@ -14,6 +14,8 @@ pub const REFINEMENT_ITERATIONS: u32 = 2;
 pub const REFINE_PROMPT: &str = "If you need more specific info, you may search again.";
 /// spec 004: the follow-up after the last tool iteration (tools are taken away).
 pub const ANSWER_PROMPT: &str = "Answer in 1 sentence based on this information.";
+/// Tool calls of one model answer that are run by default; the rest are answered as not run.
+pub const DEFAULT_MAX_CALLS_PER_ANSWER: usize = 16;
 /// Characters of one tool result a model reads by default; the rest is cut with a marker.
 pub const DEFAULT_MAX_RESULT_CHARS: usize = 16_000;
 
@@ -29,6 +31,9 @@ pub struct AgentOptions {
     pub token_budget: Option<u64>,
     /// Tool calls of one turn running at once.
     pub parallel_tools: usize,
+    /// Tool calls of one model answer that are run (at least 1): the first ones; each call
+    /// past them is answered, without running, with a result saying so.
+    pub max_calls_per_answer: usize,
     /// Retries of failed calls to idempotent tools (opt-in).
     pub tool_retry: Option<ToolRetry>,
     /// Sent first in a new conversation.
@@ -48,6 +53,7 @@ impl Default for AgentOptions {
             refinement: false,
             token_budget: None,
             parallel_tools: crate::tools::executor::DEFAULT_PARALLEL,
+            max_calls_per_answer: DEFAULT_MAX_CALLS_PER_ANSWER,
             tool_retry: None,
             system_prompt: None,
             max_result_chars: Some(DEFAULT_MAX_RESULT_CHARS),

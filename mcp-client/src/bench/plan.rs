@@ -38,6 +38,19 @@ pub struct Plan {
     pub concurrency: usize,
     /// Calls made before measuring (at least one is always made).
     pub warmup: usize,
+    /// Whether a tool the server does not mark read-only (`readOnlyHint`) may be called: a
+    /// run makes thousands of calls, each of which may change something real.
+    pub allow_writes: bool,
+}
+
+impl Plan {
+    /// Calls the run makes in all: the warm-up, then each measured phase.
+    pub fn total_calls(&self) -> usize {
+        let phases = if self.concurrency > 1 { 2 } else { 1 };
+        self.warmup
+            .max(1)
+            .saturating_add(self.calls.saturating_mul(phases))
+    }
 }
 
 /// What a run reports to a progress display while it runs.

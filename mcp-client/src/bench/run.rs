@@ -25,6 +25,16 @@ pub enum BenchError {
         /// The names it offers.
         available: Vec<String>,
     },
+    /// The tool may change things and writes were not allowed.
+    #[error(
+        "`{tool}` is not marked read-only by the server (readOnlyHint), so each of the {calls} calls of this run may change something real: pass --allow-writes to benchmark it anyway"
+    )]
+    WritesNotAllowed {
+        /// The tool.
+        tool: String,
+        /// Calls the run would make.
+        calls: usize,
+    },
     /// The first call failed: a run would time the error path.
     #[error(
         "the first {request} failed, so there is nothing worth timing (fix the tool's arguments): {reason}"
@@ -61,8 +71,9 @@ fn offered(names: &[String]) -> String {
 /// Starts the server of `config`, measures it as `plan` says, and stops it.
 ///
 /// # Errors
-/// See [`BenchError`]: nothing is reported when the server does not start, lacks the tool, or
-/// a call fails (other than a tool answering with `isError`).
+/// See [`BenchError`]: nothing is reported when the server does not start, lacks the tool,
+/// offers it without marking it read-only and `plan.allow_writes` is not set (no call is made
+/// then), or a call fails (other than a tool answering with `isError`).
 pub async fn run(
     config: ServerConfig,
     plan: &Plan,
@@ -82,10 +93,23 @@ async fn measure(
     let info = server.connect().await.map_err(BenchError::Start)?;
     if let Request::Tool { name, .. } = &plan.request {
         let tools = server.tools().await.map_err(BenchError::Start)?;
-        if !tools.iter().any(|t| t.name == *name) {
+        let Some(tool) = tools.iter().find(|t| t.name == *name) else {
             return Err(BenchError::UnknownTool {
                 tool: name.clone(),
                 available: tools.iter().map(|t| t.name.to_string()).collect(),
+            });
+        };
+        // As `chat` asks before a call that may change things, a run of thousands of them
+        // needs the person's say-so.
+        let read_only = tool
+            .annotations
+            .as_ref()
+            .and_then(|a| a.read_only_hint)
+            .unwrap_or(false);
+        if !read_only && !plan.allow_writes {
+            return Err(BenchError::WritesNotAllowed {
+                tool: name.clone(),
+                calls: plan.total_calls(),
             });
         }
     }

@@ -1,5 +1,6 @@
 //! `mcp-client bench -- <server command>`: the command line of [`crate::bench`], its progress
-//! bar (on a terminal only) and its answer, a table or JSON.
+//! bar (on a terminal only) and its answer, a table or JSON. A tool not marked read-only is
+//! called only with `--allow-writes`.
 
 use std::{io::IsTerminal as _, process::ExitCode, time::Duration};
 
@@ -26,6 +27,10 @@ pub struct BenchArgs {
     /// Calls made before measuring; the first must succeed.
     #[arg(long, default_value_t = 100, value_parser = clap::value_parser!(u32).range(1..=1_000_000))]
     warmup: u32,
+    /// Call the tool even though the server does not mark it read-only (`readOnlyHint`): each
+    /// of the run's thousands of calls may change something real.
+    #[arg(long, requires = "tool")]
+    allow_writes: bool,
     /// Longest wait for `initialize`, in seconds.
     #[arg(long, default_value_t = 60)]
     init_timeout: u64,
@@ -55,6 +60,7 @@ pub(super) async fn run(args: BenchArgs) -> anyhow::Result<ExitCode> {
         calls: args.calls as usize,
         concurrency: args.concurrency as usize,
         warmup: args.warmup as usize,
+        allow_writes: args.allow_writes,
     };
     let mut config = one_server(args.command, Duration::from_secs(args.init_timeout));
     config.call_timeout = Duration::from_secs(args.call_timeout);
@@ -78,7 +84,9 @@ pub(super) async fn run(args: BenchArgs) -> anyhow::Result<ExitCode> {
             emit(&table(&report));
             Ok(ExitCode::SUCCESS)
         }
-        Err(err @ BenchError::UnknownTool { .. }) => Err(UsageError(err.to_string()).into()),
+        Err(err @ (BenchError::UnknownTool { .. } | BenchError::WritesNotAllowed { .. })) => {
+            Err(UsageError(err.to_string()).into())
+        }
         Err(err) => {
             eprintln!("mcp-client bench: {err}");
             Ok(ExitCode::FAILURE)

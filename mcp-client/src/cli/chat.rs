@@ -92,6 +92,9 @@ pub struct ChatArgs {
     /// Retry failed calls of idempotent tools (timeouts, restarting servers) up to 3 times.
     #[arg(long)]
     pub retry_tools: bool,
+    /// Most tool calls of one model answer that are run; the model is told the rest were not.
+    #[arg(long, default_value_t = crate::agent::policy::DEFAULT_MAX_CALLS_PER_ANSWER as u32, value_parser = clap::value_parser!(u32).range(1..=1_000))]
+    pub max_calls_per_answer: u32,
     /// Run tools that change things without asking.
     #[arg(long)]
     pub yes: bool,
@@ -250,6 +253,7 @@ pub async fn run(args: ChatArgs) -> anyhow::Result<ExitCode> {
         refinement: args.refine,
         token_budget: args.token_budget,
         tool_retry: args.retry_tools.then(ToolRetry::default),
+        max_calls_per_answer: args.max_calls_per_answer as usize,
         system_prompt: args.system.clone(),
         tool_choice: args.tool_choice.clone(),
         ..AgentOptions::default()

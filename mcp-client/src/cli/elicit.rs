@@ -25,7 +25,7 @@ pub(super) fn on_terminal(input: Arc<Input>, view: Arc<View>) -> Elicitor {
                 common::printable(&common::clip(&question.server, 100)),
                 common::printable(&common::clip(&question.message, 1_000))
             );
-            let answer = form(&input, &question.schema).await;
+            let answer = form(&input, &question).await;
             view.release_spinner();
             if answer != ElicitAnswer::Cancel {
                 return answer;
@@ -48,10 +48,10 @@ pub(super) fn without_terminal() -> Elicitor {
     })
 }
 
-/// Asks for each field of `schema`; Ctrl-C or the end of input dismisses the whole question.
-async fn form(input: &Input, schema: &Value) -> ElicitAnswer {
-    let empty = Map::new();
-    let fields = schema["properties"].as_object().unwrap_or(&empty);
+/// Asks for each field of the form, in the server's order; Ctrl-C or the end of input dismisses
+/// the whole question.
+async fn form(input: &Input, question: &Elicitation) -> ElicitAnswer {
+    let (schema, fields) = (&question.schema, question.fields());
     let required: Vec<&str> = schema["required"]
         .as_array()
         .map(|names| names.iter().filter_map(Value::as_str).collect())

@@ -54,6 +54,30 @@ pub struct Elicitation {
     pub message: String,
     /// What the answer holds: a JSON Schema object of primitive properties.
     pub schema: serde_json::Value,
+    /// The names of `schema`'s properties in the order the server gave them (`schema`, a
+    /// `serde_json` map, holds them sorted by name): the order to ask for them in.
+    pub order: Vec<String>,
+}
+
+impl Elicitation {
+    /// The schema's properties (name, schema) in the order the server gave them.
+    pub fn fields(&self) -> Vec<(&String, &serde_json::Value)> {
+        let Some(properties) = self.schema["properties"].as_object() else {
+            return Vec::new();
+        };
+        let mut fields: Vec<_> = self
+            .order
+            .iter()
+            .filter_map(|name| properties.get_key_value(name))
+            .collect();
+        // Any the order does not name, after those it does.
+        fields.extend(
+            properties
+                .iter()
+                .filter(|(name, _)| !self.order.contains(name)),
+        );
+        fields
+    }
 }
 
 /// The person's answer to an [`Elicitation`].
@@ -222,10 +246,17 @@ impl ClientHandler for HostHandler {
             info!(server = %self.server, "declined a server's question: nobody here can answer it");
             return Ok(ElicitResult::new(ElicitationAction::Decline));
         };
+        // rmcp keeps the properties' order as the message has it (the transport types this
+        // request from its text for that).
+        let order = requested_schema
+            .property_order
+            .clone()
+            .unwrap_or_else(|| requested_schema.properties.keys().cloned().collect());
         let question = Elicitation {
             server: self.server.to_string(),
             message,
             schema: serde_json::to_value(&requested_schema).unwrap_or_default(),
+            order,
         };
         Ok(match elicitor(question).await {
             ElicitAnswer::Accept(content) => {

@@ -255,6 +255,9 @@ pub(super) async fn service_error(
         },
         other => {
             let exit = live.process.wait_exit(EXIT_GRACE).await;
+            if exit.is_some() {
+                live.process.stderr_drained(EXIT_GRACE).await;
+            }
             let reason = match (&other, &exit) {
                 (ServiceError::TransportClosed, Some(_)) => {
                     "the server exited before answering".to_owned()
@@ -278,26 +281,62 @@ pub(super) async fn service_error(
     }
 }
 
+/// One failed connection attempt: what is known, and whether another attempt could succeed
+/// without anyone changing anything.
+#[derive(Debug)]
+pub(super) struct AttemptFailure {
+    pub(super) failure: Failure,
+    /// False when starting the server again would fail the same way: its program is missing
+    /// or cannot be run, its `cwd` is missing, or it exited at once with 126 or 127 (how shells
+    /// and exec wrappers say a program could not be run or found).
+    pub(super) retryable: bool,
+}
+
+impl From<Failure> for AttemptFailure {
+    fn from(failure: Failure) -> Self {
+        Self {
+            failure,
+            retryable: true,
+        }
+    }
+}
+
+impl std::fmt::Display for AttemptFailure {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.failure.fmt(f)
+    }
+}
+
+/// Whether `exit` is a shell's or an exec wrapper's "could not run it" (126) or "not found" (127).
+fn could_not_run(exit: Option<&Exit>) -> bool {
+    matches!(exit, Some(Exit::Status(status)) if matches!(status.code(), Some(126 | 127)))
+}
+
 /// One attempt: spawn, `initialize` (bounded by the init timeout), `tools/list`.
 pub(super) async fn connect_once(
     config: &ServerConfig,
     changes: &Arc<AtomicU64>,
     elicitor: Option<&super::Elicitor>,
-) -> Result<Live, Failure> {
+) -> Result<Live, AttemptFailure> {
     let name = config.name().to_owned();
     let started = Instant::now();
-    let (mut transport, process) = transport::spawn(&config.command).map_err(|err| Failure {
-        server: name.clone(),
-        hint: Some(match &err {
-            SpawnError::NotFound { command, .. } => format!(
-                "is `{command}` installed and on PATH? (or give its full path in `command`)"
-            ),
-            _ => "is `command` an executable file? is `cwd` a directory?".to_owned(),
-        }),
-        reason: err.to_string(),
-        exit: None,
-        stderr: Vec::new(),
-    })?;
+    let (mut transport, process) =
+        transport::spawn(&config.command).map_err(|err| AttemptFailure {
+            retryable: !err.is_permanent(),
+            failure: Failure {
+                server: name.clone(),
+                hint: Some(match &err {
+                    SpawnError::NotFound { command, .. } => format!(
+                        "is `{command}` installed and on PATH? (or give its full path in `command`)"
+                    ),
+                    SpawnError::NotRunnable { .. } => "give the path of an executable file in `command` (a relative path in a configuration file starts from the file's folder, or from `cwd` when one is given)".to_owned(),
+                    _ => "is `command` an executable file? is `cwd` a directory?".to_owned(),
+                }),
+                reason: err.to_string(),
+                exit: None,
+                stderr: Vec::new(),
+            },
+        })?;
     let process = Arc::new(process);
     let handler = HostHandler::new(&name, Arc::clone(changes)).with_elicitor(elicitor.cloned());
     transport.set_notification_tap(handler.tap());
@@ -317,27 +356,43 @@ pub(super) async fn connect_once(
         Ok(Ok(service)) => service,
         Ok(Err(err)) => {
             let exit = process.wait_exit(EXIT_GRACE).await;
-            let hint = if exit.is_some() {
-                "the server exited right after starting: its stderr above says why".to_owned()
-            } else {
-                "does the command start an MCP server speaking stdio?".to_owned()
+            if exit.is_some() {
+                // Whatever it said before it went is what explains it.
+                process.stderr_drained(EXIT_GRACE).await;
+            }
+            let said = process.stderr().total() > 0;
+            let hint = match (&exit, said) {
+                (Some(_), true) => {
+                    "the server exited right after starting: its stderr above says why".to_owned()
+                }
+                (Some(_), false) => "the server exited right after starting and wrote nothing to stderr: run its command in a terminal to see why".to_owned(),
+                (None, _) => "does the command start an MCP server speaking stdio?".to_owned(),
             };
             process.shutdown().await;
-            return Err(failure(
-                format!("initialize failed: {err}"),
-                exit,
-                Some(hint),
-                &process,
-            ));
+            let retryable = !could_not_run(exit.as_ref());
+            // Whether the server's exit shows as a broken pipe or a closed stream is a race;
+            // what happened is that it exited.
+            let reason = if exit.is_some() {
+                debug!(server = %name, error = %err, "initialize failed");
+                "initialize failed: the server exited before answering it".to_owned()
+            } else {
+                format!("initialize failed: {err}")
+            };
+            return Err(AttemptFailure {
+                failure: failure(reason, exit, Some(hint), &process),
+                retryable,
+            });
         }
         Err(_) => {
             let exit = process.shutdown().await;
+            process.stderr_drained(EXIT_GRACE).await;
             return Err(failure(
                 format!("no answer to initialize within {:?}", config.init_timeout),
                 exit,
                 Some("the server may just be slow to start (first npx/uvx runs download packages): raise timeouts.initialize".into()),
                 &process,
-            ));
+            )
+            .into());
         }
     };
     let init_time = started.elapsed();

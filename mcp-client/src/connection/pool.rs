@@ -5,7 +5,7 @@
 use std::{collections::BTreeMap, sync::Arc};
 
 use tokio::task::JoinSet;
-use tracing::{error, info, warn};
+use tracing::{debug, info, warn};
 
 use super::{ClientError, ServerConfig, ServerConnection, SessionInfo};
 
@@ -115,7 +115,9 @@ impl ServerPool {
                     report.connected.insert(name, info);
                 }
                 Ok((name, Err(err))) => {
-                    error!(server = %name, "{err}");
+                    // The report carries it, and the host shows it once (each line of the
+                    // error logged here as well would print it twice).
+                    debug!(server = %name, "{err}");
                     report.failed.insert(name, err);
                 }
                 Err(err) => warn!(error = %err, "a connection task failed"),

@@ -48,7 +48,22 @@ impl RetryPolicy {
     pub async fn run<T, E: std::fmt::Display, F: Future<Output = Result<T, E>>>(
         &self,
         server: &str,
+        attempt: impl FnMut(u32) -> F,
+    ) -> Result<T, (E, u32)> {
+        self.run_if(server, attempt, |_| true).await
+    }
+
+    /// [`RetryPolicy::run`], trying again only after an error `retryable` accepts: one it
+    /// refuses (a failure that would repeat, such as a missing program) ends the run at once,
+    /// without the delays or the warnings of attempts that cannot succeed.
+    ///
+    /// # Errors
+    /// The last attempt's error, when every attempt failed or one failed for good.
+    pub async fn run_if<T, E: std::fmt::Display, F: Future<Output = Result<T, E>>>(
+        &self,
+        server: &str,
         mut attempt: impl FnMut(u32) -> F,
+        retryable: impl Fn(&E) -> bool,
     ) -> Result<T, (E, u32)> {
         let attempts = self.attempts.max(1);
         let mut number = 1;
@@ -63,10 +78,19 @@ impl RetryPolicy {
                     info!(server, "MCP connection succeeded on attempt {number}");
                     return Ok(value);
                 }
-                Err(err) if number < attempts => {
+                Err(err) if number < attempts && retryable(&err) => {
                     warn!(server, attempt = number, error = %err, retry_in = ?self.delay_before(number + 1), "MCP connection attempt failed");
                 }
-                Err(err) => return Err((err, number)),
+                Err(err) => {
+                    if number < attempts {
+                        info!(
+                            server,
+                            attempt = number,
+                            "not trying again: the next attempt would fail the same way"
+                        );
+                    }
+                    return Err((err, number));
+                }
             }
             number += 1;
         }
@@ -121,5 +145,19 @@ mod tests {
             .await;
         assert_eq!(result.unwrap(), 2);
         assert_eq!(start.elapsed(), Duration::from_secs(2));
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_failure_that_would_repeat_is_not_retried() {
+        let start = tokio::time::Instant::now();
+        let result: Result<(), (&str, u32)> = RetryPolicy::default()
+            .run_if(
+                "fake",
+                |_| async { Err("missing program") },
+                |err: &&str| *err != "missing program",
+            )
+            .await;
+        assert_eq!(result.unwrap_err(), ("missing program", 1));
+        assert_eq!(start.elapsed(), Duration::ZERO);
     }
 }

@@ -24,8 +24,8 @@ use tracing::{debug, info, warn};
 use super::{
     ClientError, Failure, ProgressFn, ServerConfig, SessionInfo,
     live::{
-        EXIT_GRACE, Live, Unanswered, close, connect_once, list_tools_bounded, request,
-        service_error,
+        AttemptFailure, EXIT_GRACE, Live, Unanswered, close, connect_once, list_tools_bounded,
+        request, service_error,
     },
 };
 use crate::transport::ServerProcess;
@@ -142,7 +142,8 @@ impl ServerConnection {
         self.config.name()
     }
 
-    /// Connects with the retry policy (3 attempts, 0/2/4 s by default).
+    /// Connects with the retry policy (3 attempts, 0/2/4 s by default). A failure that would
+    /// repeat (a program that is missing or cannot be run) ends it at the first attempt.
     ///
     /// # Errors
     /// [`ClientError::ConnectFailed`] with the last attempt's failure, or
@@ -154,12 +155,16 @@ impl ServerConnection {
             Begin::Refuse(err) => return Err(err),
             Begin::Start { ticket, cancel, .. } => (ticket, cancel),
         };
-        let attempts = self.config.retry.run(self.name(), |attempt| async move {
-            self.set_attempt(ticket, attempt, of).await;
-            connect_once(&self.config, &self.changes, self.elicitor.as_ref()).await
-        });
+        let attempts = self.config.retry.run_if(
+            self.name(),
+            |attempt| async move {
+                self.set_attempt(ticket, attempt, of).await;
+                connect_once(&self.config, &self.changes, self.elicitor.as_ref()).await
+            },
+            |failed: &AttemptFailure| failed.retryable,
+        );
         let result = tokio::select! {
-            result = attempts => result,
+            result = attempts => result.map_err(|(failed, attempts)| (failed.failure, attempts)),
             () = cancel.cancelled() => Err((self.shut_down_while_starting(), 1)),
         };
         match result {
@@ -474,7 +479,9 @@ impl ServerConnection {
             } => (ticket, failures, cancel),
         };
         let attempt = tokio::select! {
-            attempt = connect_once(&self.config, &self.changes, self.elicitor.as_ref()) => attempt,
+            attempt = connect_once(&self.config, &self.changes, self.elicitor.as_ref()) => {
+                attempt.map_err(|failed| failed.failure)
+            }
             () = cancel.cancelled() => Err(self.shut_down_while_starting()),
         };
         match attempt {

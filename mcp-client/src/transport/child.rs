@@ -132,7 +132,14 @@ impl ChildTransport {
         {
             tap(&value);
         }
-        match to_message(value) {
+        // A server's question is typed from the text: its form's fields keep the server's
+        // order (a `Value` holds them sorted by name).
+        let typed = if value.get("method").and_then(Value::as_str) == Some("elicitation/create") {
+            serde_json::from_str(&line.text).map_err(|err| err.to_string())
+        } else {
+            to_message(value)
+        };
+        match typed {
             Ok(message) => {
                 self.stats.messages.fetch_add(1, Ordering::Relaxed);
                 Some(message)

@@ -4,7 +4,10 @@
 
 use std::{collections::BTreeMap, path::PathBuf, process::Stdio, sync::Arc};
 
-use tokio::{process::Command, sync::Mutex};
+use tokio::{
+    process::Command,
+    sync::{Mutex, watch},
+};
 
 use super::{
     ChildTransport, DEFAULT_MAX_LINE, ReadStats, STDERR_LINE_CAP, STDERR_TAIL_LINES, ServerProcess,
@@ -66,6 +69,14 @@ pub enum SpawnError {
         /// The `PATH` searched.
         path: String,
     },
+    /// The program is a path, and there is nothing there that can run.
+    #[error("command `{command}` {problem}")]
+    NotRunnable {
+        /// The program, as its path was resolved.
+        command: String,
+        /// What is there instead ("does not exist", "is a folder", "is not executable").
+        problem: &'static str,
+    },
     /// Any other failure to start it.
     #[error("cannot start `{command}`: {reason}")]
     Io {
@@ -74,6 +85,37 @@ pub enum SpawnError {
         /// Why (part of the message, so not also chained as a source).
         reason: std::io::Error,
     },
+}
+
+impl SpawnError {
+    /// Whether starting it again would fail the same way until someone changes something: the
+    /// program is missing or cannot be run, the working directory is missing. Such a failure
+    /// is not worth a retry.
+    pub fn is_permanent(&self) -> bool {
+        match self {
+            Self::NotFound { .. } | Self::NotRunnable { .. } => true,
+            Self::Io { reason, .. } => matches!(
+                reason.kind(),
+                std::io::ErrorKind::NotFound | std::io::ErrorKind::PermissionDenied
+            ),
+        }
+    }
+}
+
+/// What is wrong with the program at `path`, if something visibly is (nothing there, a folder,
+/// no execute permission). Checked before spawning: under the parent-death wrapper a missing
+/// program would only show as the wrapper's exit status 127.
+fn not_runnable(path: &std::path::Path) -> Option<&'static str> {
+    use std::os::unix::fs::PermissionsExt as _;
+    match std::fs::metadata(path) {
+        Err(err) if err.kind() == std::io::ErrorKind::NotFound => Some("does not exist"),
+        Err(_) => None,
+        Ok(meta) if meta.is_dir() => Some("is a folder, not a program"),
+        Ok(meta) if meta.permissions().mode() & 0o111 == 0 => {
+            Some("is not executable (no execute permission)")
+        }
+        Ok(_) => None,
+    }
 }
 
 /// Starts the server described by `command`.
@@ -123,6 +165,17 @@ pub fn spawn(command: &ServerCommand) -> Result<(ChildTransport, ServerProcess),
         }
         process.current_dir(cwd);
     }
+    // A relative path runs from the working directory the server gets.
+    let at = match &command.cwd {
+        Some(cwd) if program.is_relative() => cwd.join(&program),
+        _ => program.clone(),
+    };
+    if let Some(problem) = not_runnable(&at) {
+        return Err(SpawnError::NotRunnable {
+            command: at.to_string_lossy().into_owned(),
+            problem,
+        });
+    }
     let mut child = process.spawn().map_err(|source| {
         if source.kind() == std::io::ErrorKind::NotFound && !command.command.contains('/') {
             SpawnError::NotFound {
@@ -143,8 +196,15 @@ pub fn spawn(command: &ServerCommand) -> Result<(ChildTransport, ServerProcess),
         reason: std::io::Error::other("stdout was not captured"),
     })?;
     let tail = Arc::new(StderrTail::new(STDERR_TAIL_LINES, STDERR_LINE_CAP));
+    let (drained_tx, drained) = watch::channel(false);
     if let Some(stderr) = child.stderr.take() {
-        tokio::spawn(stderr::drain(Arc::clone(&name), stderr, Arc::clone(&tail)));
+        let (name, tail) = (Arc::clone(&name), Arc::clone(&tail));
+        tokio::spawn(async move {
+            stderr::drain(name, stderr, tail).await;
+            let _ = drained_tx.send(true);
+        });
+    } else {
+        let _ = drained_tx.send(true);
     }
     let stats = Arc::new(ReadStats::default());
     let transport = ChildTransport::new(
@@ -153,7 +213,7 @@ pub fn spawn(command: &ServerCommand) -> Result<(ChildTransport, ServerProcess),
         LineReader::new(stdout, command.max_line),
         Arc::clone(&stats),
     );
-    let process = ServerProcess::start(name, command.display(), child, stdin, tail, stats);
+    let process = ServerProcess::start(name, command.display(), child, stdin, tail, drained, stats);
     Ok((transport, process))
 }
 
@@ -177,5 +237,40 @@ mod tests {
             std::error::Error::source(&err).is_none(),
             "the cause would print twice"
         );
+    }
+
+    #[tokio::test]
+    async fn a_path_to_nothing_runnable_is_named_before_anything_starts() {
+        let folder = std::env::temp_dir();
+        for (program, cwd, expected) in [
+            (
+                "/nonexistent/bin/server",
+                None,
+                "command `/nonexistent/bin/server` does not exist",
+            ),
+            (
+                "./no-such-server-31",
+                Some(folder.clone()),
+                "/./no-such-server-31` does not exist",
+            ),
+            (
+                folder.to_str().unwrap_or("/tmp"),
+                None,
+                "is a folder, not a program",
+            ),
+            (
+                "/etc/passwd",
+                None,
+                "is not executable (no execute permission)",
+            ),
+        ] {
+            let mut command = ServerCommand::new("s", program, Vec::<String>::new());
+            command.cwd = cwd;
+            let Err(err) = spawn(&command) else {
+                panic!("{program} started");
+            };
+            assert!(err.to_string().ends_with(expected), "{err}");
+            assert!(err.is_permanent(), "{err}");
+        }
     }
 }

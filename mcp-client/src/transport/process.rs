@@ -151,17 +151,21 @@ pub struct ServerProcess {
     command: String,
     group: Arc<Group>,
     stderr: Arc<StderrTail>,
+    /// Becomes true when stderr has been read to its end.
+    stderr_drained: watch::Receiver<bool>,
     stats: Arc<ReadStats>,
 }
 
 impl ServerProcess {
-    /// Registers a spawned `child` and starts its reaper.
+    /// Registers a spawned `child` and starts its reaper; `stderr_drained` turns true when
+    /// the task draining its stderr into `stderr` has read it to the end.
     pub(super) fn start(
         name: Arc<str>,
         command: String,
         child: Child,
         stdin: Arc<tokio::sync::Mutex<Option<ChildStdin>>>,
         stderr: Arc<StderrTail>,
+        stderr_drained: watch::Receiver<bool>,
         stats: Arc<ReadStats>,
     ) -> Self {
         let pid = child
@@ -192,6 +196,7 @@ impl ServerProcess {
             command,
             group,
             stderr,
+            stderr_drained,
             stats,
         }
     }
@@ -216,6 +221,17 @@ impl ServerProcess {
     /// Its stderr tail.
     pub fn stderr(&self) -> &StderrTail {
         &self.stderr
+    }
+
+    /// Waits at most `timeout` for its stderr to be read to the end, so that the tail holds
+    /// everything a server that exited wrote (the tail is filled by a task of its own, which
+    /// may not have read the last lines yet when the exit is known). Returns whether it was.
+    pub async fn stderr_drained(&self, timeout: Duration) -> bool {
+        let mut drained = self.stderr_drained.clone();
+        matches!(
+            tokio::time::timeout(timeout, drained.wait_for(|done| *done)).await,
+            Ok(Ok(_))
+        )
     }
 
     /// Its stdout counters.

@@ -270,3 +270,74 @@ async fn cancelling_mid_stream_stops_the_model_and_keeps_what_was_shown() {
         })
     );
 }
+
+/// An OpenAI stream of one answer calling `count` `n` times.
+fn many_calls(n: usize) -> Reply {
+    let calls: Vec<serde_json::Value> = (0..n)
+        .map(|i| json!({"index": i, "id": format!("call_{i}"), "function": {"name": "count", "arguments": "{}"}}))
+        .collect();
+    let chunk = json!({"choices": [{"index": 0, "delta": {"tool_calls": calls}, "finish_reason": "tool_calls"}]});
+    Reply::status(200, &format!("data: {chunk}\n\ndata: [DONE]\n\n"))
+        .header("content-type", "text/event-stream")
+}
+
+#[tokio::test]
+async fn one_answer_runs_at_most_its_bound_of_calls_and_the_rest_are_told_so() {
+    let done = "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"done\"},\"finish_reason\":\"stop\"}]}\n\ndata: [DONE]\n\n";
+    for (bound, expected) in [(None, 16), (Some(3), 3)] {
+        let fake = FakeProvider::start(vec![
+            many_calls(40),
+            Reply::status(200, done).header("content-type", "text/event-stream"),
+        ])
+        .await;
+        let manager = one_tool(
+            r#"{"name": "count", "description": "d", "implementation": {"type": "internal", "handler": "count"},
+                "annotations": {"readOnlyHint": true}}"#,
+        );
+        let runs = Arc::new(AtomicU32::new(0));
+        let counted = Arc::clone(&runs);
+        let executor = ToolExecutor::new(manager).with_internal(
+            "count",
+            Arc::new(move |_| {
+                counted.fetch_add(1, Ordering::SeqCst);
+                Box::pin(async { Ok(json!("counted")) })
+            }),
+        );
+        let mut options = AgentOptions::default();
+        if let Some(bound) = bound {
+            options.max_calls_per_answer = bound;
+        }
+        let answer = Agent::new(provider(Dialect::OpenAi, &fake), executor)
+            .with_options(options)
+            .run("count")
+            .await;
+        assert_eq!(answer.reason, DoneReason::Completed, "{:?}", answer.error);
+        assert_eq!(runs.load(Ordering::SeqCst), expected, "calls run");
+        // Every call is answered once, in order: the first ones ran, the rest are told why not.
+        let texts: Vec<&str> = answer
+            .tool_results
+            .iter()
+            .map(|r| r.result.text.as_str())
+            .collect();
+        assert_eq!(texts.len(), 40);
+        let not_run = format!(
+            "Error: not run: at most {expected} tool calls per answer; ask again for the rest"
+        );
+        for (n, text) in texts.iter().enumerate() {
+            let want = if n < expected as usize {
+                "counted"
+            } else {
+                not_run.as_str()
+            };
+            assert_eq!(*text, want, "result {n}");
+        }
+        let next = &fake.bodies()[1];
+        let results = next["messages"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|m| m["role"] == "tool")
+            .count();
+        assert_eq!(results, 40, "{next}");
+    }
+}

@@ -42,6 +42,7 @@ fn bench_reports_latency_throughput_and_the_servers_costs_as_json() {
         &[
             "--tool",
             "echo",
+            "--allow-writes",
             "--args",
             r#"{"message": "hi"}"#,
             "--calls",
@@ -129,14 +130,17 @@ fn bench_refuses_a_tool_the_server_lacks_and_names_those_it_has() {
 
 #[test]
 fn bench_stops_when_the_first_call_fails_instead_of_timing_errors() {
-    let (output, stdout, stderr) = bench(&["--tool", "greet", "--calls", "10"], &["clean"]);
+    let (output, stdout, stderr) = bench(
+        &["--tool", "greet", "--allow-writes", "--calls", "10"],
+        &["clean"],
+    );
     assert_eq!(output.status.code(), Some(1), "{stderr}");
     assert_eq!(stdout, "");
     assert_eq!(
         stderr,
         "mcp-client bench: the first tools/call greet failed, so there is nothing worth timing (fix the tool's arguments): the tool answered with an error: missing required argument userName\n"
     );
-    let (output, _, stderr) = bench(&["--tool", "crash"], &["clean"]);
+    let (output, _, stderr) = bench(&["--tool", "crash", "--allow-writes"], &["clean"]);
     assert_eq!(output.status.code(), Some(1), "{stderr}");
     assert!(
         stderr.starts_with("mcp-client bench: the first tools/call crash failed, so there is nothing worth timing (fix the tool's arguments): "),
@@ -154,6 +158,7 @@ fn bench_names_the_call_at_which_a_server_died() {
         &[
             "--tool",
             "echo",
+            "--allow-writes",
             "--args",
             r#"{"message": "hi"}"#,
             "--calls",
@@ -211,4 +216,60 @@ fn bench_usage_errors_name_the_value_and_what_would_be_valid() {
         ),
         "{stderr}"
     );
+}
+
+// Issue 31 item 16: thousands of calls to a tool that may change things need the person's say.
+#[test]
+fn bench_refuses_a_tool_not_marked_read_only_without_allow_writes() {
+    let record = crate::harness::scratch_file("bench-record");
+    let output = test_support::child::output(
+        Command::new(BIN)
+            .args([
+                "bench",
+                "--tool",
+                "echo",
+                "--args",
+                r#"{"message": "hi"}"#,
+                "--",
+            ])
+            .arg("python3")
+            .arg(fixture_path("fake-servers/fake_mcp_server.py"))
+            .arg("clean")
+            .env("MCP_CLIENT_LOG", "off")
+            .env("FAKE_RECORD", &record),
+        Duration::from_secs(60),
+    );
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(2), "{stderr}");
+    assert_eq!(
+        stderr,
+        "mcp-client: `echo` is not marked read-only by the server (readOnlyHint), so each of the 4100 calls of this run may change something real: pass --allow-writes to benchmark it anyway\n"
+    );
+    let sent = std::fs::read_to_string(&record).unwrap();
+    assert!(!sent.contains("tools/call"), "no call was made: {sent}");
+    // A read-only tool needs no flag.
+    let output = test_support::child::output(
+        Command::new(BIN)
+            .args([
+                "bench",
+                "--tool",
+                "get_device_status",
+                "--args",
+                r#"{"deviceName": "Switch One"}"#,
+                "--calls",
+                "5",
+                "--warmup",
+                "1",
+                "--concurrency",
+                "1",
+                "--json",
+                "--",
+            ])
+            .arg(test_support::workspace_bin("zwave-mcp-server"))
+            .arg("--demo")
+            .env("MCP_CLIENT_LOG", "off"),
+        Duration::from_secs(120),
+    );
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(0), "{stderr}");
 }

@@ -337,3 +337,189 @@ fn a_host_killed_with_sigkill_takes_its_server_with_it() {
         "the server outlived its host"
     );
 }
+
+/// `mcp-client ARGS` with `env` added and logs at their default level; (output, stdout, stderr).
+fn run_with(
+    args: &[&str],
+    env: &[(&str, &std::ffi::OsStr)],
+    dir: &std::path::Path,
+) -> (Output, String, String) {
+    let output = test_support::child::output(
+        Command::new(BIN)
+            .args(args)
+            .current_dir(dir)
+            .env("MCP_CLIENT_LOG", "warn")
+            .envs(env.iter().copied()),
+        Duration::from_secs(60),
+    );
+    let stdout = String::from_utf8(output.stdout.clone()).unwrap();
+    let stderr = String::from_utf8(output.stderr.clone()).unwrap();
+    (output, stdout, stderr)
+}
+
+// Issue 31 item 9: a configuration file is read no further than 1 MiB.
+#[test]
+fn a_config_file_over_1_mib_is_refused_with_its_size_and_the_cap() {
+    let big = scratch_file("big.json");
+    // Sparse: 8 MiB that take no room, and that the host must not read.
+    std::fs::File::create(&big)
+        .unwrap()
+        .set_len(8 * 1024 * 1024)
+        .unwrap();
+    let (output, _) = run(&["servers", "--config", big.to_str().unwrap()]);
+    assert_eq!(output.status.code(), Some(2));
+    assert_eq!(
+        String::from_utf8_lossy(&output.stderr),
+        format!(
+            "mcp-client: {big:?} is 8388608 bytes (8.0 MiB), more than the 1048576 bytes (1.0 MiB) a configuration file may be: is it the right file?\n"
+        )
+    );
+    // A pipe has no size to look at: it is read up to one byte past the cap, not to its end.
+    let output = test_support::child::run(
+        Command::new(BIN)
+            .args(["servers", "--config", "/dev/stdin"])
+            .env("MCP_CLIENT_LOG", "off"),
+        &vec![b' '; 3 * 1024 * 1024],
+        Duration::from_secs(60),
+    );
+    assert_eq!(output.status.code(), Some(2));
+    assert_eq!(
+        String::from_utf8_lossy(&output.stderr),
+        "mcp-client: \"/dev/stdin\" is more than the 1048576 bytes (1.0 MiB) a configuration file may be: is it the right file?\n"
+    );
+}
+
+// Issue 31 item 10: `${…}` in `command` and `args` is expanded as in `env`, with `:-` and `:?`.
+#[test]
+fn variables_are_expanded_in_command_and_args() {
+    let fakes = fixture_path("fake-servers");
+    let config = scratch_file("expand.json");
+    std::fs::write(
+        &config,
+        r#"{"mcpServers": {"fake": {"command": "${MCP31_PYTHON:-python3}",
+            "args": ["${MCP31_FAKES}/fake_mcp_server.py", "clean"], "retry": {"attempts": 1}}}}"#,
+    )
+    .unwrap();
+    let root = test_support::workspace_root();
+    let (output, stdout, stderr) = run_with(
+        &["servers", "--config", config.to_str().unwrap()],
+        &[("MCP31_FAKES", fakes.as_os_str())],
+        &root,
+    );
+    assert_eq!(output.status.code(), Some(0), "{stdout}{stderr}");
+    assert!(
+        stdout.starts_with("fake: connected — fake 1.0 (protocol 2025-11-25)"),
+        "{stdout}"
+    );
+    std::fs::write(
+        &config,
+        r#"{"mcpServers": {"fake": {"command": "python3",
+            "args": ["${MCP31_NOPE:?set MCP31_NOPE to the fake servers' folder}/fake_mcp_server.py"]}}}"#,
+    )
+    .unwrap();
+    let (output, _, stderr) = run_with(
+        &["servers", "--config", config.to_str().unwrap()],
+        &[],
+        &root,
+    );
+    assert_eq!(output.status.code(), Some(2));
+    assert_eq!(
+        stderr,
+        format!(
+            "mcp-client: {config:?}: server `fake`: `args.0` refers to ${{MCP31_NOPE}}, which is not set: set MCP31_NOPE to the fake servers' folder\n"
+        )
+    );
+}
+
+// Issue 31 item 12: a program that is not there is one attempt and one message.
+#[test]
+fn a_missing_program_is_reported_once_without_retries() {
+    let config = scratch_file("missing-program.json");
+    std::fs::write(
+        &config,
+        r#"{"mcpServers": {"gone": {"command": "no-such-mcp-server-31"}}}"#,
+    )
+    .unwrap();
+    let started = std::time::Instant::now();
+    let (output, stdout, stderr) = run_with(
+        &["servers", "--config", config.to_str().unwrap()],
+        &[],
+        &test_support::workspace_root(),
+    );
+    assert!(
+        started.elapsed() < Duration::from_secs(2),
+        "no retries: {:?}",
+        started.elapsed()
+    );
+    assert_eq!(output.status.code(), Some(1), "{stdout}{stderr}");
+    assert!(
+        stdout.starts_with("gone: down — MCP connection failed after 1 attempt: server `gone`: command `no-such-mcp-server-31` not found (searched PATH="),
+        "{stdout}"
+    );
+    let all = format!("{stdout}{stderr}");
+    assert_eq!(
+        all.matches("`no-such-mcp-server-31` not found").count(),
+        1,
+        "said once:\n{all}"
+    );
+}
+
+// Issue 31 item 13: `bin/server` in a configuration file is the file's, whatever the current
+// directory.
+#[test]
+fn a_relative_command_starts_from_the_config_files_folder() {
+    use std::os::unix::fs::PermissionsExt as _;
+    let folder = scratch_file("relative");
+    std::fs::create_dir_all(folder.join("bin")).unwrap();
+    let server = folder.join("bin/fake-server");
+    std::fs::write(
+        &server,
+        format!(
+            "#!/bin/sh\nexec python3 '{}' clean\n",
+            fixture_path("fake-servers/fake_mcp_server.py").display()
+        ),
+    )
+    .unwrap();
+    std::fs::set_permissions(&server, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let config = folder.join("servers.json");
+    std::fs::write(
+        &config,
+        r#"{"mcpServers": {"rel": {"command": "bin/fake-server", "retry": {"attempts": 1}}}}"#,
+    )
+    .unwrap();
+    let (output, stdout, stderr) = run_with(
+        &["servers", "--config", config.to_str().unwrap()],
+        &[],
+        std::path::Path::new("/"),
+    );
+    assert_eq!(output.status.code(), Some(0), "{stdout}{stderr}");
+    assert!(stdout.starts_with("rel: connected — fake 1.0"), "{stdout}");
+}
+
+/// `path` with `.` and `..` folded away, without asking the file system.
+fn lexical(path: &std::path::Path) -> std::path::PathBuf {
+    use std::path::Component;
+    let mut out = std::path::PathBuf::new();
+    for part in path.components() {
+        match part {
+            Component::ParentDir => {
+                out.pop();
+            }
+            Component::CurDir => {}
+            other => out.push(other),
+        }
+    }
+    out
+}
+
+#[test]
+fn the_readme_fixture_names_the_servers_binary_from_its_own_folder() {
+    let servers =
+        mcp_client::connection::config::load(&fixture_path("mcp-servers/zwave-demo.json")).unwrap();
+    let command = std::path::Path::new(&servers[0].command.command);
+    assert!(command.is_absolute(), "{command:?}");
+    assert_eq!(
+        lexical(command),
+        lexical(&test_support::workspace_root().join("target/debug/zwave-mcp-server"))
+    );
+}

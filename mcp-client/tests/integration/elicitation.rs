@@ -121,3 +121,79 @@ async fn no_answer_in_time_and_no_elicitor_send_nothing() {
         "{text}"
     );
 }
+
+/// A server whose one tool, `ask`, asks a form of fields not in name order and answers with
+/// what it got.
+const ORDERED_FORM_SERVER: &str = r#"
+import json, sys
+FIELDS = ["zip", "name", "field 10", "field 2", "age"]
+def send(message):
+    sys.stdout.write(json.dumps(message) + "\n")
+    sys.stdout.flush()
+pending = None
+for line in sys.stdin:
+    message = json.loads(line)
+    method, request_id = message.get("method"), message.get("id")
+    if method == "initialize":
+        send({"jsonrpc": "2.0", "id": request_id, "result": {"protocolVersion": message["params"]["protocolVersion"],
+              "capabilities": {"tools": {}}, "serverInfo": {"name": "form", "version": "1.0"}}})
+    elif method == "tools/list":
+        send({"jsonrpc": "2.0", "id": request_id, "result": {"tools": [
+            {"name": "ask", "description": "Asks a form", "inputSchema": {"type": "object"}}]}})
+    elif method == "tools/call":
+        pending = request_id
+        properties = {name: {"type": "string", "title": name.title()} for name in FIELDS}
+        send({"jsonrpc": "2.0", "id": "form-1", "method": "elicitation/create", "params": {
+              "mode": "form", "message": "Your details?",
+              "requestedSchema": {"type": "object", "properties": properties}}})
+    elif request_id == "form-1" and method is None:
+        text = json.dumps(message.get("result"), sort_keys=True)
+        send({"jsonrpc": "2.0", "id": pending, "result": {"content": [{"type": "text", "text": text}]}})
+"#;
+
+// Issue 31 item 11: a form's fields are asked in the order the server gave them.
+#[tokio::test]
+async fn a_forms_fields_keep_the_servers_order() {
+    let script = crate::harness::scratch_file("ordered_form_server.py");
+    std::fs::write(&script, ORDERED_FORM_SERVER).unwrap();
+    let config = ServerConfig::new(ServerCommand::new(
+        "form",
+        "python3",
+        [script.to_string_lossy().into_owned()],
+    ));
+    let asked: Arc<Mutex<Vec<Elicitation>>> = Arc::default();
+    let elicitor = answering(
+        Some(ElicitAnswer::Accept(json!({"name": "Ann", "zip": "12345"}))),
+        &asked,
+    );
+    let pool = ServerPool::asking(vec![config], Some(elicitor));
+    pool.connect_all().await;
+    let result = pool
+        .get("form")
+        .unwrap()
+        .call_tool("ask", serde_json::Map::new())
+        .await
+        .unwrap();
+    pool.shutdown().await;
+    let text = result.content[0].as_text().unwrap().text.clone();
+    assert!(text.contains(r#""name": "Ann""#), "{text}");
+    let asked = asked.lock().unwrap();
+    let question = &asked[0];
+    let order = ["zip", "name", "field 10", "field 2", "age"];
+    assert_eq!(question.order, order);
+    let fields: Vec<(&str, &str)> = question
+        .fields()
+        .into_iter()
+        .map(|(name, field)| (name.as_str(), field["title"].as_str().unwrap()))
+        .collect();
+    assert_eq!(
+        fields,
+        [
+            ("zip", "Zip"),
+            ("name", "Name"),
+            ("field 10", "Field 10"),
+            ("field 2", "Field 2"),
+            ("age", "Age")
+        ]
+    );
+}

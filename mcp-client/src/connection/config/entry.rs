@@ -1,7 +1,13 @@
 //! One server's entry as the file has it, typed: every key optional and `null` as absent,
-//! durations and attempts checked as they are read, then turned into a [`ServerConfig`].
+//! durations and attempts checked as they are read, then turned into a [`ServerConfig`]:
+//! `${VAR}` expanded in `command`, `args`, `env` and `cwd`, and a relative `command` path or
+//! `cwd` taken from the file's folder.
 
-use std::{collections::BTreeMap, path::PathBuf, time::Duration};
+use std::{
+    collections::BTreeMap,
+    path::{Path, PathBuf},
+    time::Duration,
+};
 
 use serde_json::Value;
 
@@ -80,10 +86,13 @@ impl<'de> serde::Deserialize<'de> for Attempts {
 }
 
 impl Entry {
+    /// The server `name` as the host runs it; `folder` is the (absolute) folder of the file,
+    /// which relative paths start from.
     pub(super) fn into_config(
         self,
         name: &str,
         lookup: &dyn Fn(&str) -> Option<String>,
+        folder: &Path,
     ) -> Result<ServerConfig, KeyError> {
         if let Some(kind) = self.kind.filter(|kind| kind != "stdio") {
             return Err((
@@ -97,9 +106,44 @@ impl Entry {
                 "is missing: give the program to run".to_owned(),
             )
         })?;
+        let command =
+            expand(&command, lookup).map_err(|problem| ("command".to_owned(), problem))?;
         if command.trim().is_empty() {
             return Err(("command".into(), "is empty: give the program to run".into()));
         }
+        let args = self
+            .args
+            .unwrap_or_default()
+            .iter()
+            .enumerate()
+            .map(|(n, arg)| expand(arg, lookup).map_err(|problem| (format!("args.{n}"), problem)))
+            .collect::<Result<Vec<_>, _>>()?;
+        let cwd: Option<PathBuf> = match self.cwd {
+            Some(cwd) => {
+                let cwd = match cwd.to_str() {
+                    Some(text) => PathBuf::from(
+                        expand(text, lookup).map_err(|problem| ("cwd".to_owned(), problem))?,
+                    ),
+                    None => cwd,
+                };
+                Some(folder.join(cwd).components().collect())
+            }
+            None => None,
+        };
+        // `./server`, `bin/server`: from `cwd` when given (as the system would start it there),
+        // else from the file's folder, never from wherever the host happens to run. A bare
+        // name is looked up on PATH.
+        let command = if command.contains('/') && Path::new(&command).is_relative() {
+            let path: PathBuf = cwd
+                .as_deref()
+                .unwrap_or(folder)
+                .join(&command)
+                .components()
+                .collect();
+            path.to_string_lossy().into_owned()
+        } else {
+            command
+        };
         let mut env = BTreeMap::new();
         for (key, value) in self.env.unwrap_or_default() {
             let expanded =
@@ -109,9 +153,9 @@ impl Entry {
         let mut config = ServerConfig::new(ServerCommand {
             name: name.to_owned(),
             command,
-            args: self.args.unwrap_or_default(),
+            args,
             env,
-            cwd: self.cwd,
+            cwd,
             max_line: self.max_line_bytes.unwrap_or(DEFAULT_MAX_LINE),
         });
         if let Some(timeouts) = self.timeouts {

@@ -15,6 +15,21 @@ pub enum ConfigError {
         /// Why (part of the message, so not also chained as a source).
         reason: std::io::Error,
     },
+    /// The file is larger than a configuration file may be
+    /// ([`MAX_CONFIG_BYTES`](super::MAX_CONFIG_BYTES)).
+    #[error(
+        "{path:?} is {}the {} a configuration file may be: is it the right file?",
+        over(*.size),
+        bytes(*.cap)
+    )]
+    TooLarge {
+        /// The file.
+        path: PathBuf,
+        /// Its size, when the system knows it (not for a pipe).
+        size: Option<u64>,
+        /// The most a configuration file may be.
+        cap: u64,
+    },
     /// The file is not JSON.
     #[error("{path:?} is not valid JSON: {reason}")]
     Json {
@@ -53,4 +68,17 @@ pub enum ConfigError {
         /// What is wrong.
         problem: String,
     },
+}
+
+/// "1048576 bytes (1.0 MiB)".
+fn bytes(size: u64) -> String {
+    format!("{size} bytes ({:.1} MiB)", size as f64 / (1024.0 * 1024.0))
+}
+
+/// "231735296 bytes (221.0 MiB), more than ", or "more than " when the size is unknown.
+fn over(size: Option<u64>) -> String {
+    match size {
+        Some(size) => format!("{}, more than ", bytes(size)),
+        None => "more than ".to_owned(),
+    }
 }

@@ -1,28 +1,77 @@
-//! From a configuration file to servers: the `mcpServers` object typed by serde, an error
-//! naming the file, the server and the key path with the offending value, and the keys this
-//! client does not know, warned about and ignored.
+//! From a configuration file to servers: the file read up to [`MAX_CONFIG_BYTES`], the
+//! `mcpServers` object typed by serde, an error naming the file, the server and the key path
+//! with the offending value, and the keys this client does not know, warned about and ignored.
 
-use std::{collections::BTreeMap, path::Path};
+use std::{
+    collections::BTreeMap,
+    io::Read as _,
+    path::{Path, PathBuf},
+};
 
 use serde_json::Value;
 use tracing::warn;
 
 use super::{ConfigError, ServerConfig, entry::Entry, values::short};
 
+/// Largest configuration file read: a host's file of servers is a few KiB; anything near this
+/// is the wrong file, and reading it whole would hold it (and its parsed tree) in memory.
+pub const MAX_CONFIG_BYTES: u64 = 1024 * 1024;
+
 /// Reads the servers of an `mcpServers` file, in name order.
 ///
 /// # Errors
 /// [`ConfigError`] naming the file, server and key at fault.
 pub fn load(path: &Path) -> Result<Vec<ServerConfig>, ConfigError> {
-    let text = std::fs::read_to_string(path).map_err(|reason| ConfigError::Read {
-        path: path.to_owned(),
-        reason,
-    })?;
+    let text = read(path)?;
     parse(path, &text, &|name| std::env::var(name).ok())
 }
 
-/// Parses `mcpServers` JSON; `lookup` resolves `${VAR}` in env values. Keys this client does
-/// not know are logged as warnings and otherwise ignored.
+/// The text of the configuration file `path`, at most [`MAX_CONFIG_BYTES`] of it: a larger
+/// file is refused by its size before anything is read, and a file whose size is unknown (a
+/// pipe) is read no further than one byte past the limit.
+///
+/// # Errors
+/// [`ConfigError::Read`], or [`ConfigError::TooLarge`] naming the file, its size and the cap.
+pub(super) fn read(path: &Path) -> Result<String, ConfigError> {
+    let failed = |reason| ConfigError::Read {
+        path: path.to_owned(),
+        reason,
+    };
+    let file = std::fs::File::open(path).map_err(failed)?;
+    let too_large = |size| ConfigError::TooLarge {
+        path: path.to_owned(),
+        size,
+        cap: MAX_CONFIG_BYTES,
+    };
+    if let Ok(meta) = file.metadata()
+        && meta.is_file()
+        && meta.len() > MAX_CONFIG_BYTES
+    {
+        return Err(too_large(Some(meta.len())));
+    }
+    let mut text = String::new();
+    file.take(MAX_CONFIG_BYTES + 1)
+        .read_to_string(&mut text)
+        .map_err(failed)?;
+    if text.len() as u64 > MAX_CONFIG_BYTES {
+        return Err(too_large(None));
+    }
+    Ok(text)
+}
+
+/// The folder relative paths of the file `path` start from, made absolute (a server may be
+/// started in another `cwd`).
+fn folder_of(path: &Path) -> PathBuf {
+    let folder = path
+        .parent()
+        .filter(|parent| !parent.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    std::path::absolute(folder).unwrap_or_else(|_| folder.to_owned())
+}
+
+/// Parses `mcpServers` JSON; `lookup` resolves `${VAR}` in `command`, `args`, `env` and
+/// `cwd`, and a relative `command` path (`bin/server`) or `cwd` is taken from the folder of
+/// `path`. Keys this client does not know are logged as warnings and otherwise ignored.
 ///
 /// # Errors
 /// As [`load`].
@@ -98,11 +147,12 @@ fn parse_with_unknown(
             Some((server, path.join(".")))
         })
         .collect();
+    let folder = folder_of(path);
     let servers = entries
         .into_iter()
         .map(|(name, entry)| {
             entry
-                .into_config(&name, lookup)
+                .into_config(&name, lookup, &folder)
                 .map_err(|(key, problem)| fail(&name, &key, problem))
         })
         .collect::<Result<_, _>>()?;
@@ -269,6 +319,74 @@ mod tests {
         assert!(
             err.starts_with("\"servers.json\" is not valid JSON: key must be a string"),
             "{err}"
+        );
+    }
+
+    #[test]
+    fn command_args_and_cwd_are_expanded_and_relative_paths_start_at_the_files_folder() {
+        let vars = |name: &str| (name == "TOKEN").then(|| "s3cret".to_owned());
+        let servers = parse(
+            Path::new("/etc/mcp/servers.json"),
+            r#"{"mcpServers": {
+                "a": {"command": "${TOKEN}-server", "args": ["--token", "${TOKEN}", "${NONE:-x}"]},
+                "b": {"command": "bin/server", "args": ["bin/data"]},
+                "c": {"command": "./server", "cwd": "srv"},
+                "d": {"command": "/opt/server", "cwd": "/abs"},
+                "e": {"command": "npx", "cwd": "${NONE:-/tmp}"}
+            }}"#,
+            &vars,
+        )
+        .unwrap();
+        let get = |name: &str| &servers.iter().find(|s| s.name() == name).unwrap().command;
+        assert_eq!(get("a").command, "s3cret-server");
+        assert_eq!(get("a").args, ["--token", "s3cret", "x"]);
+        // A path in `command` is the file's; an argument is the server's to read.
+        assert_eq!(get("b").command, "/etc/mcp/bin/server");
+        assert_eq!(get("b").args, ["bin/data"]);
+        assert_eq!(get("c").cwd.as_deref(), Some(Path::new("/etc/mcp/srv")));
+        assert_eq!(get("c").command, "/etc/mcp/srv/server");
+        assert_eq!(get("d").command, "/opt/server");
+        assert_eq!(get("d").cwd.as_deref(), Some(Path::new("/abs")));
+        assert_eq!(get("e").command, "npx");
+        assert_eq!(get("e").cwd.as_deref(), Some(Path::new("/tmp")));
+    }
+
+    #[test]
+    fn expansion_errors_name_the_key_where_it_failed() {
+        let cases = [
+            (
+                r#"{"mcpServers": {"s": {"command": "${SERVER_BIN}"}}}"#,
+                "\"servers.json\": server `s`: `command` refers to ${SERVER_BIN}, which is not set (set it, or write ${SERVER_BIN:-default})",
+            ),
+            (
+                r#"{"mcpServers": {"s": {"command": "x", "args": ["--db", "${DB:?point DB at the database file}"]}}}"#,
+                "\"servers.json\": server `s`: `args.1` refers to ${DB}, which is not set: point DB at the database file",
+            ),
+            (
+                r#"{"mcpServers": {"s": {"command": "x", "cwd": "${HOME_DIR}/srv"}}}"#,
+                "\"servers.json\": server `s`: `cwd` refers to ${HOME_DIR}, which is not set (set it, or write ${HOME_DIR:-default})",
+            ),
+            (
+                r#"{"mcpServers": {"s": {"command": "x", "env": {"K": "${NOPE:?ask the admin}"}}}}"#,
+                "\"servers.json\": server `s`: `env.K` refers to ${NOPE}, which is not set: ask the admin",
+            ),
+        ];
+        for (text, expected) in cases {
+            assert_eq!(parse_str(text).unwrap_err().to_string(), expected);
+        }
+    }
+
+    #[test]
+    fn a_file_without_a_size_is_read_no_further_than_the_cap() {
+        // Endless, and not a regular file: only the bounded read stops it.
+        let err = read(Path::new("/dev/zero")).unwrap_err();
+        assert!(
+            matches!(err, ConfigError::TooLarge { size: None, .. }),
+            "{err}"
+        );
+        assert_eq!(
+            err.to_string(),
+            "\"/dev/zero\" is more than the 1048576 bytes (1.0 MiB) a configuration file may be: is it the right file?"
         );
     }
 }

@@ -27,12 +27,10 @@ pub struct LlmSection {
 /// Reads the `"llm"` section of a configuration file (empty when there is none).
 ///
 /// # Errors
-/// The file cannot be read, is not JSON, or the section has unknown keys.
+/// The file cannot be read or is too large (as for [`load`](super::load)), is not JSON, or
+/// the section has unknown keys.
 pub fn load_llm(path: &Path) -> Result<LlmSection, ConfigError> {
-    let text = std::fs::read_to_string(path).map_err(|reason| ConfigError::Read {
-        path: path.to_owned(),
-        reason,
-    })?;
+    let text = super::file::read(path)?;
     let root: Value = serde_json::from_str(&text).map_err(|err| ConfigError::Json {
         path: path.to_owned(),
         reason: err.to_string(),

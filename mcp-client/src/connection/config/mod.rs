@@ -11,10 +11,17 @@
 //! (serde_path_to_error), with the offending value and what would be valid. Unknown keys are
 //! ignored with a warning naming them (serde_ignored): hosts add their own.
 //!
+//! `${VAR}` (or `${env:VAR}`), `${VAR:-default}` and `${VAR:?message}` are expanded in `command`,
+//! each of `args`, each `env` value and `cwd` (Claude Code expands them in the first three); other
+//! keys are taken as written. A `command` holding a `/` but not absolute (`bin/server`,
+//! `../target/server`) is taken from `cwd` when one is given, else from the folder of the file, as
+//! a relative `cwd` is; a bare name is looked up on `PATH`. The file is read up to
+//! [`MAX_CONFIG_BYTES`].
+//!
 //! | module | owns |
 //! |---|---|
 //! | `server` | [`ServerConfig`]: one server as the host runs it, and the defaults |
-//! | `file` | [`load`], [`parse`]: the file to servers, errors with their path, unknown keys |
+//! | `file` | [`load`], [`parse`]: the file (at most [`MAX_CONFIG_BYTES`]) to servers, errors with their path, unknown keys |
 //! | `entry` | the typed shape of one server's entry and its checks |
 //! | `values` | the value grammars: durations, `${VAR}` expansion, the environment |
 //! | `llm` | [`LlmSection`]: the optional `"llm"` section for `mcp-client chat` |
@@ -28,7 +35,7 @@ mod server;
 mod values;
 
 pub use error::ConfigError;
-pub use file::{load, parse};
+pub use file::{MAX_CONFIG_BYTES, load, parse};
 pub use llm::{LlmSection, load_llm};
 pub use server::{DEFAULT_CALL_TIMEOUT, DEFAULT_INIT_TIMEOUT, ServerConfig};
 pub(crate) use values::duration;

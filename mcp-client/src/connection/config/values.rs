@@ -1,5 +1,5 @@
 //! The grammars of configuration values: durations (the crate's one duration grammar),
-//! `${VAR}` expansion in env values, and reading the environment.
+//! `${VAR}` expansion (in `command`, `args`, `env` and `cwd`), and reading the environment.
 
 use std::time::Duration;
 
@@ -31,8 +31,10 @@ pub(crate) fn duration(value: &Value) -> Result<Duration, String> {
     parsed.map_err(|err| err.to_string())
 }
 
-/// Expands `${VAR}` and `${VAR:-default}` in an env value. Errors never quote the value:
-/// env values are where secrets live.
+/// Expands `${VAR}` (also spelt `${env:VAR}`, as VS Code does), `${VAR:-default}` (the default
+/// when VAR is not set) and `${VAR:?message}` (an error with the message when VAR is not set)
+/// in a value of `command`, `args`, `env` or `cwd`. Errors never quote the value: values are
+/// where secrets live (the message of `:?`, the file's own words for the case, is shown).
 pub(super) fn expand(
     value: &str,
     lookup: &dyn Fn(&str) -> Option<String>,
@@ -51,8 +53,10 @@ pub(super) fn expand(
                 )
             })?;
         let expression = &after[..end];
-        let (name, default) = match expression.split_once(":-") {
-            Some((name, default)) => (name, Some(default)),
+        let (name, operator) = match expression.find(':') {
+            // VS Code's and Cursor's spelling of ${NAME}.
+            Some(3) if expression.starts_with("env:") => (&expression[4..], None),
+            Some(colon) => (&expression[..colon], Some(&expression[colon..])),
             None => (expression, None),
         };
         if name.is_empty() || !name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
@@ -61,15 +65,32 @@ pub(super) fn expand(
                     .to_owned(),
             );
         }
-        match (lookup(name), default) {
-            (Some(found), _) => out.push_str(&found),
-            (None, Some(default)) => out.push_str(default),
-            (None, None) => {
+        let unset = || {
+            format!(
+                "refers to ${{{name}}}, which is not set (set it, or write ${{{name}:-default}})"
+            )
+        };
+        let found = lookup(name);
+        let expanded = match operator.map(|op| (op.get(..2), op.get(2..).unwrap_or_default())) {
+            None => found.ok_or_else(unset)?,
+            Some((Some(":-"), default)) => found.unwrap_or_else(|| default.to_owned()),
+            Some((Some(":?"), message)) => match found {
+                Some(found) => found,
+                None if message.trim().is_empty() => return Err(unset()),
+                None => {
+                    return Err(format!(
+                        "refers to ${{{name}}}, which is not set: {}",
+                        common::printable(&common::clip(message.trim(), 200))
+                    ));
+                }
+            },
+            Some(_) => {
                 return Err(format!(
-                    "refers to ${{{name}}}, which is not set (set it, or write ${{{name}:-default}})"
+                    "has a `${{{name}:…}}` this client does not read: write ${{{name}}}, ${{{name}:-default}} or ${{{name}:?message}}"
                 ));
             }
-        }
+        };
+        out.push_str(&expanded);
         rest = &after[end + 1..];
     }
     out.push_str(rest);
@@ -125,5 +146,30 @@ mod expand_tests {
             "has a `${…}` that is not a variable name: use letters, digits and _ (e.g. ${MQTT_PASSWORD})"
         );
         assert!(!unclosed.contains("hunter2") && !odd.contains("my secret"));
+    }
+
+    #[test]
+    fn defaults_and_required_variables_with_a_message() {
+        let vars = |name: &str| (name == "SET").then(|| "v".to_owned());
+        assert_eq!(expand("${SET:-d}/${UNSET:-d}", &vars).unwrap(), "v/d");
+        assert_eq!(expand("${SET:?needed}", &vars).unwrap(), "v");
+        assert_eq!(expand("${env:SET}", &vars).unwrap(), "v");
+        assert_eq!(
+            expand("${NOPE:?set NOPE to the server's folder}", &vars).unwrap_err(),
+            "refers to ${NOPE}, which is not set: set NOPE to the server's folder"
+        );
+        assert_eq!(
+            expand("${NOPE:?}", &vars).unwrap_err(),
+            "refers to ${NOPE}, which is not set (set it, or write ${NOPE:-default})"
+        );
+        // An operator that starts with a character of several bytes is refused, not split.
+        assert_eq!(
+            expand("${NOPE:é}", &vars).unwrap_err(),
+            expand("${NOPE:=x}", &vars).unwrap_err()
+        );
+        assert_eq!(
+            expand("${NOPE:=x}", &vars).unwrap_err(),
+            "has a `${NOPE:…}` this client does not read: write ${NOPE}, ${NOPE:-default} or ${NOPE:?message}"
+        );
     }
 }
