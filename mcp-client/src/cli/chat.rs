@@ -16,14 +16,15 @@ use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
 use super::{
-    UsageError, elicit,
+    UsageError, elicit, emit,
     input::{Ask, Input, Line},
     tools::host,
     view::View,
 };
 use crate::{
     agent::{
-        Agent, AgentOptions, Answer, Approver, Conversation, DoneReason, EventSink, ToolRetry,
+        Agent, AgentEvent, AgentOptions, Answer, Approver, Conversation, DoneReason, EventSink,
+        ToolRetry,
     },
     connection::config,
     history::{self, Store},
@@ -116,10 +117,12 @@ pub struct ChatArgs {
     /// Keep no history.
     #[arg(long, conflicts_with_all = ["history", "resume"])]
     pub no_history: bool,
-    /// Continue a stored conversation (ids: `mcp-client history list`).
+    /// Continue a stored conversation (ids: `mcp-client history list`). One chat at a time:
+    /// while this one runs, another resuming it is refused.
     #[arg(long)]
     pub resume: Option<String>,
-    /// Answer this one question on stdout and exit (0 ok, 1 provider or tool failure).
+    /// Answer this one question on stdout and exit (0 ok, 1 provider or tool failure, or the
+    /// answer could not be stored in the history).
     #[arg(long)]
     pub once: Option<String>,
     /// Print the agent's events as JSON lines on stdout.
@@ -221,16 +224,26 @@ pub async fn run(args: ChatArgs) -> anyhow::Result<ExitCode> {
     } else {
         Some(Arc::new(Store::open(&history_path(args.history.clone())?)?))
     };
-    let mut conversation = match (&args.resume, &store) {
-        (Some(id), Some(store)) => {
+    let mut conversation = Conversation::new();
+    if let Some(store) = &store {
+        // Claimed before it is loaded, for as long as this chat runs: a second chat resuming
+        // it is refused, and says who has it.
+        store
+            .claim(args.resume.as_deref().unwrap_or(&conversation.id))
+            .await?;
+        if let Some(id) = &args.resume {
             let stored = store.load(id)?;
-            Conversation::resume(
+            eprintln!(
+                "resumed conversation {}: {} messages",
+                common::printable(id),
+                stored.messages.len()
+            );
+            conversation = Conversation::resume(
                 id.clone(),
                 stored.messages.into_iter().map(|(_, m)| m).collect(),
-            )
+            );
         }
-        _ => Conversation::new(),
-    };
+    }
     // One reader of stdin for the questions, the approvals and the servers' questions. The
     // prompts' own history (arrow-up) lives beside the conversation store.
     let terminal = std::io::stdin().is_terminal();
@@ -267,7 +280,13 @@ pub async fn run(args: ChatArgs) -> anyhow::Result<ExitCode> {
     }
     let sink: EventSink = {
         let view = Arc::clone(&view);
-        Arc::new(move |event| view.show(&event))
+        let unstored = args.json && store.is_none();
+        Arc::new(
+            move |event| match unstored.then(|| unstored_done(&event)).flatten() {
+                Some(line) => emit(&line),
+                None => view.show(&event),
+            },
+        )
     };
     let interrupt = Interrupt::listen();
     let code = match &args.once {
@@ -296,13 +315,35 @@ pub async fn run(args: ChatArgs) -> anyhow::Result<ExitCode> {
             ExitCode::SUCCESS
         }
     };
+    let mut code = code;
     if let Some(store) = &store
         && let Err(err) = store.flush().await
     {
         eprintln!("mcp-client: {}", common::printable(&err.to_string()));
+        // The answer was shown; that it is not in the history is a failure all the same.
+        if args.once.is_some() && code == ExitCode::SUCCESS {
+            code = ExitCode::FAILURE;
+        }
     }
     pool.shutdown().await;
     Ok(code)
+}
+
+/// `--json`'s `done` line for a conversation that is not stored: no id to resume (`null`).
+fn unstored_done(event: &AgentEvent) -> Option<String> {
+    let AgentEvent::Done {
+        conversation_id, ..
+    } = event
+    else {
+        return None;
+    };
+    let line = serde_json::to_string(event).ok()?;
+    let id = serde_json::to_string(conversation_id).ok()?;
+    Some(line.replacen(
+        &format!("\"conversation_id\":{id}"),
+        "\"conversation_id\":null",
+        1,
+    ))
 }
 
 /// 0 when the model answered and every tool call succeeded; 1 otherwise.

@@ -5,18 +5,19 @@ use std::{path::PathBuf, process::ExitCode};
 use clap::Subcommand;
 
 use super::{chat::history_path, emit};
-use crate::{history::Store, llm::Message};
+use crate::{agent::Outcome, history::Store, llm::Message};
 
 /// What to read from the history.
 #[derive(Debug, Subcommand)]
 pub enum HistoryCommand {
-    /// One line per conversation, newest first: id, start, outcome, turns, tokens, title.
+    /// One line per conversation, newest first: id, start, outcome, messages, tokens, title.
     List {
         /// The history database (default: $XDG_DATA_HOME/mcp-client/history.db).
         #[arg(long, env = "MCP_CLIENT_HISTORY")]
         history: Option<PathBuf>,
     },
-    /// Every message, tool call and result of one conversation.
+    /// Every message, tool call and result of one conversation, each question's outcome after
+    /// it.
     Show {
         /// The conversation's id.
         id: String,
@@ -70,31 +71,44 @@ pub fn run(command: HistoryCommand) -> anyhow::Result<ExitCode> {
                 "conversation {} with {} (started {})",
                 c.id, c.provider, c.started_at
             ));
-            for (turn, message) in &stored.messages {
+            // Each question's outcome right after its messages.
+            let mut outcomes = stored
+                .outcomes
+                .iter()
+                .zip(&stored.outcome_places)
+                .peekable();
+            for (index, (turn, message)) in stored.messages.iter().enumerate() {
+                while let Some((outcome, _)) = outcomes.next_if(|(_, place)| **place <= index) {
+                    emit(&describe_outcome(outcome));
+                }
                 for line in describe(*turn, message) {
                     emit(&line);
                 }
             }
-            for outcome in &stored.outcomes {
-                let tokens = outcome.usage.map_or_else(
-                    || "tokens unknown (the server did not say)".to_owned(),
-                    |u| format!("{} tokens in, {} out", u.input_tokens, u.output_tokens),
-                );
-                emit(&format!(
-                    "outcome: {} after {} turn{}, {tokens}{}",
-                    outcome.reason.as_str(),
-                    outcome.turns,
-                    if outcome.turns == 1 { "" } else { "s" },
-                    outcome
-                        .error
-                        .as_deref()
-                        .map(|e| format!(" — {e}"))
-                        .unwrap_or_default()
-                ));
+            for (outcome, _) in outcomes {
+                emit(&describe_outcome(outcome));
             }
         }
     }
     Ok(ExitCode::SUCCESS)
+}
+
+fn describe_outcome(outcome: &Outcome) -> String {
+    let tokens = outcome.usage.map_or_else(
+        || "tokens unknown (the server did not say)".to_owned(),
+        |u| format!("{} tokens in, {} out", u.input_tokens, u.output_tokens),
+    );
+    format!(
+        "outcome: {} after {} turn{}, {tokens}{}",
+        outcome.reason.as_str(),
+        outcome.turns,
+        if outcome.turns == 1 { "" } else { "s" },
+        outcome
+            .error
+            .as_deref()
+            .map(|e| format!(" — {e}"))
+            .unwrap_or_default()
+    )
 }
 
 fn describe(turn: u32, message: &Message) -> Vec<String> {

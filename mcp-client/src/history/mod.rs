@@ -6,10 +6,15 @@
 //! |---|---|
 //! | `schema` | the tables and their versioned migrations (`PRAGMA user_version`) |
 //! | `store` | [`Store`]: the writer thread (a [`Journal`]) and the readers for `history` and `--resume` |
+//! | `lease` | one writer per conversation: a chat's claim, renewed while it runs, taken over when its holder is gone |
 //!
 //! [`Journal`]: crate::agent::Journal
 
+mod lease;
 mod schema;
 mod store;
 
-pub use store::{ConversationSummary, HistoryError, Store, StoredConversation, default_path};
+pub use lease::{Claim, STALE_AFTER};
+pub use store::{
+    ConversationSummary, HistoryError, Store, StoredConversation, WriteFailure, default_path,
+};

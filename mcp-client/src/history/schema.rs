@@ -1,8 +1,9 @@
 //! The history database's tables. Each migration runs once, in order, in one transaction,
 //! and moves `PRAGMA user_version` to its number; a database from a newer client is refused.
 //!
-//! Rows are only ever inserted: a resumed conversation gets more messages and another
-//! outcome row, and the latest outcome is the conversation's state.
+//! Rows of conversations are only ever inserted: a resumed conversation gets more messages
+//! and another outcome row, and the latest outcome is the conversation's state. Only
+//! `leases` (who is writing a conversation now) changes and empties.
 
 use rusqlite::{Connection, TransactionBehavior};
 
@@ -71,6 +72,20 @@ const MIGRATIONS: &[&str] = &[
     DROP TABLE outcomes;
     ALTER TABLE outcomes_v2 RENAME TO outcomes;
     CREATE INDEX outcomes_by_conversation ON outcomes(conversation_id, id);",
+    // v3: who is writing a conversation. A chat claims its conversation before it loads or
+    // writes it (one row, taken in an IMMEDIATE transaction), beats its heart while it runs
+    // and gives it up when it ends; every write checks the claim in its own transaction.
+    // No reference to `conversations`: a new conversation is claimed before its first row.
+    // And the calls of a conversation by id, for the check that a call id is stored once.
+    "CREATE TABLE leases (
+        conversation_id TEXT PRIMARY KEY,
+        holder TEXT NOT NULL,
+        pid INTEGER NOT NULL,
+        host TEXT NOT NULL,
+        taken_at TEXT NOT NULL,
+        heartbeat_at INTEGER NOT NULL
+    );
+    CREATE INDEX tool_calls_by_conversation ON tool_calls(conversation_id, call_id);",
 ];
 
 /// The schema version this client writes.

@@ -1,19 +1,32 @@
 //! [`Store`]: conversations written by a thread that owns the write connection (each message
-//! in its own transaction, so a crash loses at most the message being written), and read
-//! back through separate read-only connections (WAL lets readers and the writer work at once).
+//! in its own IMMEDIATE transaction, so a crash loses at most the message being written), and
+//! read back through separate read-only connections (WAL lets readers and the writer work at
+//! once). A chat claims its conversation through the store before it loads it (`lease`):
+//! two chats never write one conversation at once. A write that fails is reported by the
+//! next [`Store::flush`], with what to do about it.
 
 use std::{
-    os::unix::fs::{DirBuilderExt as _, OpenOptionsExt as _},
+    collections::HashSet,
+    os::unix::{
+        ffi::OsStrExt as _,
+        fs::{DirBuilderExt as _, OpenOptionsExt as _},
+    },
     path::{Path, PathBuf},
     sync::{Arc, Mutex, PoisonError, mpsc},
     thread,
+    time::Instant,
 };
 
-use rusqlite::{Connection, OpenFlags, OptionalExtension as _, params};
+use rusqlite::{
+    Connection, ErrorCode, OpenFlags, OptionalExtension as _, TransactionBehavior, params,
+};
 use tokio::sync::oneshot;
-use tracing::error;
+use tracing::{debug, error};
 
-use super::schema::{self, MigrateError};
+use super::{
+    lease::{self, Claim, Holder, Refused},
+    schema::{self, MigrateError},
+};
 use crate::{
     agent::{DoneReason, Journal, Outcome},
     llm::{Message, Usage},
@@ -56,6 +69,114 @@ pub enum HistoryError {
         /// What SQLite said.
         reason: String,
     },
+    /// Another chat is writing the conversation (see [`Store::claim`]).
+    #[error("{}", busy(.conversation, .claim))]
+    Busy {
+        /// The conversation.
+        conversation: String,
+        /// Who holds it.
+        claim: Claim,
+    },
+    /// The database cannot be written (when a conversation is claimed).
+    #[error("cannot write the history database {path:?} ({reason}): {}", kind.advice())]
+    Unwritable {
+        /// The file.
+        path: PathBuf,
+        /// What SQLite said.
+        reason: String,
+        /// What kind of failure, for the advice.
+        kind: WriteFailure,
+    },
+    /// Part of a conversation could not be stored.
+    #[error("this conversation was not saved to the history database {path:?} ({reason}): {}", kind.advice())]
+    NotSaved {
+        /// The file.
+        path: PathBuf,
+        /// What SQLite said.
+        reason: String,
+        /// What kind of failure, for the advice.
+        kind: WriteFailure,
+    },
+    /// Another chat took the conversation over after this one went silent for longer than
+    /// [`STALE_AFTER`](super::STALE_AFTER); nothing more of it is stored by this one.
+    #[error("{}", taken_over(.conversation, .claim.as_ref()))]
+    TakenOver {
+        /// The conversation.
+        conversation: String,
+        /// Who holds it now (none: it was taken over and given up since).
+        claim: Option<Claim>,
+    },
+}
+
+/// Why the database could not be written, for what to do about it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum WriteFailure {
+    /// The file is damaged (`database disk image is malformed`, not a database).
+    Damaged,
+    /// The disk is full.
+    Full,
+    /// The file or its folder cannot be written.
+    NotWritable,
+    /// Another process kept it locked past the busy timeout.
+    Locked,
+    /// Anything else.
+    Other,
+}
+
+impl WriteFailure {
+    fn of(err: &rusqlite::Error) -> Self {
+        match err.sqlite_error_code() {
+            Some(ErrorCode::DatabaseCorrupt | ErrorCode::NotADatabase) => Self::Damaged,
+            Some(ErrorCode::DiskFull) => Self::Full,
+            Some(ErrorCode::ReadOnly | ErrorCode::CannotOpen | ErrorCode::PermissionDenied) => {
+                Self::NotWritable
+            }
+            Some(ErrorCode::DatabaseBusy | ErrorCode::DatabaseLocked) => Self::Locked,
+            _ => Self::Other,
+        }
+    }
+
+    /// What to do.
+    fn advice(self) -> &'static str {
+        match self {
+            Self::Damaged => {
+                "the file is damaged; move it aside together with its -wal and -shm files, if any, and the next chat starts a new history there (`sqlite3 FILE .recover` may rescue what it held), or chat with --no-history"
+            }
+            Self::Full => "the disk is full; free some space, or chat with --no-history",
+            Self::NotWritable => {
+                "it cannot be written here; check the permissions of the file and its folder, choose another with --history PATH, or chat with --no-history"
+            }
+            Self::Locked => "another process kept it locked; try again, or chat with --no-history",
+            Self::Other => "choose another with --history PATH, or chat with --no-history",
+        }
+    }
+}
+
+fn busy(conversation: &str, claim: &Claim) -> String {
+    let end = if claim.here {
+        format!("Ctrl-D in that chat, or `kill {}`", claim.pid)
+    } else {
+        format!(
+            "Ctrl-D in that chat; one that stopped without ending frees it {} s after it was last heard from",
+            lease::STALE_AFTER.as_secs()
+        )
+    };
+    format!(
+        "conversation `{conversation}` is open in another chat ({}): two chats writing one conversation would garble it. End that chat first ({end}), or leave out --resume to start a new conversation",
+        claim.describe()
+    )
+}
+
+fn taken_over(conversation: &str, claim: Option<&Claim>) -> String {
+    let who = claim.map_or_else(
+        || "another chat, since ended,".to_owned(),
+        |claim| format!("another chat ({})", claim.describe()),
+    );
+    format!(
+        "this conversation was not saved: {who} took `{conversation}` over after this chat was not heard from for over {} s (stopped or suspended?); nothing more of it is stored by this chat. End it, and resume `{conversation}` once the other has ended",
+        lease::STALE_AFTER.as_secs()
+    )
 }
 
 /// One line of `history list`.
@@ -86,6 +207,9 @@ pub struct StoredConversation {
     pub messages: Vec<(u32, Message)>,
     /// How each question ended, in order.
     pub outcomes: Vec<Outcome>,
+    /// For each of `outcomes`, how many of `messages` were stored before it: where it goes
+    /// when the conversation is shown (after its question's messages).
+    pub outcome_places: Vec<usize>,
 }
 
 enum Command {
@@ -103,6 +227,10 @@ enum Command {
         conversation: String,
         outcome: Outcome,
     },
+    Claim {
+        conversation: String,
+        done: oneshot::Sender<Result<(), HistoryError>>,
+    },
     Flush(oneshot::Sender<()>),
 }
 
@@ -112,8 +240,11 @@ pub struct Store {
     path: PathBuf,
     commands: Mutex<Option<mpsc::Sender<Command>>>,
     writer: Mutex<Option<thread::JoinHandle<()>>>,
-    /// The last write failure, reported by [`Store::flush`].
-    failure: Arc<Mutex<Option<String>>>,
+    /// The first write failure since the last [`Store::flush`], which reports it.
+    failure: Arc<Mutex<Option<HistoryError>>>,
+    /// Read without locking (`immutable=1`): the folder is read-only, so SQLite cannot make
+    /// the shared-memory file a WAL database's readers need.
+    immutable: bool,
 }
 
 /// `$XDG_DATA_HOME/mcp-client/history.db`, else `~/.local/share/mcp-client/history.db`.
@@ -174,21 +305,33 @@ impl Store {
         })?;
         let (sender, receiver) = mpsc::channel();
         let failure = Arc::new(Mutex::new(None));
-        let failed = Arc::clone(&failure);
+        let writer = Writer {
+            connection,
+            path: path.to_owned(),
+            me: Holder::me(),
+            claimed: HashSet::new(),
+            failure: Arc::clone(&failure),
+            renewed: Instant::now(),
+        };
         let writer = thread::Builder::new()
             .name("history-writer".into())
-            .spawn(move || write_all(connection, &receiver, &failed))
+            .spawn(move || writer.run(&receiver))
             .map_err(|err| open_error(format!("cannot start its writer thread: {err}")))?;
         Ok(Self {
             path: path.to_owned(),
             commands: Mutex::new(Some(sender)),
             writer: Mutex::new(Some(writer)),
             failure,
+            immutable: false,
         })
     }
 
     /// Opens the database at `path` to read it only (`history list`, `history show`): it is
-    /// never created, migrated or written, and no folder is made.
+    /// never created, migrated or written, and no folder is made. In a folder that cannot be
+    /// written (read-only media, another user's folder) SQLite cannot make the shared-memory
+    /// file that readers of a WAL database need; the file is then read as immutable (no
+    /// locking), unless its newest part is still in a `-wal` file beside it, which only a
+    /// reader that can make that shared memory can read.
     ///
     /// # Errors
     /// It does not exist, cannot be read, or is from a newer client.
@@ -202,9 +345,28 @@ impl Store {
                 "it does not exist (no conversation has been stored there yet)".to_owned(),
             ));
         }
-        let connection = Connection::open_with_flags(path, OpenFlags::SQLITE_OPEN_READ_ONLY)
-            .map_err(|err| open_error(err.to_string()))?;
-        let found = schema::version(&connection).map_err(|err| open_error(err.to_string()))?;
+        let version_of = |immutable: bool| {
+            let connection = reader(path, immutable)?;
+            schema::version(&connection)
+        };
+        let (found, immutable) = match version_of(false) {
+            Ok(found) => (found, false),
+            Err(err) if cannot_write_beside(&err) => {
+                let wal = beside(path, "-wal");
+                if std::fs::metadata(&wal).is_ok_and(|wal| wal.len() > 0) {
+                    return Err(open_error(format!(
+                        "{err}: its folder cannot be written, and its newest part is still in {wal:?}, which SQLite reads only with a {:?} file it must create beside it; copy the database and its -wal file into a folder you can write, and give the copy with --history",
+                        beside(path, "-shm")
+                    )));
+                }
+                debug!(?path, error = %err, "the history's folder cannot be written: reading the file as immutable");
+                (
+                    version_of(true).map_err(|err| open_error(err.to_string()))?,
+                    true,
+                )
+            }
+            Err(err) => return Err(open_error(err.to_string())),
+        };
         if found == 0 {
             return Err(open_error(
                 "it holds no conversations yet (it is empty)".to_owned(),
@@ -222,6 +384,7 @@ impl Store {
             commands: Mutex::new(None),
             writer: Mutex::new(None),
             failure: Arc::new(Mutex::new(None)),
+            immutable,
         })
     }
 
@@ -239,10 +402,33 @@ impl Store {
         }
     }
 
+    /// Claims `conversation` for this store until it is dropped: another chat's claim is
+    /// then refused, and its writes too. Claim a conversation before loading it, so what is
+    /// loaded is what the claim protects. A claim whose holder ended (a crash) or went
+    /// silent for [`STALE_AFTER`](super::STALE_AFTER) is taken over.
+    ///
+    /// # Errors
+    /// Another chat holds it ([`HistoryError::Busy`]), or the database cannot be written.
+    pub async fn claim(&self, conversation: &str) -> Result<(), HistoryError> {
+        let (done, claimed) = oneshot::channel();
+        self.send(Command::Claim {
+            conversation: conversation.to_owned(),
+            done,
+        });
+        claimed.await.unwrap_or_else(|_| {
+            Err(HistoryError::Unwritable {
+                path: self.path.clone(),
+                reason: "it was opened to be read only".to_owned(),
+                kind: WriteFailure::Other,
+            })
+        })
+    }
+
     /// Waits until everything sent so far is written.
     ///
     /// # Errors
-    /// A write failed since the store was opened.
+    /// A write failed since the last flush: the first such failure (later ones often only
+    /// follow from it), reported once.
     pub async fn flush(&self) -> Result<(), HistoryError> {
         let (done, written) = oneshot::channel();
         self.send(Command::Flush(done));
@@ -251,19 +437,15 @@ impl Store {
             .failure
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
-            .clone()
+            .take()
         {
-            Some(reason) => Err(HistoryError::Sqlite {
-                path: self.path.clone(),
-                reason,
-            }),
+            Some(failure) => Err(failure),
             None => Ok(()),
         }
     }
 
     fn reader(&self) -> Result<Connection, HistoryError> {
-        Connection::open_with_flags(&self.path, OpenFlags::SQLITE_OPEN_READ_ONLY)
-            .map_err(|err| self.sqlite(&err))
+        reader(&self.path, self.immutable).map_err(|err| self.sqlite(&err))
     }
 
     fn sqlite(&self, err: &rusqlite::Error) -> HistoryError {
@@ -301,14 +483,18 @@ impl Store {
             .map_err(|err| self.sqlite(&err))?
             .ok_or_else(|| HistoryError::NotFound(id.to_owned()))?;
         let mut statement = connection
-            .prepare("SELECT turn, content FROM messages WHERE conversation_id = ?1 ORDER BY id")
+            .prepare(
+                "SELECT turn, content, created_at FROM messages WHERE conversation_id = ?1 ORDER BY id",
+            )
             .map_err(|err| self.sqlite(&err))?;
-        let rows: Vec<(u32, String)> = statement
-            .query_map([id], |row| Ok((row.get(0)?, row.get(1)?)))
+        let rows: Vec<(u32, String, String)> = statement
+            .query_map([id], |row| Ok((row.get(0)?, row.get(1)?, row.get(2)?)))
             .and_then(Iterator::collect)
             .map_err(|err| self.sqlite(&err))?;
         let mut messages = Vec::with_capacity(rows.len());
-        for (turn, content) in rows {
+        let mut stored_at = Vec::with_capacity(rows.len());
+        for (turn, content, created_at) in rows {
+            stored_at.push(created_at);
             let message: Message =
                 serde_json::from_str(&content).map_err(|err| HistoryError::Sqlite {
                     path: self.path.clone(),
@@ -318,29 +504,104 @@ impl Store {
         }
         let mut statement = connection
             .prepare(
-                "SELECT reason, turns, input_tokens, output_tokens, error FROM outcomes
+                "SELECT reason, turns, input_tokens, output_tokens, error, finished_at FROM outcomes
                  WHERE conversation_id = ?1 ORDER BY id",
             )
             .map_err(|err| self.sqlite(&err))?;
-        let outcomes = statement
+        let rows: Vec<(Outcome, String)> = statement
             .query_map([id], |row| {
                 let reason: String = row.get(0)?;
-                Ok(Outcome {
-                    reason: serde_json::from_value(serde_json::Value::String(reason))
-                        .unwrap_or(DoneReason::Error),
-                    turns: row.get(1)?,
-                    usage: usage(row.get(2)?, row.get(3)?),
-                    error: row.get(4)?,
-                })
+                Ok((
+                    Outcome {
+                        reason: serde_json::from_value(serde_json::Value::String(reason))
+                            .unwrap_or(DoneReason::Error),
+                        turns: row.get(1)?,
+                        usage: usage(row.get(2)?, row.get(3)?),
+                        error: row.get(4)?,
+                    },
+                    row.get(5)?,
+                ))
             })
             .and_then(Iterator::collect)
             .map_err(|err| self.sqlite(&err))?;
+        let outcome_places = places(&stored_at, rows.iter().map(|(_, at)| at.as_str()));
         Ok(StoredConversation {
             summary,
             messages,
-            outcomes,
+            outcomes: rows.into_iter().map(|(outcome, _)| outcome).collect(),
+            outcome_places,
         })
     }
+}
+
+/// Where each outcome goes among the messages: after those stored before it finished. The
+/// writer stores a question's messages, then its outcome, in order, each with the time.
+fn places<'a>(messages: &[String], finished: impl Iterator<Item = &'a str>) -> Vec<usize> {
+    let time = |text: &str| text.parse::<jiff::Timestamp>().ok();
+    let messages: Vec<Option<jiff::Timestamp>> = messages.iter().map(|at| time(at)).collect();
+    let mut place = 0;
+    finished
+        .map(|at| {
+            match time(at) {
+                Some(finished) => {
+                    while messages
+                        .get(place)
+                        .is_some_and(|stored| stored.is_none_or(|stored| stored <= finished))
+                    {
+                        place += 1;
+                    }
+                }
+                None => place = messages.len(),
+            }
+            place
+        })
+        .collect()
+}
+
+/// A read-only connection to `path`; `immutable`: without locking or the shared memory.
+fn reader(path: &Path, immutable: bool) -> rusqlite::Result<Connection> {
+    if immutable {
+        Connection::open_with_flags(
+            immutable_uri(path),
+            OpenFlags::SQLITE_OPEN_READ_ONLY
+                | OpenFlags::SQLITE_OPEN_URI
+                | OpenFlags::SQLITE_OPEN_NO_MUTEX,
+        )
+    } else {
+        Connection::open_with_flags(path, OpenFlags::SQLITE_OPEN_READ_ONLY)
+    }
+}
+
+/// `file:/abs/path?immutable=1`, the path's bytes percent-encoded where a URI needs it.
+fn immutable_uri(path: &Path) -> String {
+    use std::fmt::Write as _;
+    let absolute = std::path::absolute(path).unwrap_or_else(|_| path.to_owned());
+    let mut uri = String::from("file:");
+    for &byte in absolute.as_os_str().as_bytes() {
+        if byte.is_ascii_alphanumeric() || b"-._~/".contains(&byte) {
+            uri.push(char::from(byte));
+        } else {
+            let _ = write!(uri, "%{byte:02X}");
+        }
+    }
+    uri.push_str("?immutable=1");
+    uri
+}
+
+/// Whether opening for reading failed because SQLite could not make a file beside the
+/// database (its folder cannot be written).
+fn cannot_write_beside(err: &rusqlite::Error) -> bool {
+    matches!(
+        err.sqlite_error_code(),
+        Some(ErrorCode::CannotOpen | ErrorCode::ReadOnly | ErrorCode::PermissionDenied)
+    )
+}
+
+/// `history.db` + `-wal`: SQLite's files beside the database.
+fn beside(path: &Path, suffix: &str) -> PathBuf {
+    let mut name = path.as_os_str().to_owned();
+    name.push(suffix);
+    PathBuf::from(name)
 }
 
 impl Drop for Store {
@@ -415,26 +676,154 @@ fn usage(input_tokens: Option<u64>, output_tokens: Option<u64>) -> Option<Usage>
     })
 }
 
-/// The writer thread: applies commands until the store is dropped.
-fn write_all(
-    mut connection: Connection,
-    commands: &mpsc::Receiver<Command>,
-    failure: &Mutex<Option<String>>,
-) {
-    while let Ok(command) = commands.recv() {
-        if let Command::Flush(done) = command {
-            let _ = done.send(());
-            continue;
+/// The writer thread's state: the write connection, and the conversations it claimed.
+struct Writer {
+    connection: Connection,
+    path: PathBuf,
+    me: Holder,
+    claimed: HashSet<String>,
+    failure: Arc<Mutex<Option<HistoryError>>>,
+    renewed: Instant,
+}
+
+/// Why a write was not made.
+enum WriteError {
+    Sqlite(rusqlite::Error),
+    Refused(Refused),
+    /// A call id already stored in the conversation.
+    DuplicateCall(String),
+}
+
+impl From<rusqlite::Error> for WriteError {
+    fn from(err: rusqlite::Error) -> Self {
+        Self::Sqlite(err)
+    }
+}
+
+impl Writer {
+    /// Applies commands until the store is dropped, renewing its claims meanwhile; then
+    /// gives them up.
+    fn run(mut self, commands: &mpsc::Receiver<Command>) {
+        loop {
+            match commands.recv_timeout(lease::HEARTBEAT) {
+                Ok(command) => self.apply(command),
+                Err(mpsc::RecvTimeoutError::Timeout) => {}
+                Err(mpsc::RecvTimeoutError::Disconnected) => break,
+            }
+            if !self.claimed.is_empty() && self.renewed.elapsed() >= lease::HEARTBEAT {
+                self.renewed = Instant::now();
+                match lease::renew(&self.connection, &self.me, lease::now()) {
+                    // One taken over: its next write says so.
+                    Ok(held) if held < self.claimed.len() => {
+                        debug!(held, claimed = self.claimed.len(), "a claim was taken over");
+                    }
+                    Ok(_) => {}
+                    Err(err) => debug!(error = %err, "cannot renew the claims"),
+                }
+            }
         }
-        if let Err(err) = write(&mut connection, command) {
-            error!(error = %err, "cannot save to the history database");
-            *failure.lock().unwrap_or_else(PoisonError::into_inner) = Some(err.to_string());
+        if !self.claimed.is_empty()
+            && let Err(err) = lease::release(&self.connection, &self.me)
+        {
+            debug!(error = %err, "cannot give up the claims (they lapse when this process has ended)");
+        }
+    }
+
+    fn apply(&mut self, command: Command) {
+        let conversation = match command {
+            Command::Flush(done) => {
+                let _ = done.send(());
+                return;
+            }
+            Command::Claim { conversation, done } => {
+                let _ = done.send(self.claim(conversation));
+                return;
+            }
+            Command::Begin {
+                ref conversation, ..
+            }
+            | Command::Message {
+                ref conversation, ..
+            }
+            | Command::Outcome {
+                ref conversation, ..
+            } => conversation.clone(),
+        };
+        let claimed = self.claimed.contains(&conversation);
+        let Err(err) = write(&mut self.connection, &self.me, claimed, command) else {
+            return;
+        };
+        let failure = match err {
+            WriteError::Sqlite(err) => HistoryError::NotSaved {
+                path: self.path.clone(),
+                reason: err.to_string(),
+                kind: WriteFailure::of(&err),
+            },
+            WriteError::Refused(Refused::TakenOver(claim)) => {
+                self.claimed.remove(&conversation);
+                HistoryError::TakenOver {
+                    conversation,
+                    claim,
+                }
+            }
+            WriteError::Refused(Refused::Held(claim)) => HistoryError::Busy {
+                conversation,
+                claim,
+            },
+            WriteError::DuplicateCall(id) => HistoryError::NotSaved {
+                path: self.path.clone(),
+                reason: format!(
+                    "the call id `{id}` is already stored in conversation `{conversation}`"
+                ),
+                kind: WriteFailure::Other,
+            },
+        };
+        // Reported by the next flush; the first failure is the cause of those that follow
+        // (a conversation row not stored fails each of its messages' foreign keys).
+        debug!(error = %failure, "cannot save to the history database");
+        let mut first = self.failure.lock().unwrap_or_else(PoisonError::into_inner);
+        if first.is_none() {
+            *first = Some(failure);
+        }
+    }
+
+    fn claim(&mut self, conversation: String) -> Result<(), HistoryError> {
+        match lease::claim(&mut self.connection, &conversation, &self.me, lease::now()) {
+            Ok(Ok(())) => {
+                self.claimed.insert(conversation);
+                Ok(())
+            }
+            Ok(Err(claim)) => Err(HistoryError::Busy {
+                conversation,
+                claim,
+            }),
+            Err(err) => Err(HistoryError::Unwritable {
+                path: self.path.clone(),
+                reason: err.to_string(),
+                kind: WriteFailure::of(&err),
+            }),
         }
     }
 }
 
-fn write(connection: &mut Connection, command: Command) -> rusqlite::Result<()> {
-    let transaction = connection.transaction()?;
+/// One command in one IMMEDIATE transaction (it reads the claim, then writes: a deferred
+/// one could not take the write lock once another chat had written meanwhile), after
+/// checking that the conversation is this writer's to write.
+fn write(
+    connection: &mut Connection,
+    me: &Holder,
+    claimed: bool,
+    command: Command,
+) -> Result<(), WriteError> {
+    let transaction = connection.transaction_with_behavior(TransactionBehavior::Immediate)?;
+    let conversation = match &command {
+        Command::Begin { conversation, .. }
+        | Command::Message { conversation, .. }
+        | Command::Outcome { conversation, .. } => conversation.as_str(),
+        Command::Claim { .. } | Command::Flush(_) => return Ok(()),
+    };
+    lease::check(&transaction, conversation, me, claimed, lease::now())?
+        .map_err(WriteError::Refused)?;
     match command {
         Command::Begin {
             conversation,
@@ -467,6 +856,16 @@ fn write(connection: &mut Connection, command: Command) -> rusqlite::Result<()> 
             match &message {
                 Message::Assistant { tool_calls, .. } => {
                     for call in tool_calls {
+                        // A call id is stored once per conversation: the results that name
+                        // it must find one call.
+                        let taken: bool = transaction.query_row(
+                            "SELECT EXISTS (SELECT 1 FROM tool_calls WHERE conversation_id = ?1 AND call_id = ?2)",
+                            params![conversation, call.id],
+                            |row| row.get(0),
+                        )?;
+                        if taken {
+                            return Err(WriteError::DuplicateCall(call.id.clone()));
+                        }
                         transaction.execute(
                             "INSERT INTO tool_calls (message_id, conversation_id, call_id, name, arguments) VALUES (?1, ?2, ?3, ?4, ?5)",
                             params![message_id, conversation, call.id, call.name, call.args.to_string()],
@@ -502,9 +901,10 @@ fn write(connection: &mut Connection, command: Command) -> rusqlite::Result<()> 
                 ],
             )?;
         }
-        Command::Flush(_) => {}
+        Command::Claim { .. } | Command::Flush(_) => {}
     }
-    transaction.commit()
+    transaction.commit()?;
+    Ok(())
 }
 
 #[cfg(test)]
@@ -522,5 +922,38 @@ mod tests {
             Some(PathBuf::from("/home/u/.local/share/mcp-client/history.db"))
         );
         assert_eq!(default_path(None, None), None);
+    }
+
+    #[test]
+    fn each_outcome_goes_after_the_messages_stored_before_it() {
+        let at = |s: &str| format!("2026-11-26T05:46:{s}Z");
+        let messages = [
+            at("01"),
+            at("01.5"),
+            at("02"),
+            at("10"),
+            "not a time".to_owned(),
+            at("12"),
+        ];
+        let finished = [at("03"), at("11"), at("13")];
+        assert_eq!(
+            places(&messages, finished.iter().map(String::as_str)),
+            [3, 5, 6]
+        );
+        // A question whose host died has no outcome: the next one still goes after its own.
+        let finished = [at("11")];
+        assert_eq!(places(&messages, finished.iter().map(String::as_str)), [5]);
+        assert_eq!(places(&messages, ["?"].into_iter()), [6]);
+    }
+
+    #[test]
+    fn an_immutable_uri_keeps_every_path_readable() {
+        assert_eq!(
+            immutable_uri(Path::new("/media/usb/my history?#%.db")),
+            "file:/media/usb/my%20history%3F%23%25.db?immutable=1"
+        );
+        let relative = immutable_uri(Path::new("history.db"));
+        assert!(relative.starts_with("file:/"), "{relative}");
+        assert!(relative.ends_with("/history.db?immutable=1"), "{relative}");
     }
 }

@@ -999,3 +999,521 @@ async fn without_a_terminal_a_servers_question_is_declined_and_said_so() {
         "a failed tool call fails the run"
     );
 }
+
+/// A whole Ollama answer (`--no-stream`) saying `text`.
+fn ollama_says(text: &str) -> Reply {
+    Reply::status(
+        200,
+        &serde_json::json!({"model": "qwen3:8b", "message": {"role": "assistant", "content": text},
+            "done": true, "done_reason": "stop", "prompt_eval_count": 5, "eval_count": 2})
+        .to_string(),
+    )
+}
+
+/// `chat` against the fake Ollama, no servers, whole answers.
+fn chat_without_servers(history: &Path, url: &str, extra: &[&str]) -> Vec<String> {
+    let mut all = args(&[
+        "chat",
+        "--history",
+        &history.to_string_lossy(),
+        "--provider",
+        "ollama",
+        "--model",
+        "qwen3:8b",
+        "--base-url",
+        url,
+        "--no-stream",
+    ]);
+    all.extend(args(extra));
+    all
+}
+
+/// The id of the only conversation in `history`.
+fn only_conversation(history: &Path) -> String {
+    let listed = mcp_client::history::Store::open_read_only(history)
+        .unwrap()
+        .list()
+        .unwrap();
+    assert_eq!(listed.len(), 1, "{listed:?}");
+    listed[0].id.clone()
+}
+
+// Multi-threaded: the chats are waited for on blocking threads while the fake serves.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn six_chats_resuming_one_conversation_at_once_never_garble_it() {
+    use mcp_client::llm::Message;
+    let dir = test_support::mosquitto::ScratchDir::new();
+    let history = dir.path().join("history.db");
+    let config = dir.path().join("servers.json");
+    std::fs::write(
+        &config,
+        serde_json::json!({"mcpServers": {"fake": {
+            "command": "python3",
+            "args": [test_support::fixture_path("fake-servers/fake_mcp_server.py"), "clean"],
+        }}})
+        .to_string(),
+    )
+    .unwrap();
+    // Each question: a call `c0` of a tool that takes 2 s (the chat holds the conversation
+    // meanwhile), then an answer.
+    let slow_call = Reply::status(
+        200,
+        &serde_json::json!({"model": "qwen3:8b", "message": {"role": "assistant", "content": "",
+            "tool_calls": [{"id": "c0", "function": {"name": "slow", "arguments": {"seconds": 2}}}]},
+            "done": true, "done_reason": "stop", "prompt_eval_count": 5, "eval_count": 2})
+        .to_string(),
+    );
+    let replies = (0..7)
+        .flat_map(|_| [slow_call.clone(), ollama_says("Done.")])
+        .collect();
+    let fake = FakeProvider::start(replies).await;
+    let chat = |extra: &[&str]| {
+        let mut all = args(&[
+            "chat",
+            "--config",
+            &config.to_string_lossy(),
+            "--history",
+            &history.to_string_lossy(),
+            "--provider",
+            "ollama",
+            "--model",
+            "qwen3:8b",
+            "--base-url",
+            &fake.url,
+            "--no-stream",
+            "--yes",
+        ]);
+        all.extend(args(extra));
+        all
+    };
+    let (output, _, stderr) = run(chat(&["--once", "wait a little"]), "", vec![]).await;
+    assert_eq!(output.status.code(), Some(0), "{stderr}");
+    let id = only_conversation(&history);
+
+    let commands: Vec<Vec<String>> = (0..6)
+        .map(|n| chat(&["--resume", &id, "--once", &format!("again {n}")]))
+        .collect();
+    let outputs = tokio::task::spawn_blocking(move || {
+        std::thread::scope(|scope| {
+            let chats: Vec<_> = commands
+                .iter()
+                .map(|command| {
+                    scope.spawn(move || {
+                        test_support::child::run(
+                            std::process::Command::new(BIN)
+                                .args(command)
+                                .env_remove("MCP_CLIENT_PROVIDER")
+                                .env_remove("MCP_CLIENT_MODEL")
+                                .env_remove("OLLAMA_HOST")
+                                .env("MCP_CLIENT_LOG", "off"),
+                            b"",
+                            Duration::from_secs(120),
+                        )
+                    })
+                })
+                .collect();
+            chats
+                .into_iter()
+                .map(|chat| chat.join().unwrap())
+                .collect::<Vec<_>>()
+        })
+    })
+    .await
+    .unwrap();
+    let (mut answered, mut refused) = (0, 0);
+    for output in &outputs {
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        match output.status.code() {
+            Some(0) => answered += 1,
+            Some(2)
+                if stderr.starts_with(&format!(
+                    "mcp-client: conversation `{id}` is open in another chat (process "
+                )) && stderr.contains(" on this machine, since ") =>
+            {
+                refused += 1;
+            }
+            other => panic!("exit {other:?}: {stderr}"),
+        }
+    }
+    assert!(answered >= 1, "{answered} answered, {refused} refused");
+    // Every question answered is stored whole, one after another: its question, its call,
+    // that call's result, its answer; each call id once.
+    let stored = mcp_client::history::Store::open_read_only(&history)
+        .unwrap()
+        .load(&id)
+        .unwrap();
+    assert_eq!(stored.outcomes.len(), 1 + answered);
+    assert_eq!(stored.messages.len(), 4 * (1 + answered), "{stored:#?}");
+    let mut ids = Vec::new();
+    for question in stored.messages.chunks(4) {
+        let [
+            (_, Message::User { .. }),
+            (_, Message::Assistant { tool_calls, .. }),
+            (_, Message::ToolResults { results }),
+            (_, Message::Assistant { text, .. }),
+        ] = question
+        else {
+            panic!("not a whole question: {question:#?}");
+        };
+        assert_eq!(tool_calls.len(), 1);
+        assert_eq!(results.len(), 1);
+        assert_eq!(results[0].call_id, tool_calls[0].id);
+        assert!(!results[0].result.is_error, "{results:?}");
+        assert_eq!(text, "Done.");
+        ids.push(tool_calls[0].id.clone());
+    }
+    let expected: Vec<String> = std::iter::once("c0".to_owned())
+        .chain((2..=answered + 1).map(|n| format!("c0_{n}")))
+        .collect();
+    assert_eq!(ids, expected);
+    // The first to claim it held it for seconds: the others, started with it, were refused.
+    assert!(refused >= 1, "{answered} answered, {refused} refused");
+}
+
+// Multi-threaded: the test blocks its thread on the holder's output while the fake serves.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_conversation_open_in_a_chat_is_refused_to_another_until_that_chat_is_gone() {
+    use std::io::BufRead as _;
+    let fake = FakeProvider::start(vec![ollama_says("First."), ollama_says("Second.")]).await;
+    let history = scratch_file("held.db");
+    let (output, _, stderr) = run(
+        chat_without_servers(&history, &fake.url, &["--once", "hello"]),
+        "",
+        vec![],
+    )
+    .await;
+    assert_eq!(output.status.code(), Some(0), "{stderr}");
+    let id = only_conversation(&history);
+    // A chat that resumed it and waits for a question.
+    let mut holder = std::process::Command::new(BIN)
+        .args(chat_without_servers(
+            &history,
+            &fake.url,
+            &["--resume", &id],
+        ))
+        .env("MCP_CLIENT_LOG", "off")
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let said = holder.stderr.take().unwrap();
+    let (first_line, line) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let mut line = String::new();
+        let _ = std::io::BufReader::new(said).read_line(&mut line);
+        let _ = first_line.send(line);
+    });
+    let line = line.recv_timeout(Duration::from_secs(30));
+    if line.is_err() {
+        let _ = holder.kill();
+    }
+    assert_eq!(
+        line.as_deref(),
+        Ok(format!("resumed conversation {id}: 2 messages\n").as_str())
+    );
+
+    let pid = holder.id();
+    let (output, stdout, stderr) = run(
+        chat_without_servers(&history, &fake.url, &["--resume", &id, "--once", "me too"]),
+        "",
+        vec![],
+    )
+    .await;
+    assert_eq!(output.status.code(), Some(2), "{stderr}");
+    assert_eq!(stdout, "");
+    assert!(
+        stderr.starts_with(&format!(
+            "mcp-client: conversation `{id}` is open in another chat (process {pid} on this machine, since "
+        )),
+        "{stderr}"
+    );
+    assert!(
+        stderr.ends_with(&format!(
+            "End that chat first (Ctrl-D in that chat, or `kill {pid}`), or leave out --resume to start a new conversation\n"
+        )),
+        "{stderr}"
+    );
+    assert_eq!(fake.received().len(), 1, "the refused chat asked nothing");
+
+    // The holder dies without giving it up: the next chat takes it over at once.
+    holder.kill().unwrap();
+    holder.wait().unwrap();
+    let (output, stdout, stderr) = run(
+        chat_without_servers(&history, &fake.url, &["--resume", &id, "--once", "me too"]),
+        "",
+        vec![],
+    )
+    .await;
+    assert_eq!(output.status.code(), Some(0), "{stderr}");
+    assert_eq!(stdout, "Second.\n");
+    assert_eq!(stderr, format!("resumed conversation {id}: 2 messages\n"));
+    let sent = &fake.bodies()[1]["messages"];
+    assert_eq!(sent.as_array().unwrap().len(), 3, "{sent}");
+}
+
+#[tokio::test]
+async fn a_turn_that_cannot_be_stored_is_a_failure_that_says_where_and_what_to_do() {
+    let fake = FakeProvider::start(vec![
+        ollama_says("Hello."),
+        ollama_says("Hello."),
+        ollama_says("Hello."),
+        ollama_says("Hello."),
+    ])
+    .await;
+    let history = scratch_file("damaged-chat.db");
+    let (output, _, stderr) = run(
+        chat_without_servers(&history, &fake.url, &["--once", "hi"]),
+        "",
+        vec![],
+    )
+    .await;
+    assert_eq!(output.status.code(), Some(0), "{stderr}");
+    // Page 2 (the root of the conversations table) overwritten.
+    let mut bytes = std::fs::read(&history).unwrap();
+    bytes[4096..4096 + 64].fill(0xff);
+    std::fs::write(&history, bytes).unwrap();
+    let notice = format!(
+        "mcp-client: this conversation was not saved to the history database {history:?} (database disk image is malformed): the file is damaged; move it aside together with its -wal and -shm files, if any, and the next chat starts a new history there (`sqlite3 FILE .recover` may rescue what it held), or chat with --no-history\n"
+    );
+    // --once: the answer is shown, and the run fails; the default log level adds nothing.
+    let (output, stdout, stderr) = run(
+        chat_without_servers(&history, &fake.url, &["--once", "hi"]),
+        "",
+        vec![("MCP_CLIENT_LOG", "warn".to_owned())],
+    )
+    .await;
+    assert_eq!(output.status.code(), Some(1), "{stderr}");
+    assert_eq!(stdout, "Hello.\n");
+    assert_eq!(stderr, notice);
+    // Interactive: the notice after each answer that could not be stored.
+    let (output, stdout, stderr) = run(
+        chat_without_servers(&history, &fake.url, &[]),
+        "hi\nand again\n",
+        vec![("MCP_CLIENT_LOG", "warn".to_owned())],
+    )
+    .await;
+    assert_eq!(output.status.code(), Some(0), "{stderr}");
+    assert_eq!(stdout, "Hello.\nHello.\n");
+    assert_eq!(stderr, format!("{notice}{notice}"));
+}
+
+/// Makes a folder read-only for the binary, root included (root ignores permission bits):
+/// `chattr +i` where the file system and capabilities allow it, else the binary runs as
+/// `nobody` with the folder 0555. Undone when dropped.
+enum ReadOnly {
+    Bits(std::path::PathBuf),
+    Immutable(std::path::PathBuf),
+    Nobody(std::path::PathBuf),
+}
+
+impl ReadOnly {
+    fn make(dir: &Path) -> Self {
+        use std::os::unix::fs::PermissionsExt as _;
+        let mode = |path: &Path, mode| {
+            std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode)).unwrap();
+        };
+        if !rustix::process::geteuid().is_root() {
+            mode(dir, 0o555);
+            return Self::Bits(dir.to_owned());
+        }
+        if std::process::Command::new("chattr")
+            .arg("+i")
+            .arg(dir)
+            .stderr(std::process::Stdio::null())
+            .status()
+            .is_ok_and(|status| status.success())
+        {
+            return Self::Immutable(dir.to_owned());
+        }
+        for entry in std::fs::read_dir(dir).unwrap() {
+            mode(&entry.unwrap().path(), 0o644);
+        }
+        mode(dir, 0o555);
+        Self::Nobody(dir.to_owned())
+    }
+
+    fn history(&self, list: &[&str]) -> (Option<i32>, String, String) {
+        use std::os::unix::process::CommandExt as _;
+        let mut command = std::process::Command::new(BIN);
+        command.args(list).env("MCP_CLIENT_LOG", "off");
+        if let Self::Nobody(_) = self {
+            command.uid(65534).gid(65534);
+        }
+        let output = test_support::child::run(&mut command, b"", Duration::from_secs(60));
+        (
+            output.status.code(),
+            String::from_utf8(output.stdout).unwrap(),
+            String::from_utf8(output.stderr).unwrap(),
+        )
+    }
+}
+
+impl Drop for ReadOnly {
+    fn drop(&mut self) {
+        use std::os::unix::fs::PermissionsExt as _;
+        match self {
+            Self::Immutable(dir) => {
+                let _ = std::process::Command::new("chattr")
+                    .arg("-i")
+                    .arg(dir)
+                    .status();
+            }
+            Self::Bits(dir) | Self::Nobody(dir) => {
+                let _ = std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o755));
+            }
+        }
+    }
+}
+
+#[tokio::test]
+async fn history_reads_a_database_in_a_folder_it_cannot_write() {
+    use mcp_client::{agent::Journal as _, llm::Message};
+    let dir = test_support::mosquitto::ScratchDir::new();
+    let history = dir.path().join("history.db");
+    let store = mcp_client::history::Store::open(&history).unwrap();
+    store.begin("c-media", "ollama qwen3:8b", "what is on?");
+    store.message("c-media", 0, &Message::user("what is on?"));
+    store.flush().await.unwrap();
+    drop(store);
+    let barrier = ReadOnly::make(dir.path());
+    let path = history.to_string_lossy().into_owned();
+    let (code, stdout, stderr) = barrier.history(&["history", "list", "--history", &path]);
+    assert_eq!(code, Some(0), "{stderr}");
+    assert!(stdout.starts_with("c-media  "), "{stdout}");
+    assert!(
+        stdout.ends_with("  unfinished            1 messages, 0 tokens  what is on?\n"),
+        "{stdout}"
+    );
+    let (code, stdout, stderr) =
+        barrier.history(&["history", "show", "c-media", "--history", &path]);
+    assert_eq!(code, Some(0), "{stderr}");
+    assert!(stdout.ends_with("\nuser: what is on?\n"), "{stdout}");
+    drop(barrier);
+
+    // Its newest part still in a -wal file (the chat writing it was killed, and the files were
+    // copied as they were): unreadable without writing beside it, and said so.
+    let copy = test_support::mosquitto::ScratchDir::new();
+    let store = mcp_client::history::Store::open(&history).unwrap();
+    store.begin("c-newer", "ollama qwen3:8b", "and now?");
+    store.flush().await.unwrap();
+    let wal = dir.path().join("history.db-wal");
+    assert!(std::fs::metadata(&wal).unwrap().len() > 0);
+    std::fs::copy(&history, copy.path().join("history.db")).unwrap();
+    std::fs::copy(&wal, copy.path().join("history.db-wal")).unwrap();
+    drop(store);
+    let barrier = ReadOnly::make(copy.path());
+    let copied = copy.path().join("history.db");
+    let (code, _, stderr) =
+        barrier.history(&["history", "list", "--history", &copied.to_string_lossy()]);
+    assert_eq!(code, Some(2), "{stderr}");
+    assert!(
+        stderr.contains(&format!(
+            "its folder cannot be written, and its newest part is still in {:?}",
+            copy.path().join("history.db-wal")
+        )),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("copy the database and its -wal file into a folder you can write, and give the copy with --history"),
+        "{stderr}"
+    );
+}
+
+#[tokio::test]
+async fn history_shows_each_outcome_after_its_question_and_a_resumed_chat_says_what_it_loaded() {
+    let fake = FakeProvider::start(vec![ollama_says("First."), ollama_says("Second.")]).await;
+    let history = scratch_file("order.db");
+    let (output, _, stderr) = run(
+        chat_without_servers(&history, &fake.url, &["--once", "one"]),
+        "",
+        vec![],
+    )
+    .await;
+    assert_eq!(output.status.code(), Some(0), "{stderr}");
+    let id = only_conversation(&history);
+    let (output, _, stderr) = run(
+        chat_without_servers(&history, &fake.url, &["--resume", &id, "--once", "two"]),
+        "",
+        vec![],
+    )
+    .await;
+    assert_eq!(output.status.code(), Some(0), "{stderr}");
+    assert_eq!(stderr, format!("resumed conversation {id}: 2 messages\n"));
+    let (output, shown, stderr) = run(
+        args(&[
+            "history",
+            "show",
+            &id,
+            "--history",
+            &history.to_string_lossy(),
+        ]),
+        "",
+        vec![],
+    )
+    .await;
+    assert_eq!(output.status.code(), Some(0), "{stderr}");
+    let lines: Vec<&str> = shown.lines().skip(1).collect();
+    assert_eq!(
+        lines,
+        [
+            "user: one",
+            "assistant (turn 1): First.",
+            "outcome: completed after 1 turn, 5 tokens in, 2 out",
+            "user: two",
+            "assistant (turn 1): Second.",
+            "outcome: completed after 1 turn, 5 tokens in, 2 out",
+        ]
+    );
+    let (_, help, _) = run(args(&["history", "--help"]), "", vec![]).await;
+    assert!(
+        help.contains(
+            "One line per conversation, newest first: id, start, outcome, messages, tokens, title"
+        ),
+        "{help}"
+    );
+}
+
+#[tokio::test]
+async fn json_names_a_conversation_only_when_it_is_stored() {
+    let fake = FakeProvider::start(vec![ollama_says("Hi."), ollama_says("Hi.")]).await;
+    let done = |stdout: &str| -> serde_json::Value {
+        serde_json::from_str(stdout.lines().last().unwrap()).unwrap()
+    };
+    let (output, stdout, stderr) = run(
+        args(&[
+            "chat",
+            "--no-history",
+            "--provider",
+            "ollama",
+            "--model",
+            "qwen3:8b",
+            "--base-url",
+            &fake.url,
+            "--no-stream",
+            "--json",
+            "--once",
+            "hi",
+        ]),
+        "",
+        vec![],
+    )
+    .await;
+    assert_eq!(output.status.code(), Some(0), "{stderr}");
+    assert_eq!(
+        stdout.lines().last().unwrap(),
+        r#"{"type":"done","reason":"completed","turns":1,"usage":{"input_tokens":5,"output_tokens":2},"conversation_id":null}"#
+    );
+    let history = scratch_file("json-id.db");
+    let (output, stdout, stderr) = run(
+        chat_without_servers(&history, &fake.url, &["--json", "--once", "hi"]),
+        "",
+        vec![],
+    )
+    .await;
+    assert_eq!(output.status.code(), Some(0), "{stderr}");
+    assert_eq!(
+        done(&stdout)["conversation_id"],
+        only_conversation(&history)
+    );
+}

@@ -217,7 +217,7 @@ async fn store_errors_say_what_to_do() {
     assert_eq!(
         Store::open(&path).unwrap_err().to_string(),
         format!(
-            "the history database {path:?} has schema version 99, newer than this mcp-client's 2: upgrade mcp-client or use another --history PATH"
+            "the history database {path:?} has schema version 99, newer than this mcp-client's 3: upgrade mcp-client or use another --history PATH"
         )
     );
     let directory = std::env::temp_dir();
@@ -329,4 +329,159 @@ async fn a_turn_stopped_before_its_results_were_stored_resumes_with_each_call_an
     );
     assert_eq!(messages[3]["tool_call_id"], "b");
     assert_eq!(messages[3]["content"], "b: on");
+}
+
+/// A question's first rows, as the agent writes them.
+fn question(store: &Store, conversation: &str, text: &str) {
+    use mcp_client::agent::Journal as _;
+    store.begin(conversation, "ollama qwen3:8b", text);
+    store.message(conversation, 0, &Message::user(text));
+}
+
+#[tokio::test]
+async fn a_conversation_is_written_by_one_chat_at_a_time() {
+    let path = scratch_file("claims.db");
+    let first = Store::open(&path).unwrap();
+    let second = Store::open(&path).unwrap();
+    first.claim("c-claimed").await.unwrap();
+    // Claiming again what one holds is fine.
+    first.claim("c-claimed").await.unwrap();
+    let refused = second.claim("c-claimed").await.unwrap_err().to_string();
+    let pid = std::process::id();
+    assert!(
+        refused.starts_with(&format!(
+            "conversation `c-claimed` is open in another chat (process {pid} on this machine, since "
+        )),
+        "{refused}"
+    );
+    assert!(
+        refused.ends_with(&format!(
+            " s ago): two chats writing one conversation would garble it. End that chat first (Ctrl-D in that chat, or `kill {pid}`), or leave out --resume to start a new conversation"
+        )),
+        "{refused}"
+    );
+    // Writing it without a claim is refused too, and nothing is stored.
+    question(&second, "c-claimed", "sneaking in");
+    assert!(matches!(
+        second.flush().await,
+        Err(mcp_client::history::HistoryError::Busy { .. })
+    ));
+    question(&first, "c-claimed", "mine");
+    first.flush().await.unwrap();
+    assert_eq!(count(&path, "messages", "c-claimed"), 1);
+    // A chat that ends gives it up.
+    drop(first);
+    second.claim("c-claimed").await.unwrap();
+    question(&second, "c-claimed", "mine now");
+    second.flush().await.unwrap();
+    assert_eq!(count(&path, "messages", "c-claimed"), 2);
+    drop(second);
+    let left: i64 = rusqlite::Connection::open(&path)
+        .unwrap()
+        .query_row("SELECT count(*) FROM leases", [], |row| row.get(0))
+        .unwrap();
+    assert_eq!(left, 0, "every claim is given up");
+}
+
+#[tokio::test]
+async fn a_claim_left_by_a_chat_that_died_is_taken_over_and_the_old_holder_stores_nothing_more() {
+    let path = scratch_file("stale-claims.db");
+    let store = Store::open(&path).unwrap();
+    // What a chat killed with SIGKILL leaves: its claim, naming a process that has ended.
+    let mut child = std::process::Command::new("true").spawn().unwrap();
+    let dead = child.id();
+    child.wait().unwrap();
+    let hostname = std::fs::read_to_string("/proc/sys/kernel/hostname").unwrap();
+    let database = rusqlite::Connection::open(&path).unwrap();
+    database
+        .execute(
+            "INSERT INTO leases VALUES ('c-orphan', 'dead-holder', ?1, ?2, '2026-11-26T05:00:00Z', ?3)",
+            rusqlite::params![dead, hostname.trim(), jiff::Timestamp::now().as_second()],
+        )
+        .unwrap();
+    store.claim("c-orphan").await.unwrap();
+    question(&store, "c-orphan", "still there?");
+    store.flush().await.unwrap();
+    // Another chat takes it over (this one was silent past the limit, say): what this one
+    // writes from then on is refused, and the flush says so.
+    database
+        .execute(
+            "UPDATE leases SET holder = 'new-holder', pid = ?1, taken_at = '2026-11-26T05:00:00Z'
+             WHERE conversation_id = 'c-orphan'",
+            [std::process::id()],
+        )
+        .unwrap();
+    question(&store, "c-orphan", "lost");
+    let lost = store.flush().await.unwrap_err().to_string();
+    assert!(
+        lost.starts_with(&format!(
+            "this conversation was not saved: another chat (process {} on this machine, since 2026-11-26 05:00:00 UTC, last heard from ",
+            std::process::id()
+        )),
+        "{lost}"
+    );
+    assert!(
+        lost.ends_with(
+            "took `c-orphan` over after this chat was not heard from for over 60 s (stopped or suspended?); nothing more of it is stored by this chat. End it, and resume `c-orphan` once the other has ended"
+        ),
+        "{lost}"
+    );
+    assert_eq!(count(&path, "messages", "c-orphan"), 1);
+    // Reported once: the next flush has nothing new to say.
+    store.flush().await.unwrap();
+}
+
+#[tokio::test]
+async fn a_call_id_is_stored_once_in_a_conversation() {
+    use mcp_client::{agent::Journal as _, tools::ToolCall};
+    let path = scratch_file("call-ids.db");
+    let store = Store::open(&path).unwrap();
+    store.claim("c-ids").await.unwrap();
+    question(&store, "c-ids", "switch it");
+    let calls = Message::Assistant {
+        text: String::new(),
+        tool_calls: vec![ToolCall {
+            id: "c0_2".into(),
+            name: "control_zwave_device".into(),
+            args: serde_json::json!({}),
+        }],
+    };
+    store.message("c-ids", 1, &calls);
+    store.flush().await.unwrap();
+    store.message("c-ids", 1, &calls);
+    let refused = store.flush().await.unwrap_err().to_string();
+    assert!(
+        refused.contains("(the call id `c0_2` is already stored in conversation `c-ids`)"),
+        "{refused}"
+    );
+    assert_eq!(count(&path, "tool_calls", "c-ids"), 1);
+    assert_eq!(count(&path, "messages", "c-ids"), 2);
+}
+
+#[tokio::test]
+async fn a_damaged_database_says_so_once_with_what_to_do() {
+    let path = scratch_file("damaged.db");
+    drop(Store::open(&path).unwrap());
+    // Page 2, the root of `conversations`, overwritten.
+    let mut bytes = std::fs::read(&path).unwrap();
+    bytes[4096..4096 + 64].fill(0xff);
+    std::fs::write(&path, bytes).unwrap();
+    let store = Store::open(&path).unwrap();
+    store.claim("c-damaged").await.unwrap();
+    question(&store, "c-damaged", "hi");
+    let error = store.flush().await.unwrap_err();
+    assert!(matches!(
+        error,
+        mcp_client::history::HistoryError::NotSaved {
+            kind: mcp_client::history::WriteFailure::Damaged,
+            ..
+        }
+    ));
+    // The cause, not the foreign keys its missing row then fails.
+    assert_eq!(
+        error.to_string(),
+        format!(
+            "this conversation was not saved to the history database {path:?} (database disk image is malformed): the file is damaged; move it aside together with its -wal and -shm files, if any, and the next chat starts a new history there (`sqlite3 FILE .recover` may rescue what it held), or chat with --no-history"
+        )
+    );
 }

@@ -478,14 +478,12 @@ impl Gateway {
                 // `{"value": …}`, or `{}` when the device gave none; within the bounds of one
                 // value, as every report.
                 match result.get_mut("value").map(Value::take) {
-                    Some(value) => Some(
-                        super::values::parse_value(&value.to_string()).map_err(|why| {
-                            GatewayError::BadReply {
-                                api: "node.poll_value",
-                                reason: why.to_string(),
-                            }
-                        })?,
-                    ),
+                    Some(value) => Some(super::values::parse_value(&value.to_string()).map_err(
+                        |why| GatewayError::BadReply {
+                            api: "node.poll_value",
+                            reason: why.to_string(),
+                        },
+                    )?),
                     None => None,
                 }
             }

@@ -392,7 +392,10 @@ mod tests {
         assert!(many.len() <= MAX_VALUE_BYTES);
         assert_eq!(
             parse_value(&many).unwrap_err().to_string(),
-            format!("{} elements, over the 1024-element limit of one value", MAX_VALUE_ITEMS + 2)
+            format!(
+                "{} elements, over the 1024-element limit of one value",
+                MAX_VALUE_ITEMS + 2
+            )
         );
         let most = format!("[{}0]", "0,".repeat(MAX_VALUE_ITEMS - 2));
         assert!(parse_value(&most).is_ok());

@@ -13,10 +13,7 @@ use std::collections::BTreeMap;
 use serde_json::{Map, Value, json, value::RawValue};
 use tracing::warn;
 
-use crate::gateway::{
-    NodeId, NodeInfo,
-    values::parse_value,
-};
+use crate::gateway::{NodeId, NodeInfo, values::parse_value};
 
 /// Most bytes of one member of a node state other than its `values` (names, flags, device
 /// class, endpoints: under 1 KB recorded); a larger one is left out, unparsed. A value's
@@ -424,7 +421,10 @@ mod tests {
 
     #[test]
     fn a_huge_value_in_a_node_state_is_left_undefined_and_the_node_kept() {
-        let zeros = format!("[{}0]", "0,".repeat(crate::gateway::values::MAX_VALUE_BYTES / 2));
+        let zeros = format!(
+            "[{}0]",
+            "0,".repeat(crate::gateway::values::MAX_VALUE_BYTES / 2)
+        );
         let node = format!(
             r#"{{"nodeId":2,"name":"Plug","status":4,"ready":true,"values":[
                 {{"commandClass":37,"endpoint":0,"property":"currentValue","metadata":{{"type":"boolean","label":"Current value"}},"value":{zeros}}},

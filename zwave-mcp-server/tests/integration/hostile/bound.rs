@@ -171,7 +171,9 @@ async fn a_persons_answers_are_read_while_every_place_waits_for_one() {
     let mut attempt = 2000;
     loop {
         attempt += 1;
-        server.send(lines(&[json!({"jsonrpc": "2.0", "id": attempt, "method": "tools/list"})]).as_bytes());
+        server.send(
+            lines(&[json!({"jsonrpc": "2.0", "id": attempt, "method": "tools/list"})]).as_bytes(),
+        );
         let answer = loop {
             let message = next(&mut server, Duration::from_secs(10));
             if message["id"] == json!(attempt) {
@@ -182,7 +184,10 @@ async fn a_persons_answers_are_read_while_every_place_waits_for_one() {
             break;
         }
         assert_eq!(answer["error"]["code"], BUSY, "{answer}");
-        assert!(attempt < 2000 + 10_000, "no place was freed by the cancellations");
+        assert!(
+            attempt < 2000 + 10_000,
+            "no place was freed by the cancellations"
+        );
     }
     // The person says yes to each.
     let yes: Vec<Value> = questions
