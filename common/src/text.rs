@@ -16,14 +16,30 @@ pub fn clip(text: &str, max: usize) -> String {
 
 /// `text` safe to show on a terminal: control characters (C0 but newline and tab, DEL, C1)
 /// removed, so text a model or a server wrote cannot send escape sequences (set the window
-/// title, write the clipboard with OSC 52, hide text, move the cursor over earlier lines).
+/// title, write the clipboard with OSC 52, hide text, move the cursor over earlier lines);
+/// bidirectional overrides, embeddings, isolates and marks escaped as the Z-Wave server
+/// escapes them (`\u{202e}`), so they cannot reorder what is shown (a call's arguments in an
+/// approval prompt reading other than they are).
 pub fn printable(text: &str) -> std::borrow::Cow<'_, str> {
     let unsafe_char = |c: char| c.is_control() && c != '\n' && c != '\t';
-    if text.chars().any(unsafe_char) {
-        std::borrow::Cow::Owned(text.chars().filter(|&c| !unsafe_char(c)).collect())
-    } else {
-        std::borrow::Cow::Borrowed(text)
+    if !text.chars().any(|c| unsafe_char(c) || is_bidi(c)) {
+        return std::borrow::Cow::Borrowed(text);
     }
+    let mut shown = String::with_capacity(text.len() + 8);
+    for c in text.chars() {
+        if is_bidi(c) {
+            shown.push_str(&format!("\\u{{{:x}}}", u32::from(c)));
+        } else if !unsafe_char(c) {
+            shown.push(c);
+        }
+    }
+    std::borrow::Cow::Owned(shown)
+}
+
+/// Whether `c` changes the direction text is shown in: the embeddings and overrides
+/// (U+202A–U+202E), the isolates (U+2066–U+2069), and the marks (U+200E, U+200F, U+061C).
+fn is_bidi(c: char) -> bool {
+    matches!(c, '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}' | '\u{200e}' | '\u{200f}' | '\u{61c}')
 }
 
 #[cfg(test)]
@@ -39,6 +55,29 @@ mod tests {
             printable("a\u{1b}]52;c;ZXZpbA==\u{7}b\u{1b}]0;pwned\u{7}c\u{1b}[8mhidden\rd\u{9b}2Je"),
             "a]52;c;ZXZpbA==b]0;pwnedc[8mhiddend2Je"
         );
+    }
+
+    #[test]
+    fn bidirectional_controls_are_escaped_as_the_server_escapes_them() {
+        assert_eq!(
+            printable("{\"deviceName\":\"Porch\u{202e}kcoL\"}"),
+            r#"{"deviceName":"Porch\u{202e}kcoL"}"#
+        );
+        assert_eq!(
+            printable(
+                "a\u{202a}b\u{202b}c\u{202c}d\u{202d}e\u{2066}f\u{2067}g\u{2068}h\u{2069}i\u{200e}j\u{200f}k\u{61c}l"
+            ),
+            r"a\u{202a}b\u{202b}c\u{202c}d\u{202d}e\u{2066}f\u{2067}g\u{2068}h\u{2069}i\u{200e}j\u{200f}k\u{61c}l"
+        );
+        // With escapes removed alongside; other format characters (a zero-width joiner) stay.
+        assert_eq!(
+            printable("\u{1b}[1m\u{202e}x\u{200d}"),
+            "[1m\\u{202e}x\u{200d}"
+        );
+        assert!(matches!(
+            printable("Küche °C"),
+            std::borrow::Cow::Borrowed(_)
+        ));
     }
 
     #[test]

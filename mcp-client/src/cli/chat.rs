@@ -1,7 +1,8 @@
 //! `mcp-client chat`: talk to a model that calls the configured servers' tools. Builds the
 //! pieces (provider, executor, history, agent) from flags, environment and the config file,
 //! then asks one question (`--once`) or one per line, with Ctrl-C cancelling the question
-//! being answered and tools that change things approved on the terminal (`view.rs` renders).
+//! being answered (and dismissing the approvals and servers' questions it was asking) and
+//! tools that change things approved on the terminal (`view.rs` renders; `input.rs` asks).
 
 use std::{
     io::IsTerminal as _,
@@ -17,7 +18,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::{
     UsageError, elicit, emit,
-    input::{Ask, Input, Line},
+    input::{Ask, Asked, Desk, Input, Line},
     tools::host,
     view::View,
 };
@@ -254,9 +255,11 @@ pub async fn run(args: ChatArgs) -> anyhow::Result<ExitCode> {
             .map(|store| store.path().with_file_name("prompts.txt")),
     ));
     let view = Arc::new(View::new(args.json, args.max_turns));
+    // Approvals and servers' questions are asked there one at a time; Ctrl-C dismisses them.
+    let desk = Arc::new(Desk::new(Arc::clone(&view)));
     // A server's question goes to the person at the terminal, never answered for them.
     let elicitor = if terminal {
-        elicit::on_terminal(Arc::clone(&input), Arc::clone(&view))
+        elicit::on_terminal(Arc::clone(&input), Arc::clone(&desk))
     } else {
         elicit::without_terminal()
     };
@@ -275,8 +278,13 @@ pub async fn run(args: ChatArgs) -> anyhow::Result<ExitCode> {
     if let Some(store) = &store {
         agent = agent.with_journal(Arc::clone(store) as _);
     }
+    let interrupt = Interrupt::listen(Arc::clone(&desk));
     if !args.yes {
-        agent = agent.with_approver(Arc::new(AskOnTerminal(Arc::clone(&input))));
+        agent = agent.with_approver(Arc::new(AskOnTerminal {
+            input: Arc::clone(&input),
+            desk: Arc::clone(&desk),
+            question: Arc::clone(&interrupt.current),
+        }));
     }
     let sink: EventSink = {
         let view = Arc::clone(&view);
@@ -288,7 +296,6 @@ pub async fn run(args: ChatArgs) -> anyhow::Result<ExitCode> {
             },
         )
     };
-    let interrupt = Interrupt::listen();
     let code = match &args.once {
         Some(question) => {
             let answer = interrupt
@@ -356,32 +363,46 @@ fn exit_code(answer: &Answer) -> ExitCode {
     }
 }
 
-/// What Ctrl-C does: cancel the question being answered (the model stream stops, running
-/// tools are cancelled, the conversation is stored as cancelled), or, between questions, end
-/// the session.
+/// What Ctrl-C does: dismiss every approval and server's question on the screen or waiting
+/// (the line of the one shown is ended first, so what follows starts on a line of its own),
+/// and cancel the question being answered (the model stream stops, running tools are
+/// cancelled, the conversation is stored as cancelled); between questions, end the session.
 #[derive(Clone)]
 struct Interrupt {
     current: Arc<Mutex<Option<CancellationToken>>>,
     quit: CancellationToken,
+    desk: Arc<Desk>,
 }
 
 impl Interrupt {
-    fn listen() -> Self {
+    fn listen(desk: Arc<Desk>) -> Self {
         let interrupt = Self {
             current: Arc::default(),
             quit: CancellationToken::new(),
+            desk,
         };
         let listener = interrupt.clone();
+        // Registered now, before the line editor first reads: it sets its own SIGINT handler
+        // while it reads and then puts back the one it found, so a handler registered
+        // meanwhile (on the task's first poll) was lost, and Ctrl-C then killed `chat`.
+        let interrupts = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::interrupt());
         tokio::spawn(async move {
-            while tokio::signal::ctrl_c().await.is_ok() {
+            let Ok(mut interrupts) = interrupts else {
+                return;
+            };
+            while interrupts.recv().await.is_some() {
                 let running = listener
                     .current
                     .lock()
                     .unwrap_or_else(PoisonError::into_inner)
                     .take();
-                match running {
-                    Some(question) => question.cancel(),
-                    None => listener.quit.cancel(),
+                // The question first: an approval it would ask next is then not asked.
+                if let Some(question) = &running {
+                    question.cancel();
+                }
+                let asking = listener.desk.interrupt();
+                if running.is_none() && !asking {
+                    listener.quit.cancel();
                 }
             }
         });
@@ -397,6 +418,7 @@ impl Interrupt {
             {
                 question.cancel();
             }
+            stopping.desk.interrupt();
             stopping.quit.cancel();
         });
         interrupt
@@ -436,11 +458,15 @@ async fn interactive(
         );
     }
     loop {
+        // Nothing is written into the line being typed: lines noted meanwhile (a server's
+        // question withdrawn) wait for its end.
+        view.hold();
         let line = tokio::select! {
-            line = input.read(Ask::Question, "> ") => line,
-            () = interrupt.quit.cancelled() => break,
+            line = input.read(Ask::Question, "> ") => Some(line),
+            () = interrupt.quit.cancelled() => None,
         };
-        let Line::Text(line) = line else { break };
+        view.release();
+        let Some(Line::Text(line)) = line else { break };
         let question = line.trim();
         if question.is_empty() {
             continue;
@@ -457,9 +483,14 @@ async fn interactive(
     }
 }
 
-/// Asks on the terminal (stderr prompt, answer read from stdin) before a tool that may
-/// change things runs.
-struct AskOnTerminal(Arc<Input>);
+/// Asks on the terminal (stderr prompt, answer read from stdin), at the desk where servers'
+/// questions are asked too, before a tool that may change things runs.
+struct AskOnTerminal {
+    input: Arc<Input>,
+    desk: Arc<Desk>,
+    /// The question being answered: an approval is withdrawn once it is cancelled.
+    question: Arc<Mutex<Option<CancellationToken>>>,
+}
 
 impl Approver for AskOnTerminal {
     fn approve<'a>(
@@ -470,10 +501,28 @@ impl Approver for AskOnTerminal {
         let prompt =
             common::printable(&format!("Allow {} {}? [y/N] ", tool.name, call.args)).into_owned();
         Box::pin(async move {
-            match self.0.read(Ask::Approval, &prompt).await {
-                Line::Text(answer) => matches!(answer.trim(), "y" | "Y" | "yes" | "Yes"),
-                Line::Interrupted | Line::End => {
-                    eprintln!("(no answer: not allowed)");
+            // Withdrawn with the question (Ctrl-C); none is running when Ctrl-C took it.
+            let Some(question) = self
+                .question
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .clone()
+            else {
+                return false;
+            };
+            let read = self.input.read(Ask::Approval, &prompt);
+            match self.desk.ask(None, &question, read).await {
+                Asked::Answered(Line::Text(answer)) => {
+                    matches!(answer.trim(), "y" | "Y" | "yes" | "Yes")
+                }
+                Asked::Refused => {
+                    self.desk.note("(too many questions waiting: not allowed)");
+                    false
+                }
+                Asked::Answered(Line::Interrupted | Line::End)
+                | Asked::Interrupted(_)
+                | Asked::Withdrawn(_) => {
+                    self.desk.note("(no answer: not allowed)");
                     false
                 }
             }

@@ -1,37 +1,60 @@
 //! A server's question to the person at the terminal (MCP elicitation), as `chat` asks it:
-//! the server's name and message on stderr, then one prompt per field of its form (a yes/no
-//! for a boolean, a choice for an enum, a line otherwise), read by the one reader of stdin.
-//! The spinner is held while the person answers. Never answered for them: `--yes` approves
+//! at the [`Desk`], one question at a time — the server's name and message on stderr, then
+//! one prompt per field of its form (a yes/no for a boolean, a choice for an enum, a line
+//! otherwise), read by the one reader of stdin. Never answered for them: `--yes` approves
 //! tool calls, not a server's questions; without a terminal the question is declined.
+//!
+//! A question is answered "cancel" when the person dismisses it (Ctrl-C, the end of input) or
+//! when it is withdrawn (the call that asked it ended, or the server stopped waiting), asked
+//! or not; "decline" when [`MOST_QUESTIONS`] are already at the desk.
 
 use std::sync::Arc;
 
 use serde_json::{Map, Value};
 
-use super::{
-    input::{Ask, Input, Line},
-    view::View,
-};
+use super::input::{Ask, Asked, Desk, Input, Line, MOST_QUESTIONS};
 use crate::connection::{ElicitAnswer, Elicitation, Elicitor};
 
-/// Asks on the terminal through `input`, holding `view`'s spinner meanwhile.
-pub(super) fn on_terminal(input: Arc<Input>, view: Arc<View>) -> Elicitor {
+/// Asks on the terminal through `input`, one question at a time at `desk`.
+pub(super) fn on_terminal(input: Arc<Input>, desk: Arc<Desk>) -> Elicitor {
     Arc::new(move |question: Elicitation| {
-        let (input, view) = (Arc::clone(&input), Arc::clone(&view));
+        let (input, desk) = (Arc::clone(&input), Arc::clone(&desk));
         Box::pin(async move {
-            view.hold_spinner();
-            eprintln!(
-                "{} asks: {}",
-                common::printable(&common::clip(&question.server, 100)),
-                common::printable(&common::clip(&question.message, 1_000))
-            );
-            let answer = form(&input, &question).await;
-            view.release_spinner();
-            if answer != ElicitAnswer::Cancel {
-                return answer;
+            let server = common::clip(&question.server, 100);
+            let words = format!("{server} asks: {}", common::clip(&question.message, 1_000));
+            let asked = desk
+                .ask(Some(&words), &question.withdrawn, form(&input, &question))
+                .await;
+            match asked {
+                Asked::Answered(ElicitAnswer::Cancel) | Asked::Interrupted(true) => {
+                    desk.note("(no answer: dismissed)");
+                    ElicitAnswer::Cancel
+                }
+                Asked::Answered(answer) => answer,
+                Asked::Interrupted(false) => {
+                    desk.note(&format!(
+                        "({server}'s question dismissed before it was asked)"
+                    ));
+                    ElicitAnswer::Cancel
+                }
+                Asked::Withdrawn(true) => {
+                    desk.note("(withdrawn: nothing waits for this answer any more)");
+                    ElicitAnswer::Cancel
+                }
+                Asked::Withdrawn(false) => {
+                    desk.note(&format!(
+                        "({server}'s question was not asked: nothing waited for its answer any more)"
+                    ));
+                    ElicitAnswer::Cancel
+                }
+                Asked::Refused => {
+                    desk.note(&format!(
+                        "mcp-client: {server} asked a question while {MOST_QUESTIONS} were waiting: declined ({})",
+                        common::clip(&question.message, 300)
+                    ));
+                    ElicitAnswer::Decline
+                }
             }
-            eprintln!("(no answer: dismissed)");
-            answer
         })
     })
 }
@@ -89,7 +112,11 @@ async fn ask_field(input: &Input, label: &str, field: &Value, required: bool) ->
     let kind = field["type"].as_str().unwrap_or("string");
     let prompt = match (kind, choices.is_empty()) {
         ("boolean", _) => format!("  {}? [y/N] ", label.trim_end_matches(['.', '?'])),
-        (_, false) => format!("  {label} ({}): ", choices.join(", ")),
+        (_, false) => common::printable(&format!(
+            "  {label} ({}): ",
+            common::clip(&choices.join(", "), 300)
+        ))
+        .into_owned(),
         _ => format!("  {label}: "),
     };
     for _ in 0..3 {
@@ -119,7 +146,10 @@ async fn ask_field(input: &Input, label: &str, field: &Value, required: bool) ->
         };
         match value {
             Some(value) => return Field::Value(value),
-            None => eprintln!("  (not a valid {kind}: try again)"),
+            None => eprintln!(
+                "  (not a valid {}: try again)",
+                common::printable(&common::clip(kind, 40))
+            ),
         }
     }
     Field::Dismissed

@@ -26,8 +26,10 @@ struct ViewState {
     open_line: bool,
     running: Vec<String>,
     spinner: Option<indicatif::ProgressBar>,
-    /// Prompts waiting for an answer: no spinner is drawn while any does.
+    /// Questions on the screen: no spinner is drawn while any is, and the lines noted
+    /// meanwhile wait in `kept` (nothing is written into a line the person is typing).
     held: u32,
+    kept: Vec<String>,
 }
 
 impl View {
@@ -78,7 +80,7 @@ impl View {
                     common::clip(name, 100),
                     short(&normalized_args.to_string())
                 );
-                Self::note(&state, &line);
+                Self::note(&mut state, &line);
             }
             AgentEvent::ToolProgress {
                 progress, total, ..
@@ -94,7 +96,7 @@ impl View {
             AgentEvent::Refinement { iteration, tool } => {
                 Self::close_line(&mut state);
                 Self::note(
-                    &state,
+                    &mut state,
                     &format!(
                         "Model requesting refinement search (iteration {iteration}, tool {})",
                         common::clip(tool, 100)
@@ -105,14 +107,14 @@ impl View {
             AgentEvent::EmptyAnswer => {
                 Self::close_line(&mut state);
                 Self::note(
-                    &state,
+                    &mut state,
                     "warning: the model's answer is empty (the model server may have failed mid-answer)",
                 );
             }
             AgentEvent::Error { message } => {
                 Self::stop_spinner(&mut state);
                 Self::close_line(&mut state);
-                Self::note(&state, &format!("error: {message}"));
+                Self::note(&mut state, &format!("error: {message}"));
             }
             AgentEvent::Done { reason, .. } => {
                 // The last event: whatever still shows as running (calls cut short by a
@@ -122,7 +124,7 @@ impl View {
                 Self::close_line(&mut state);
                 let stopped = self.why_stopped(*reason);
                 if let Some(line) = stopped {
-                    Self::note(&state, &line);
+                    Self::note(&mut state, &line);
                 }
             }
         }
@@ -151,18 +153,35 @@ impl View {
         spinner.set_message(message);
     }
 
-    /// A prompt is about to wait for an answer: the spinner goes until it is released.
-    pub(super) fn hold_spinner(&self) {
+    /// A question is about to be shown: the spinner goes (its line cleared), the answer's
+    /// open line is ended, and the lines noted meanwhile are kept back, until released.
+    pub(super) fn hold(&self) {
         let mut state = self.state.lock().unwrap_or_else(PoisonError::into_inner);
         state.held += 1;
         Self::stop_spinner(&mut state);
+        Self::close_line(&mut state);
     }
 
-    /// The prompt was answered: the spinner comes back if calls are still running.
-    pub(super) fn release_spinner(&self) {
+    /// The question is done: the lines kept back are written, and the spinner comes back if
+    /// calls are still running.
+    pub(super) fn release(&self) {
         let mut state = self.state.lock().unwrap_or_else(PoisonError::into_inner);
         state.held = state.held.saturating_sub(1);
+        if state.held == 0 {
+            for line in std::mem::take(&mut state.kept) {
+                eprintln!("{line}");
+            }
+        }
         self.draw_spinner(&mut state);
+    }
+
+    /// A line on stderr from outside the agent (a question refused or withdrawn), kept back
+    /// while a question is on the screen.
+    pub(super) fn notice(&self, line: &str) {
+        Self::note(
+            &mut self.state.lock().unwrap_or_else(PoisonError::into_inner),
+            line,
+        );
     }
 
     /// A call ended: it leaves the list, and the spinner goes with the last one (before the
@@ -218,9 +237,14 @@ impl View {
         }
     }
 
-    /// One line on stderr, above the spinner if one is showing.
-    fn note(state: &ViewState, line: &str) {
+    /// One line on stderr, above the spinner if one is showing; kept back while a question
+    /// is on the screen.
+    fn note(state: &mut ViewState, line: &str) {
         let line = common::printable(line);
+        if state.held > 0 {
+            state.kept.push(line.into_owned());
+            return;
+        }
         match &state.spinner {
             Some(spinner) => spinner.suspend(|| eprintln!("{line}")),
             None => eprintln!("{line}"),

@@ -4,10 +4,12 @@
 
 use std::{
     collections::{HashMap, VecDeque},
+    convert::Infallible,
     sync::{
         Arc, Mutex, PoisonError,
         atomic::{AtomicBool, AtomicU64, Ordering},
     },
+    time::{Duration, Instant},
 };
 
 use rmcp::{
@@ -19,6 +21,7 @@ use rmcp::{
     },
     service::{NotificationContext, RequestContext, RoleClient},
 };
+use tokio_util::sync::CancellationToken;
 use tracing::{debug, info};
 
 /// The protocol version we ask for. rmcp's default asks for 2026-07-28; servers that only
@@ -46,7 +49,7 @@ pub struct Progress {
 pub type ProgressFn = Arc<dyn Fn(Progress) + Send + Sync>;
 
 /// A question a server asks the person behind the host (MCP elicitation, form mode).
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone)]
 pub struct Elicitation {
     /// The server asking.
     pub server: String,
@@ -57,6 +60,21 @@ pub struct Elicitation {
     /// The names of `schema`'s properties in the order the server gave them (`schema`, a
     /// `serde_json` map, holds them sorted by name): the order to ask for them in.
     pub order: Vec<String>,
+    /// Cancelled once no answer is needed any more: the server withdrew the question
+    /// (`notifications/cancelled`), or no tool call of this server is running (the call that
+    /// asked it ended; also at once for a question asked outside any call). The answer then
+    /// reaches nobody who waits for it: stop asking, and answer [`ElicitAnswer::Cancel`].
+    pub withdrawn: CancellationToken,
+}
+
+/// Equal when server, message, schema and order are.
+impl PartialEq for Elicitation {
+    fn eq(&self, other: &Self) -> bool {
+        self.server == other.server
+            && self.message == other.message
+            && self.schema == other.schema
+            && self.order == other.order
+    }
 }
 
 impl Elicitation {
@@ -98,6 +116,109 @@ pub type Elicitor = Arc<
         + Send
         + Sync,
 >;
+
+/// What a connection knows of the people it asks: its tool calls running (a question whose
+/// call ended is withdrawn) and how long people took to answer (time a tool call spent waiting
+/// for a person is not the tool's time).
+pub(super) struct Attention {
+    calls: tokio::sync::watch::Sender<usize>,
+    clock: Mutex<AnswerClock>,
+}
+
+/// The time at least one question was waiting for its answer.
+#[derive(Default)]
+struct AnswerClock {
+    open: usize,
+    since: Option<Instant>,
+    total: Duration,
+}
+
+impl Default for Attention {
+    fn default() -> Self {
+        Self {
+            calls: tokio::sync::watch::Sender::new(0),
+            clock: Mutex::default(),
+        }
+    }
+}
+
+impl Attention {
+    /// A tool call starts; it ends when the guard is dropped.
+    pub(super) fn call(self: &Arc<Self>) -> CallGuard {
+        self.calls.send_modify(|calls| *calls += 1);
+        CallGuard(Arc::clone(self))
+    }
+
+    /// How long, in all, at least one question of this connection was waiting for an answer.
+    pub(super) fn waited(&self) -> Duration {
+        let clock = self.clock.lock().unwrap_or_else(PoisonError::into_inner);
+        clock.total + clock.since.map_or(Duration::ZERO, |since| since.elapsed())
+    }
+
+    /// `elicitor`, with each question withdrawn once no call is running, and timed.
+    pub(super) fn watching(self: &Arc<Self>, elicitor: Elicitor) -> Elicitor {
+        let attention = Arc::clone(self);
+        Arc::new(move |question: Elicitation| {
+            let attention = Arc::clone(&attention);
+            let mut calls = attention.calls.subscribe();
+            let withdrawn = question.withdrawn.clone();
+            if *calls.borrow_and_update() == 0 {
+                withdrawn.cancel();
+            }
+            let answer = elicitor(question);
+            Box::pin(async move {
+                let _timing = Answering::start(&attention);
+                let ended = async {
+                    let _ = calls.wait_for(|calls| *calls == 0).await;
+                    withdrawn.cancel();
+                    std::future::pending::<Infallible>().await
+                };
+                tokio::select! {
+                    answer = answer => answer,
+                    never = ended => match never {},
+                }
+            })
+        })
+    }
+}
+
+/// A tool call running on a connection.
+pub(super) struct CallGuard(Arc<Attention>);
+
+impl Drop for CallGuard {
+    fn drop(&mut self) {
+        self.0
+            .calls
+            .send_modify(|calls| *calls = calls.saturating_sub(1));
+    }
+}
+
+/// A question waiting for its answer, on the [`AnswerClock`].
+struct Answering<'a>(&'a Attention);
+
+impl<'a> Answering<'a> {
+    fn start(attention: &'a Attention) -> Self {
+        let mut clock = attention
+            .clock
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        clock.open += 1;
+        clock.since.get_or_insert_with(Instant::now);
+        Self(attention)
+    }
+}
+
+impl Drop for Answering<'_> {
+    fn drop(&mut self) {
+        let mut clock = self.0.clock.lock().unwrap_or_else(PoisonError::into_inner);
+        clock.open = clock.open.saturating_sub(1);
+        if clock.open == 0
+            && let Some(since) = clock.since.take()
+        {
+            clock.total += since.elapsed();
+        }
+    }
+}
 
 /// Progress callbacks by token. rmcp picks the token when it sends the request, so a fast
 /// server can report progress before the caller has registered: such early notifications
@@ -231,7 +352,7 @@ impl ClientHandler for HostHandler {
     async fn create_elicitation(
         &self,
         request: ElicitRequestParams,
-        _context: RequestContext<RoleClient>,
+        context: RequestContext<RoleClient>,
     ) -> Result<ElicitResult, ErrorData> {
         let (
             Some(elicitor),
@@ -257,6 +378,8 @@ impl ClientHandler for HostHandler {
             message,
             schema: serde_json::to_value(&requested_schema).unwrap_or_default(),
             order,
+            // Cancelled with the server's notifications/cancelled for this request.
+            withdrawn: context.ct.child_token(),
         };
         Ok(match elicitor(question).await {
             ElicitAnswer::Accept(content) => {

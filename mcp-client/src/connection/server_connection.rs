@@ -93,6 +93,8 @@ pub struct ServerConnection {
     changes: Arc<AtomicU64>,
     /// Who answers the server's questions to the user, if anyone.
     elicitor: Option<super::Elicitor>,
+    /// The tool calls running, and the time people took to answer the server's questions.
+    attention: Arc<super::handler::Attention>,
 }
 
 /// Whether [`ServerConnection::begin_connect`] may start an attempt.
@@ -115,6 +117,7 @@ impl ServerConnection {
             tickets: AtomicU64::new(0),
             changes: Arc::default(),
             elicitor: None,
+            attention: Arc::default(),
         }
     }
 
@@ -122,8 +125,15 @@ impl ServerConnection {
     /// before the first connection.
     #[must_use]
     pub fn with_elicitor(mut self, elicitor: Option<super::Elicitor>) -> Self {
-        self.elicitor = elicitor;
+        // Each question is withdrawn once no call of this server is running, and timed.
+        self.elicitor = elicitor.map(|elicitor| self.attention.watching(elicitor));
         self
+    }
+
+    /// How long, in all, questions of this server waited for a person's answer (time during
+    /// which at least one did). What a call spent of it is not the tool's time.
+    pub fn waited_for_person(&self) -> Duration {
+        self.attention.waited()
     }
 
     /// A number that grows whenever this server's tools may have changed: a session started
@@ -375,6 +385,8 @@ impl ServerConnection {
         arguments: JsonObject,
         progress: Option<ProgressFn>,
     ) -> Result<CallToolResult, ClientError> {
+        // While it runs, the server's questions are for it (see `Attention`).
+        let _running = self.attention.call();
         let live = self.live().await?;
         let method = format!("tools/call {name}");
         let timeout = self.config.call_timeout;

@@ -220,11 +220,22 @@ impl ToolExecutor {
         // exists for (`device_name` for a required `deviceName`) would be refused.
         let args = self.normalize(&tool, args);
         let shown = args.as_object().map_or_else(|| args.to_string(), redact);
+        // An MCP server may ask a person a question mid-call: their time is not the tool's.
+        let connection = match (&tool.definition.implementation, &self.mcp) {
+            (Implementation::Mcp { server, .. }, Some((pool, _))) => pool.get(server).cloned(),
+            _ => None,
+        };
+        let waited_before = connection.as_ref().map(|c| c.waited_for_person());
         let outcome = match validate(&tool, args) {
             Err(problem) => ToolOutcome::new(name, Err(problem), started),
             Ok(parameters) => self.run(&tool, parameters, progress, started).await,
         };
-        self.log(&tool, &shown, &outcome);
+        let answering = connection
+            .zip(waited_before)
+            .map_or(Duration::ZERO, |(c, before)| {
+                c.waited_for_person().saturating_sub(before)
+            });
+        self.log(&tool, &shown, &outcome, answering);
         outcome
     }
 
@@ -423,11 +434,19 @@ impl ToolExecutor {
         }
     }
 
-    fn log(&self, tool: &ManagedTool, arguments: &str, outcome: &ToolOutcome) {
+    /// `answering`: the time the call waited for a person to answer its server's question,
+    /// which is not counted as the tool's own.
+    fn log(&self, tool: &ManagedTool, arguments: &str, outcome: &ToolOutcome, answering: Duration) {
         let name = &tool.definition.name;
-        let took = Duration::from_millis(outcome.execution_time_ms);
+        let took = Duration::from_millis(outcome.execution_time_ms).saturating_sub(answering);
         if took > SLOW_CALL {
-            warn!(tool = %name, duration_ms = outcome.execution_time_ms, "slow tool call");
+            let duration_ms = u64::try_from(took.as_millis()).unwrap_or(u64::MAX);
+            if answering.is_zero() {
+                warn!(tool = %name, duration_ms, "slow tool call");
+            } else {
+                let answering_ms = u64::try_from(answering.as_millis()).unwrap_or(u64::MAX);
+                warn!(tool = %name, duration_ms, answering_ms, "slow tool call");
+            }
         }
         match outcome.error() {
             None => info!(

@@ -10,16 +10,33 @@ use std::{
     time::Duration,
 };
 
-use rustix::pty::{OpenptFlags, grantpt, openpt, ptsname, unlockpt};
+use rustix::{
+    process::{Pid, Signal, kill_process},
+    pty::{OpenptFlags, grantpt, openpt, ptsname, unlockpt},
+};
 
 use crate::fake_provider::{FakeProvider, Reply};
 
 const BIN: &str = env!("CARGO_BIN_EXE_mcp-client");
 
+/// What the person at the terminal does, in order.
+#[derive(Debug, Clone, Copy)]
+enum Act {
+    /// Types these keys at once, before anything is drawn: typed ahead.
+    TypeAhead(&'static str),
+    /// Once `prompt` is drawn (after what the act before waited for), types `keys` (nothing
+    /// when empty: only waits).
+    At(&'static str, &'static str),
+    /// [`Act::At`], after thinking this long.
+    SlowlyAt(&'static str, &'static str, Duration),
+    /// Once `prompt` is drawn, presses Ctrl-C: SIGINT, as a terminal sends it.
+    CtrlCAt(&'static str),
+}
+
 /// Runs the CLI with its stdin, stdout and stderr on a new pseudo-terminal; returns the
 /// bytes drawn and the exit code.
 fn run_on_terminal(args: Vec<String>) -> (Vec<u8>, Option<i32>) {
-    answering_on_terminal(args, Vec::new())
+    on_terminal(args, Vec::new())
 }
 
 /// [`run_on_terminal`], typing each `(prompt, line)`'s line once the prompt was drawn, in
@@ -28,6 +45,15 @@ fn answering_on_terminal(
     args: Vec<String>,
     answers: Vec<(&'static str, &'static str)>,
 ) -> (Vec<u8>, Option<i32>) {
+    let acts = answers
+        .into_iter()
+        .map(|(prompt, line)| Act::At(prompt, String::leak(format!("{line}\r"))))
+        .collect();
+    on_terminal(args, acts)
+}
+
+/// [`run_on_terminal`], with the person doing `acts`.
+fn on_terminal(args: Vec<String>, acts: Vec<Act>) -> (Vec<u8>, Option<i32>) {
     let master = openpt(OpenptFlags::RDWR | OpenptFlags::NOCTTY | OpenptFlags::CLOEXEC).unwrap();
     grantpt(&master).unwrap();
     unlockpt(&master).unwrap();
@@ -49,23 +75,48 @@ fn answering_on_terminal(
         .stderr(Stdio::from(slave))
         .spawn()
         .unwrap();
+    let pid = Pid::from_child(&child);
     // Once the child is gone (no one holds the slave), reading the master fails with EIO.
     let reader = std::thread::spawn(move || {
         let mut master = File::from(master);
         let mut typist = master.try_clone().unwrap();
-        let mut answers = answers.into_iter().peekable();
+        let mut type_keys =
+            |keys: &str| std::io::Write::write_all(&mut typist, keys.as_bytes()).unwrap();
+        let mut acts = acts.into_iter().peekable();
+        while let Some(Act::TypeAhead(keys)) = acts.peek() {
+            type_keys(keys);
+            acts.next();
+        }
         let mut drawn = Vec::new();
+        // Where the next act looks for its prompt: after the one the act before waited for.
+        let mut from = 0;
         let mut buffer = [0u8; 4096];
         while let Ok(n) = master.read(&mut buffer) {
             if n == 0 {
                 break;
             }
             drawn.extend_from_slice(&buffer[..n]);
-            if let Some((prompt, line)) = answers.peek()
-                && String::from_utf8_lossy(&drawn).contains(prompt)
-            {
-                std::io::Write::write_all(&mut typist, format!("{line}\r").as_bytes()).unwrap();
-                answers.next();
+            while let Some(act) = acts.peek().copied() {
+                let prompt = match act {
+                    Act::At(prompt, _) | Act::SlowlyAt(prompt, ..) | Act::CtrlCAt(prompt) => prompt,
+                    Act::TypeAhead(_) => "",
+                };
+                let Some(at) = drawn[from..]
+                    .windows(prompt.len().max(1))
+                    .position(|window| prompt.is_empty() || window == prompt.as_bytes())
+                else {
+                    break;
+                };
+                from += at + prompt.len();
+                match act {
+                    Act::At(_, keys) | Act::TypeAhead(keys) => type_keys(keys),
+                    Act::SlowlyAt(_, keys, thinking) => {
+                        std::thread::sleep(thinking);
+                        type_keys(keys);
+                    }
+                    Act::CtrlCAt(_) => kill_process(pid, Signal::INT).unwrap(),
+                }
+                acts.next();
             }
         }
         drawn
@@ -77,37 +128,42 @@ fn answering_on_terminal(
         }
         if std::time::Instant::now() > deadline {
             let _ = child.kill();
-            panic!("chat did not finish on the terminal within 60 s");
+            let drawn = reader.join().unwrap();
+            panic!(
+                "chat did not finish on the terminal within 60 s: {:#?}",
+                screen(&drawn)
+            );
         }
         std::thread::sleep(Duration::from_millis(20));
     };
     (reader.join().unwrap(), status.code())
 }
 
-/// `chat --once QUESTION` against the fake OpenAI server at `url`, with `extra` options.
+/// `chat --once QUESTION` against the fake OpenAI server at `url`, with `extra` options;
+/// tools run without asking (`--yes`).
 fn once_args(url: &str, extra: &[&str], question: &str) -> Vec<String> {
-    let mut args: Vec<String> = ["chat"]
+    let mut extra = extra.to_vec();
+    extra.extend(["--yes", "--once", question]);
+    chat_args(url, &extra)
+}
+
+/// `chat` against the fake OpenAI server at `url`, with `extra` options.
+fn chat_args(url: &str, extra: &[&str]) -> Vec<String> {
+    let base_url = format!("{url}/v1");
+    ["chat"]
         .iter()
         .chain(extra)
-        .map(|s| (*s).to_owned())
-        .collect();
-    args.extend(
-        [
+        .chain(&[
             "--provider",
             "openai",
             "--model",
             "test-model",
             "--base-url",
-            &format!("{url}/v1"),
+            &base_url,
             "--no-stream",
-            "--yes",
-            "--once",
-            question,
-        ]
-        .iter()
-        .map(|s| (*s).to_owned()),
-    );
-    args
+        ])
+        .map(|s| (*s).to_owned())
+        .collect()
 }
 
 /// The lines a terminal shows after `drawn`.
@@ -352,4 +408,335 @@ async fn a_servers_question_is_asked_on_the_terminal_even_with_yes() {
             "{shown:#?}"
         );
     }
+}
+
+/// A config running the demo Z-Wave server with `args` after `--demo`, in a folder of its own
+/// (kept while the first value lives); the second is the config's path.
+fn zwave_config(args: &[&str]) -> (test_support::mosquitto::ScratchDir, String) {
+    let folder = test_support::mosquitto::ScratchDir::new();
+    let servers = folder.path().join("servers.json");
+    let mut all = vec!["--demo"];
+    all.extend(args);
+    std::fs::write(
+        &servers,
+        serde_json::json!({"mcpServers": {"zwave": {"command": test_support::workspace_bin("zwave-mcp-server"), "args": all}}})
+            .to_string(),
+    )
+    .unwrap();
+    let path = servers.to_str().unwrap().to_owned();
+    (folder, path)
+}
+
+/// A chat completion saying `content` and calling each `(name, arguments)`.
+fn calling(calls: &[(&str, serde_json::Value)], content: &str) -> Reply {
+    let tool_calls: Vec<serde_json::Value> = calls
+        .iter()
+        .enumerate()
+        .map(|(n, (name, arguments))| {
+            serde_json::json!({"id": format!("call_{n}"), "type": "function", "function": {"name": name, "arguments": arguments.to_string()}})
+        })
+        .collect();
+    Reply::status(
+        200,
+        &serde_json::json!({"id": "c1", "object": "chat.completion", "choices": [{"index": 0, "message": {"role": "assistant", "content": content, "tool_calls": tool_calls}, "finish_reason": "tool_calls"}], "usage": {"prompt_tokens": 5, "completion_tokens": 5}})
+            .to_string(),
+    )
+}
+
+/// A chat completion answering `content`.
+fn saying(content: &str) -> Reply {
+    Reply::status(
+        200,
+        &serde_json::json!({"id": "c2", "object": "chat.completion", "choices": [{"index": 0, "message": {"role": "assistant", "content": content}, "finish_reason": "stop"}], "usage": {"prompt_tokens": 5, "completion_tokens": 5}})
+            .to_string(),
+    )
+}
+
+fn unlock() -> (&'static str, serde_json::Value) {
+    (
+        "control_zwave_device",
+        serde_json::json!({"device_name": "Front Door Lock", "action": "unlock"}),
+    )
+}
+
+/// The line of `shown` starting with `start`, and where it is.
+fn line_starting<'a>(shown: &'a [String], start: &str) -> Option<(usize, &'a str)> {
+    shown
+        .iter()
+        .enumerate()
+        .find(|(_, line)| line.starts_with(start))
+        .map(|(at, line)| (at, line.as_str()))
+}
+
+// Issue 31: keys typed before a question was shown (an approval, a server's question) are
+// discarded; only what is typed at its prompt answers it.
+#[tokio::test]
+async fn keys_typed_before_a_question_do_not_answer_it() {
+    let (_folder, servers) = zwave_config(&["--allow-sensitive", "lock"]);
+    let dim = (
+        "control_zwave_device",
+        serde_json::json!({"device_name": "Living Room Light", "action": "dim", "level": 40}),
+    );
+    // The approval of a tool call (no --yes), then the server's own question (--yes).
+    for (call, yes) in [(dim, false), (unlock(), true)] {
+        let fake = FakeProvider::start(vec![calling(&[call], ""), saying("Done.")]).await;
+        let mut extra = vec!["--config", servers.as_str(), "--no-history"];
+        if yes {
+            extra.push("--yes");
+        }
+        extra.extend(["--once", "do it"]);
+        let args = chat_args(&fake.url, &extra);
+        let (drawn, exit) = tokio::task::spawn_blocking(move || {
+            on_terminal(args, vec![Act::TypeAhead("y\r"), Act::At("[y/N] ", "n\r")])
+        })
+        .await
+        .unwrap();
+        let shown = screen(&drawn);
+        // The `y` typed ahead did not say yes; the `n` typed at the prompt said no.
+        assert_eq!(exit, Some(1), "{shown:#?}");
+        assert!(
+            !shown.iter().any(|line| line.starts_with("✓ ")),
+            "{shown:#?}"
+        );
+        assert!(
+            line_starting(&shown, "✗ control_zwave_device").is_some(),
+            "{shown:#?}"
+        );
+        assert!(
+            shown.iter().any(|line| line.ends_with("[y/N] n")),
+            "{shown:#?}"
+        );
+    }
+}
+
+// Issue 31: two questions at once (two servers, each asking about its call) are asked one
+// after the other, each with its words right above its own prompt, and nothing is written
+// into a prompt's line while it waits.
+#[tokio::test]
+async fn questions_asked_at_once_are_asked_one_at_a_time() {
+    let folder = test_support::mosquitto::ScratchDir::new();
+    let servers = folder.path().join("servers.json");
+    let server = |prefix: &str| {
+        serde_json::json!({
+            "command": test_support::workspace_bin("zwave-mcp-server"),
+            "args": ["--demo", "--allow-sensitive", "lock"],
+            "toolPrefix": prefix,
+        })
+    };
+    std::fs::write(
+        &servers,
+        serde_json::json!({"mcpServers": {"front": server("front"), "back": server("back")}})
+            .to_string(),
+    )
+    .unwrap();
+    let unlocking = |prefix: &str| {
+        (
+            String::leak(format!("{prefix}__control_zwave_device")) as &str,
+            unlock().1,
+        )
+    };
+    let fake = FakeProvider::start(vec![
+        calling(&[unlocking("front"), unlocking("back")], ""),
+        saying("Done."),
+    ])
+    .await;
+    let args = once_args(
+        &fake.url,
+        &["--config", servers.to_str().unwrap(), "--no-history"],
+        "unlock both doors",
+    );
+    let (drawn, exit) = tokio::task::spawn_blocking(move || {
+        on_terminal(
+            args,
+            // The first answer waits for the other question to have come.
+            vec![
+                Act::SlowlyAt("[y/N] ", "y\r", Duration::from_millis(500)),
+                Act::At("[y/N] ", "n\r"),
+            ],
+        )
+    })
+    .await
+    .unwrap();
+    let shown = screen(&drawn);
+    assert_eq!(exit, Some(1), "{shown:#?}");
+    let asked: Vec<usize> = shown
+        .iter()
+        .enumerate()
+        .filter(|(_, line)| line.contains(" asks: "))
+        .map(|(at, _)| at)
+        .collect();
+    assert_eq!(asked.len(), 2, "{shown:#?}");
+    for at in asked {
+        assert!(
+            shown[at].starts_with("front asks: Unlock")
+                || shown[at].starts_with("back asks: Unlock"),
+            "{shown:#?}"
+        );
+        assert!(
+            shown[at + 1].starts_with("  Carry it out now? [y/N] "),
+            "{shown:#?}"
+        );
+    }
+    let prompts: Vec<&String> = shown.iter().filter(|line| line.contains("[y/N]")).collect();
+    assert_eq!(
+        prompts,
+        ["  Carry it out now? [y/N] y", "  Carry it out now? [y/N] n"],
+        "{shown:#?}"
+    );
+    assert_eq!(
+        shown.iter().filter(|line| line.starts_with("✓ ")).count(),
+        1,
+        "{shown:#?}"
+    );
+    assert_eq!(
+        shown.iter().filter(|line| line.starts_with("✗ ")).count(),
+        1,
+        "{shown:#?}"
+    );
+}
+
+// Issue 31: Ctrl-C at a question (a server's, an approval) dismisses it, the chat prompt
+// comes back on a line of its own, and a `y` typed afterwards is a new question to the
+// model, not an answer.
+#[tokio::test]
+async fn ctrl_c_at_a_question_dismisses_it_and_the_prompt_comes_back() {
+    let (_folder, servers) = zwave_config(&["--allow-sensitive", "lock"]);
+    let dim = (
+        "control_zwave_device",
+        serde_json::json!({"device_name": "Living Room Light", "action": "dim", "level": 40}),
+    );
+    // The server's question (--yes), then the approval of a tool call.
+    for (call, yes) in [(unlock(), true), (dim, false)] {
+        let fake = FakeProvider::start(vec![calling(&[call], ""), saying("Nothing to do.")]).await;
+        let mut extra = vec!["--config", servers.as_str(), "--no-history"];
+        if yes {
+            extra.push("--yes");
+        }
+        let args = chat_args(&fake.url, &extra);
+        let (drawn, exit) = tokio::task::spawn_blocking(move || {
+            on_terminal(
+                args,
+                vec![
+                    Act::At("> ", "do it\r"),
+                    Act::CtrlCAt("[y/N] "),
+                    Act::At("> ", "y\r"),
+                    Act::At("Nothing to do.", ""),
+                    Act::At("> ", "\u{4}"),
+                ],
+            )
+        })
+        .await
+        .unwrap();
+        let shown = screen(&drawn);
+        assert_eq!(exit, Some(0), "{shown:#?}");
+        // The question's line holds its prompt and nothing else.
+        let asked: Vec<(usize, &String)> = shown
+            .iter()
+            .enumerate()
+            .filter(|(_, line)| line.contains("[y/N]"))
+            .collect();
+        assert_eq!(asked.len(), 1, "{shown:#?}");
+        let (at, prompt) = asked[0];
+        assert!(prompt.ends_with("? [y/N]"), "{shown:#?}");
+        assert!(
+            shown[at + 1..].iter().any(|line| line == "cancelled"),
+            "{shown:#?}"
+        );
+        assert!(
+            line_starting(&shown, "✓ control_zwave_device").is_none(),
+            "{shown:#?}"
+        );
+        // The `y` went to the model as the next question.
+        let bodies = fake.bodies();
+        assert_eq!(bodies.len(), 2, "{shown:#?}");
+        let messages = bodies[1]["messages"].as_array().unwrap();
+        assert_eq!(
+            messages.last().unwrap(),
+            &serde_json::json!({"role": "user", "content": "y"}),
+            "{shown:#?}"
+        );
+    }
+}
+
+// Issue 31: bidirectional overrides a model writes, in its answer or a tool call's
+// arguments shown for approval, are escaped as the server escapes them.
+#[tokio::test]
+async fn bidirectional_overrides_are_escaped() {
+    let (_folder, servers) = zwave_config(&[]);
+    let fake = FakeProvider::start(vec![
+        calling(
+            &[(
+                "control_zwave_device",
+                serde_json::json!({"device_name": "Living\u{202e}Room Light", "action": "on"}),
+            )],
+            "Let me\u{2067} look.",
+        ),
+        saying("Done\u{202a}\u{200f}\u{61c}."),
+    ])
+    .await;
+    let args = chat_args(
+        &fake.url,
+        &["--config", &servers, "--no-history", "--once", "turn it on"],
+    );
+    let (drawn, _) =
+        tokio::task::spawn_blocking(move || on_terminal(args, vec![Act::At("[y/N] ", "n\r")]))
+            .await
+            .unwrap();
+    let raw = String::from_utf8_lossy(&drawn);
+    let shown = screen(&drawn);
+    for c in [
+        '\u{202a}', '\u{202b}', '\u{202c}', '\u{202d}', '\u{202e}', '\u{2066}', '\u{2067}',
+        '\u{2068}', '\u{2069}', '\u{200e}', '\u{200f}', '\u{61c}',
+    ] {
+        assert!(!raw.contains(c), "{c:?} reached the terminal: {shown:#?}");
+    }
+    assert!(
+        shown
+            .iter()
+            .any(|line| line.contains(r"Let me\u{2067} look.")),
+        "{shown:#?}"
+    );
+    assert!(
+        shown.iter().any(|line| line.starts_with(
+            r#"Allow control_zwave_device {"action":"on","deviceName":"Living\u{202e}Room Light"}? [y/N] n"#
+        )),
+        "{shown:#?}"
+    );
+    assert!(
+        shown.contains(&r"Done\u{202a}\u{200f}\u{61c}.".to_owned()),
+        "{shown:#?}"
+    );
+}
+
+// Issue 31: the time a person takes to answer a server's question is not the tool's: no
+// slow-call warning for it, and no spinner frame left behind.
+#[tokio::test]
+async fn a_slow_answer_is_not_a_slow_tool() {
+    let (_folder, servers) = zwave_config(&["--allow-sensitive", "lock"]);
+    let fake = unlocking_model().await;
+    let args = once_args(
+        &fake.url,
+        &["--config", &servers, "--no-history"],
+        "unlock the front door",
+    );
+    let (drawn, exit) = tokio::task::spawn_blocking(move || {
+        on_terminal(
+            args,
+            vec![Act::SlowlyAt("[y/N] ", "y\r", Duration::from_millis(1500))],
+        )
+    })
+    .await
+    .unwrap();
+    let shown = screen(&drawn);
+    assert_eq!(exit, Some(0), "{shown:#?}");
+    assert_eq!(shown.len(), 4, "{shown:#?}");
+    assert!(shown[0].starts_with("zwave asks: Unlock"), "{shown:#?}");
+    assert_eq!(shown[1], "  Carry it out now? [y/N] y", "{shown:#?}");
+    assert!(
+        shown[2].starts_with(
+            r#"✓ control_zwave_device {"action":"unlock","deviceName":"Front Door Lock"} ("#
+        ),
+        "{shown:#?}"
+    );
+    assert_eq!(shown[3], "Done.", "{shown:#?}");
 }

@@ -228,11 +228,21 @@ async fn answer(sim: &Arc<Sim>, api: &str, args: &[Value]) -> Result<Value, Stri
             if node["status"] == json!("Dead") {
                 return Err("Failed to poll value: the node is dead (ZW0204)".into());
             }
-            Ok(node["values"]
+            let cached = node["values"]
                 .get(&key)
                 .and_then(|v| v.get("value"))
                 .cloned()
-                .unwrap_or(Value::Null))
+                .unwrap_or(Value::Null);
+            let Some(id) = node["id"].as_u64().and_then(|id| u16::try_from(id).ok()) else {
+                return Ok(cached);
+            };
+            // The device answers the Get with its own state, which the driver then caches.
+            let answer = devices(sim).answer(id, &key, cached.clone());
+            if answer != cached {
+                drop(nodes);
+                set_value(&mut lock(&sim.nodes), id, &key, answer.clone());
+            }
+            Ok(answer)
         }
         "refreshValues" | "refreshCCValues" | "refreshInfo" => Ok(Value::Null),
         "pingNode" => {
@@ -295,6 +305,7 @@ fn devices(sim: &Sim) -> device::Devices<'_> {
         knobs: &sim.knobs,
         last_levels: &sim.last_levels,
         latest_write: &sim.latest_write,
+        truth: &sim.truth,
         reports: sim.options.reports,
     }
 }

@@ -23,7 +23,27 @@ pub(super) struct Devices<'a> {
     pub(super) last_levels: &'a Mutex<HashMap<u16, u8>>,
     /// The latest write to each value: the driver verifies only the latest Set of a value.
     pub(super) latest_write: &'a Mutex<HashMap<(u16, String), u64>>,
+    /// What a device really is where the driver's cache may say otherwise (its optimistic
+    /// value of a write the device ignored, or before its report): a Get (a poll) is answered
+    /// with it, as a real device answers with its own state.
+    pub(super) truth: &'a Mutex<HashMap<(u16, String), Value>>,
     pub(super) reports: ReportDelays,
+}
+
+impl Devices<'_> {
+    /// What the device answers a Get of `key` of `node` with: its own state, else the cached
+    /// value (`current`).
+    pub(super) fn answer(&self, node: u16, key: &str, current: Value) -> Value {
+        lock(self.truth)
+            .get(&(node, key.to_owned()))
+            .cloned()
+            .unwrap_or(current)
+    }
+
+    /// The device changed `key` of `node` by itself (a report, a button): that is its state.
+    pub(super) fn forget_truth(&self, node: u16, key: &str) {
+        lock(self.truth).remove(&(node, key.to_owned()));
+    }
 }
 
 /// One value changed: the node and the value object after the change, and what it was.
@@ -368,6 +388,12 @@ pub(super) fn write(devices: &Devices<'_>, node_id: u16, key: &str, new: Value) 
             reports: Vec::new(),
         };
     }
+    {
+        let mut truth = lock(devices.truth);
+        for (key, value) in &real {
+            truth.insert((node_id, key.clone()), value.clone());
+        }
+    }
     let reports = if confirm && !reports.is_empty() {
         let generation = next_generation(devices, node_id, &watch);
         reports
@@ -490,6 +516,7 @@ fn switch(
             reports: Vec::new(),
         };
     }
+    lock(devices.truth).insert((node_id, current_key.to_owned()), real.clone());
     let mut reports = Vec::new();
     if confirm {
         let generation = next_generation(devices, node_id, current_key);

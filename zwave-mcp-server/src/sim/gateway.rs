@@ -71,6 +71,7 @@ impl SimControl {
             knobs: Mutex::new(Knobs::default()),
             last_levels: Mutex::new(HashMap::new()),
             latest_write: Mutex::new(HashMap::new()),
+            truth: Mutex::new(HashMap::new()),
             ready: tokio::sync::watch::Sender::new(false),
             published: tokio::sync::watch::Sender::new(false),
             sent: AtomicU64::new(0),
@@ -348,6 +349,7 @@ impl SimControl {
     /// Changes a value as a local button press would: the current value changes and is
     /// published, the target value does not.
     pub async fn press(&self, node: u16, key: &str, value: Value) {
+        super::state::lock(&self.sim.truth).remove(&(node, key.to_owned()));
         let changed = {
             let mut nodes = lock(&self.sim.nodes);
             set_value(&mut nodes, node, key, value)

@@ -164,6 +164,8 @@ pub(super) struct Sim {
     /// The latest write to each value (`node`, key), by number: the driver verifies only the
     /// latest Set of a value (a newer one replaces the scheduled verification).
     pub(super) latest_write: Mutex<HashMap<(u16, String), u64>>,
+    /// What the devices really are where the cache may say otherwise ([`super::device::Devices::truth`]).
+    pub(super) truth: Mutex<HashMap<(u16, String), Value>>,
     /// Values of nodes whose interview is running, restored when it completes.
     pub(super) interviewing: Mutex<HashMap<u16, Value>>,
 }

@@ -54,6 +54,7 @@ struct WsSim {
     knobs: Mutex<Knobs>,
     last_levels: Mutex<HashMap<u16, u8>>,
     latest_write: Mutex<HashMap<(u16, String), u64>>,
+    truth: Mutex<HashMap<(u16, String), Value>>,
     reports: ReportDelays,
     /// Events for every listening client: `(the connection that caused it, the message)`;
     /// that connection has sent it already, in its place among its answers.
@@ -92,6 +93,7 @@ impl SimZwaveJsServer {
             knobs: Mutex::new(Knobs::default()),
             last_levels: Mutex::default(),
             latest_write: Mutex::default(),
+            truth: Mutex::default(),
             reports,
             events: broadcast::channel(1024).0,
             received: Mutex::default(),
@@ -237,6 +239,7 @@ impl SimZwaveJsServer {
     /// A stateless value's event, as a scene button's press: the value changes and every
     /// listening client gets a `value notification`.
     pub fn notify(&self, node: u16, key: &str, value: Value) {
+        devices(&self.sim).forget_truth(node, key);
         let change = super::api::set_value(&mut lock(&self.sim.nodes), node, key, value.clone());
         if let Some(change) = change {
             let mut args = address(&change.value);
@@ -487,21 +490,31 @@ fn poll_value(
     ok: impl Fn(Value) -> String,
 ) -> Vec<String> {
     let key = value_key(command.get("valueId").unwrap_or(&Value::Null));
-    let nodes = lock(&sim.nodes);
+    let mut nodes = lock(&sim.nodes);
     let Some(found) = find_node(&nodes, node) else {
         return Vec::new();
     };
     let Some(value) = found["values"].get(&key) else {
         return vec![ok(json!({}))];
     };
-    let current = value.get("value").cloned().unwrap_or(Value::Null);
-    let event = value_updated(&Change {
-        node: found.clone(),
-        value: value.clone(),
-        previous: current.clone(),
-    });
+    let cached = value.get("value").cloned().unwrap_or(Value::Null);
+    // The device answers the Get with its own state, which the driver then caches.
+    let answer = devices(sim).answer(node, &key, cached.clone());
+    let change = if answer == cached {
+        Some(Change {
+            node: found.clone(),
+            value: value.clone(),
+            previous: cached,
+        })
+    } else {
+        super::api::set_value(&mut nodes, node, &key, answer.clone())
+    };
+    let Some(change) = change else {
+        return vec![ok(json!({ "value": answer }))];
+    };
+    let event = value_updated(&change);
     let _ = sim.events.send((connection, event.clone()));
-    vec![ok(json!({ "value": current })), event]
+    vec![ok(json!({ "value": answer })), event]
 }
 
 fn devices(sim: &WsSim) -> Devices<'_> {
@@ -510,6 +523,7 @@ fn devices(sim: &WsSim) -> Devices<'_> {
         knobs: &sim.knobs,
         last_levels: &sim.last_levels,
         latest_write: &sim.latest_write,
+        truth: &sim.truth,
         reports: sim.reports,
     }
 }
