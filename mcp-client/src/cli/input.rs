@@ -115,10 +115,18 @@ fn serve(incoming: &mpsc::Receiver<Request>, editor: bool, history: Option<PathB
             }
             (Ask::Question, None) => stdin.line(&request.reply),
             (Ask::Approval, _) => {
+                // Key by key from before the prompt shows: a Ctrl-C typed at it is never the
+                // terminal's signal racing the keys that follow it.
+                let keys = stdin.terminal.then(KeyByKey::enter).flatten();
                 stdin.discard_typed_ahead();
                 eprint!("{}", request.prompt);
                 let _ = std::io::stderr().flush();
-                stdin.line(&request.reply)
+                let answer = match &keys {
+                    Some(_) => stdin.keys(&request.reply),
+                    None => stdin.line(&request.reply),
+                };
+                drop(keys);
+                answer
             }
         };
         // None: the caller stopped waiting, and the read was abandoned.
@@ -205,6 +213,66 @@ impl Plain {
         }
     }
 
+    /// The answer to a question, typed after it showed, read key by key ([`KeyByKey`]) with
+    /// the terminal's own Ctrl-C turned off, so a Ctrl-C is seen in its place among the
+    /// keys: "Ctrl-C y Enter" arriving in one burst (a paste, a slow link) is an interruption,
+    /// never a yes that would beat the interruption's signal to the question. The Ctrl-C is
+    /// then raised as the signal it would have been, for the rest of the chat to stop.
+    fn keys(&mut self, reply: &oneshot::Sender<Line>) -> Option<Line> {
+        let mut typed: Vec<u8> = Vec::new();
+        let mut escape = Escape::None;
+        loop {
+            if reply.is_closed() {
+                self.discard_typed_ahead();
+                eprint!("\r\n");
+                return None;
+            }
+            while !self.pending.is_empty() {
+                let byte = self.pending.remove(0);
+                if escape.swallows(byte) {
+                    continue;
+                }
+                match byte {
+                    // Ctrl-C: whatever came with it or after it was not typed for this question.
+                    0x03 => {
+                        self.pending.clear();
+                        eprint!("^C\r\n");
+                        let _ = rustix::process::kill_process(
+                            rustix::process::getpid(),
+                            rustix::process::Signal::INT,
+                        );
+                        return Some(Line::Interrupted);
+                    }
+                    b'\r' | b'\n' => {
+                        eprint!("\r\n");
+                        return Some(Line::Text(text(&typed)));
+                    }
+                    0x04 if typed.is_empty() => {
+                        eprint!("\r\n");
+                        return Some(Line::End);
+                    }
+                    // Backspace: the last character, all of its bytes.
+                    0x7f | 0x08 => {
+                        while let Some(last) = typed.pop() {
+                            if last & 0xc0 != 0x80 {
+                                break;
+                            }
+                        }
+                        eprint!("\x08 \x08");
+                    }
+                    0x1b => escape = Escape::Started,
+                    other if other < 0x20 => {}
+                    other => {
+                        typed.push(other);
+                        let _ = std::io::stderr().write_all(&[other]);
+                    }
+                }
+                let _ = std::io::stderr().flush();
+            }
+            self.fill();
+        }
+    }
+
     /// Waits up to [`TICK`] for stdin, and reads what came.
     fn fill(&mut self) {
         use rustix::{
@@ -235,6 +303,70 @@ impl Plain {
             Ok(n) => self.pending.extend_from_slice(&buffer[..n]),
             Err(Errno::INTR | Errno::AGAIN) => {}
             Err(_) => self.ended = true,
+        }
+    }
+}
+
+/// The terminal read key by key, without echo and without its own Ctrl-C, while this lives;
+/// as it was before, after.
+struct KeyByKey(rustix::termios::Termios);
+
+impl KeyByKey {
+    /// `None` when stdin's modes cannot be read or set (then lines are read as they come).
+    fn enter() -> Option<Self> {
+        use rustix::termios::{
+            LocalModes, OptionalActions, SpecialCodeIndex, tcgetattr, tcsetattr,
+        };
+        let stdin = std::io::stdin();
+        let before = tcgetattr(&stdin).ok()?;
+        let mut keys = before.clone();
+        keys.local_modes -= LocalModes::ICANON | LocalModes::ISIG | LocalModes::ECHO;
+        keys.special_codes[SpecialCodeIndex::VMIN] = 1;
+        keys.special_codes[SpecialCodeIndex::VTIME] = 0;
+        tcsetattr(&stdin, OptionalActions::Now, &keys).ok()?;
+        Some(Self(before))
+    }
+}
+
+impl Drop for KeyByKey {
+    fn drop(&mut self) {
+        let _ = rustix::termios::tcsetattr(
+            std::io::stdin(),
+            rustix::termios::OptionalActions::Now,
+            &self.0,
+        );
+    }
+}
+
+/// Where a read is in an escape sequence (an arrow key: ESC `[` `A`), which is no answer.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Escape {
+    None,
+    /// ESC came.
+    Started,
+    /// ESC `[` or ESC `O` came: bytes up to the final one (`@` to `~`) belong to it.
+    Sequence,
+}
+
+impl Escape {
+    /// Whether `byte` belongs to an escape sequence (and is dropped).
+    fn swallows(&mut self, byte: u8) -> bool {
+        match *self {
+            Self::None => false,
+            Self::Started => {
+                *self = if matches!(byte, b'[' | b'O') {
+                    Self::Sequence
+                } else {
+                    Self::None
+                };
+                true
+            }
+            Self::Sequence => {
+                if (0x40..=0x7e).contains(&byte) {
+                    *self = Self::None;
+                }
+                true
+            }
         }
     }
 }

@@ -658,6 +658,61 @@ async fn ctrl_c_at_a_question_dismisses_it_and_the_prompt_comes_back() {
     }
 }
 
+// Issue 31's review: Ctrl-C, `y` and Enter arriving at a question in one burst (a paste, a
+// slow link) are an interruption: the `y` came after the Ctrl-C and answers nothing. Before,
+// the `y` could reach the question before the interruption's signal was handled, and the door
+// was unlocked while the screen said "cancelled".
+#[tokio::test]
+async fn a_yes_that_comes_with_a_ctrl_c_answers_nothing() {
+    let (_folder, servers) = zwave_config(&["--allow-sensitive", "lock"]);
+    let dim = (
+        "control_zwave_device",
+        serde_json::json!({"device_name": "Living Room Light", "action": "dim", "level": 40}),
+    );
+    for (call, yes) in [(unlock(), true), (dim, false)] {
+        for _ in 0..3 {
+            let fake = FakeProvider::start(vec![
+                calling(std::slice::from_ref(&call), ""),
+                saying("Nothing."),
+            ])
+            .await;
+            let mut extra = vec!["--config", servers.as_str(), "--no-history"];
+            if yes {
+                extra.push("--yes");
+            }
+            let args = chat_args(&fake.url, &extra);
+            let (drawn, exit) = tokio::task::spawn_blocking(move || {
+                on_terminal(
+                    args,
+                    vec![
+                        Act::At("> ", "do it\r"),
+                        Act::At("[y/N] ", "\u{3}y\r"),
+                        Act::At("> ", "\u{4}"),
+                    ],
+                )
+            })
+            .await
+            .unwrap();
+            let shown = screen(&drawn);
+            assert_eq!(exit, Some(0), "{shown:#?}");
+            assert!(
+                line_starting(&shown, "✓ control_zwave_device").is_none(),
+                "{shown:#?}"
+            );
+            assert!(shown.iter().any(|line| line == "cancelled"), "{shown:#?}");
+            // Nor is the `y` a question to the model.
+            assert!(
+                fake.bodies().iter().all(|body| {
+                    body["messages"].as_array().is_some_and(|messages| {
+                        messages.iter().all(|message| message["content"] != "y")
+                    })
+                }),
+                "{shown:#?}"
+            );
+        }
+    }
+}
+
 // Issue 31: bidirectional overrides a model writes, in its answer or a tool call's
 // arguments shown for approval, are escaped as the server escapes them.
 #[tokio::test]

@@ -334,8 +334,13 @@ async fn a_huge_device_name_is_refused_at_once() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_value_cached_before_the_write_never_confirms_it() {
     let home = Home::start().await;
-    // Node 6 is on already; its device stops answering, so no report follows the write.
+    // Node 6 is on already; its device stops answering: no report follows the write, and a
+    // Get of its state gets no answer either.
     home.sim.set_confirm_writes(false);
+    home.sim.set_refusal(
+        "pollValue",
+        Some("the node did not acknowledge the command (ZW0204)"),
+    );
     let outcome = home
         .ok(
             "control_zwave_device",
