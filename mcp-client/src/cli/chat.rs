@@ -279,6 +279,13 @@ pub async fn run(args: ChatArgs) -> anyhow::Result<ExitCode> {
         agent = agent.with_journal(Arc::clone(store) as _);
     }
     let interrupt = Interrupt::listen(Arc::clone(&desk));
+    // A Ctrl-C typed at a question (read key by key, the terminal's signal off) does what the
+    // signal does at a question, at once: the question being answered and every one waiting
+    // are dismissed; it never ends the session.
+    input.on_interrupt({
+        let interrupt = interrupt.clone();
+        move || interrupt.at_a_question()
+    });
     if !args.yes {
         agent = agent.with_approver(Arc::new(AskOnTerminal {
             input: Arc::clone(&input),
@@ -424,6 +431,20 @@ impl Interrupt {
         interrupt
     }
 
+    /// Ctrl-C at a question: the question being answered is cancelled (an approval it would
+    /// ask next is then not asked) and every question waiting is dismissed.
+    fn at_a_question(&self) {
+        if let Some(question) = self
+            .current
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .take()
+        {
+            question.cancel();
+        }
+        self.desk.interrupt();
+    }
+
     /// A token for the next question, cancelled by Ctrl-C.
     fn question(&self) -> CancellationToken {
         let token = CancellationToken::new();
@@ -452,10 +473,16 @@ async fn interactive(
     (input, store): (&Input, Option<&Store>),
 ) {
     if std::io::stdin().is_terminal() {
-        eprintln!(
-            "conversation {} — ask away (Ctrl-D to quit, Ctrl-C to stop an answer)",
-            conversation.id
-        );
+        // A conversation never stored has no id anyone could resume.
+        match store {
+            Some(_) => eprintln!(
+                "conversation {} — ask away (Ctrl-D to quit, Ctrl-C to stop an answer)",
+                conversation.id
+            ),
+            None => eprintln!(
+                "conversation not kept (--no-history) — ask away (Ctrl-D to quit, Ctrl-C to stop an answer)"
+            ),
+        }
     }
     loop {
         // Nothing is written into the line being typed: lines noted meanwhile (a server's

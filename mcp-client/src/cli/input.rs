@@ -50,9 +50,13 @@ struct Request {
     reply: oneshot::Sender<Line>,
 }
 
+/// What a Ctrl-C typed at a question does, called before the question gets its answer.
+type OnInterrupt = Arc<std::sync::Mutex<Option<Box<dyn Fn() + Send + Sync>>>>;
+
 /// The reader of stdin.
 pub(super) struct Input {
     requests: mpsc::Sender<Request>,
+    on_interrupt: OnInterrupt,
 }
 
 impl Input {
@@ -60,13 +64,28 @@ impl Input {
     /// is a terminal); `history`: where it keeps the questions asked.
     pub(super) fn start(editor: bool, history: Option<PathBuf>) -> Self {
         let (requests, incoming) = mpsc::channel::<Request>();
+        let on_interrupt = OnInterrupt::default();
+        let hook = Arc::clone(&on_interrupt);
         let spawned = std::thread::Builder::new()
             .name("stdin".into())
-            .spawn(move || serve(&incoming, editor, history));
+            .spawn(move || serve(&incoming, editor, history, &hook));
         if let Err(err) = spawned {
             tracing::error!(error = %err, "cannot start the thread that reads stdin");
         }
-        Self { requests }
+        Self {
+            requests,
+            on_interrupt,
+        }
+    }
+
+    /// What a Ctrl-C typed at a question does (the terminal's signal is off while a question
+    /// is read): called on this reader's thread before the question is answered, so what it
+    /// cancels is cancelled before anything else happens.
+    pub(super) fn on_interrupt(&self, hook: impl Fn() + Send + Sync + 'static) {
+        *self
+            .on_interrupt
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner) = Some(Box::new(hook));
     }
 
     /// Shows `prompt` and reads one line. When the caller stops waiting, a plain read is
@@ -88,7 +107,12 @@ impl Input {
 /// How often a plain read looks whether its caller still waits.
 const TICK: Duration = Duration::from_millis(50);
 
-fn serve(incoming: &mpsc::Receiver<Request>, editor: bool, history: Option<PathBuf>) {
+fn serve(
+    incoming: &mpsc::Receiver<Request>,
+    editor: bool,
+    history: Option<PathBuf>,
+    on_interrupt: &OnInterrupt,
+) {
     let mut editor = editor
         .then(|| rustyline::DefaultEditor::new().ok())
         .flatten()
@@ -122,7 +146,7 @@ fn serve(incoming: &mpsc::Receiver<Request>, editor: bool, history: Option<PathB
                 eprint!("{}", request.prompt);
                 let _ = std::io::stderr().flush();
                 let answer = match &keys {
-                    Some(_) => stdin.keys(&request.reply),
+                    Some(_) => stdin.keys(&request.reply, on_interrupt),
                     None => stdin.line(&request.reply),
                 };
                 drop(keys);
@@ -216,9 +240,9 @@ impl Plain {
     /// The answer to a question, typed after it showed, read key by key ([`KeyByKey`]) with
     /// the terminal's own Ctrl-C turned off, so a Ctrl-C is seen in its place among the
     /// keys: "Ctrl-C y Enter" arriving in one burst (a paste, a slow link) is an interruption,
-    /// never a yes that would beat the interruption's signal to the question. The Ctrl-C is
-    /// then raised as the signal it would have been, for the rest of the chat to stop.
-    fn keys(&mut self, reply: &oneshot::Sender<Line>) -> Option<Line> {
+    /// never a yes that would beat the interruption's signal to the question. The Ctrl-C then
+    /// does what the signal would have done ([`Input::on_interrupt`]), before the answer.
+    fn keys(&mut self, reply: &oneshot::Sender<Line>, on_interrupt: &OnInterrupt) -> Option<Line> {
         let mut typed: Vec<u8> = Vec::new();
         let mut escape = Escape::None;
         loop {
@@ -237,10 +261,13 @@ impl Plain {
                     0x03 => {
                         self.pending.clear();
                         eprint!("^C\r\n");
-                        let _ = rustix::process::kill_process(
-                            rustix::process::getpid(),
-                            rustix::process::Signal::INT,
-                        );
+                        if let Some(hook) = on_interrupt
+                            .lock()
+                            .unwrap_or_else(std::sync::PoisonError::into_inner)
+                            .as_ref()
+                        {
+                            hook();
+                        }
                         return Some(Line::Interrupted);
                     }
                     b'\r' | b'\n' => {

@@ -795,3 +795,65 @@ async fn a_slow_answer_is_not_a_slow_tool() {
     );
     assert_eq!(shown[3], "Done.", "{shown:#?}");
 }
+
+// Issue 31 item 15, as a person sees it: a resumed chat says what it loaded, and a chat whose
+// conversation is not kept shows no id anyone could resume.
+#[tokio::test]
+async fn a_resumed_chat_says_what_it_loaded_and_an_unkept_one_shows_no_id() {
+    let folder = test_support::mosquitto::ScratchDir::new();
+    let history = folder.path().join("history.db");
+    let history = history.to_str().unwrap().to_owned();
+    let fake = FakeProvider::start(vec![saying("First."), saying("Second.")]).await;
+    let args = chat_args(&fake.url, &["--history", history.as_str()]);
+    let (drawn, exit) = tokio::task::spawn_blocking(move || {
+        on_terminal(
+            args,
+            vec![
+                Act::At("> ", "one\r"),
+                Act::At("First.", ""),
+                Act::At("> ", "\u{4}"),
+            ],
+        )
+    })
+    .await
+    .unwrap();
+    let shown = screen(&drawn);
+    assert_eq!(exit, Some(0), "{shown:#?}");
+    let id = shown[0]
+        .strip_prefix("conversation ")
+        .and_then(|rest| rest.split(' ').next())
+        .unwrap_or_else(|| panic!("{shown:#?}"))
+        .to_owned();
+    let args = chat_args(&fake.url, &["--history", history.as_str(), "--resume", &id]);
+    let (drawn, exit) = tokio::task::spawn_blocking(move || {
+        on_terminal(
+            args,
+            vec![
+                Act::At("> ", "two\r"),
+                Act::At("Second.", ""),
+                Act::At("> ", "\u{4}"),
+            ],
+        )
+    })
+    .await
+    .unwrap();
+    let shown = screen(&drawn);
+    assert_eq!(exit, Some(0), "{shown:#?}");
+    assert_eq!(
+        shown[0],
+        format!("resumed conversation {id}: 2 messages"),
+        "{shown:#?}"
+    );
+
+    let args = chat_args(&fake.url, &["--no-history"]);
+    let (drawn, _) =
+        tokio::task::spawn_blocking(move || on_terminal(args, vec![Act::At("> ", "\u{4}")]))
+            .await
+            .unwrap();
+    let shown = screen(&drawn);
+    assert_eq!(
+        shown[0],
+        "conversation not kept (--no-history) — ask away (Ctrl-D to quit, Ctrl-C to stop an answer)",
+        "{shown:#?}"
+    );
+}
