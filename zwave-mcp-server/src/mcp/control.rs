@@ -61,47 +61,13 @@ impl ZwaveServer {
                 return Err(ToolError::Cancelled);
             }
         }
-        // A person may have taken a minute to answer: what is written is planned again on the
-        // device as it is now, and must be what they were asked about (a siren that began an
-        // alarm meanwhile makes a doorbell end it).
-        let node = {
-            let now = self.gateway.node(node.id).unwrap_or_else(|| node.clone());
-            let replanned = devices::plan(&now, &args.request(), &self.limits)?;
-            if (&replanned.sensitive, &replanned.target, &replanned.value)
-                != (&plan.sensitive, &plan.target, &plan.value)
-            {
-                return Err(ToolError::Sensitive(format!(
-                    "nothing was sent: {} changed while the command was being confirmed (it now reports {}), so what would be carried out is not what was asked about; ask again",
-                    devices::describe(&now),
-                    devices::summary(&now)
-                )));
-            }
-            // Its name and location stay the ones the lookup saw: a rename meanwhile is
-            // refused when the write is sent.
-            NodeInfo {
-                name: node.name.clone(),
-                loc: node.loc.clone(),
-                ..now
-            }
-        };
+        let node = self.as_it_was_asked(node, &plan, &args)?;
         if cancelled.is_cancelled() {
             info!(device = ?name, node = %node.id, action = %args.action, "not writing: the client cancelled the request");
             return Err(ToolError::Cancelled);
         }
         let before = last_report(&node, plan.current_key.as_str());
-        // Already so: every value the write names (a colour's every channel) shows what it
-        // asks; never for a stop, which accepts any report and asks for no state.
-        let already = plan.expect != devices::Expect::Any
-            && before
-                .as_ref()
-                .and_then(|(value, _)| value.as_ref())
-                .is_some_and(|value| plan.expect.accepts(value))
-            && plan.also.iter().all(|(key, expect)| {
-                node.values
-                    .get(key.as_str())
-                    .and_then(|value| value.value.as_ref())
-                    .is_some_and(|value| expect.accepts(value))
-            });
+        let already = already(&node, &plan, before.as_ref());
         let seq = self.commands.next_seq();
         let written = self
             .gateway
@@ -161,32 +127,7 @@ impl ZwaveServer {
         if !command.supervised {
             self.read_back(&plan.poll);
         }
-        if !command.supervised && !self.confirm_timeout.is_zero() {
-            tokio::select! {
-                _ = self.gateway.wait_for_node(
-                    node.id,
-                    |now| command.fate(now) != Fate::Pending,
-                    self.confirm_timeout,
-                ) => {}
-                // Nobody waits for the answer any more: the request's place is freed at once.
-                () = cancelled.cancelled() => {}
-            }
-        }
-        let mut now = self.gateway.node(node.id).unwrap_or_else(|| node.clone());
-        let mut fate = command.fate(&now);
-        let latest = |commands: &super::commands::Commands| {
-            commands.last(node.id).is_none_or(|last| last.seq == seq)
-        };
-        // A command superseded by a later one is answered so, whatever its fate.
-        if fate == Fate::Confirmed && !command.supervised && latest(&self.commands) {
-            // What the cache shows may be zwave-js's optimistic echo of another client's
-            // write of the same value: only the device's answer to a Get confirms.
-            fate = tokio::select! {
-                fate = verify(&self.gateway, &now, &command) => fate,
-                () = cancelled.cancelled() => Fate::Pending,
-            };
-            now = self.gateway.node(node.id).unwrap_or(now);
-        }
+        let (now, fate) = self.decide(&node, &command, cancelled).await;
         self.settle_when_reported(&command, node.id, &fate, layout);
         let state = devices::summary(&now);
         // A later command of this server, or of another client of the gateway: its
@@ -274,6 +215,71 @@ impl ZwaveServer {
             result.is_error = Some(true);
         }
         Ok(result)
+    }
+
+    /// What became of `command` to `node` within the confirmation wait: the device's report,
+    /// checked by its answer to a Get (what the cache shows may be zwave-js's optimistic echo
+    /// of another client's write of the same value); the node as it is then.
+    async fn decide(
+        &self,
+        node: &NodeInfo,
+        command: &Command,
+        cancelled: &CancellationToken,
+    ) -> (NodeInfo, Fate) {
+        if !command.supervised && !self.confirm_timeout.is_zero() {
+            tokio::select! {
+                _ = self.gateway.wait_for_node(
+                    node.id,
+                    |now| command.fate(now) != Fate::Pending,
+                    self.confirm_timeout,
+                ) => {}
+                // Nobody waits for the answer any more: the request's place is freed at once.
+                () = cancelled.cancelled() => {}
+            }
+        }
+        let now = self.gateway.node(node.id).unwrap_or_else(|| node.clone());
+        let fate = command.fate(&now);
+        // A command superseded by a later one is answered so, whatever its fate.
+        let latest = self
+            .commands
+            .last(node.id)
+            .is_none_or(|last| last.seq == command.seq);
+        if fate != Fate::Confirmed || command.supervised || !latest {
+            return (now, fate);
+        }
+        let fate = tokio::select! {
+            fate = verify(&self.gateway, &now, command) => fate,
+            () = cancelled.cancelled() => Fate::Pending,
+        };
+        (self.gateway.node(node.id).unwrap_or(now), fate)
+    }
+
+    /// A person may have taken a minute to answer: what is written is planned again on the
+    /// device as it is now, and must be what they were asked about (a siren that began an
+    /// alarm meanwhile makes a doorbell end it). The node as it is now, with the name and
+    /// location the lookup saw (a rename meanwhile is refused when the write is sent).
+    fn as_it_was_asked(
+        &self,
+        node: NodeInfo,
+        plan: &devices::WritePlan,
+        args: &ControlArgs,
+    ) -> Result<NodeInfo, ToolError> {
+        let now = self.gateway.node(node.id).unwrap_or_else(|| node.clone());
+        let replanned = devices::plan(&now, &args.request(), &self.limits)?;
+        if (&replanned.sensitive, &replanned.target, &replanned.value)
+            != (&plan.sensitive, &plan.target, &plan.value)
+        {
+            return Err(ToolError::Sensitive(format!(
+                "nothing was sent: {} changed while the command was being confirmed (it now reports {}), so what would be carried out is not what was asked about; ask again",
+                devices::describe(&now),
+                devices::summary(&now)
+            )));
+        }
+        Ok(NodeInfo {
+            name: node.name,
+            loc: node.loc,
+            ..now
+        })
     }
 
     /// A siren whose tone is not known may be sounding an alarm, which a new tone would end
@@ -468,6 +474,25 @@ fn other_command(
             None => format!("set {level}"),
         },
     })
+}
+
+/// Whether `node` already shows what `plan` asks: every value the write names (a colour's
+/// every channel); never for a stop, which accepts any report and asks for no state.
+fn already(
+    node: &NodeInfo,
+    plan: &devices::WritePlan,
+    before: Option<&(Option<serde_json::Value>, Option<i64>)>,
+) -> bool {
+    plan.expect != devices::Expect::Any
+        && before
+            .and_then(|(value, _)| value.as_ref())
+            .is_some_and(|value| plan.expect.accepts(value))
+        && plan.also.iter().all(|(key, expect)| {
+            node.values
+                .get(key.as_str())
+                .and_then(|value| value.value.as_ref())
+                .is_some_and(|value| expect.accepts(value))
+        })
 }
 
 /// The value `key` of `node` as the device last reported it, with the report's time (epoch ms).
