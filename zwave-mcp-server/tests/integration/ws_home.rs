@@ -166,7 +166,7 @@ async fn the_tools_work_a_zwave_js_server_home_end_to_end() {
             (6, "thermostat: off, 19.5 °C now, idle".to_owned()),
             (7, "cover: closed".to_owned()),
             (8, "color_light: off".to_owned()),
-            (9, "siren: silent".to_owned()),
+            (9, "siren: tone not reported yet".to_owned()),
             (
                 10,
                 "sensor: water alarm sensor status: idle, battery 87%".to_owned()
