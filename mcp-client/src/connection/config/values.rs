@@ -32,8 +32,8 @@ pub(crate) fn duration(value: &Value) -> Result<Duration, String> {
 }
 
 /// Expands `${VAR}` (also spelt `${env:VAR}`, as VS Code does), `${VAR:-default}` (the default
-/// when VAR is not set) and `${VAR:?message}` (an error with the message when VAR is not set)
-/// in a value of `command`, `args`, `env` or `cwd`. Errors never quote the value: values are
+/// when VAR is not set or empty) and `${VAR:?message}` (an error with the message when VAR is
+/// not set or empty) in a value of `command`, `args`, `env` or `cwd`. Errors never quote the value: values are
 /// where secrets live (the message of `:?`, the file's own words for the case, is shown).
 pub(super) fn expand(
     value: &str,
@@ -73,13 +73,17 @@ pub(super) fn expand(
         let found = lookup(name);
         let expanded = match operator.map(|op| (op.get(..2), op.get(2..).unwrap_or_default())) {
             None => found.ok_or_else(unset)?,
-            Some((Some(":-"), default)) => found.unwrap_or_else(|| default.to_owned()),
+            // As in a shell: with the colon, an empty value counts as not set.
+            Some((Some(":-"), default)) => found
+                .filter(|found| !found.is_empty())
+                .unwrap_or_else(|| default.to_owned()),
             Some((Some(":?"), message)) => match found {
-                Some(found) => found,
-                None if message.trim().is_empty() => return Err(unset()),
-                None => {
+                Some(found) if !found.is_empty() => found,
+                _ if message.trim().is_empty() => return Err(unset()),
+                found => {
                     return Err(format!(
-                        "refers to ${{{name}}}, which is not set: {}",
+                        "refers to ${{{name}}}, which is {}: {}",
+                        if found.is_some() { "empty" } else { "not set" },
                         common::printable(&common::clip(message.trim(), 200))
                     ));
                 }
@@ -150,8 +154,18 @@ mod expand_tests {
 
     #[test]
     fn defaults_and_required_variables_with_a_message() {
-        let vars = |name: &str| (name == "SET").then(|| "v".to_owned());
+        let vars = |name: &str| match name {
+            "SET" => Some("v".to_owned()),
+            "EMPTY" => Some(String::new()),
+            _ => None,
+        };
         assert_eq!(expand("${SET:-d}/${UNSET:-d}", &vars).unwrap(), "v/d");
+        // With the colon, empty is as good as not set (as in a shell); without, it is empty.
+        assert_eq!(expand("[${EMPTY:-d}][${EMPTY}]", &vars).unwrap(), "[d][]");
+        assert_eq!(
+            expand("${EMPTY:?give the server's folder}", &vars).unwrap_err(),
+            "refers to ${EMPTY}, which is empty: give the server's folder"
+        );
         assert_eq!(expand("${SET:?needed}", &vars).unwrap(), "v");
         assert_eq!(expand("${env:SET}", &vars).unwrap(), "v");
         assert_eq!(
