@@ -32,16 +32,18 @@ pub(crate) mod cc {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum DeviceKind {
-    /// Door lock (Door Lock or Lock command class): read only here.
+    /// Door lock (Door Lock or Lock command class): lock, unlock (sensitive).
     Lock,
-    /// Thermostat (Thermostat Mode or Setpoint): read only here.
+    /// Thermostat (Thermostat Mode or Setpoint): set_mode, set_temperature.
     Thermostat,
     /// Blind, shutter or garage door (Window Covering, Barrier Operator, or a motor's
-    /// Multilevel Switch with Open/Close): a motor's on, off and dim move it; others read only.
+    /// Multilevel Switch with Open/Close): open, close, stop, set_position; a garage door
+    /// only opens (sensitive) and closes.
     Cover,
-    /// Colour light (Color Switch with a Multilevel Switch): on, off, dim.
+    /// Colour light (Color Switch with a Multilevel Switch): on, off, dim, set_color.
     ColorLight,
-    /// Siren or chime (Sound Switch): read only here.
+    /// Siren or chime (Sound Switch): sound (sensitive over another tone), silence
+    /// (sensitive).
     Siren,
     /// Dimmable light or motor (Multilevel Switch): on, off, dim.
     Dimmer,
