@@ -64,6 +64,21 @@ async fn a_marked_lock_is_never_easier_to_open(backend) {
     assert_eq!(home.writes(), Vec::<(String, Value)>::new(), "nothing was written");
 }
 
+async fn a_mark_that_matches_no_device_is_logged(backend) {
+    let home = TestHome::start(backend).await;
+    let output = home
+        .run(
+            &["--sensitive-device", "name:Front Dor Lock"],
+            &[("list_zwave_devices", json!({}))],
+        )
+        .await;
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        stderr.contains("--sensitive-device rule \"name:front dor lock\" matches no device: check it against list_zwave_devices, or name the device by node:<id>"),
+        "{stderr}"
+    );
+}
+
 async fn a_new_tone_over_a_sounding_one_is_as_sensitive_as_silence(backend) {
     // The siren sounds its burglar alarm (3) when the server starts.
     let home = TestHome::with_nodes(backend, siren_sounding(json!(3))).await;
