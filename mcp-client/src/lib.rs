@@ -1,6 +1,44 @@
 //! Client toolkit for MCP agent hosts: connect to many MCP stdio servers and keep working
 //! whatever they do, offer their tools and local tools to a model, and run the tool-call loop.
 //!
+//! A host starts from a [`Host`]: where its servers and local tools come from, who answers
+//! the servers' questions and approves calls, then one [`ToolExecutor`] for all of them.
+//!
+//! ```
+//! use mcp_client::{Host, tools::definition};
+//! use serde_json::json;
+//!
+//! # #[tokio::main(flavor = "current_thread")]
+//! # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! // A local tool; `.servers_from_file(path)?` adds the servers of an `mcpServers` file.
+//! let calculator = definition::parse(
+//!     r#"{"name": "calc", "description": "Evaluates arithmetic.",
+//!         "parameters": {"type": "object", "required": ["expression"],
+//!                        "properties": {"expression": {"type": "string"}}},
+//!         "implementation": {"type": "builtin", "handler": "math_eval"}}"#,
+//! )?;
+//! let host = calculator
+//!     .into_iter()
+//!     .fold(Host::builder(), |builder, tool| builder.tool(tool))
+//!     .connect()
+//!     .await?;
+//!
+//! let outcome = host.executor().execute("calc", json!({"expression": "6 * 7"})).await;
+//! assert_eq!(outcome.result.ok(), Some(json!({"result": 42})));
+//! host.shutdown().await;
+//! # Ok(())
+//! # }
+//! ```
+//!
+//! # Features
+//! With `default-features = false` the library builds with none of the command line's
+//! dependencies: servers, tools, the agent loop and the message model (bring your own
+//! [`Provider`]). Layers to add:
+//! - `providers`: [`HttpProvider`] for Ollama/Qwen,
+//!   OpenAI-compatible servers and Anthropic (reqwest, rustls).
+//! - `history`: the SQLite conversation store ([`history`](mod@history)).
+//! - `cli` (default): the `mcp-client` command line; needs both of the above.
+//!
 //! ```text
 //! question ─▶ agent (loop, policies, approval) ──messages + tools──▶ llm (Ollama | OpenAI | Anthropic over HTTP)
 //!               │  ▲                                                   │ stream of events
@@ -14,12 +52,14 @@
 //! ```
 //!
 //! # Layout
-//! - [`cli`]: the `mcp-client` command line (`chat`, `history`, `servers`, `doctor`, `tools`,
-//!   `call`, `bench`); `doctor` judges tool definitions with [`tools::review`], the engine
-//!   `mcp-conformance` uses too.
+//! - [`Host`] (`host.rs`): servers from an `mcpServers` file, local tools, callbacks and
+//!   policies → a [`ToolExecutor`] and agents; the registry of the host's server processes.
+//! - `cli` (feature `cli`): the `mcp-client` command line (`chat`, `history`, `servers`,
+//!   `doctor`, `tools`, `call`, `bench`) and its signal handling; `doctor` judges tool
+//!   definitions with [`tools::review`], the engine `mcp-conformance` uses too.
 //! - [`agent`]: the tool-call loop (specs 002, 004) with its policies (turns, token budget,
 //!   refinement, tool retries), events, approval and journal.
-//! - [`history`]: the conversation store (SQLite, its own writer thread).
+//! - `history` (feature `history`): the conversation store (SQLite, its own writer thread).
 //! - [`llm`]: the provider-neutral message model, the [`llm::Provider`] interface and its HTTP
 //!   implementation for the three dialects, their wire formats.
 //! - [`tools`]: [`ToolManager`] and [`ToolExecutor`] (every call: lookup, normalization, schema
@@ -31,30 +71,36 @@
 //!   requests with timeouts and cancellation, clean shutdown.
 //! - [`transport`]: our rmcp `Transport<RoleClient>` over a spawned child process: lines
 //!   judged and typed (tool results without rmcp's untagged search), the process group's
-//!   shutdown, safe reaping and parent-death signal (`transport::process`).
+//!   shutdown, safe reaping and parent-death signal, and the registry a host stops them with
+//!   ([`transport::ServerProcesses`]).
 //! - [`bench`](mod@bench): `mcp-client bench`, how fast one server answers through a
 //!   [`ServerConnection`] (latency, throughput, the server's CPU and memory).
-//! - `signals`: stopping every server when the host is asked to stop (SIGINT, SIGTERM).
 //!
 //! Waits after failures ([`common::Backoff`]), the duration grammar of files and flags and
 //! one-line clipping come from the workspace's `common` crate, shared with the server.
 
 pub mod agent;
 pub mod bench;
+#[cfg(feature = "cli")]
 pub mod cli;
 pub mod connection;
+#[cfg(feature = "history")]
 pub mod history;
+mod host;
 pub mod llm;
-mod signals;
 pub mod tools;
 pub mod transport;
+
+pub use host::{Host, HostBuilder, HostError};
 
 pub use agent::{Agent, AgentOptions, Conversation};
 pub use connection::{
     ClientError, ConnectionStatus, ServerConfig, ServerConnection,
     pool::{ConnectReport, ServerPool},
 };
-pub use llm::{HttpProvider, Provider, ProviderConfig};
+pub use llm::Provider;
+#[cfg(feature = "providers")]
+pub use llm::{HttpProvider, ProviderConfig};
 pub use tools::{
     McpTools, Normalizer, ToolCall, ToolError, ToolOutcome, executor::ToolExecutor,
     manager::ToolManager,

@@ -9,7 +9,7 @@ use super::{
     latency::Latencies,
     usage::{self, Usage},
 };
-use crate::{ClientError, ServerConfig, ServerConnection, tools::executor::error_text};
+use crate::{ClientError, ServerConnection, tools::executor::error_text};
 
 /// Why a run could not measure anything useful.
 #[derive(Debug, thiserror::Error)]
@@ -68,18 +68,17 @@ fn offered(names: &[String]) -> String {
     }
 }
 
-/// Starts the server of `config`, measures it as `plan` says, and stops it.
+/// Starts `server`, measures it as `plan` says, and stops it.
 ///
 /// # Errors
 /// See [`BenchError`]: nothing is reported when the server does not start, lacks the tool,
 /// offers it without marking it read-only and `plan.allow_writes` is not set (no call is made
 /// then), or a call fails (other than a tool answering with `isError`).
 pub async fn run(
-    config: ServerConfig,
+    server: ServerConnection,
     plan: &Plan,
     progress: &(dyn Fn(Progress) + Sync),
 ) -> Result<Report, BenchError> {
-    let server = ServerConnection::new(config);
     let report = measure(&server, plan, progress).await;
     server.shutdown().await;
     report

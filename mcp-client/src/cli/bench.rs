@@ -6,8 +6,11 @@ use std::{io::IsTerminal as _, process::ExitCode, time::Duration};
 
 use clap::Args;
 
-use super::{UsageError, emit, one_server, tools::parse_arguments};
-use crate::bench::{self, BenchError, PhaseReport, Plan, Progress, Report, Request};
+use super::{Stop, UsageError, emit, one_server, tools::parse_arguments};
+use crate::{
+    ServerConnection,
+    bench::{self, BenchError, PhaseReport, Plan, Progress, Report, Request},
+};
 
 /// Arguments of `mcp-client bench`.
 #[derive(Debug, Args)]
@@ -47,7 +50,7 @@ pub struct BenchArgs {
 
 /// Runs the benchmark; exit code 0 with a report, 1 when the server failed it, 2 on usage
 /// errors (including a tool the server does not have).
-pub(super) async fn run(args: BenchArgs) -> anyhow::Result<ExitCode> {
+pub(super) async fn run(args: BenchArgs, stop: &Stop) -> anyhow::Result<ExitCode> {
     let request = match args.tool {
         Some(name) => Request::Tool {
             name,
@@ -65,7 +68,8 @@ pub(super) async fn run(args: BenchArgs) -> anyhow::Result<ExitCode> {
     let mut config = one_server(args.command, Duration::from_secs(args.init_timeout));
     config.call_timeout = Duration::from_secs(args.call_timeout);
     let bar = progress_bar();
-    let report = bench::run(config, &plan, &|event| match event {
+    let server = ServerConnection::new(config).with_processes(stop.processes.clone());
+    let report = bench::run(server, &plan, &|event| match event {
         Progress::Phase { name, calls } => {
             bar.set_message(name);
             bar.set_length(calls as u64);

@@ -215,7 +215,7 @@ fn provider_config(args: &ChatArgs) -> anyhow::Result<ProviderConfig> {
 ///
 /// # Errors
 /// Usage errors (exit 2): missing provider or model, unreadable configuration or history.
-pub async fn run(args: ChatArgs) -> anyhow::Result<ExitCode> {
+pub async fn run(args: ChatArgs, stop: &super::Stop) -> anyhow::Result<ExitCode> {
     if args.once.as_deref().is_some_and(|q| q.trim().is_empty()) {
         return Err(UsageError("--once needs a question".into()).into());
     }
@@ -263,7 +263,13 @@ pub async fn run(args: ChatArgs) -> anyhow::Result<ExitCode> {
     } else {
         elicit::without_terminal()
     };
-    let (executor, pool) = host(args.config.as_deref(), &args.tool_files, Some(elicitor)).await?;
+    let host = host(
+        args.config.as_deref(),
+        &args.tool_files,
+        Some(elicitor),
+        stop,
+    )
+    .await?;
     let options = AgentOptions {
         max_turns: args.max_turns.max(1),
         refinement: args.refine,
@@ -274,11 +280,11 @@ pub async fn run(args: ChatArgs) -> anyhow::Result<ExitCode> {
         tool_choice: args.tool_choice.clone(),
         ..AgentOptions::default()
     };
-    let mut agent = Agent::new(Arc::new(provider), executor).with_options(options);
+    let mut agent = Agent::new(Arc::new(provider), host.executor().clone()).with_options(options);
     if let Some(store) = &store {
         agent = agent.with_journal(Arc::clone(store) as _);
     }
-    let interrupt = Interrupt::listen(Arc::clone(&desk));
+    let interrupt = Interrupt::listen(Arc::clone(&desk), stop.requested.clone());
     // A Ctrl-C typed at a question (read key by key, the terminal's signal off) does what the
     // signal does at a question, at once: the question being answered and every one waiting
     // are dismissed; it never ends the session.
@@ -339,7 +345,7 @@ pub async fn run(args: ChatArgs) -> anyhow::Result<ExitCode> {
             code = ExitCode::FAILURE;
         }
     }
-    pool.shutdown().await;
+    host.shutdown().await;
     Ok(code)
 }
 
@@ -382,7 +388,7 @@ struct Interrupt {
 }
 
 impl Interrupt {
-    fn listen(desk: Arc<Desk>) -> Self {
+    fn listen(desk: Arc<Desk>, stop_requested: CancellationToken) -> Self {
         let interrupt = Self {
             current: Arc::default(),
             quit: CancellationToken::new(),
@@ -416,7 +422,7 @@ impl Interrupt {
         // Asked to stop (SIGTERM, SIGHUP): the question is cancelled, and the session ends.
         let stopping = interrupt.clone();
         tokio::spawn(async move {
-            crate::signals::stopping().cancelled().await;
+            stop_requested.cancelled().await;
             if let Some(question) = stopping
                 .current
                 .lock()

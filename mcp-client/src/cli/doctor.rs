@@ -7,7 +7,7 @@ use std::{fmt, process::ExitCode, time::Duration};
 
 use serde_json::Value;
 
-use super::{emit, one_server};
+use super::{Stop, emit, one_server};
 use crate::{
     ServerConnection,
     tools::review::{self, Severity, ToolParts},
@@ -56,9 +56,10 @@ struct Finding {
 
 /// Examines the server `command` starts and prints one line per finding, then the counts.
 /// Fails when any finding is a `FAIL`.
-pub(super) async fn doctor(init_timeout: u64, command: Vec<String>) -> ExitCode {
+pub(super) async fn doctor(init_timeout: u64, command: Vec<String>, stop: &Stop) -> ExitCode {
     let config = one_server(command, Duration::from_secs(init_timeout));
-    let findings = examine(ServerConnection::new(config)).await;
+    let findings =
+        examine(ServerConnection::new(config).with_processes(stop.processes.clone())).await;
     let count = |level| findings.iter().filter(|f| f.level == level).count();
     let (problems, warnings) = (count(Level::Fail), count(Level::Warn));
     for finding in &findings {

@@ -11,6 +11,7 @@
 //! | `history` | `history`: the stored conversations |
 //! | `input`, `elicit` | the one reader of stdin; a server's questions to the user asked on the terminal |
 //! | `bench` | `bench`: how fast one server answers |
+//! | `signals` | the signals that ask the CLI to stop |
 
 mod args;
 mod bench;
@@ -20,6 +21,7 @@ mod elicit;
 mod history;
 mod input;
 mod servers;
+mod signals;
 mod tools;
 mod view;
 
@@ -27,7 +29,20 @@ use std::{process::ExitCode, time::Duration};
 
 pub use args::{Cli, CliCommand};
 
-use crate::{ServerCommand, ServerConfig, connection::RetryPolicy};
+use tokio_util::sync::CancellationToken;
+
+use crate::{ServerCommand, ServerConfig, connection::RetryPolicy, transport::ServerProcesses};
+
+/// What a command shares with the signal handling around it: where the servers it starts are
+/// registered, and the request to stop that work able to end cleanly watches.
+#[derive(Debug, Clone, Default)]
+pub struct Stop {
+    /// Every server process the command started: stopped all at once on a signal.
+    pub processes: ServerProcesses,
+    /// Cancelled when the CLI is asked to stop (SIGTERM, SIGHUP): `chat` then cancels its
+    /// question and stores it, within a grace period, before the servers are stopped.
+    pub requested: CancellationToken,
+}
 
 /// Runs the command until it ends or the host is asked to stop (SIGTERM, SIGHUP, and SIGINT
 /// except in interactive `chat`, where Ctrl-C cancels a question or ends the session itself).
@@ -38,19 +53,20 @@ use crate::{ServerCommand, ServerConfig, connection::RetryPolicy};
 pub async fn run_until_stopped(cli: Cli) -> anyhow::Result<ExitCode> {
     // `chat` owns Ctrl-C (it cancels the question being answered, and is stored as such).
     let chat = matches!(&cli.command, CliCommand::Chat(_));
-    let work = run(cli);
+    let stop = Stop::default();
+    let work = run(cli, &stop);
     tokio::pin!(work);
-    let stop = crate::signals::stop_requested(!chat);
+    let signal = signals::stop_requested(!chat);
     tokio::select! {
         result = &mut work => result,
-        Ok(signal) = stop => {
+        Ok(signal) = signal => {
             if chat {
                 // A grace in which the question is cancelled (its servers told) and stored.
-                crate::signals::stopping().cancel();
+                stop.requested.cancel();
                 let _ = tokio::time::timeout(STOP_GRACE, &mut work).await;
             }
             tracing::warn!(?signal, "asked to stop; stopping the MCP servers first");
-            crate::transport::shutdown_all().await;
+            stop.processes.shutdown_all().await;
             Ok(ExitCode::from(signal.exit_code()))
         }
     }
@@ -63,27 +79,27 @@ const STOP_GRACE: std::time::Duration = std::time::Duration::from_secs(3);
 ///
 /// # Errors
 /// A configuration that cannot be read.
-pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
+pub async fn run(cli: Cli, stop: &Stop) -> anyhow::Result<ExitCode> {
     match cli.command {
-        CliCommand::Servers { config } => servers::servers(&config).await,
+        CliCommand::Servers { config } => servers::servers(&config, stop).await,
         CliCommand::Doctor {
             init_timeout,
             command,
-        } => Ok(doctor::doctor(init_timeout, command).await),
+        } => Ok(doctor::doctor(init_timeout, command, stop).await),
         CliCommand::Tools {
             config,
             tool_files,
             json,
-        } => tools::tools(config.as_deref(), &tool_files, json).await,
+        } => tools::tools(config.as_deref(), &tool_files, json, stop).await,
         CliCommand::Call {
             tool,
             args,
             config,
             tool_files,
-        } => tools::call(&tool, &args, config.as_deref(), &tool_files).await,
-        CliCommand::Chat(args) => chat::run(args).await,
+        } => tools::call(&tool, &args, config.as_deref(), &tool_files, stop).await,
+        CliCommand::Chat(args) => chat::run(args, stop).await,
         CliCommand::History(command) => history::run(command),
-        CliCommand::Bench(args) => bench::run(args).await,
+        CliCommand::Bench(args) => bench::run(args, stop).await,
     }
 }
 

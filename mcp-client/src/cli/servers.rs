@@ -2,14 +2,14 @@
 
 use std::process::ExitCode;
 
-use super::emit;
+use super::{Stop, emit};
 use crate::{ServerPool, connection::config};
 
 /// Connects every server of the `mcpServers` file at `path` and prints one status line each
 /// (with the stdout lines it dropped); fails when any server is down.
-pub(super) async fn servers(path: &std::path::Path) -> anyhow::Result<ExitCode> {
+pub(super) async fn servers(path: &std::path::Path, stop: &Stop) -> anyhow::Result<ExitCode> {
     let configs = config::load(path)?;
-    let pool = ServerPool::new(configs);
+    let pool = ServerPool::in_registry(configs, None, stop.processes.clone());
     let report = pool.connect_all().await;
     let mut all_up = true;
     for server in pool.servers() {

@@ -7,51 +7,42 @@ use std::{path::PathBuf, process::ExitCode};
 use rmcp::model::JsonObject;
 use serde_json::Value;
 
-use super::{UsageError, emit};
-use crate::{
-    McpTools, ServerPool,
-    connection::config,
-    tools::{definition, executor::ToolExecutor, manager::ToolManager},
-};
+use super::{Stop, UsageError, emit};
+use crate::{Host, connection::Elicitor};
 
-/// The executor of a host: local tools from `tool_files`, plus the tools of the servers of
+/// The host of a command: local tools from `tool_files`, plus the tools of the servers of
 /// `config` (connected concurrently; servers that fail are reported on stderr, not fatal).
 pub(super) async fn host(
     config: Option<&std::path::Path>,
     tool_files: &[PathBuf],
-    elicitor: Option<crate::connection::Elicitor>,
-) -> anyhow::Result<(ToolExecutor, ServerPool)> {
-    let mut manager = ToolManager::new();
+    elicitor: Option<Elicitor>,
+    stop: &Stop,
+) -> anyhow::Result<Host> {
+    let mut builder = Host::builder().processes(stop.processes.clone());
     for file in tool_files {
-        for tool in definition::load_file(file)? {
-            manager.add(tool)?;
-        }
+        builder = builder.tools_from_file(file)?;
     }
-    let pool = ServerPool::asking(
-        match config {
-            Some(path) => config::load(path)?,
-            None => Vec::new(),
-        },
-        elicitor,
-    );
-    let report = pool.connect_all().await;
-    for error in report.failed.values() {
+    if let Some(config) = config {
+        builder = builder.servers_from_file(config)?;
+    }
+    if let Some(elicitor) = elicitor {
+        builder = builder.elicitor(elicitor);
+    }
+    let host = builder.connect().await?;
+    for error in host.report().failed.values() {
         tracing::error!("{error}");
     }
-    manager.add_mcp(&McpTools::discover(&pool).await);
-    let normalizer = McpTools::normalizer(&pool);
-    Ok((
-        ToolExecutor::new(manager).with_mcp(pool.clone(), normalizer),
-        pool,
-    ))
+    Ok(host)
 }
 
 pub(super) async fn tools(
     config: Option<&std::path::Path>,
     tool_files: &[PathBuf],
     json: bool,
+    stop: &Stop,
 ) -> anyhow::Result<ExitCode> {
-    let (executor, pool) = host(config, tool_files, None).await?;
+    let host = host(config, tool_files, None, stop).await?;
+    let executor = host.executor();
     let manager = executor.manager();
     let listed = manager.all();
     if json {
@@ -89,7 +80,7 @@ pub(super) async fn tools(
             ));
         }
     }
-    pool.shutdown().await;
+    host.shutdown().await;
     Ok(ExitCode::SUCCESS)
 }
 
@@ -98,12 +89,16 @@ pub(super) async fn call(
     args: &str,
     config: Option<&std::path::Path>,
     tool_files: &[PathBuf],
+    stop: &Stop,
 ) -> anyhow::Result<ExitCode> {
     let arguments = parse_arguments(args)?;
-    let (executor, pool) = host(config, tool_files, None).await?;
-    let outcome = executor.execute(tool, Value::Object(arguments)).await;
+    let host = host(config, tool_files, None, stop).await?;
+    let outcome = host
+        .executor()
+        .execute(tool, Value::Object(arguments))
+        .await;
     emit(&serde_json::to_string_pretty(&outcome)?);
-    pool.shutdown().await;
+    host.shutdown().await;
     Ok(if outcome.is_success() {
         ExitCode::SUCCESS
     } else {

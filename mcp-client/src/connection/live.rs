@@ -18,7 +18,7 @@ use tokio::sync::Mutex;
 use tracing::{debug, info, warn};
 
 use super::{ClientError, Failure, HostHandler, ServerConfig};
-use crate::transport::{self, Exit, ServerProcess, SpawnError};
+use crate::transport::{self, Exit, ServerProcess, ServerProcesses, SpawnError};
 
 /// How long to wait for a dying server's exit status before reporting without it.
 pub(super) const EXIT_GRACE: Duration = Duration::from_millis(500);
@@ -317,11 +317,12 @@ pub(super) async fn connect_once(
     config: &ServerConfig,
     changes: &Arc<AtomicU64>,
     elicitor: Option<&super::Elicitor>,
+    processes: &ServerProcesses,
 ) -> Result<Live, AttemptFailure> {
     let name = config.name().to_owned();
     let started = Instant::now();
     let (mut transport, process) =
-        transport::spawn(&config.command).map_err(|err| AttemptFailure {
+        transport::spawn(&config.command, processes).map_err(|err| AttemptFailure {
             retryable: !err.is_permanent(),
             failure: Failure {
                 server: name.clone(),

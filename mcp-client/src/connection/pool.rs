@@ -8,6 +8,7 @@ use tokio::task::JoinSet;
 use tracing::{debug, info, warn};
 
 use super::{ClientError, ServerConfig, ServerConnection, SessionInfo};
+use crate::transport::ServerProcesses;
 
 /// What connecting all servers gave.
 #[derive(Debug, Clone, Default)]
@@ -55,6 +56,7 @@ impl ConnectReport {
 #[derive(Clone)]
 pub struct ServerPool {
     servers: Arc<BTreeMap<String, Arc<ServerConnection>>>,
+    processes: ServerProcesses,
 }
 
 impl ServerPool {
@@ -66,18 +68,35 @@ impl ServerPool {
     /// [`ServerPool::new`], with `elicitor` answering every server's questions to the user
     /// (MCP elicitation); without one, servers are told nobody can be asked.
     pub fn asking(configs: Vec<ServerConfig>, elicitor: Option<super::Elicitor>) -> Self {
+        Self::in_registry(configs, elicitor, ServerProcesses::new())
+    }
+
+    /// [`ServerPool::asking`], with every server's process registered in `processes`: the
+    /// host's registry, which it can stop all at once ([`ServerProcesses::shutdown_all`]) when
+    /// it is asked to stop.
+    pub fn in_registry(
+        configs: Vec<ServerConfig>,
+        elicitor: Option<super::Elicitor>,
+        processes: ServerProcesses,
+    ) -> Self {
         let servers = configs
             .into_iter()
             .map(|config| {
-                (
-                    config.name().to_owned(),
-                    Arc::new(ServerConnection::new(config).with_elicitor(elicitor.clone())),
-                )
+                let connection = ServerConnection::new(config)
+                    .with_elicitor(elicitor.clone())
+                    .with_processes(processes.clone());
+                (connection.name().to_owned(), Arc::new(connection))
             })
             .collect();
         Self {
             servers: Arc::new(servers),
+            processes,
         }
+    }
+
+    /// Where the servers' processes are registered.
+    pub fn processes(&self) -> &ServerProcesses {
+        &self.processes
     }
 
     /// One server's connection.

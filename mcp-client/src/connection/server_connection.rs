@@ -28,7 +28,7 @@ use super::{
         request, service_error,
     },
 };
-use crate::transport::ServerProcess;
+use crate::transport::{ServerProcess, ServerProcesses};
 
 /// Waits between restarts of a server that keeps failing: 1 s, 2 s, 4 s … 30 s, each cut by up
 /// to a quarter at random so servers that failed together do not restart together.
@@ -95,6 +95,8 @@ pub struct ServerConnection {
     elicitor: Option<super::Elicitor>,
     /// The tool calls running, and the time people took to answer the server's questions.
     attention: Arc<super::handler::Attention>,
+    /// Where the server's process is registered, so that its host can stop it on a signal.
+    processes: ServerProcesses,
 }
 
 /// Whether [`ServerConnection::begin_connect`] may start an attempt.
@@ -118,7 +120,17 @@ impl ServerConnection {
             changes: Arc::default(),
             elicitor: None,
             attention: Arc::default(),
+            processes: ServerProcesses::new(),
         }
+    }
+
+    /// With the server's processes registered in `processes` (the host's registry, shared by
+    /// its servers) instead of a registry of this connection's own; set before the first
+    /// connection.
+    #[must_use]
+    pub fn with_processes(mut self, processes: ServerProcesses) -> Self {
+        self.processes = processes;
+        self
     }
 
     /// With `elicitor` answering the server's questions to the user (MCP elicitation); set
@@ -169,7 +181,13 @@ impl ServerConnection {
             self.name(),
             |attempt| async move {
                 self.set_attempt(ticket, attempt, of).await;
-                connect_once(&self.config, &self.changes, self.elicitor.as_ref()).await
+                connect_once(
+                    &self.config,
+                    &self.changes,
+                    self.elicitor.as_ref(),
+                    &self.processes,
+                )
+                .await
             },
             |failed: &AttemptFailure| failed.retryable,
         );
@@ -491,7 +509,7 @@ impl ServerConnection {
             } => (ticket, failures, cancel),
         };
         let attempt = tokio::select! {
-            attempt = connect_once(&self.config, &self.changes, self.elicitor.as_ref()) => {
+            attempt = connect_once(&self.config, &self.changes, self.elicitor.as_ref(), &self.processes) => {
                 attempt.map_err(|failed| failed.failure)
             }
             () = cancel.cancelled() => Err(self.shut_down_while_starting()),

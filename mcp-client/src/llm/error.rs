@@ -136,7 +136,7 @@ pub enum ProviderError {
 }
 
 impl ProviderError {
-    /// The end of a response: fine when it said it was complete (`done`), else
+    #[cfg(feature = "providers")]
     /// An error a server reported inside its response (`{"error": …}`): a bare string
     /// (Ollama), or an object with a `message` and maybe a `type` (OpenAI, Anthropic).
     pub(crate) fn in_stream(provider: &'static str, error: &serde_json::Value) -> Self {
@@ -149,7 +149,7 @@ impl ProviderError {
         };
         Self::Remote {
             provider,
-            message: super::http::preview(&message),
+            message: preview(&message),
         }
     }
 
@@ -248,6 +248,8 @@ impl ProviderError {
         }
     }
 
+    #[cfg(feature = "providers")]
+    /// The end of a response: fine when it said it was complete (`done`), else
     /// [`ProviderError::StreamCut`] saying what never came.
     pub(crate) fn unless_done(
         done: bool,
@@ -292,6 +294,7 @@ impl ProviderError {
         }
     }
 
+    #[cfg(feature = "providers")]
     /// What went wrong with one attempt, for the warning that announces the next: without
     /// the "gave up" of the final error.
     pub(crate) fn attempt_failure(&self) -> String {
@@ -304,6 +307,7 @@ impl ProviderError {
         }
     }
 
+    #[cfg(feature = "providers")]
     /// Records the number of attempts made on a retryable error.
     pub(crate) fn with_attempts(mut self, made: u32) -> Self {
         if let Self::RateLimited { attempts, .. } | Self::ServerError { attempts, .. } = &mut self {
@@ -320,6 +324,16 @@ fn attempts_made(attempts: u32) -> String {
     } else {
         format!("{attempts} attempts")
     }
+}
+
+/// Characters of a provider's error body kept in messages.
+#[cfg(feature = "providers")]
+const MESSAGE_PREVIEW: usize = 300;
+
+/// At most [`MESSAGE_PREVIEW`] characters, on one line.
+#[cfg(feature = "providers")]
+pub(crate) fn preview(text: &str) -> String {
+    common::clip(text, MESSAGE_PREVIEW)
 }
 
 #[cfg(test)]

@@ -6,8 +6,12 @@ use rmcp::model::JsonObject;
 use serde_json::{Map, Value, json};
 use tracing::debug;
 
-use super::message::{Message, ToolResult};
-use crate::tools::{ToolCall, definition::ToolDefinition};
+#[cfg(feature = "providers")]
+use super::message::Message;
+use super::message::ToolResult;
+#[cfg(feature = "providers")]
+use crate::tools::ToolCall;
+use crate::tools::definition::ToolDefinition;
 
 /// An LLM provider's API dialect.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -18,6 +22,54 @@ pub enum Dialect {
     OpenAi,
     /// Anthropic Messages.
     Anthropic,
+}
+
+impl Dialect {
+    /// The dialect's short name (`ollama`, `openai`, `anthropic`).
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Ollama => "ollama",
+            Self::OpenAi => "openai",
+            Self::Anthropic => "anthropic",
+        }
+    }
+
+    /// How messages name it ("Ollama", "the OpenAI-compatible server", "Anthropic").
+    #[cfg(feature = "providers")]
+    pub(crate) const fn display_name(self) -> &'static str {
+        match self {
+            Self::Ollama => "Ollama",
+            Self::OpenAi => "the OpenAI-compatible server",
+            Self::Anthropic => "Anthropic",
+        }
+    }
+
+    /// The conventional base URL.
+    pub fn default_base_url(self) -> &'static str {
+        match self {
+            Self::Ollama => "http://127.0.0.1:11434",
+            Self::OpenAi => "https://api.openai.com/v1",
+            Self::Anthropic => "https://api.anthropic.com",
+        }
+    }
+
+    /// The environment variable that holds the base URL.
+    pub fn base_url_env(self) -> &'static str {
+        match self {
+            Self::Ollama => "OLLAMA_HOST",
+            Self::OpenAi => "OPENAI_BASE_URL",
+            Self::Anthropic => "ANTHROPIC_BASE_URL",
+        }
+    }
+
+    /// The environment variable that holds the API key.
+    pub fn key_env(self) -> &'static str {
+        match self {
+            Self::Ollama => "OLLAMA_API_KEY",
+            Self::OpenAi => "OPENAI_API_KEY",
+            Self::Anthropic => "ANTHROPIC_API_KEY",
+        }
+    }
 }
 
 /// `{type: "function", function: {name, description, parameters}}` for each tool; no tools →
@@ -168,6 +220,7 @@ pub fn anthropic_tool_results(results: &[ToolResult]) -> Value {
 /// share it): they differ only in how a call is written (`call`) and how results are
 /// (`results`). An assistant turn's `content` is always a string, `""` when it only calls
 /// tools: llama.cpp's server refuses `null` and its templates fail without the key.
+#[cfg(feature = "providers")]
 pub(crate) fn chat_messages(
     messages: &[Message],
     call: impl Fn(&ToolCall) -> Value,

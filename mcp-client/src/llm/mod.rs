@@ -6,8 +6,9 @@
 //! |---|---|
 //! | `message` | the conversation: system, user, assistant (text + calls), tool results |
 //! | `event` | what a response becomes: text deltas, tool calls, usage, finish reason |
-//! | `provider` | the [`Provider`] trait, [`ProviderConfig`], [`HttpProvider`] |
-//! | `http` | reqwest, retries for 429/5xx, status errors, idle and per-turn timeouts |
+//! | `provider` | the [`Provider`] trait and its [`EventStream`] |
+//! | `http_provider` | `HttpProvider`, `ProviderConfig`: the three dialects over HTTP (feature `providers`) |
+//! | `http` | reqwest, retries for 429/5xx, status errors, idle and per-turn timeouts (feature `providers`) |
 //! | `framing` | NDJSON lines and server-sent events out of bytes, bounded per frame and response |
 //! | `ollama`, `openai`, `anthropic` | each dialect's request body and response decoder |
 //! | `format` | tool definitions and tool results in each dialect (shared with the CLI) |
@@ -15,20 +16,30 @@
 //!
 //! Nothing here knows about the agent loop; the agent never sees a wire format.
 
+#[cfg(feature = "providers")]
 mod anthropic;
 pub mod error;
 pub mod event;
 pub mod format;
+#[cfg(feature = "providers")]
 mod framing;
+#[cfg(feature = "providers")]
 mod http;
+#[cfg(feature = "providers")]
+pub mod http_provider;
 pub mod message;
+#[cfg(feature = "providers")]
 mod ollama;
+#[cfg(feature = "providers")]
 mod openai;
 pub mod provider;
 
 pub use error::ProviderError;
 pub use event::{FinishReason, StreamEvent, ToolCallRequest};
 pub use format::Dialect;
+#[cfg(feature = "providers")]
 pub use http::HttpSettings;
+#[cfg(feature = "providers")]
+pub use http_provider::{HttpProvider, ProviderConfig, check_base_url};
 pub use message::{ChatRequest, Message, ToolChoice, ToolResult, Usage};
-pub use provider::{EventStream, HttpProvider, Provider, ProviderConfig, check_base_url};
+pub use provider::{EventStream, Provider};

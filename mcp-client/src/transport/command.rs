@@ -11,7 +11,7 @@ use tokio::{
 
 use super::{
     ChildTransport, DEFAULT_MAX_LINE, ReadStats, STDERR_LINE_CAP, STDERR_TAIL_LINES, ServerProcess,
-    StderrTail, lines::LineReader, process, stderr,
+    ServerProcesses, StderrTail, lines::LineReader, process, stderr,
 };
 
 /// How to start one server.
@@ -118,11 +118,15 @@ fn not_runnable(path: &std::path::Path) -> Option<&'static str> {
     }
 }
 
-/// Starts the server described by `command`.
+/// Starts the server described by `command`, registered in `processes` (so that the host can
+/// stop it with the others when it is asked to stop).
 ///
 /// # Errors
 /// [`SpawnError`] when the program cannot be started.
-pub fn spawn(command: &ServerCommand) -> Result<(ChildTransport, ServerProcess), SpawnError> {
+pub fn spawn(
+    command: &ServerCommand,
+    processes: &ServerProcesses,
+) -> Result<(ChildTransport, ServerProcess), SpawnError> {
     let path = command
         .env
         .get("PATH")
@@ -213,7 +217,16 @@ pub fn spawn(command: &ServerCommand) -> Result<(ChildTransport, ServerProcess),
         LineReader::new(stdout, command.max_line),
         Arc::clone(&stats),
     );
-    let process = ServerProcess::start(name, command.display(), child, stdin, tail, drained, stats);
+    let process = ServerProcess::start(
+        processes,
+        name,
+        command.display(),
+        child,
+        stdin,
+        tail,
+        drained,
+        stats,
+    );
     Ok((transport, process))
 }
 
@@ -226,7 +239,7 @@ mod tests {
         // A working directory that does not exist: the process cannot be created at all.
         let mut command = ServerCommand::new("s", "true", Vec::<String>::new());
         command.cwd = Some("/nonexistent/dir".into());
-        let Err(err) = spawn(&command) else {
+        let Err(err) = spawn(&command, &ServerProcesses::new()) else {
             panic!("a server started in a missing directory");
         };
         assert_eq!(
@@ -266,7 +279,7 @@ mod tests {
         ] {
             let mut command = ServerCommand::new("s", program, Vec::<String>::new());
             command.cwd = cwd;
-            let Err(err) = spawn(&command) else {
+            let Err(err) = spawn(&command, &ServerProcesses::new()) else {
                 panic!("{program} started");
             };
             assert!(err.to_string().ends_with(expected), "{err}");

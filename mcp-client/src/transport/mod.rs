@@ -9,6 +9,7 @@
 //! | [`ReadStats`] (`stats.rs`) | counters of what the reader delivered and dropped |
 //! | [`stderr::StderrTail`] | stderr drained all the time into the last N lines |
 //! | [`ServerProcess`] | exit status, stderr tail, dropped-line counters, and shutdown: close stdin, wait, SIGTERM to the group, SIGKILL; safe reaping and parent-death (`process.rs`) |
+//! | [`ServerProcesses`] | the processes one host started, stopped all at once when it is asked to stop |
 //!
 //! Why not rmcp's child-process transport: it logs bad lines only at debug without content,
 //! answers JSON that is not JSON-RPC with -32600 into the server's stdin, drops a response
@@ -27,7 +28,7 @@ pub use child::{ChildTransport, NotificationTap};
 pub use classify::{ClassifiedLine, LineKind, classify, preview};
 pub use command::{ServerCommand, SpawnError, spawn};
 pub use decode::to_message;
-pub use process::{Exit, SHUTDOWN_GRACE, ServerProcess, shutdown_all};
+pub use process::{Exit, SHUTDOWN_GRACE, ServerProcess, ServerProcesses};
 pub use stats::{ReadCounts, ReadStats};
 pub use stderr::StderrTail;
 

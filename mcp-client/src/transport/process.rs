@@ -10,8 +10,10 @@
 //!   killed with SIGKILL (no Drop, no signal handler) still takes its servers with it. The
 //!   kernel sends that signal when the *thread* that spawned the child ends; tokio's worker
 //!   threads and `block_on`'s thread live as long as the runtime, which is what we want.
-//! - **Host signals**: every live group is registered here, so a host that receives SIGINT or
-//!   SIGTERM can stop them all with [`shutdown_all`] before exiting (see `signals`).
+//! - **Host signals**: every live group is registered in the host's [`ServerProcesses`], so a
+//!   host that receives SIGINT or SIGTERM can stop them all with
+//!   [`ServerProcesses::shutdown_all`] before exiting. The registry is a value the host owns
+//!   (a host may run two pools, each with its own), never a process-wide static.
 
 use std::{
     path::{Path, PathBuf},
@@ -82,8 +84,55 @@ pub(super) struct Group {
     reaped: Arc<Mutex<bool>>,
 }
 
-/// Every group started by this process and not yet dropped.
-static LIVE: Mutex<Vec<Weak<Group>>> = Mutex::new(Vec::new());
+/// The server processes a host started and still holds, so that it can stop them all at once
+/// when it is asked to stop (SIGINT, SIGTERM), whatever its connections are doing. Clones share
+/// one registry; a process leaves it when its [`ServerProcess`] is dropped.
+#[derive(Debug, Clone, Default)]
+pub struct ServerProcesses {
+    groups: Arc<Mutex<Vec<Weak<Group>>>>,
+}
+
+impl ServerProcesses {
+    /// An empty registry.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    fn register(&self, group: &Arc<Group>) {
+        let mut live = self.groups.lock().unwrap_or_else(PoisonError::into_inner);
+        live.retain(|group| group.strong_count() > 0);
+        live.push(Arc::downgrade(group));
+    }
+
+    fn held(&self) -> Vec<Arc<Group>> {
+        self.groups
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .iter()
+            .filter_map(Weak::upgrade)
+            .collect()
+    }
+
+    /// How many processes are registered and still held (running or not yet reaped).
+    pub fn len(&self) -> usize {
+        self.held().len()
+    }
+
+    /// Whether no process is held.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Stops every process held here, concurrently, as [`ServerProcess::shutdown`] does: what a
+    /// host does when it is asked to stop.
+    pub async fn shutdown_all(&self) {
+        let mut stops = tokio::task::JoinSet::new();
+        for group in self.held() {
+            stops.spawn(async move { group.shutdown().await });
+        }
+        while stops.join_next().await.is_some() {}
+    }
+}
 
 impl Group {
     /// Sends `signal` to the group, unless its leader has been reaped. Returns whether it did.
@@ -129,22 +178,6 @@ impl Group {
     }
 }
 
-/// Stops every server process this process started and still holds, concurrently, as
-/// [`ServerProcess::shutdown`] does: what a host does when it receives SIGINT or SIGTERM.
-pub async fn shutdown_all() {
-    let groups: Vec<Arc<Group>> = LIVE
-        .lock()
-        .unwrap_or_else(PoisonError::into_inner)
-        .iter()
-        .filter_map(Weak::upgrade)
-        .collect();
-    let mut stops = tokio::task::JoinSet::new();
-    for group in groups {
-        stops.spawn(async move { group.shutdown().await });
-    }
-    while stops.join_next().await.is_some() {}
-}
-
 /// A running (or ended) server process: its identity, stderr, counters and exit.
 #[derive(Debug)]
 pub struct ServerProcess {
@@ -157,9 +190,11 @@ pub struct ServerProcess {
 }
 
 impl ServerProcess {
-    /// Registers a spawned `child` and starts its reaper; `stderr_drained` turns true when
-    /// the task draining its stderr into `stderr` has read it to the end.
+    /// Registers a spawned `child` in `registry` and starts its reaper; `stderr_drained` turns
+    /// true when the task draining its stderr into `stderr` has read it to the end.
+    #[allow(clippy::too_many_arguments)]
     pub(super) fn start(
+        registry: &ServerProcesses,
         name: Arc<str>,
         command: String,
         child: Child,
@@ -188,10 +223,7 @@ impl ServerProcess {
             exit: exit_rx,
             reaped,
         });
-        let mut live = LIVE.lock().unwrap_or_else(PoisonError::into_inner);
-        live.retain(|group| group.strong_count() > 0);
-        live.push(Arc::downgrade(&group));
-        drop(live);
+        registry.register(&group);
         Self {
             command,
             group,

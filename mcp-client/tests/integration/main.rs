@@ -15,6 +15,7 @@ mod fake_provider;
 mod formats;
 mod harness;
 mod history;
+mod library;
 mod misbehaving;
 mod pool;
 mod properties;

@@ -197,3 +197,47 @@ async fn the_executor_sees_servers_that_connect_late_and_tools_that_change() {
     );
     pool.shutdown().await;
 }
+
+/// Two hosts in one program: each stops only the servers it started (no registry shared by
+/// the whole process decides for them).
+#[tokio::test]
+async fn two_hosts_each_stop_only_their_own_servers() {
+    let first = mcp_client::Host::builder()
+        .server(fake("host-one", &["clean"]))
+        .connect()
+        .await
+        .unwrap();
+    let second = mcp_client::Host::builder()
+        .server(fake("host-two", &["clean"]))
+        .connect()
+        .await
+        .unwrap();
+    assert_eq!(first.processes().len(), 1);
+    assert_eq!(second.processes().len(), 1);
+
+    // What a signal handler of the first host does.
+    first.processes().shutdown_all().await;
+    let one = first
+        .pool()
+        .get("host-one")
+        .unwrap()
+        .process()
+        .await
+        .unwrap();
+    assert!(one.exit().is_some(), "the first host's server was stopped");
+    let two = second
+        .pool()
+        .get("host-two")
+        .unwrap()
+        .process()
+        .await
+        .unwrap();
+    assert!(two.exit().is_none(), "the second host's server still runs");
+    let outcome = second
+        .executor()
+        .execute("echo", json!({"message": "still here"}))
+        .await;
+    assert!(outcome.is_success(), "{outcome:?}");
+    second.shutdown().await;
+    assert!(two.exit().is_some());
+}

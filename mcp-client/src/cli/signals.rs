@@ -1,23 +1,12 @@
-//! Stopping a host on request: SIGINT, SIGTERM and SIGHUP end the host only after its
-//! servers have been stopped (close stdin, wait, SIGTERM, SIGKILL), so none is left running.
-//! A host killed with SIGKILL runs no code at all; its servers die with it through their
-//! parent-death signal (see [`crate::transport::process`]).
+//! Stopping the CLI on request: SIGINT, SIGTERM and SIGHUP end it only after its servers
+//! have been stopped (close stdin, wait, SIGTERM, SIGKILL), so none is left running. A host
+//! killed with SIGKILL runs no code at all; its servers die with it through their parent-death
+//! signal (see [`crate::transport::process`]).
 //!
-//! A library host races its work against [`stop_requested`], then calls
-//! [`crate::transport::shutdown_all`]; the `mcp-client` CLI does exactly that.
-
-use std::sync::OnceLock;
+//! The CLI races its command against [`stop_requested`], then stops the processes of its
+//! [`crate::transport::ServerProcesses`]; a library host does the same with its own.
 
 use tokio::signal::unix::{SignalKind, signal};
-use tokio_util::sync::CancellationToken;
-
-/// Cancelled when the host is asked to stop (SIGTERM, SIGHUP): work that can end cleanly —
-/// `chat` cancelling its question and storing it — watches this and does, within a grace
-/// period, before the servers are stopped.
-pub fn stopping() -> &'static CancellationToken {
-    static STOPPING: OnceLock<CancellationToken> = OnceLock::new();
-    STOPPING.get_or_init(CancellationToken::new)
-}
 
 /// A signal that asks the host to stop.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
