@@ -33,7 +33,7 @@ pub mod gateway;
 pub mod logging;
 mod mcp;
 pub mod sim;
-mod stdio;
+mod transport;
 
 use std::time::Duration;
 
@@ -76,7 +76,7 @@ pub async fn run(config: Config) -> anyhow::Result<()> {
 async fn serve(config: Config) -> anyhow::Result<()> {
     let exposure = config.exposure()?;
     // Take the protocol pipes first: from here on a stray write to fd 1 goes to stderr.
-    let io = stdio::take();
+    let io = transport::stdio::take();
     // The demo's simulator lives as long as this function: until the MCP session ends.
     let (gateway, _simulator, demo_failed) = connect(&config).await?;
     let audit = devices::RuleAudit::new(exposure.clone());
@@ -109,9 +109,9 @@ async fn serve(config: Config) -> anyhow::Result<()> {
         .with_limits(config.limits())
         .with_sensitive(sensitive);
     let (reader, writer) = io;
-    let transport = mcp::bounded::Bounded::new(
-        mcp::transport::LineTransport::new(reader, writer),
-        mcp::bounded::MAX_IN_FLIGHT,
+    let transport = transport::bounded::Bounded::new(
+        transport::line::LineTransport::new(reader, writer),
+        transport::bounded::MAX_IN_FLIGHT,
     );
     let running = server
         .serve(transport)
