@@ -104,7 +104,7 @@ async fn serve(config: Config) -> anyhow::Result<()> {
             }
         });
     }
-    let server = ZwaveServer::new(gateway, config.confirm_timeout)
+    let server = ZwaveServer::new(gateway, config.timeouts.confirm_timeout)
         .with_exposure(exposure)
         .with_limits(config.limits())
         .with_sensitive(sensitive);
@@ -147,11 +147,14 @@ async fn connect(
 )> {
     if let Some(target) = config.zwave_js()? {
         tracing::info!(server = ?target, "starting");
-        let gateway =
-            Gateway::connect_zwave_js(target, gateway::RECONNECT_BACKOFF, config.api_timeout);
+        let gateway = Gateway::connect_zwave_js(
+            target,
+            gateway::RECONNECT_BACKOFF,
+            config.timeouts.api_timeout,
+        );
         return Ok((gateway, None, None));
     }
-    if !config.demo {
+    if !config.demo.demo {
         let settings = config.mqtt()?;
         tracing::info!(broker = %settings.url, prefix = %settings.topic_prefix, gateway = %settings.gateway_name, "starting");
         return Ok((
@@ -160,10 +163,10 @@ async fn connect(
             None,
         ));
     }
-    if config.demo_backend == DemoBackend::ZwaveJs {
+    if config.demo.demo_backend == DemoBackend::ZwaveJs {
         let server = sim::SimZwaveJsServer::start(
             "127.0.0.1:0",
-            home(config.demo_nodes),
+            home(config.demo.demo_nodes),
             sim::ReportDelays::default(),
         )
         .await
@@ -171,8 +174,11 @@ async fn connect(
         let target = gateway::zwave_js::client::Target::new(server.url(), None)
             .map_err(|reason| anyhow::anyhow!("the demo's server URL: {reason}"))?;
         tracing::info!(server = %server.url(), "starting: the demo home over a simulated zwave-js-server");
-        let gateway =
-            Gateway::connect_zwave_js(target, gateway::RECONNECT_BACKOFF, config.api_timeout);
+        let gateway = Gateway::connect_zwave_js(
+            target,
+            gateway::RECONNECT_BACKOFF,
+            config.timeouts.api_timeout,
+        );
         return Ok((gateway, Some(DemoHome::ZwaveJs(server)), None));
     }
     // The session starts at once; the gateway connects once the simulator has published its
@@ -180,11 +186,11 @@ async fn connect(
     // tool called before then waits, as for any first connection).
     let broker = sim::EmbeddedBroker::start()?;
     let mut settings = MqttSettings::new(broker.url());
-    settings.api_timeout = config.api_timeout;
+    settings.api_timeout = config.timeouts.api_timeout;
     let simulator = sim::SimControl::start_with(
         &MqttSettings::new(broker.url()),
         sim::SimOptions::default(),
-        home(config.demo_nodes),
+        home(config.demo.demo_nodes),
     );
     let (published, failed) = demo_published(simulator.clone());
     tracing::info!(broker = %settings.url, prefix = %settings.topic_prefix, gateway = %settings.gateway_name, "starting");
@@ -299,8 +305,8 @@ async fn simulate(
     devices: SimDevices,
 ) -> anyhow::Result<()> {
     let options = sim::SimOptions {
-        prefix: config.topic_prefix.clone(),
-        gateway_name: config.gateway_name.clone(),
+        prefix: config.backend.topic_prefix.clone(),
+        gateway_name: config.backend.gateway_name.clone(),
         topics: sim::TopicSettings {
             kind: topic_type,
             ..sim::TopicSettings::default()
@@ -316,7 +322,7 @@ async fn simulate(
     for node in devices.supervised {
         simulator.set_supervised(node, true);
     }
-    tracing::info!(broker = %config.mqtt_url, "simulated gateway running; Ctrl-C stops it");
+    tracing::info!(broker = %config.backend.mqtt_url, "simulated gateway running; Ctrl-C stops it");
     let _storm = match storm {
         Some(rate) => Some(start_storm(&simulator, rate).await?),
         None => None,
