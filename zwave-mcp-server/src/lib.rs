@@ -42,7 +42,7 @@ use rmcp::ServiceExt as _;
 
 pub use config::{Command, Config, ConfigError, DemoBackend};
 pub use gateway::{Backoff, Gateway, GatewayError, MqttSettings};
-pub use mcp::{SENSITIVE_CLASSES, SensitivePolicy, ZwaveServer};
+pub use mcp::{SensitivePolicy, ZwaveServer};
 
 /// Runs what `config` asks for: the MCP server on stdio (default), against the embedded demo
 /// home with `--demo`, or only the simulated gateway with `simulate`.

@@ -4,7 +4,7 @@
 
 use std::time::Duration;
 
-use crate::devices::Rule;
+use crate::devices::{Rule, SensitiveClass};
 
 use super::parse::{Band, parse_band, parse_duration};
 
@@ -20,9 +20,9 @@ pub struct SafetyFlags {
         env = "ZWAVE_MCP_ALLOW_SENSITIVE",
         value_delimiter = ',',
         value_name = "CLASS",
-        value_parser = crate::mcp::SENSITIVE_CLASSES
+        value_enum
     )]
-    pub allow_sensitive: Vec<String>,
+    pub allow_sensitive: Vec<SensitiveClass>,
 
     /// Carry out the allowed sensitive actions without asking anyone: any agent connected to
     /// this server can then unlock, open or silence on its own. Use only where no client can

@@ -14,7 +14,7 @@ impl Config {
     /// What the owner allows of sensitive actions.
     pub fn sensitive(&self) -> SensitivePolicy {
         SensitivePolicy {
-            allowed: self.safety.allow_sensitive.iter().cloned().collect(),
+            allowed: self.safety.allow_sensitive.iter().copied().collect(),
             without_confirmation: self.safety.sensitive_without_confirmation,
             ask_timeout: self.safety.ask_timeout,
             devices: self.safety.sensitive_device.clone(),

@@ -30,5 +30,5 @@ mod stale;
 mod tools;
 mod types;
 
-pub use sensitive::{SENSITIVE_CLASSES, SensitivePolicy};
+pub use sensitive::SensitivePolicy;
 pub use server::ZwaveServer;
