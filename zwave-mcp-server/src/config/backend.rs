@@ -4,7 +4,7 @@
 
 use std::path::PathBuf;
 
-use crate::gateway::MqttUrl;
+use crate::gateway::{MqttUrl, ZwaveJsUrl};
 
 use super::parse::{gateway_name, topic_prefix};
 
@@ -33,7 +33,7 @@ pub struct BackendFlags {
         value_name = "URL",
         conflicts_with_all = ["mqtt_url", "mqtt_username", "mqtt_password_file", "mqtt_ca_file", "mqtt_client_id", "demo"]
     )]
-    pub zwave_js_url: Option<String>,
+    pub zwave_js_url: Option<ZwaveJsUrl>,
 
     /// CA certificate (PEM) that signed zwave-js-server's certificate, for wss:// URLs
     /// (default: the system's trusted roots).

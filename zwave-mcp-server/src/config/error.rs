@@ -67,10 +67,11 @@ pub enum ConfigError {
         "give the mqtt password either in ZWAVE_MCP_MQTT_PASSWORD or in --mqtt-password-file, not both"
     )]
     TwoPasswords,
-    /// `--zwave-js-url` is not a usable WebSocket URL.
+    /// `--zwave-js-url` cannot be used: its TLS configuration cannot be built (the URL itself
+    /// is refused where the flag is read).
     #[error("--zwave-js-url: {reason}")]
     ZwaveJsUrl {
-        /// What is wrong with it, and an example.
+        /// What is wrong.
         reason: String,
     },
     /// The exposure file is not usable (the message names it and the rule at fault).

@@ -99,26 +99,25 @@ impl Config {
     /// Where zwave-js-server is, when `--zwave-js-url` was given, with its CA read.
     ///
     /// # Errors
-    /// The URL is not a usable ws:// or wss:// URL, or the CA file is not usable (or given
-    /// for a ws:// URL).
+    /// The CA file is not usable, or given for a ws:// URL. (The URL itself was checked
+    /// where the flag was read.)
     pub fn zwave_js(&self) -> Result<Option<Target>, ConfigError> {
         let Some(url) = &self.backend.zwave_js_url else {
             return Ok(None);
         };
-        let tls = url.starts_with("wss://");
         let ca_pem = match &self.backend.zwave_js_ca_file {
-            Some(path) if tls => Some(read_ca_file(path, "--zwave-js-ca-file", "server")?),
+            Some(path) if url.is_tls() => Some(read_ca_file(path, "--zwave-js-ca-file", "server")?),
             Some(path) => {
                 return Err(ConfigError::CaWithoutTls {
                     flag: "--zwave-js-ca-file",
                     path: path.clone(),
                     needs: "a wss:// URL, but --zwave-js-url",
-                    url: url.clone(),
+                    url: url.to_string(),
                 });
             }
             None => None,
         };
-        Target::new(url, ca_pem.as_deref())
+        Target::at(url, ca_pem.as_deref())
             .map(Some)
             .map_err(|reason| ConfigError::ZwaveJsUrl { reason })
     }
