@@ -8,7 +8,7 @@ use zwave_mcp_server::{Config, ConfigError, logging, run};
 fn main() -> ExitCode {
     // clap prints usage errors to stderr and exits with code 2; stdout stays untouched.
     let config = Config::parse();
-    let _log = match logging::init(&config.log_level, config.log_dir.as_deref()) {
+    let _log = match logging::init(&config.logging.log_level, config.logging.log_dir.as_deref()) {
         Ok(guard) => guard,
         Err(err) => {
             eprintln!("zwave-mcp-server: {err}");

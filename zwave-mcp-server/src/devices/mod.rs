@@ -31,6 +31,6 @@ pub use state::{
     status_word, summary,
 };
 pub use write::{
-    Action, ActionError, Expect, Limits, Request, Sensitive, Words, WritePlan, action_list,
-    actions, plan,
+    Action, ActionError, Expect, Limits, Request, Sensitive, SensitiveClass, Words, WritePlan,
+    action_list, actions, plan,
 };

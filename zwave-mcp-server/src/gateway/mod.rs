@@ -56,3 +56,4 @@ pub use node_id::NodeId;
 pub use nodes::{NodeInfo, NodeStatus, Nodes, Revision, parse_nodes, parse_nodes_raw};
 pub use state::{Backend, HomeState, LinkState, Stale, StaleCause};
 pub use values::{Property, ValueId, ValueInfo, ValueKey};
+pub use zwave_js::ZwaveJsUrl;

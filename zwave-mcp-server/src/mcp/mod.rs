@@ -19,24 +19,16 @@
 //! | `error` | `ToolError`: why a call failed, typed until it becomes an `isError` result |
 //! | `cache` | list rows and the name directory, cached by node and list revision |
 //! | `stale` | saying when read results come from the cache while a link is down |
-//! | `bounded` | the transport wrapper that bounds requests in flight |
-//! | `transport` | newline-delimited JSON-RPC on stdio, with `tools/call` typed directly |
-//! | `batch` | JSON-RPC batches (MCP 2025-03-26): collecting a batch's answers into one line |
-//! | `refusal` | lines refused before typing (not JSON, a key twice, a bad id) and their errors |
 
-mod batch;
-pub(crate) mod bounded;
 mod cache;
 mod commands;
 mod control;
 mod error;
-mod refusal;
 mod sensitive;
 mod server;
 mod stale;
 mod tools;
-pub(crate) mod transport;
 mod types;
 
-pub use sensitive::{SENSITIVE_CLASSES, SensitivePolicy};
+pub use sensitive::SensitivePolicy;
 pub use server::ZwaveServer;

@@ -12,7 +12,7 @@ use tracing::{info, warn};
 
 use super::error::ToolError;
 use crate::{
-    devices::{Rule, Sensitive, WritePlan},
+    devices::{Rule, Sensitive, SensitiveClass, WritePlan},
     gateway::NodeInfo,
 };
 
@@ -21,7 +21,7 @@ use crate::{
 pub struct SensitivePolicy {
     /// The classes allowed: `lock` (unlock), `garage` (open a garage door or gate), `siren`
     /// (silence).
-    pub allowed: BTreeSet<String>,
+    pub allowed: BTreeSet<SensitiveClass>,
     /// Carry an allowed action out without asking anyone.
     pub without_confirmation: bool,
     /// How long a person has to answer.
@@ -40,9 +40,6 @@ impl Default for SensitivePolicy {
         }
     }
 }
-
-/// The classes `--allow-sensitive` takes.
-pub const SENSITIVE_CLASSES: [&str; 3] = ["lock", "garage", "siren"];
 
 /// What a person is asked to confirm: one yes/no field.
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -96,9 +93,10 @@ impl SensitivePolicy {
         let Some(sensitive) = plan.sensitive.or(marked.then_some(Sensitive::Marked)) else {
             return Ok(());
         };
-        let class = sensitive.class();
         let what = format!("{} {device}", gerund(sensitive));
-        if sensitive != Sensitive::Marked && !self.allowed.contains(class) {
+        if let Some(class) = sensitive.class()
+            && !self.allowed.contains(&class)
+        {
             return Err(ToolError::Sensitive(format!(
                 "{what} is a sensitive action ({}) and the owner of this server has not allowed it: nothing was sent. The owner can allow it with --allow-sensitive {class} (or ZWAVE_MCP_ALLOW_SENSITIVE={class}); a person will then be asked to confirm each time.",
                 because(sensitive)

@@ -90,7 +90,8 @@ impl ZwaveServer {
 impl ServerHandler for ZwaveServer {
     /// What `#[tool_handler]` would write, but holding the request's extensions until the tool
     /// has ended: the request's place in the bound on requests in flight rides in them
-    /// (`bounded`), and the router drops the context once a tool has taken its arguments.
+    /// (`transport::bounded`), and the router drops the context once a tool has taken its
+    /// arguments.
     async fn call_tool(
         &self,
         request: CallToolRequestParams,

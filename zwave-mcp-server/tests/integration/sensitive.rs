@@ -18,7 +18,7 @@ use rmcp::{
     service::{RequestContext, RunningService},
 };
 use serde_json::{Value, json};
-use zwave_mcp_server::{SensitivePolicy, ZwaveServer};
+use zwave_mcp_server::{SensitivePolicy, ZwaveServer, devices::SensitiveClass};
 
 use crate::harness::{Home, call};
 
@@ -146,7 +146,15 @@ async fn serve<C: ClientHandler>(
 
 fn allowed(classes: &[&str]) -> SensitivePolicy {
     SensitivePolicy {
-        allowed: classes.iter().map(|class| (*class).to_owned()).collect(),
+        allowed: classes
+            .iter()
+            .map(|class| {
+                SensitiveClass::ALL
+                    .into_iter()
+                    .find(|known| known.name() == *class)
+                    .unwrap()
+            })
+            .collect(),
         ask_timeout: Duration::from_millis(300),
         ..SensitivePolicy::default()
     }

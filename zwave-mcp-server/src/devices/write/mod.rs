@@ -9,6 +9,7 @@
 //! | `cover` | open, close, stop, set_position: Window Covering (106), a motor's Multilevel Switch, Barrier Operator (102) |
 //! | `siren` | sound, silence: Sound Switch (121) |
 //! | `color` | set_color: Color Switch (51), read back channel by channel |
+//! | `sensitive` | [`Sensitive`]: why an action needs the owner's leave; [`SensitiveClass`], the leave |
 //!
 //! Each plan says which value confirms it and what the device must report there
 //! ([`Expect`]), which values zwave-js sets at once when the Set is acknowledged (its
@@ -19,6 +20,7 @@ mod action;
 mod color;
 mod cover;
 mod lock;
+mod sensitive;
 mod siren;
 mod switch;
 mod thermostat;
@@ -27,6 +29,7 @@ use serde_json::Value;
 
 pub use action::{Action, ActionError, Limits, Request, action_list};
 pub use color::color_channel;
+pub use sensitive::{Sensitive, SensitiveClass};
 
 use super::cc;
 
@@ -87,34 +90,6 @@ pub struct Words {
     pub already: String,
     /// When such a device usually reports: "about 1 s".
     pub usual: &'static str,
-}
-
-/// Why an action needs the owner's leave (and, when allowed, a person's yes).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Sensitive {
-    /// Unlocking a lock.
-    Unlock,
-    /// Opening a garage door or gate.
-    OpenBarrier,
-    /// Silencing a siren.
-    Silence,
-    /// Sounding another tone on a siren that sounds one: the new tone ends the old (an
-    /// alarm ended by a doorbell), so it is as sensitive as silencing it.
-    ReplaceTone,
-    /// Any action on a device the owner marked sensitive (`--sensitive-device`).
-    Marked,
-}
-
-impl Sensitive {
-    /// The class of device the owner allows it for (`--allow-sensitive lock`).
-    pub fn class(self) -> &'static str {
-        match self {
-            Self::Unlock => "lock",
-            Self::OpenBarrier => "garage",
-            Self::Silence | Self::ReplaceTone => "siren",
-            Self::Marked => "device",
-        }
-    }
 }
 
 /// One value write that carries out an action.

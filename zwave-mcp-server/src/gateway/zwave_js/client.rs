@@ -32,6 +32,7 @@ use super::{
     events::{self, Applied},
     protocol::{self, Incoming, SCHEMA_VERSION, ServerFailure},
     state::nodes_from_result,
+    url::ZwaveJsUrl,
 };
 use crate::gateway::{
     Backoff, LinkState, Nodes,
@@ -97,42 +98,24 @@ impl Target {
     /// # Errors
     /// Not a `ws://` or `wss://` URL with a host, or a CA without a certificate.
     pub fn new(url: &str, ca_pem: Option<&[u8]>) -> Result<Self, String> {
-        let (tls, rest) = if let Some(rest) = url.strip_prefix("ws://") {
-            (false, rest)
-        } else if let Some(rest) = url.strip_prefix("wss://") {
-            (true, rest)
-        } else {
-            return Err(format!(
-                "{url:?} is not a WebSocket URL: expected ws://host:port or wss://host:port (zwave-js-server listens on 3000)"
-            ));
-        };
-        let authority = rest.split('/').next().unwrap_or_default();
-        let (host, port) = match authority.rsplit_once(':') {
-            Some((host, port)) if !port.is_empty() => (host, port),
-            _ => (authority, if tls { "443" } else { "80" }),
-        };
-        if host.is_empty() || port.parse::<u16>().is_err() {
-            return Err(format!(
-                "{url:?} has no usable host and port: expected e.g. ws://192.168.1.10:3000"
-            ));
-        }
-        let host = host
-            .trim_start_matches('[')
-            .trim_end_matches(']')
-            .to_owned();
+        Self::at(&url.parse()?, ca_pem)
+    }
+
+    /// zwave-js-server at `url`; for `wss://`, `ca_pem` (PEM certificates) replaces the
+    /// system's roots.
+    ///
+    /// # Errors
+    /// A CA without a certificate.
+    pub fn at(url: &ZwaveJsUrl, ca_pem: Option<&[u8]>) -> Result<Self, String> {
         Ok(Self {
-            url: url.to_owned(),
-            authority: if host.contains(':') {
-                format!("[{host}]:{port}")
-            } else {
-                format!("{host}:{port}")
-            },
-            tls: if tls {
+            url: url.as_str().to_owned(),
+            authority: url.authority().to_owned(),
+            host: url.host().to_owned(),
+            tls: if url.is_tls() {
                 Some(Arc::new(tls_config(ca_pem)?))
             } else {
                 None
             },
-            host,
             ping_every: PING_EVERY,
             silent_for: SILENT_FOR,
         })

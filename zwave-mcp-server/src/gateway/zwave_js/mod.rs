@@ -10,8 +10,12 @@
 //! | `events` | the server's events, read into what they change in the node cache, and applied |
 //! | `protocol` | its messages: version (and the schema check), results, events; the commands sent |
 //! | `client` | [`client::WsClient`]: the connection that stays up, the core it feeds, commands by id |
+//! | `url` | [`ZwaveJsUrl`]: zwave-js-server's address, parsed at the flag |
 
 pub mod client;
 pub mod events;
 pub mod protocol;
 pub mod state;
+mod url;
+
+pub use url::ZwaveJsUrl;

@@ -116,7 +116,7 @@ fn a_zwave_js_url_that_cannot_work_or_comes_with_mqtt_flags_exits_2() {
         ),
         (
             &["--zwave-js-url", "http://hub:3000"],
-            "--zwave-js-url: \"http://hub:3000\" is not a WebSocket URL: expected ws://host:port or wss://host:port (zwave-js-server listens on 3000)",
+            "invalid value 'http://hub:3000' for '--zwave-js-url <URL>': \"http://hub:3000\" is not a WebSocket URL: expected ws://host:port or wss://host:port (zwave-js-server listens on 3000)",
         ),
         (
             &[

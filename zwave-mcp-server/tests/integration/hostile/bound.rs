@@ -10,9 +10,9 @@ use serde_json::{Value, json};
 
 use super::{GatewayHome, answer, cancel, control, lines, messages, session};
 
-/// The server's bound on requests in flight (`mcp::bounded::MAX_IN_FLIGHT`, private to it).
+/// The server's bound on requests in flight (`transport::bounded::MAX_IN_FLIGHT`, private to it).
 const PLACES: usize = 64;
-/// The error of a request past the bound (`mcp::bounded::BUSY`).
+/// The error of a request past the bound (`transport::bounded::BUSY`).
 const BUSY: i64 = -32000;
 
 /// The next stdout line of `server` as JSON.

@@ -1,0 +1,121 @@
+//! The MCP session: the backend the configuration names connected, the tools' server built
+//! with the owner's rules, and the protocol served on stdio until the client leaves (or the
+//! demo home never appears).
+
+use anyhow::Context as _;
+use rmcp::ServiceExt as _;
+
+use super::{
+    LOG_TARGET,
+    demo::{self, DemoHome},
+};
+use crate::{
+    config::Config,
+    devices::{self, Rule, RuleAudit},
+    gateway::{self, Gateway},
+    mcp::ZwaveServer,
+    transport::{
+        bounded::{Bounded, MAX_IN_FLIGHT},
+        line::LineTransport,
+        stdio,
+    },
+};
+
+/// The home the session talks to; with the demo, also its simulator (it lives as long as the
+/// session) and what completes if its home never appears.
+pub(super) type Connected = (
+    Gateway,
+    Option<DemoHome>,
+    Option<tokio::sync::oneshot::Receiver<()>>,
+);
+
+/// Serves the MCP session on stdio until it ends.
+pub(super) async fn serve(config: Config) -> anyhow::Result<()> {
+    let exposure = config.exposure()?;
+    // Take the protocol pipes first: from here on a stray write to fd 1 goes to stderr.
+    let io = stdio::take();
+    // The demo's simulator lives as long as this function: until the MCP session ends.
+    let (gateway, _simulator, demo_failed) = connect(&config).await?;
+    let audit = RuleAudit::new(exposure.clone());
+    let sensitive = config.sensitive();
+    warn_of_idle_rules(&gateway, audit, sensitive.devices.clone());
+    let server = ZwaveServer::new(gateway, config.timeouts.confirm_timeout)
+        .with_exposure(exposure)
+        .with_limits(config.limits())
+        .with_sensitive(sensitive);
+    let (reader, writer) = io;
+    let transport = Bounded::new(LineTransport::new(reader, writer), MAX_IN_FLIGHT);
+    let running = server
+        .serve(transport)
+        .await
+        .context("the MCP session could not start")?;
+    // Completes only when the demo home failed to appear; otherwise never.
+    let failed = async {
+        let failed = match demo_failed {
+            Some(failed) => failed.await.is_ok(),
+            None => false,
+        };
+        if !failed {
+            std::future::pending::<()>().await;
+        }
+    };
+    let reason = tokio::select! {
+        reason = running.waiting() => reason.context("the MCP session failed")?,
+        () = failed => anyhow::bail!(demo::publish_failure()),
+    };
+    tracing::info!(target: LOG_TARGET, ?reason, "MCP session ended");
+    Ok(())
+}
+
+/// Each time the nodes are loaded, warns of the exposure rules and sensitive-device marks
+/// that match no device.
+fn warn_of_idle_rules(gateway: &Gateway, audit: RuleAudit, marks: Vec<Rule>) {
+    if !audit.has_rules() && marks.is_empty() {
+        return;
+    }
+    let audit = std::sync::Mutex::new(audit);
+    gateway.on_nodes_loaded(move |nodes| {
+        let mut audit = audit
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        for warning in audit.check(nodes.values()) {
+            tracing::warn!(target: LOG_TARGET, "{warning}");
+        }
+        // A mark that matches nothing (a typo) protects nothing: say so, as for exposure.
+        for rule in &marks {
+            if !nodes
+                .values()
+                .any(|node| devices::is_device(node) && rule.matches(node))
+            {
+                tracing::warn!(
+                    target: LOG_TARGET,
+                    "--sensitive-device rule \"{rule}\" matches no device: check it against list_zwave_devices, or name the device by node:<id>"
+                );
+            }
+        }
+    });
+}
+
+/// Starts the connection to the home the configuration names: zwave-js-server
+/// (`--zwave-js-url`), the MQTT gateway, or the demo home.
+async fn connect(config: &Config) -> anyhow::Result<Connected> {
+    if let Some(target) = config.zwave_js()? {
+        tracing::info!(target: LOG_TARGET, server = ?target, "starting");
+        let gateway = Gateway::connect_zwave_js(
+            target,
+            gateway::RECONNECT_BACKOFF,
+            config.timeouts.api_timeout,
+        );
+        return Ok((gateway, None, None));
+    }
+    if !config.demo.demo {
+        let settings = config.mqtt()?;
+        tracing::info!(target: LOG_TARGET, broker = %settings.url, prefix = %settings.topic_prefix, gateway = %settings.gateway_name, "starting");
+        return Ok((
+            Gateway::connect(settings, gateway::RECONNECT_BACKOFF),
+            None,
+            None,
+        ));
+    }
+    demo::connect(config).await
+}

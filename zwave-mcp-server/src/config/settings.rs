@@ -1,0 +1,231 @@
+//! What is derived from the flags: the settings the rest of the crate takes (the MQTT
+//! connection, zwave-js-server's target, the exposure rules, the sensitive policy, the write
+//! limits), with the files the flags name read and checked at start-up.
+
+use crate::{
+    devices::{Exposure, Limits, Rules},
+    gateway::{MqttSettings, Secret, zwave_js::client::Target},
+    mcp::SensitivePolicy,
+};
+
+use super::{Config, ConfigError, backend::PASSWORD_ENV};
+
+impl Config {
+    /// What the owner allows of sensitive actions.
+    pub fn sensitive(&self) -> SensitivePolicy {
+        SensitivePolicy {
+            allowed: self.safety.allow_sensitive.iter().copied().collect(),
+            without_confirmation: self.safety.sensitive_without_confirmation,
+            ask_timeout: self.safety.ask_timeout,
+            devices: self.safety.sensitive_device.clone(),
+        }
+    }
+
+    /// The owner's limits on writes.
+    pub fn limits(&self) -> Limits {
+        Limits {
+            setpoint_celsius: (
+                self.safety.thermostat_band.low,
+                self.safety.thermostat_band.high,
+            ),
+        }
+    }
+
+    /// Which devices the agent may see and switch: the flags' rules plus the exposure file's.
+    ///
+    /// # Errors
+    /// The exposure file cannot be read or holds a rule that is not valid.
+    pub fn exposure(&self) -> Result<Exposure, ConfigError> {
+        let mut exposure = Exposure {
+            read_only: self.exposure.read_only,
+            read: Rules {
+                allow: self.exposure.read_allow.clone(),
+                deny: self.exposure.read_deny.clone(),
+            },
+            control: Rules {
+                allow: self.exposure.control_allow.clone(),
+                deny: self.exposure.control_deny.clone(),
+            },
+        };
+        if let Some(path) = &self.exposure.exposure_file {
+            exposure.add_file(path).map_err(ConfigError::Exposure)?;
+        }
+        Ok(exposure)
+    }
+
+    /// The MQTT connection settings, with the password resolved from its file when given.
+    ///
+    /// # Errors
+    /// When the password file cannot be read, or both a password and a password file are set.
+    pub fn mqtt(&self) -> Result<MqttSettings, ConfigError> {
+        let from_env = std::env::var(PASSWORD_ENV)
+            .ok()
+            .filter(|p| !p.is_empty())
+            .map(Secret);
+        let password = match (&from_env, &self.backend.mqtt_password_file) {
+            (Some(_), Some(_)) => return Err(ConfigError::TwoPasswords),
+            (Some(secret), None) => Some(secret.clone()),
+            (None, Some(path)) => Some(read_password_file(path)?),
+            (None, None) => None,
+        };
+        let ca_pem = match (&self.backend.mqtt_ca_file, self.backend.mqtt_url.tls) {
+            (Some(path), true) => Some(read_ca_file(path, "--mqtt-ca-file", "broker")?),
+            (Some(path), false) => {
+                return Err(ConfigError::CaWithoutTls {
+                    flag: "--mqtt-ca-file",
+                    path: path.clone(),
+                    needs: "an mqtts:// broker URL, but --mqtt-url",
+                    url: self.backend.mqtt_url.to_string(),
+                });
+            }
+            (None, _) => None,
+        };
+        Ok(MqttSettings {
+            url: self.backend.mqtt_url.clone(),
+            username: self.backend.mqtt_username.clone(),
+            password,
+            client_id: self
+                .backend
+                .mqtt_client_id
+                .clone()
+                .unwrap_or_else(|| format!("zwave-mcp-server-{}", std::process::id())),
+            topic_prefix: self.backend.topic_prefix.trim_end_matches('/').to_owned(),
+            gateway_name: self.backend.gateway_name.clone(),
+            api_timeout: self.timeouts.api_timeout,
+            ca_pem,
+        })
+    }
+
+    /// Where zwave-js-server is, when `--zwave-js-url` was given, with its CA read.
+    ///
+    /// # Errors
+    /// The CA file is not usable, or given for a ws:// URL. (The URL itself was checked
+    /// where the flag was read.)
+    pub fn zwave_js(&self) -> Result<Option<Target>, ConfigError> {
+        let Some(url) = &self.backend.zwave_js_url else {
+            return Ok(None);
+        };
+        let ca_pem = match &self.backend.zwave_js_ca_file {
+            Some(path) if url.is_tls() => Some(read_ca_file(path, "--zwave-js-ca-file", "server")?),
+            Some(path) => {
+                return Err(ConfigError::CaWithoutTls {
+                    flag: "--zwave-js-ca-file",
+                    path: path.clone(),
+                    needs: "a wss:// URL, but --zwave-js-url",
+                    url: url.to_string(),
+                });
+            }
+            None => None,
+        };
+        Target::at(url, ca_pem.as_deref())
+            .map(Some)
+            .map_err(|reason| ConfigError::ZwaveJsUrl { reason })
+    }
+}
+
+/// Reads the PEM file of a CA given by `flag`, which signed the `whose` certificate.
+fn read_ca_file(
+    path: &std::path::Path,
+    flag: &'static str,
+    whose: &'static str,
+) -> Result<Vec<u8>, ConfigError> {
+    let pem = std::fs::read(path).map_err(|source| ConfigError::CaFile {
+        flag,
+        path: path.to_owned(),
+        source,
+    })?;
+    if !String::from_utf8_lossy(&pem).contains("-----BEGIN CERTIFICATE-----") {
+        return Err(ConfigError::CaNotPem {
+            flag,
+            path: path.to_owned(),
+        });
+    }
+    // Parsed now as the TLS connection will parse it, so a broken file stops the start
+    // instead of failing every connection attempt later.
+    use rustls::pki_types::{CertificateDer, pem::PemObject as _};
+    let invalid = |reason: String| ConfigError::CaInvalid {
+        flag,
+        path: path.to_owned(),
+        whose,
+        reason,
+    };
+    let certificates = CertificateDer::pem_slice_iter(&pem)
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(|err| invalid(format!("its PEM does not parse: {err}")))?;
+    let (usable, _) = rustls::RootCertStore::empty().add_parsable_certificates(certificates);
+    if usable == 0 {
+        return Err(invalid(
+            "none of its certificates is a valid X.509 certificate".to_owned(),
+        ));
+    }
+    Ok(pem)
+}
+
+fn read_password_file(path: &std::path::Path) -> Result<Secret, ConfigError> {
+    let text = std::fs::read_to_string(path).map_err(|source| ConfigError::PasswordFile {
+        path: path.to_owned(),
+        source,
+    })?;
+    Ok(Secret(text.lines().next().unwrap_or_default().to_owned()))
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::Parser as _;
+
+    use super::*;
+
+    fn config(args: &[&str]) -> Config {
+        Config::try_parse_from(std::iter::once("zwave-mcp-server").chain(args.iter().copied()))
+            .unwrap()
+    }
+
+    #[test]
+    fn settings_problems_name_the_flag_and_the_fix() {
+        let dir = std::env::temp_dir().join(format!("zwave-config-test-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let not_pem = dir.join("ca.txt");
+        std::fs::write(&not_pem, "hello").unwrap();
+        let path = not_pem.to_str().unwrap();
+
+        let err = config(&["--mqtt-url", "mqtt://h:1883", "--mqtt-ca-file", path])
+            .mqtt()
+            .unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            format!(
+                "--mqtt-ca-file {not_pem:?} needs an mqtts:// broker URL, but --mqtt-url is mqtt://h:1883"
+            )
+        );
+        let err = config(&["--mqtt-url", "mqtts://h", "--mqtt-ca-file", path])
+            .mqtt()
+            .unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            format!(
+                "--mqtt-ca-file {not_pem:?} holds no PEM certificate (expected -----BEGIN CERTIFICATE-----)"
+            )
+        );
+        let missing = dir.join("missing.pem");
+        let err = config(&[
+            "--mqtt-url",
+            "mqtts://h",
+            "--mqtt-ca-file",
+            missing.to_str().unwrap(),
+        ])
+        .mqtt()
+        .unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            format!("cannot read --mqtt-ca-file {missing:?}")
+        );
+
+        let password = dir.join("password");
+        std::fs::write(&password, "s3cret\nignored second line\n").unwrap();
+        let settings = config(&["--mqtt-password-file", password.to_str().unwrap()])
+            .mqtt()
+            .unwrap();
+        assert_eq!(settings.password, Some(Secret("s3cret".into())));
+        let _ = std::fs::remove_dir_all(dir);
+    }
+}
