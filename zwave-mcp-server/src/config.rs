@@ -412,7 +412,9 @@ impl Config {
         };
         Target::new(url, ca_pem.as_deref())
             .map(Some)
-            .map_err(|reason| ConfigError::ZwaveJsUrl { reason })
+            .map_err(|reason| ConfigError::ZwaveJsUrl {
+                reason: reason.to_string(),
+            })
     }
 }
 
