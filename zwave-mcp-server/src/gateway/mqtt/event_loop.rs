@@ -126,7 +126,7 @@ enum Topic<'a> {
     /// A reply of the gateway's API `api` (`…/api/<api>`): the only large messages.
     ApiReply(&'a str),
     /// Another topic under the gateway's client topic: nothing read from it.
-    OtherGatewayTopic,
+    GatewayOther,
     /// Anything else under the prefix (`rest`: the topic after it): a value, a node's status
     /// or last activity, as the topic index routes it.
     Node {
@@ -154,7 +154,7 @@ impl<'a> Topic<'a> {
             Some("/status") => Self::GatewayStatus,
             Some(gateway_rest) => match gateway_rest.strip_prefix("/api/") {
                 Some(api) => Self::ApiReply(api),
-                None => Self::OtherGatewayTopic,
+                None => Self::GatewayOther,
             },
             None => Self::Node { rest },
         }
@@ -175,7 +175,7 @@ fn on_publish(shared: &Arc<Shared>, topic: &str, payload: &[u8], retained: bool)
         return;
     }
     match kind {
-        Topic::Ignored | Topic::OtherGatewayTopic => {}
+        Topic::Ignored | Topic::GatewayOther => {}
         Topic::DriverStatus => on_driver_status(shared, payload),
         Topic::GatewayStatus => on_gateway_status(shared, payload),
         Topic::ApiReply(api) => on_api_reply(shared, topic, api, payload),

@@ -32,7 +32,7 @@ pub struct SimZwaveJsServer {
 }
 
 impl SimZwaveJsServer {
-    /// Serves `home` (nodes as `getNodes` gives them, like [`super::home::demo_home`]) on
+    /// Serves `home` (nodes as `getNodes` gives them, like [`crate::sim::home::demo_home`]) on
     /// `address` (`127.0.0.1:0` for a free port).
     ///
     /// # Errors
