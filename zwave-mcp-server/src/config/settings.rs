@@ -119,7 +119,9 @@ impl Config {
         };
         Target::at(url, ca_pem.as_deref())
             .map(Some)
-            .map_err(|reason| ConfigError::ZwaveJsUrl { reason })
+            .map_err(|err| ConfigError::ZwaveJsUrl {
+                reason: err.to_string(),
+            })
     }
 }
 

@@ -8,7 +8,7 @@ use serde_json::Value;
 
 use super::{
     DeviceKind, cc, find_value,
-    state::{level, percent_of_99},
+    level::{level, percent_of_99},
 };
 use crate::gateway::{NodeInfo, Property, ValueInfo};
 

@@ -6,6 +6,7 @@
 //! | module | owns |
 //! |---|---|
 //! | `kind` | [`DeviceKind`] from command classes |
+//! | `level` | a dimmer's level (0–99) and the percentage people read |
 //! | `state` | a device's state as people read it; [`DeviceSummary`] |
 //! | `classes` | the state of locks, thermostats, covers, colour lights and sirens in words |
 //! | `readings` | every sensor and meter reading with unit and age ([`Reading`]) |
@@ -16,6 +17,7 @@
 mod classes;
 mod exposure;
 mod kind;
+mod level;
 mod names;
 mod readings;
 mod state;
@@ -24,11 +26,11 @@ mod write;
 pub use exposure::{Exposure, Rule, RuleAudit, RuleError, Rules};
 pub(crate) use kind::cc;
 pub use kind::{DeviceKind, find_value};
+pub use level::{level, percent_of_99};
 pub use names::{Directory, MAX_NAME_CHARS, Purpose, ResolveError, describe, resolve};
 pub use readings::{Reading, ago, readings};
 pub use state::{
-    DeviceSummary, battery, display_name, is_device, is_on, is_online, level, percent_of_99,
-    status_word, summary,
+    DeviceSummary, battery, display_name, is_device, is_on, is_online, status_word, summary,
 };
 pub use write::{
     Action, ActionError, Expect, Limits, Request, Sensitive, SensitiveClass, Words, WritePlan,

@@ -5,7 +5,9 @@ use schemars::JsonSchema;
 use serde::Serialize;
 
 use super::{
+    classes,
     kind::{DeviceKind, cc, find_value},
+    level::{level, percent_of_99},
     readings::readings,
 };
 use crate::gateway::{NodeInfo, NodeStatus};
@@ -51,15 +53,6 @@ pub fn is_on(node: &NodeInfo) -> Option<bool> {
     }
 }
 
-/// Current level of a dimmer, 0–99.
-pub fn level(node: &NodeInfo) -> Option<u8> {
-    let value = find_value(node, cc::MULTILEVEL_SWITCH, "currentValue")?
-        .value
-        .as_ref()?
-        .as_f64()?;
-    Some(value.clamp(0.0, 99.0).round() as u8)
-}
-
 /// Battery level in percent, when the device has a battery.
 pub fn battery(node: &NodeInfo) -> Option<u8> {
     let value = find_value(node, cc::BATTERY, "level")?
@@ -90,13 +83,13 @@ pub fn summary(node: &NodeInfo) -> String {
             Some(level) => format!("on at {}%", percent_of_99(level)),
             None => "state unknown".to_owned(),
         }),
-        _ => parts.extend(super::classes::state_words(node)),
+        _ => parts.extend(classes::state_words(node)),
     }
     for reading in readings(node, None) {
         if matches!(
             reading.command_class,
             cc::BINARY_SWITCH | cc::MULTILEVEL_SWITCH | cc::BATTERY
-        ) || super::classes::covered(kind, &reading)
+        ) || classes::covered(kind, &reading)
             || reading.value.is_null()
         {
             continue;
@@ -111,11 +104,6 @@ pub fn summary(node: &NodeInfo) -> String {
     } else {
         parts.join(", ")
     }
-}
-
-/// A Z-Wave level (0–99, 99 = full) as the percentage people use (99 → 100).
-pub fn percent_of_99(level: u8) -> u8 {
-    if level >= 99 { 100 } else { level }
 }
 
 /// Summary row of a device, as listed by `list_zwave_devices`.

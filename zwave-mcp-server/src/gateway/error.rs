@@ -99,7 +99,7 @@ pub enum GatewayError {
     },
     /// A command to zwave-js-server got no result, or a failure (the WebSocket backend).
     #[error(transparent)]
-    Server(#[from] crate::gateway::zwave_js::client::WsError),
+    Server(#[from] crate::gateway::zwave_js::WsError),
     /// The node a command was for is named or placed otherwise in Z-Wave JS than when the
     /// command's device was looked up (another client renamed it, or the owner did while a
     /// person was asked to confirm): the name may now mean another device, so nothing was sent.
@@ -165,7 +165,7 @@ impl GatewayError {
     pub fn was_cancelled(&self) -> bool {
         matches!(
             self,
-            Self::Server(crate::gateway::zwave_js::client::WsError::Cancelled(_))
+            Self::Server(crate::gateway::zwave_js::WsError::Cancelled(_))
         )
     }
 
@@ -182,10 +182,10 @@ impl GatewayError {
                 | Self::Busy { .. }
                 | Self::DriverDown { .. }
                 | Self::Server(
-                    crate::gateway::zwave_js::client::WsError::Down { .. }
-                        | crate::gateway::zwave_js::client::WsError::Busy { .. }
-                        | crate::gateway::zwave_js::client::WsError::Lost(_)
-                        | crate::gateway::zwave_js::client::WsError::Timeout { .. }
+                    crate::gateway::zwave_js::WsError::Down { .. }
+                        | crate::gateway::zwave_js::WsError::Busy { .. }
+                        | crate::gateway::zwave_js::WsError::Lost(_)
+                        | crate::gateway::zwave_js::WsError::Timeout { .. }
                 )
         )
     }
@@ -248,7 +248,7 @@ mod tests {
 
     #[test]
     fn a_write_whose_name_check_got_no_answer_says_nothing_was_sent() {
-        use crate::gateway::{NodeId, zwave_js::client::WsError};
+        use crate::gateway::{NodeId, zwave_js::WsError};
         let unchecked = GatewayError::NotChecked {
             node: NodeId(8),
             reason: Box::new(GatewayError::Server(WsError::Timeout {

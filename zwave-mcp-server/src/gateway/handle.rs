@@ -22,11 +22,7 @@ use super::{
     },
     write_status_name,
 };
-use crate::gateway::zwave_js::{
-    self,
-    client::{Target, WsClient, WsError},
-    protocol,
-};
+use crate::gateway::zwave_js::{self, Target, WsClient, WsError, protocol};
 
 /// Handle to the home, through either backend. Cloning is cheap; all clones share one
 /// connection and one cache. The tools never ask which backend runs.
@@ -426,7 +422,7 @@ impl Gateway {
             .map_err(|reason| {
                 unchecked(GatewayError::BadReply {
                     api: "node.get_state",
-                    reason,
+                    reason: reason.to_string(),
                 })
             })?;
         if (&now.name, &now.loc) == (&known.name, &known.loc) {

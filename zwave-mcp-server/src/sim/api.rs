@@ -11,7 +11,8 @@ use serde_json::{Value, json};
 use tracing::{debug, warn};
 
 use super::{
-    device::{self, Change},
+    change::{find_node, set_value},
+    device,
     node::value_key_of,
     state::{PayloadType, ReceivedRequest, Sim, SimOptions, lock},
     topics,
@@ -27,10 +28,6 @@ pub(super) fn gateway_topic(options: &SimOptions) -> String {
 
 pub(super) fn status_topic(options: &SimOptions) -> String {
     format!("{}/status", gateway_topic(options))
-}
-
-pub(super) fn find_node(nodes: &[Value], id: u16) -> Option<&Value> {
-    nodes.iter().find(|node| node["id"] == json!(id))
 }
 
 pub(super) fn value_topic(options: &SimOptions, node: &Value, value: &Value) -> String {
@@ -54,22 +51,6 @@ pub(super) fn value_payload(options: &SimOptions, value: &Value) -> Vec<u8> {
             None => Vec::new(),
         },
     }
-}
-
-/// Sets a value; returns the node and the updated value object to publish, and the value
-/// it had.
-pub(super) fn set_value(nodes: &mut [Value], node: u16, key: &str, new: Value) -> Option<Change> {
-    let node_json = nodes.iter_mut().find(|n| n["id"] == json!(node))?;
-    let slot = node_json.get_mut("values")?.get_mut(key)?;
-    let previous = std::mem::replace(&mut slot["value"], new);
-    slot["lastUpdate"] = json!(now_ms());
-    let value = slot.clone();
-    node_json["lastActive"] = json!(now_ms());
-    Some(Change {
-        node: node_json.clone(),
-        value,
-        previous,
-    })
 }
 
 pub(super) async fn publish(sim: &Sim, topic: String, payload: Vec<u8>, retain: bool) {

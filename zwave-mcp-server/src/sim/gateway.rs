@@ -22,9 +22,10 @@ use tracing::{debug, info, warn};
 
 use super::{
     api::{
-        find_node, gateway_topic, handle_request, publish, publish_everything, publish_value,
-        set_value, status_topic, value_topic,
+        gateway_topic, handle_request, publish, publish_everything, publish_value, status_topic,
+        value_topic,
     },
+    change::{find_node, set_value},
     home::demo_home,
     state::{Knobs, ReceivedRequest, Sim, SimOptions, lock},
     topics,

@@ -7,6 +7,7 @@
 //! | `gateway` | [`SimControl`]: starting the simulated gateway, and its knobs |
 //! | `state` | what the handle, the API and the storm share: settings, home, knobs, requests |
 //! | `api` | what the simulated gateway publishes and how it answers API requests |
+//! | `change` | finding a node of the home and setting a value: the `Change` both servers publish |
 //! | `device` | how the simulated devices take a write, whichever server carries it |
 //! | `topics` | its own topic naming, from the captures (shares no code with `gateway::topics`) |
 //! | `home`, `node` | the demo home and generated homes of any size, as `getNodes` shows them |
@@ -15,6 +16,7 @@
 
 mod api;
 mod broker;
+mod change;
 mod device;
 mod gateway;
 pub mod home;

@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 use test_support::zwave_js::ZwaveJsServer;
-use zwave_mcp_server::gateway::zwave_js::client::WsClient;
+use zwave_mcp_server::gateway::zwave_js::WsClient;
 
 use crate::{
     hostile::{BIN, Conversation},

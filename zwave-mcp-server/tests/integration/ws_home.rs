@@ -11,7 +11,7 @@ use serde_json::{Value, json};
 use test_support::zwave_js::ZwaveJsServer;
 use zwave_mcp_server::{
     gateway::Backoff,
-    gateway::zwave_js::client::{Link, Target, WsClient},
+    gateway::zwave_js::{Link, Target, WsClient},
 };
 
 use crate::hostile::{BIN, Conversation, messages};

@@ -8,7 +8,7 @@ use std::time::Duration;
 use serde_json::{Value, json};
 use test_support::zwave_js::ZwaveJsServer;
 use zwave_mcp_server::{
-    gateway::zwave_js::client::{Link, Target, WsClient, WsError},
+    gateway::zwave_js::{Link, Target, WsClient, WsError},
     gateway::{Backoff, NodeId},
 };
 

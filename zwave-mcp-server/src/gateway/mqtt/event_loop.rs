@@ -8,7 +8,7 @@ use rumqttc::{Event, EventLoop, Packet, QoS};
 use tracing::{debug, info, warn};
 
 use super::{
-    ApiReply, Backoff, LinkState,
+    ApiReply, Backoff, LinkState, NodeId,
     core::{now_ms, read, write},
     refresh::request_reload,
     settings::MAX_PAYLOAD,
@@ -114,175 +114,248 @@ fn on_connected(shared: &Arc<Shared>) {
     request_reload(shared, false);
 }
 
+/// What a message under the prefix is, from its topic alone.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Topic<'a> {
+    /// Not under the prefix, or a request (`…/set`, ours or another client's): not read.
+    Ignored,
+    /// `<prefix>/driver/status`: whether the Z-Wave driver is ready.
+    DriverStatus,
+    /// The gateway's own `…/status`: whether Z-Wave JS UI is online.
+    GatewayStatus,
+    /// A reply of the gateway's API `api` (`…/api/<api>`): the only large messages.
+    ApiReply(&'a str),
+    /// Another topic under the gateway's client topic: nothing read from it.
+    GatewayOther,
+    /// Anything else under the prefix (`rest`: the topic after it): a value, a node's status
+    /// or last activity, as the topic index routes it.
+    Node {
+        /// The topic after `<prefix>/`.
+        rest: &'a str,
+    },
+}
+
+impl<'a> Topic<'a> {
+    /// What `topic` is, for the prefix and gateway topic of `shared`'s settings.
+    fn of(shared: &Shared, topic: &'a str) -> Self {
+        let Some(rest) = topic
+            .strip_prefix(shared.settings.topic_prefix.as_str())
+            .and_then(|r| r.strip_prefix('/'))
+        else {
+            return Self::Ignored;
+        };
+        if rest.ends_with("/set") {
+            return Self::Ignored;
+        }
+        if rest == "driver/status" {
+            return Self::DriverStatus;
+        }
+        match topic.strip_prefix(shared.gateway_topic.as_str()) {
+            Some("/status") => Self::GatewayStatus,
+            Some(gateway_rest) => match gateway_rest.strip_prefix("/api/") {
+                Some(api) => Self::ApiReply(api),
+                None => Self::GatewayOther,
+            },
+            None => Self::Node { rest },
+        }
+    }
+}
+
 /// Handles one message. `retained`: the broker sent it because we subscribed, so it is older
 /// than the `getNodes` sent after subscribing, which already covers what it says.
 fn on_publish(shared: &Arc<Shared>, topic: &str, payload: &[u8], retained: bool) {
-    let settings = &shared.settings;
-    let Some(rest) = topic
-        .strip_prefix(settings.topic_prefix.as_str())
-        .and_then(|r| r.strip_prefix('/'))
-    else {
-        return;
-    };
-    if rest.ends_with("/set") {
+    let kind = Topic::of(shared, topic);
+    if kind == Topic::Ignored {
         return;
     }
     // Only the gateway's API replies may be large (a whole network's `getNodes`, parsed node
     // by node): anything else this big is no message of Z-Wave JS UI, and is not parsed.
-    let api_reply = topic
-        .strip_prefix(shared.gateway_topic.as_str())
-        .is_some_and(|rest| rest.starts_with("/api/"));
-    if !api_reply && payload.len() > MAX_TOPIC_PAYLOAD {
-        let route = read(&shared.topics).route(topic).cloned();
-        match route {
-            Some(Route::Value(target)) => warn!(
-                node = %target.node, key = %target.key, topic = ?topic, bytes = payload.len(),
-                max_bytes = MAX_TOPIC_PAYLOAD,
-                "refused a value report larger than any value: not parsed, not stored (the cache keeps the value it had)"
-            ),
-            _ => warn!(
-                topic = ?topic, bytes = payload.len(), max_bytes = MAX_TOPIC_PAYLOAD,
-                "refused a status or value message larger than any of Z-Wave JS UI's: not parsed"
-            ),
-        }
+    if !matches!(kind, Topic::ApiReply(_)) && payload.len() > MAX_TOPIC_PAYLOAD {
+        refuse_oversized(shared, topic, payload.len());
         return;
     }
-    if rest == "driver/status" {
-        let ready = topics::decode_flag(payload);
-        let was = {
-            let mut state = write(&shared.core.state);
-            match ready {
-                Some(false) => {
-                    state.driver_down_since.get_or_insert_with(now_ms);
+    match kind {
+        Topic::Ignored | Topic::GatewayOther => {}
+        Topic::DriverStatus => on_driver_status(shared, payload),
+        Topic::GatewayStatus => on_gateway_status(shared, payload),
+        Topic::ApiReply(api) => on_api_reply(shared, topic, api, payload),
+        Topic::Node { rest } => {
+            let route = read(&shared.topics).route(topic).cloned();
+            match route {
+                Some(Route::Value(target)) => {
+                    on_value(shared, &target, topic, payload, retained);
                 }
-                Some(true) => state.driver_down_since = None,
-                None => {}
-            }
-            std::mem::replace(&mut state.driver_ready, ready)
-        };
-        info!(ready = ?ready, "z-wave driver status");
-        // The driver came back (controller reconnected, Z-Wave JS UI restarted): nodes may
-        // have changed while it was down.
-        if ready == Some(true) && was == Some(false) {
-            request_reload(shared, true);
-        }
-        return;
-    }
-    if let Some(gateway_rest) = topic.strip_prefix(shared.gateway_topic.as_str()) {
-        if gateway_rest == "/status" {
-            let online = topics::decode_flag(payload);
-            let was = {
-                let mut state = write(&shared.core.state);
-                match online {
-                    Some(false) => {
-                        state.gateway_offline_since.get_or_insert_with(now_ms);
-                    }
-                    Some(true) => state.gateway_offline_since = None,
-                    None => {}
-                }
-                std::mem::replace(&mut state.gateway_online, online)
-            };
-            info!(online = ?online, gateway = %settings.gateway_name, "gateway status");
-            // Back after a crash: nodes may have changed. First seen: load them if missing.
-            if online == Some(true) && was != Some(true) {
-                request_reload(shared, was == Some(false));
-            }
-        } else if let Some(api) = gateway_rest.strip_prefix("/api/") {
-            match serde_json::from_slice::<ApiReply>(payload) {
-                Ok(reply) => {
-                    if !shared.pending.complete(api, reply) {
-                        debug!(
-                            topic = ?topic,
-                            "api reply for nobody waiting (another client, or timed out)"
-                        );
+                Some(Route::NodeStatus(node)) => on_node_status(shared, node, payload, retained),
+                Some(Route::NodeLastActive(node)) => {
+                    if let Some(ms) = topics::decode_epoch_ms(payload)
+                        && let Some(mut info) = write(&shared.core.state).nodes.get_mut(&node)
+                    {
+                        info.set_last_active(ms);
                     }
                 }
-                Err(err) => warn!(topic = ?topic, error = %err, "api reply does not parse"),
+                None => on_unknown(shared, topic, rest, payload, retained),
             }
         }
-        return;
     }
+}
+
+/// A message too large to be Z-Wave JS UI's (other than an API reply): said, not parsed.
+fn refuse_oversized(shared: &Shared, topic: &str, bytes: usize) {
     let route = read(&shared.topics).route(topic).cloned();
     match route {
-        Some(Route::Value(target)) => {
-            let value = match topics::decode_value(payload) {
-                Ok(value) => value,
-                Err(why) => {
-                    warn!(node = %target.node, key = %target.key, topic = ?topic, %why, "refused a value report: not stored (the cache keeps the value it had)");
-                    return;
-                }
-            };
-            if shared
-                .core
-                .is_echo(target.node, &target.key, value.as_ref())
-            {
-                debug!(node = %target.node, key = %target.key, "not storing zwave-js's optimistic echo of a write: it is not the device's report");
-                return;
+        Some(Route::Value(target)) => warn!(
+            node = %target.node, key = %target.key, topic = ?topic, bytes,
+            max_bytes = MAX_TOPIC_PAYLOAD,
+            "refused a value report larger than any value: not parsed, not stored (the cache keeps the value it had)"
+        ),
+        _ => warn!(
+            topic = ?topic, bytes, max_bytes = MAX_TOPIC_PAYLOAD,
+            "refused a status or value message larger than any of Z-Wave JS UI's: not parsed"
+        ),
+    }
+}
+
+/// `<prefix>/driver/status`: the driver's readiness, and a reload when it came back.
+fn on_driver_status(shared: &Arc<Shared>, payload: &[u8]) {
+    let ready = topics::decode_flag(payload);
+    let was = {
+        let mut state = write(&shared.core.state);
+        match ready {
+            Some(false) => {
+                state.driver_down_since.get_or_insert_with(now_ms);
             }
-            // What the broker replays on subscribing is Z-Wave JS UI's last publication, which
-            // may be the echo of a write the device never confirmed.
-            if retained
-                && shared
-                    .core
-                    .is_awaited(target.node, &target.key, value.as_ref())
-            {
-                debug!(node = %target.node, key = %target.key, "not storing a retained copy of a write's optimistic value: the device has not reported it");
-                return;
-            }
-            shared
-                .core
-                .store_value(target.node, &target.key, value, !retained);
+            Some(true) => state.driver_down_since = None,
+            None => {}
         }
-        Some(Route::NodeStatus(node)) => {
-            let Some((available, status)) = topics::decode_node_status(payload) else {
-                // A cleared status topic: the node was removed (or renamed away).
-                debug!(%node, "node status topic cleared; reloading the node list");
-                request_reload(shared, true);
-                return;
-            };
-            let changed = {
-                let mut state = write(&shared.core.state);
-                match state.nodes.get_mut(&node) {
-                    Some(mut info) => {
-                        let changed = status.is_some() && info.status != status;
-                        info.set_available(available);
-                        if let Some(status) = status {
-                            info.set_status(status);
-                        }
-                        changed || !info.ready
-                    }
-                    None => true,
-                }
-            };
-            // An interview finished, a node woke up, died or came back: what getNodes says
-            // about it (its values, even its kind) may have changed.
-            if changed {
-                request_reload(shared, !retained);
+        std::mem::replace(&mut state.driver_ready, ready)
+    };
+    info!(ready = ?ready, "z-wave driver status");
+    // The driver came back (controller reconnected, Z-Wave JS UI restarted): nodes may
+    // have changed while it was down.
+    if ready == Some(true) && was == Some(false) {
+        request_reload(shared, true);
+    }
+}
+
+/// The gateway's `…/status`: whether it is online, and a reload when it came (back).
+fn on_gateway_status(shared: &Arc<Shared>, payload: &[u8]) {
+    let online = topics::decode_flag(payload);
+    let was = {
+        let mut state = write(&shared.core.state);
+        match online {
+            Some(false) => {
+                state.gateway_offline_since.get_or_insert_with(now_ms);
             }
+            Some(true) => state.gateway_offline_since = None,
+            None => {}
         }
-        Some(Route::NodeLastActive(node)) => {
-            if let Some(ms) = topics::decode_epoch_ms(payload)
-                && let Some(mut info) = write(&shared.core.state).nodes.get_mut(&node)
-            {
-                info.set_last_active(ms);
-            }
-        }
-        None => {
-            // A status from a node we do not know under this topic: a node was added, or
-            // renamed or moved (its topics changed). Topics two known nodes share are not it.
-            if rest.ends_with("/status")
-                && !read(&shared.topics).is_ambiguous(topic)
-                && serde_json::from_slice::<serde_json::Value>(payload)
-                    .ok()
-                    .is_some_and(|status| status.get("nodeId").is_some())
-            {
+        std::mem::replace(&mut state.gateway_online, online)
+    };
+    info!(online = ?online, gateway = %shared.settings.gateway_name, "gateway status");
+    // Back after a crash: nodes may have changed. First seen: load them if missing.
+    if online == Some(true) && was != Some(true) {
+        request_reload(shared, was == Some(false));
+    }
+}
+
+/// A reply of the gateway's API `api`: to the request waiting for it, if any.
+fn on_api_reply(shared: &Shared, topic: &str, api: &str, payload: &[u8]) {
+    match serde_json::from_slice::<ApiReply>(payload) {
+        Ok(reply) => {
+            if !shared.pending.complete(api, reply) {
                 debug!(
                     topic = ?topic,
-                    retained,
-                    "status of a node not in the list; reloading the node list"
+                    "api reply for nobody waiting (another client, or timed out)"
                 );
-                request_reload(shared, !retained);
             }
         }
+        Err(err) => warn!(topic = ?topic, error = %err, "api reply does not parse"),
+    }
+}
+
+/// A value report: stored, unless it is zwave-js's echo of a write (or a retained copy of
+/// one) rather than the device's word.
+fn on_value(
+    shared: &Shared,
+    target: &topics::ValueRef,
+    topic: &str,
+    payload: &[u8],
+    retained: bool,
+) {
+    let value = match topics::decode_value(payload) {
+        Ok(value) => value,
+        Err(why) => {
+            warn!(node = %target.node, key = %target.key, topic = ?topic, %why, "refused a value report: not stored (the cache keeps the value it had)");
+            return;
+        }
+    };
+    if shared
+        .core
+        .is_echo(target.node, &target.key, value.as_ref())
+    {
+        debug!(node = %target.node, key = %target.key, "not storing zwave-js's optimistic echo of a write: it is not the device's report");
+        return;
+    }
+    // What the broker replays on subscribing is Z-Wave JS UI's last publication, which
+    // may be the echo of a write the device never confirmed.
+    if retained
+        && shared
+            .core
+            .is_awaited(target.node, &target.key, value.as_ref())
+    {
+        debug!(node = %target.node, key = %target.key, "not storing a retained copy of a write's optimistic value: the device has not reported it");
+        return;
+    }
+    shared
+        .core
+        .store_value(target.node, &target.key, value, !retained);
+}
+
+/// A node's status topic: its availability and status, and a reload when what `getNodes`
+/// says of it may have changed.
+fn on_node_status(shared: &Arc<Shared>, node: NodeId, payload: &[u8], retained: bool) {
+    let Some((available, status)) = topics::decode_node_status(payload) else {
+        // A cleared status topic: the node was removed (or renamed away).
+        debug!(%node, "node status topic cleared; reloading the node list");
+        request_reload(shared, true);
+        return;
+    };
+    let changed = {
+        let mut state = write(&shared.core.state);
+        match state.nodes.get_mut(&node) {
+            Some(mut info) => {
+                let changed = status.is_some() && info.status != status;
+                info.set_available(available);
+                if let Some(status) = status {
+                    info.set_status(status);
+                }
+                changed || !info.ready
+            }
+            None => true,
+        }
+    };
+    // An interview finished, a node woke up, died or came back: what getNodes says
+    // about it (its values, even its kind) may have changed.
+    if changed {
+        request_reload(shared, !retained);
+    }
+}
+
+/// A topic the index does not route (`rest`: after the prefix).
+fn on_unknown(shared: &Arc<Shared>, topic: &str, rest: &str, payload: &[u8], retained: bool) {
+    // A status from a node we do not know under this topic: a node was added, or
+    // renamed or moved (its topics changed). Topics two known nodes share are not it.
+    if rest.ends_with("/status")
+        && !read(&shared.topics).is_ambiguous(topic)
+        && serde_json::from_slice::<serde_json::Value>(payload)
+            .ok()
+            .is_some_and(|status| status.get("nodeId").is_some())
+    {
+        debug!(
+            topic = ?topic,
+            retained,
+            "status of a node not in the list; reloading the node list"
+        );
+        request_reload(shared, !retained);
     }
 }

@@ -9,7 +9,7 @@ use std::collections::HashMap;
 use serde::Deserialize;
 use serde_json::{Map, Value, value::RawValue};
 
-use super::state::{key_of, node_from_state_raw};
+use super::state::{StateError, key_of, node_from_state_raw};
 use crate::gateway::{
     NodeId, NodeInfo, NodeStatus, Nodes,
     values::{ValueRefused, parse_value},
@@ -65,6 +65,33 @@ pub enum Event {
     Other,
 }
 
+/// Why a node event does not read.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum EventError {
+    /// No usable node id.
+    #[error("a `{event}` event without a node id")]
+    NoNodeId {
+        /// The event's name (`value updated`, …).
+        event: String,
+    },
+    /// A value event without the value's address.
+    #[error("a `{event}` event without a value's address")]
+    NoAddress {
+        /// The event's name.
+        event: String,
+    },
+    /// A `ready` or `node added` event without the node's state.
+    #[error("a `{event}` event without the node's state")]
+    NoNodeState {
+        /// The event's name.
+        event: String,
+    },
+    /// The node's state it carries does not read.
+    #[error(transparent)]
+    State(#[from] StateError),
+}
+
 /// A node event's `node` member, for its id alone (the rest, a whole node state, is skipped).
 #[derive(Deserialize)]
 struct NodeRef {
@@ -90,7 +117,7 @@ fn members(object: &RawValue) -> Option<HashMap<String, &RawValue>> {
 ///
 /// # Errors
 /// A node event without a usable node id, or whose node state does not parse.
-pub fn read(event: &RawValue) -> Result<Event, String> {
+pub fn read(event: &RawValue) -> Result<Event, EventError> {
     let Some(event) = members(event) else {
         return Ok(Event::Other);
     };
@@ -115,13 +142,17 @@ pub fn read(event: &RawValue) -> Result<Event, String> {
             })
             .and_then(|id| u16::try_from(id).ok())
             .map(NodeId)
-            .ok_or_else(|| format!("a `{name}` event without a node id"))
+            .ok_or_else(|| EventError::NoNodeId {
+                event: name.clone(),
+            })
     };
     // The value's address, and the member that holds its new value.
-    let value = |member: Option<&str>| -> Result<Event, String> {
+    let value = |member: Option<&str>| -> Result<Event, EventError> {
         let args = event.get("args").copied().and_then(members);
         let Some(key) = args.as_ref().and_then(address) else {
-            return Err(format!("a `{name}` event without a value's address"));
+            return Err(EventError::NoAddress {
+                event: name.clone(),
+            });
         };
         let node = node()?;
         let raw = member.and_then(|member| args.as_ref()?.get(member).copied());
@@ -162,13 +193,17 @@ pub fn read(event: &RawValue) -> Result<Event, String> {
             event
                 .get("nodeState")
                 .copied()
-                .ok_or_else(|| format!("a `{name}` event without the node's state"))?,
+                .ok_or_else(|| EventError::NoNodeState {
+                    event: name.clone(),
+                })?,
         )?)),
         "node added" => Event::Node(Box::new(node_from_state_raw(
             event
                 .get("node")
                 .copied()
-                .ok_or_else(|| format!("a `{name}` event without the node's state"))?,
+                .ok_or_else(|| EventError::NoNodeState {
+                    event: name.clone(),
+                })?,
         )?)),
         "node removed" => Event::Removed(node()?),
         _ => Event::Other,
@@ -258,9 +293,10 @@ mod tests {
 
     use super::*;
 
-    /// [`super::read`] of an event written as a tree (as text, the way it arrives).
+    /// [`super::read`] of an event written as a tree (as text, the way it arrives), its error
+    /// as said.
     fn read(event: &Value) -> Result<Event, String> {
-        super::read(&serde_json::value::to_raw_value(event).unwrap())
+        super::read(&serde_json::value::to_raw_value(event).unwrap()).map_err(|err| err.to_string())
     }
 
     /// Every event frame of a recorded session.

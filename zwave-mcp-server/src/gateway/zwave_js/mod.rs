@@ -6,16 +6,35 @@
 //!
 //! | module | owns |
 //! |---|---|
-//! | `state` | the server's description of nodes and values, as the node model ([`crate::gateway::NodeInfo`]) |
-//! | `events` | the server's events, read into what they change in the node cache, and applied |
+//! | `target` | [`Target`]: where the server is (`ws://`, `wss://` with its TLS), [`TargetError`] |
+//! | `client` | [`WsClient`]: the handle; commands asked for, refused at once while down |
+//! | `shared` | what the handles and the task share: the core, the [`Link`], requests |
+//! | `connection` | the task owning the socket: connect, hand over to a session, back off |
+//! | `session` | one open socket's conversation: handshake, commands by id, events, pings |
+//! | `heard` | the stream noting when the server last sent a byte |
+//! | `error` | [`WsError`]: why a command got no result, and whether it may have run |
 //! | `protocol` | its messages: version (and the schema check), results, events; the commands sent |
-//! | `client` | [`client::WsClient`]: the connection that stays up, the core it feeds, commands by id |
+//! | `events` | the server's events, read into what they change in the node cache, and applied |
+//! | `state` | the server's description of nodes and values, as the node model ([`crate::gateway::NodeInfo`]) |
 //! | `url` | [`ZwaveJsUrl`]: zwave-js-server's address, parsed at the flag |
 
 pub mod client;
+mod connection;
+mod error;
 pub mod events;
+mod heard;
 pub mod protocol;
+mod session;
+mod shared;
 pub mod state;
+mod target;
 mod url;
 
-pub use url::ZwaveJsUrl;
+pub use client::WsClient;
+pub use error::WsError;
+pub use events::EventError;
+pub use protocol::{FrameError, SchemaMismatch};
+pub use shared::Link;
+pub use state::StateError;
+pub use target::{Target, TargetError};
+pub use url::{UrlError, ZwaveJsUrl};

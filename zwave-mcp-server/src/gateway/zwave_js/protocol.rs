@@ -18,6 +18,9 @@ use crate::gateway::ValueId;
 /// The API schema this server speaks (zwave-js-server 3.x; the recorded sessions used 44).
 pub const SCHEMA_VERSION: u64 = 44;
 
+/// The command that reads the whole state; its result replaces the cache.
+pub(super) const RELOAD: &str = "start_listening";
+
 /// One message from the server. What it carries stays JSON text borrowed from the frame until
 /// its reader takes what it needs: no part of a frame becomes a `serde_json::Value` tree
 /// unread (32 bytes per element: a 60 MiB `[0,0,…]` would be a 1 GB tree).
@@ -54,20 +57,57 @@ impl ServerVersion {
     ///
     /// # Errors
     /// It does not: the message names both and what to upgrade.
-    pub fn check(&self) -> Result<(), String> {
+    pub fn check(&self) -> Result<(), SchemaMismatch> {
         if (self.min_schema..=self.max_schema).contains(&SCHEMA_VERSION) {
             return Ok(());
         }
-        let upgrade = if self.max_schema < SCHEMA_VERSION {
-            "upgrade zwave-js-server (or Z-Wave JS UI / the Z-Wave JS add-on)"
-        } else {
-            "upgrade zwave-mcp-server"
-        };
-        Err(format!(
-            "zwave-js-server {} speaks API schemas {}–{}, and this server speaks {SCHEMA_VERSION}: {upgrade}",
-            self.server, self.min_schema, self.max_schema
-        ))
+        Err(SchemaMismatch {
+            server: self.server.clone(),
+            min_schema: self.min_schema,
+            max_schema: self.max_schema,
+        })
     }
+}
+
+/// The server does not speak [`SCHEMA_VERSION`]: which side to upgrade.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "zwave-js-server {server} speaks API schemas {min_schema}–{max_schema}, and this server speaks {SCHEMA_VERSION}: {}",
+    upgrade(*.max_schema)
+)]
+pub struct SchemaMismatch {
+    /// zwave-js-server's version.
+    pub server: String,
+    /// The oldest API schema it speaks.
+    pub min_schema: u64,
+    /// The newest.
+    pub max_schema: u64,
+}
+
+/// What to upgrade when the server speaks schemas up to `max_schema` only.
+fn upgrade(max_schema: u64) -> &'static str {
+    if max_schema < SCHEMA_VERSION {
+        "upgrade zwave-js-server (or Z-Wave JS UI / the Z-Wave JS add-on)"
+    } else {
+        "upgrade zwave-mcp-server"
+    }
+}
+
+/// Why a frame from the server does not read.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum FrameError {
+    /// The frame is not JSON.
+    #[error("a message that is not JSON ({0})")]
+    NotJson(serde_json::Error),
+    /// JSON, but not one of the three kinds of message (`None`: no object, or no `type`).
+    #[error("a message of an unknown type ({})", type_name(.0.as_deref()))]
+    UnknownType(Option<String>),
+}
+
+/// An unknown message's `type` as said: quoted, or `none`.
+fn type_name(kind: Option<&str>) -> String {
+    kind.map_or_else(|| "none".to_owned(), |kind| format!("{kind:?}"))
 }
 
 /// Why the server failed a command.
@@ -93,14 +133,14 @@ impl fmt::Display for ServerFailure {
 ///
 /// # Errors
 /// It is not JSON, or not one of the three kinds of message.
-pub fn read(frame: &str) -> Result<Incoming<'_>, String> {
+pub fn read(frame: &str) -> Result<Incoming<'_>, FrameError> {
     let members: HashMap<String, &RawValue> = match serde_json::from_str(frame) {
         Ok(members) => members,
         // JSON that is no object is told apart without being built.
         Err(_) if serde_json::from_str::<IgnoredAny>(frame).is_ok() => {
-            return Err("a message of an unknown type (none)".to_owned());
+            return Err(FrameError::UnknownType(None));
         }
-        Err(err) => return Err(format!("a message that is not JSON ({err})")),
+        Err(err) => return Err(FrameError::NotJson(err)),
     };
     let member = |key: &str| members.get(key).copied();
     let text = |key: &str| {
@@ -144,10 +184,7 @@ pub fn read(frame: &str) -> Result<Incoming<'_>, String> {
             })
         }
         Some("event") => Ok(Incoming::Event(member("event"))),
-        other => Err(format!(
-            "a message of an unknown type ({})",
-            other.map_or_else(|| "none".to_owned(), |kind| format!("{kind:?}"))
-        )),
+        other => Err(FrameError::UnknownType(other.map(str::to_owned))),
     }
 }
 
@@ -216,7 +253,7 @@ mod tests {
             ..version.clone()
         };
         assert_eq!(
-            old.check().unwrap_err(),
+            old.check().unwrap_err().to_string(),
             "zwave-js-server 3.10.2 speaks API schemas 0–30, and this server speaks 44: upgrade zwave-js-server (or Z-Wave JS UI / the Z-Wave JS add-on)"
         );
         let newer = ServerVersion {
@@ -227,6 +264,7 @@ mod tests {
             newer
                 .check()
                 .unwrap_err()
+                .to_string()
                 .ends_with(": upgrade zwave-mcp-server")
         );
     }
@@ -260,12 +298,13 @@ mod tests {
             json!({"status": 5, "message": "bad"})
         );
         assert_eq!(
-            read("[1]").unwrap_err(),
+            read("[1]").unwrap_err().to_string(),
             "a message of an unknown type (none)"
         );
         assert!(
             read("{")
                 .unwrap_err()
+                .to_string()
                 .starts_with("a message that is not JSON")
         );
     }
@@ -283,7 +322,7 @@ mod tests {
         let at = frame.find(r#"{"source""#).unwrap();
         assert!(std::ptr::eq(event.get().as_ptr(), frame[at..].as_ptr()));
         assert_eq!(
-            read(&zeros).unwrap_err(),
+            read(&zeros).unwrap_err().to_string(),
             "a message of an unknown type (none)"
         );
     }

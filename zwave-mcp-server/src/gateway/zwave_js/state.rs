@@ -20,6 +20,24 @@ use crate::gateway::{NodeId, NodeInfo, values::parse_value};
 /// members are bounded as one value is ([`parse_value`]).
 const MAX_MEMBER_BYTES: usize = 64 * 1024;
 
+/// Why the server's state, or a node's, does not read.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum StateError {
+    /// The state has no `nodes` array (`got`: what it has instead).
+    #[error("the server's state has no node list (got {got})")]
+    NoNodeList {
+        /// What JSON `nodes` is: `null`, `an object`, …
+        got: &'static str,
+    },
+    /// A node's state is no JSON object.
+    #[error("a node state that is no object ({0})")]
+    NotAnObject(serde_json::Error),
+    /// A member of a node's state does not parse, or has the wrong type.
+    #[error("{0}")]
+    Unreadable(serde_json::Error),
+}
+
 /// The member `name` of the JSON object `object`, as text.
 fn member<'a>(object: Option<&'a RawValue>, name: &str) -> Option<&'a RawValue> {
     let members: BTreeMap<String, &'a RawValue> = serde_json::from_str(object?.get()).ok()?;
@@ -44,15 +62,16 @@ fn kind_of(raw: &RawValue) -> &'static str {
 ///
 /// # Errors
 /// The result has no `state.nodes` array.
-pub fn nodes_from_result(result: Option<&RawValue>) -> Result<BTreeMap<NodeId, NodeInfo>, String> {
+pub fn nodes_from_result(
+    result: Option<&RawValue>,
+) -> Result<BTreeMap<NodeId, NodeInfo>, StateError> {
     let nodes = member(member(result, "state"), "nodes");
     let Some(items) =
         nodes.and_then(|nodes| serde_json::from_str::<Vec<&RawValue>>(nodes.get()).ok())
     else {
-        return Err(format!(
-            "the server's state has no node list (got {})",
-            nodes.map_or("null", kind_of)
-        ));
+        return Err(StateError::NoNodeList {
+            got: nodes.map_or("null", kind_of),
+        });
     };
     let mut parsed = BTreeMap::new();
     for node in items {
@@ -75,9 +94,9 @@ pub fn nodes_from_result(result: Option<&RawValue>) -> Result<BTreeMap<NodeId, N
 ///
 /// # Errors
 /// As [`node_from_state`], or the state is no JSON object.
-pub fn node_from_state_raw(node: &RawValue) -> Result<NodeInfo, String> {
-    let members: BTreeMap<String, &RawValue> = serde_json::from_str(node.get())
-        .map_err(|err| format!("a node state that is no object ({err})"))?;
+pub fn node_from_state_raw(node: &RawValue) -> Result<NodeInfo, StateError> {
+    let members: BTreeMap<String, &RawValue> =
+        serde_json::from_str(node.get()).map_err(StateError::NotAnObject)?;
     let id = members.get("nodeId").map_or("?", |id| id.get());
     let mut tree = Map::new();
     for (name, raw) in &members {
@@ -91,7 +110,7 @@ pub fn node_from_state_raw(node: &RawValue) -> Result<NodeInfo, String> {
         } else if raw.get().len() > MAX_MEMBER_BYTES {
             warn!(node = id, member = %name, bytes = raw.get().len(), max_bytes = MAX_MEMBER_BYTES, "left out a member of zwave-js-server's node state larger than any");
         } else {
-            let parsed = serde_json::from_str(raw.get()).map_err(|err| err.to_string())?;
+            let parsed = serde_json::from_str(raw.get()).map_err(StateError::Unreadable)?;
             tree.insert(name.clone(), parsed);
         }
     }
@@ -123,15 +142,12 @@ fn bounded_value(node: &str, raw: &RawValue) -> Option<Value> {
 ///
 /// # Errors
 /// `state` has no `nodes` array.
-pub fn nodes_from_state(state: &Value) -> Result<BTreeMap<NodeId, NodeInfo>, String> {
+pub fn nodes_from_state(state: &Value) -> Result<BTreeMap<NodeId, NodeInfo>, StateError> {
     let nodes = state
         .get("nodes")
         .and_then(Value::as_array)
-        .ok_or_else(|| {
-            format!(
-                "the server's state has no node list (got {})",
-                common::kind(state.get("nodes").unwrap_or(&Value::Null))
-            )
+        .ok_or_else(|| StateError::NoNodeList {
+            got: common::kind(state.get("nodes").unwrap_or(&Value::Null)),
         })?;
     let mut parsed = BTreeMap::new();
     for node in nodes {
@@ -151,7 +167,7 @@ pub fn nodes_from_state(state: &Value) -> Result<BTreeMap<NodeId, NodeInfo>, Str
 ///
 /// # Errors
 /// It has no usable `nodeId`, or a field has the wrong type.
-pub fn node_from_state(node: &Value) -> Result<NodeInfo, String> {
+pub fn node_from_state(node: &Value) -> Result<NodeInfo, StateError> {
     let status = node.get("status").and_then(Value::as_u64);
     let mut values = Map::new();
     let all: Vec<&Value> = node
@@ -179,7 +195,7 @@ pub fn node_from_state(node: &Value) -> Result<NodeInfo, String> {
         "manufacturer": node.pointer("/deviceConfig/manufacturer").cloned().unwrap_or(Value::Null),
         "values": values,
     });
-    serde_json::from_value(shaped).map_err(|err| err.to_string())
+    serde_json::from_value(shaped).map_err(StateError::Unreadable)
 }
 
 /// `lastSeen` (an ISO date) as epoch milliseconds.
@@ -409,12 +425,12 @@ mod tests {
         };
         assert_eq!(shown(&from_text), shown(&from_tree));
         assert_eq!(
-            nodes_from_result(None).unwrap_err(),
+            nodes_from_result(None).unwrap_err().to_string(),
             "the server's state has no node list (got null)"
         );
         let no_list = RawValue::from_string(r#"{"state":{"nodes":{}}}"#.to_owned()).unwrap();
         assert_eq!(
-            nodes_from_result(Some(&no_list)).unwrap_err(),
+            nodes_from_result(Some(&no_list)).unwrap_err().to_string(),
             "the server's state has no node list (got an object)"
         );
     }
@@ -445,7 +461,9 @@ mod tests {
     #[test]
     fn a_state_without_nodes_and_a_node_without_an_id_are_reported() {
         assert_eq!(
-            nodes_from_state(&json!({"driver": {}})).unwrap_err(),
+            nodes_from_state(&json!({"driver": {}}))
+                .unwrap_err()
+                .to_string(),
             "the server's state has no node list (got null)"
         );
         assert!(node_from_state(&json!({"name": "x"})).is_err());

@@ -39,8 +39,28 @@ impl ZwaveJsUrl {
     }
 }
 
+/// Why a text is not a zwave-js-server address.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum UrlError {
+    /// Neither `ws://` nor `wss://`.
+    #[error(
+        "{url:?} is not a WebSocket URL: expected ws://host:port or wss://host:port (zwave-js-server listens on 3000)"
+    )]
+    NotWebSocket {
+        /// The URL given.
+        url: String,
+    },
+    /// No host, or a port that is no port.
+    #[error("{url:?} has no usable host and port: expected e.g. ws://192.168.1.10:3000")]
+    NoHostPort {
+        /// The URL given.
+        url: String,
+    },
+}
+
 impl FromStr for ZwaveJsUrl {
-    type Err = String;
+    type Err = UrlError;
 
     fn from_str(url: &str) -> Result<Self, Self::Err> {
         let (tls, rest) = if let Some(rest) = url.strip_prefix("ws://") {
@@ -48,9 +68,9 @@ impl FromStr for ZwaveJsUrl {
         } else if let Some(rest) = url.strip_prefix("wss://") {
             (true, rest)
         } else {
-            return Err(format!(
-                "{url:?} is not a WebSocket URL: expected ws://host:port or wss://host:port (zwave-js-server listens on 3000)"
-            ));
+            return Err(UrlError::NotWebSocket {
+                url: url.to_owned(),
+            });
         };
         let authority = rest.split('/').next().unwrap_or_default();
         let (host, port) = match authority.rsplit_once(':') {
@@ -58,9 +78,9 @@ impl FromStr for ZwaveJsUrl {
             _ => (authority, if tls { "443" } else { "80" }),
         };
         if host.is_empty() || port.parse::<u16>().is_err() {
-            return Err(format!(
-                "{url:?} has no usable host and port: expected e.g. ws://192.168.1.10:3000"
-            ));
+            return Err(UrlError::NoHostPort {
+                url: url.to_owned(),
+            });
         }
         let host = host
             .trim_start_matches('[')
@@ -103,11 +123,14 @@ mod tests {
     #[test]
     fn a_url_that_cannot_work_is_refused_with_an_example() {
         assert_eq!(
-            "http://hub:3000".parse::<ZwaveJsUrl>().unwrap_err(),
+            "http://hub:3000"
+                .parse::<ZwaveJsUrl>()
+                .unwrap_err()
+                .to_string(),
             "\"http://hub:3000\" is not a WebSocket URL: expected ws://host:port or wss://host:port (zwave-js-server listens on 3000)"
         );
         assert_eq!(
-            "ws://:3000".parse::<ZwaveJsUrl>().unwrap_err(),
+            "ws://:3000".parse::<ZwaveJsUrl>().unwrap_err().to_string(),
             "\"ws://:3000\" has no usable host and port: expected e.g. ws://192.168.1.10:3000"
         );
         assert!("ws://hub:99999".parse::<ZwaveJsUrl>().is_err());

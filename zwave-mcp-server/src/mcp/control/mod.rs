@@ -13,6 +13,11 @@
 //!   (two agents, or a quick correction); the answer says what the device reports now.
 //!
 //! A failed write is an error ([`ToolError::Write`]) before any of this.
+//!
+//! Here: the steps of a command (resolve, plan, the sensitive check, write, wait, answer) and
+//! the answer's words; in `confirm`, how the device's word on it is awaited and checked.
+
+mod confirm;
 
 use std::time::Instant;
 
@@ -29,11 +34,24 @@ use super::{
 };
 use crate::{
     devices::{self, Purpose},
-    gateway::{Gateway, NodeId, NodeInfo, now_ms},
+    gateway::{NodeInfo, now_ms},
 };
 
-/// How long a command's device is watched for its first report after the answer.
-const WATCH: std::time::Duration = std::time::Duration::from_secs(120);
+/// A command sent and acknowledged, as its answer tells it.
+struct Sent {
+    /// The device's name, as the answer says it.
+    name: String,
+    /// The device as it was found (its last report before the write).
+    node: NodeInfo,
+    plan: devices::WritePlan,
+    /// The value the write is about as the device last reported it, and when.
+    before: Option<(Option<serde_json::Value>, Option<i64>)>,
+    /// Whether the device already showed what was asked.
+    already: bool,
+    /// The gateway's status for the write (255: supervised success).
+    status: i64,
+    command: Command,
+}
 
 impl ZwaveServer {
     /// What `control_zwave_device` does. A client's cancellation that arrives before the write
@@ -45,64 +63,11 @@ impl ZwaveServer {
         cancelled: &CancellationToken,
         peer: &Peer<RoleServer>,
     ) -> Result<CallToolResult, ToolError> {
-        let node = self
-            .find_device(&args.device_name, Purpose::Control)
-            .await?;
-        let node = self.with_known_tones(node, args.action).await;
-        let plan = devices::plan(&node, &args.request(), &self.limits)?;
-        let name = devices::display_name(&node);
-        // A cancelled request withdraws its question: its place is freed at once, and a yes
-        // that comes later answers nothing.
-        let described = devices::describe(&node);
-        tokio::select! {
-            checked = self.sensitive.check(&plan, &node, &described, peer) => checked?,
-            () = cancelled.cancelled() => {
-                info!(device = ?devices::display_name(&node), node = %node.id, action = %args.action, "not writing: the client cancelled the request while a person was asked");
-                return Err(ToolError::Cancelled);
-            }
-        }
-        let node = self.as_it_was_asked(node, &plan, &args)?;
-        if cancelled.is_cancelled() {
-            info!(device = ?name, node = %node.id, action = %args.action, "not writing: the client cancelled the request");
-            return Err(ToolError::Cancelled);
-        }
+        let (node, plan, name) = self.checked(&args, cancelled, peer).await?;
         let before = last_report(&node, plan.current_key.as_str());
         let already = already(&node, &plan, before.as_ref());
         let seq = self.commands.next_seq();
-        let written = self
-            .gateway
-            .write_value_to(
-                Some(&node),
-                &plan.target,
-                plan.value.clone(),
-                plan.echoes.clone(),
-                cancelled,
-            )
-            .await;
-        // Over zwave-js-server the device's name is checked first (a round trip): a
-        // cancellation that came meanwhile stopped the write before it was sent.
-        if written.as_ref().is_err_and(|err| err.was_cancelled()) {
-            info!(device = ?name, node = %node.id, action = %args.action, "not writing: the client cancelled the request while the device's name was checked");
-            return Err(ToolError::Cancelled);
-        }
-        let written = written.map_err(|source| ToolError::Write {
-            device: name.clone(),
-            source,
-        });
-        // Said once the gateway answered: a write refused before it was sent (the device
-        // renamed meanwhile) is no write.
-        match &written {
-            Ok(status) => {
-                info!(device = ?name, node = %node.id, action = %args.action, value = %plan.value, status = *status, "value written");
-            }
-            Err(err) => {
-                warn!(device = ?name, node = %node.id, action = %args.action, value = %plan.value, error = %err, "the write failed or got no answer");
-            }
-        }
-        if cancelled.is_cancelled() {
-            warn!(device = ?name, node = %node.id, "the client cancelled the request after the write was sent: it may take effect");
-        }
-        let status = written?;
+        let status = self.send(&node, &plan, &args, &name, cancelled).await?;
         // Only a report received after this instant is the device's: zwave-js's optimistic
         // echo comes before the reply (and is not stored), and payload times are not trusted.
         let command = Command {
@@ -121,73 +86,129 @@ impl ZwaveServer {
             settled: false,
         };
         self.commands.record(node.id, command.clone());
+        let (now, fate) = self.wait(&node, &plan, &command, cancelled).await;
+        let sent = Sent {
+            name,
+            node,
+            plan,
+            before,
+            already,
+            status,
+            command,
+        };
+        self.answer(&sent, args.action, &now, fate)
+    }
+
+    /// The device `args` names, resolved beyond doubt, and what to write to it, checked: a
+    /// sensitive action allowed by the owner and said yes to by a person (asked through
+    /// `peer`), and still what they were asked about. With the device's name.
+    async fn checked(
+        &self,
+        args: &ControlArgs,
+        cancelled: &CancellationToken,
+        peer: &Peer<RoleServer>,
+    ) -> Result<(NodeInfo, devices::WritePlan, String), ToolError> {
+        let node = self
+            .find_device(&args.device_name, Purpose::Control)
+            .await?;
+        let node = self.with_known_tones(node, args.action).await;
+        let plan = devices::plan(&node, &args.request(), &self.limits)?;
+        let name = devices::display_name(&node);
+        // A cancelled request withdraws its question: its place is freed at once, and a yes
+        // that comes later answers nothing.
+        let described = devices::describe(&node);
+        tokio::select! {
+            checked = self.sensitive.check(&plan, &node, &described, peer) => checked?,
+            () = cancelled.cancelled() => {
+                info!(device = ?devices::display_name(&node), node = %node.id, action = %args.action, "not writing: the client cancelled the request while a person was asked");
+                return Err(ToolError::Cancelled);
+            }
+        }
+        let node = self.as_it_was_asked(node, &plan, args)?;
+        if cancelled.is_cancelled() {
+            info!(device = ?name, node = %node.id, action = %args.action, "not writing: the client cancelled the request");
+            return Err(ToolError::Cancelled);
+        }
+        Ok((node, plan, name))
+    }
+
+    /// Writes `plan` to `node` (the device `name`); the gateway's status. Not sent when the
+    /// client cancelled before it could be.
+    async fn send(
+        &self,
+        node: &NodeInfo,
+        plan: &devices::WritePlan,
+        args: &ControlArgs,
+        name: &str,
+        cancelled: &CancellationToken,
+    ) -> Result<i64, ToolError> {
+        let written = self
+            .gateway
+            .write_value_to(
+                Some(node),
+                &plan.target,
+                plan.value.clone(),
+                plan.echoes.clone(),
+                cancelled,
+            )
+            .await;
+        // Over zwave-js-server the device's name is checked first (a round trip): a
+        // cancellation that came meanwhile stopped the write before it was sent.
+        if written.as_ref().is_err_and(|err| err.was_cancelled()) {
+            info!(device = ?name, node = %node.id, action = %args.action, "not writing: the client cancelled the request while the device's name was checked");
+            return Err(ToolError::Cancelled);
+        }
+        let written = written.map_err(|source| ToolError::Write {
+            device: name.to_owned(),
+            source,
+        });
+        // Said once the gateway answered: a write refused before it was sent (the device
+        // renamed meanwhile) is no write.
+        match &written {
+            Ok(status) => {
+                info!(device = ?name, node = %node.id, action = %args.action, value = %plan.value, status = *status, "value written");
+            }
+            Err(err) => {
+                warn!(device = ?name, node = %node.id, action = %args.action, value = %plan.value, error = %err, "the write failed or got no answer");
+            }
+        }
+        if cancelled.is_cancelled() {
+            warn!(device = ?name, node = %node.id, "the client cancelled the request after the write was sent: it may take effect");
+        }
+        written
+    }
+
+    /// Waits for the device's word on `command` (asking it back when it sends none of its
+    /// own) and keeps watching when it has not spoken: the node as it is then, and the fate.
+    async fn wait(
+        &self,
+        node: &NodeInfo,
+        plan: &devices::WritePlan,
+        command: &Command,
+        cancelled: &CancellationToken,
+    ) -> (NodeInfo, Fate) {
         // The node list as it was when the write was acknowledged: one loaded later (the link
         // came back) may hide a report sent meanwhile in the driver's cache.
         let layout = self.gateway.with_nodes(crate::gateway::Nodes::layout);
         if !command.supervised {
             self.read_back(&plan.poll);
         }
-        let (now, fate) = self.decide(&node, &command, cancelled).await;
-        self.settle_when_reported(&command, node.id, &fate, layout);
-        let state = devices::summary(&now);
-        // A later command of this server, or of another client of the gateway: its
-        // target value, echoed after ours, asks for something else than ours did.
-        let superseded = self
-            .commands
-            .last(now.id)
-            .filter(|last| last.seq != seq)
-            .map(|last| last.verb)
-            .or_else(|| {
-                if fate == Fate::Confirmed {
-                    return None;
-                }
-                let before = before.as_ref().and_then(|(value, _)| value.as_ref());
-                other_command(
-                    &now,
-                    plan.target.key().as_str(),
-                    &plan.value,
-                    before,
-                    &command,
-                )
-                .map(|verb| format!("{verb} (from another client)"))
-            });
-        let text = match (&fate, &superseded) {
-            // Another command to the device came after this one: what the device reports now
-            // answers that one, not this.
-            (_, Some(later)) => format!(
-                "{name}: the command to {} was acknowledged at {}, but a later command to {later} superseded it; the device now reports {state}.",
-                command.verb,
-                clock(command.acked_ms)
-            ),
-            (Fate::Confirmed, None) if already => format!(
-                "{name} was already {}; the device confirmed it (now {state}).",
-                plan.words.already
-            ),
-            (Fate::Confirmed, None) => format!(
-                "{name} {}; the device confirmed it (now {state}).",
-                plan.words.past
-            ),
-            (Fate::Contradicted { state }, None) => {
-                warn!(device = ?name, node = %now.id, %state, "the device reported that it did not change");
-                format!(
-                    "{name} did not change: the command to {} was acknowledged at {}, but the device then reported it is still {state}. It may be stuck or without power: check it before trying again.",
-                    command.verb,
-                    clock(command.acked_ms)
-                )
-            }
-            (Fate::Pending, None) => {
-                let reported = match &before {
-                    Some((_, Some(at))) => format!("{} at {}", devices::summary(&node), clock(*at)),
-                    _ => devices::summary(&node),
-                };
-                format!(
-                    "{name}: the command to {} was sent and acknowledged at {} (status {status}); the device has not reported its new state yet ({}). The last state it reported itself: {reported}. get_device_status tells what became of it.",
-                    command.verb,
-                    clock(command.acked_ms),
-                    waited(self.confirm_timeout, plan.words.usual),
-                )
-            }
-        };
+        let (now, fate) = self.decide(node, command, cancelled).await;
+        self.settle_when_reported(command, node.id, &fate, layout);
+        (now, fate)
+    }
+
+    /// The answer to the model: what became of the command `sent`, with the device `now`.
+    fn answer(
+        &self,
+        sent: &Sent,
+        action: devices::Action,
+        now: &NodeInfo,
+        fate: Fate,
+    ) -> Result<CallToolResult, ToolError> {
+        let state = devices::summary(now);
+        let superseded = self.superseded(sent, now, &fate);
+        let text = self.text(sent, &fate, superseded.as_deref(), &state);
         let outcome = match (fate, &superseded) {
             (_, Some(_)) => Outcome::Superseded,
             (Fate::Confirmed, None) => Outcome::Confirmed,
@@ -197,15 +218,15 @@ impl ZwaveServer {
         let mut result = structured(
             text,
             &ControlOutcome {
-                device: name,
+                device: sent.name.clone(),
                 node_id: now.id.0,
-                action: args.action,
-                written: plan.value,
-                status,
+                action,
+                written: sent.plan.value.clone(),
+                status: sent.status,
                 outcome,
                 confirmed: outcome == Outcome::Confirmed,
-                already,
-                acknowledged_at_ms: command.acked_ms,
+                already: sent.already,
+                acknowledged_at_ms: sent.command.acked_ms,
                 state,
                 superseded_by: superseded,
             },
@@ -217,41 +238,78 @@ impl ZwaveServer {
         Ok(result)
     }
 
-    /// What became of `command` to `node` within the confirmation wait: the device's report,
-    /// checked by its answer to a Get (what the cache shows may be zwave-js's optimistic echo
-    /// of another client's write of the same value); the node as it is then.
-    async fn decide(
-        &self,
-        node: &NodeInfo,
-        command: &Command,
-        cancelled: &CancellationToken,
-    ) -> (NodeInfo, Fate) {
-        if !command.supervised && !self.confirm_timeout.is_zero() {
-            tokio::select! {
-                _ = self.gateway.wait_for_node(
-                    node.id,
-                    |now| command.fate(now) != Fate::Pending,
-                    self.confirm_timeout,
-                ) => {}
-                // Nobody waits for the answer any more: the request's place is freed at once.
-                () = cancelled.cancelled() => {}
+    /// The later command that superseded `sent`, if one did: this server's, or another client
+    /// of the gateway's (its target value, echoed after ours, asks for something else).
+    fn superseded(&self, sent: &Sent, now: &NodeInfo, fate: &Fate) -> Option<String> {
+        let command = &sent.command;
+        self.commands
+            .last(now.id)
+            .filter(|last| last.seq != command.seq)
+            .map(|last| last.verb)
+            .or_else(|| {
+                if *fate == Fate::Confirmed {
+                    return None;
+                }
+                let before = sent.before.as_ref().and_then(|(value, _)| value.as_ref());
+                other_command(
+                    now,
+                    sent.plan.target.key().as_str(),
+                    &sent.plan.value,
+                    before,
+                    command,
+                )
+                .map(|verb| format!("{verb} (from another client)"))
+            })
+    }
+
+    /// The words of the answer: what became of `sent`, the device now reporting `state`.
+    fn text(&self, sent: &Sent, fate: &Fate, superseded: Option<&str>, state: &str) -> String {
+        let Sent {
+            name,
+            node,
+            plan,
+            before,
+            already,
+            status,
+            command,
+        } = sent;
+        match (fate, superseded) {
+            // Another command to the device came after this one: what the device reports now
+            // answers that one, not this.
+            (_, Some(later)) => format!(
+                "{name}: the command to {} was acknowledged at {}, but a later command to {later} superseded it; the device now reports {state}.",
+                command.verb,
+                clock(command.acked_ms)
+            ),
+            (Fate::Confirmed, None) if *already => format!(
+                "{name} was already {}; the device confirmed it (now {state}).",
+                plan.words.already
+            ),
+            (Fate::Confirmed, None) => format!(
+                "{name} {}; the device confirmed it (now {state}).",
+                plan.words.past
+            ),
+            (Fate::Contradicted { state }, None) => {
+                warn!(device = ?name, node = %node.id, %state, "the device reported that it did not change");
+                format!(
+                    "{name} did not change: the command to {} was acknowledged at {}, but the device then reported it is still {state}. It may be stuck or without power: check it before trying again.",
+                    command.verb,
+                    clock(command.acked_ms)
+                )
+            }
+            (Fate::Pending, None) => {
+                let reported = match before {
+                    Some((_, Some(at))) => format!("{} at {}", devices::summary(node), clock(*at)),
+                    _ => devices::summary(node),
+                };
+                format!(
+                    "{name}: the command to {} was sent and acknowledged at {} (status {status}); the device has not reported its new state yet ({}). The last state it reported itself: {reported}. get_device_status tells what became of it.",
+                    command.verb,
+                    clock(command.acked_ms),
+                    waited(self.confirm_timeout, plan.words.usual),
+                )
             }
         }
-        let now = self.gateway.node(node.id).unwrap_or_else(|| node.clone());
-        let fate = command.fate(&now);
-        // A command superseded by a later one is answered so, whatever its fate.
-        let latest = self
-            .commands
-            .last(node.id)
-            .is_none_or(|last| last.seq == command.seq);
-        if fate != Fate::Confirmed || command.supervised || !latest {
-            return (now, fate);
-        }
-        let fate = tokio::select! {
-            fate = verify(&self.gateway, &now, command) => fate,
-            () = cancelled.cancelled() => Fate::Pending,
-        };
-        (self.gateway.node(node.id).unwrap_or(now), fate)
     }
 
     /// A person may have taken a minute to answer: what is written is planned again on the
@@ -316,123 +374,6 @@ impl ZwaveServer {
             None => node,
         }
     }
-
-    /// Asks the device for each of `values`, one after the other, in the background: a device
-    /// that sends no report of its own after a Set (a colour light) answers a Get, and that
-    /// answer is its report.
-    fn read_back(&self, values: &[crate::gateway::ValueId]) {
-        if values.is_empty() {
-            return;
-        }
-        let (gateway, values) = (self.gateway.clone(), values.to_vec());
-        tokio::spawn(async move {
-            for value in values {
-                if let Err(err) = gateway.poll_value(&value).await {
-                    debug!(%value, error = %err, "reading a value back after a write failed");
-                }
-            }
-        });
-    }
-
-    /// The device's first word on `command` decides it: a confirmation is settled at once, and
-    /// one still pending is watched (two minutes at most) so that it is settled when the
-    /// device confirms it later, whatever it reports after that (a siren whose tone ended).
-    fn settle_when_reported(
-        &self,
-        command: &Command,
-        node: NodeId,
-        fate: &Fate,
-        mut layout: crate::gateway::Revision,
-    ) {
-        match fate {
-            Fate::Confirmed => self.commands.settle(node, command.seq),
-            Fate::Contradicted { .. } => {}
-            Fate::Pending => {
-                let (gateway, commands, command) = (
-                    self.gateway.clone(),
-                    std::sync::Arc::clone(&self.commands),
-                    command.clone(),
-                );
-                tokio::spawn(async move {
-                    // Watched while it is the device's last command: a later one's fate is
-                    // that one's to tell.
-                    let superseded = || {
-                        commands
-                            .last(node)
-                            .is_some_and(|last| last.seq != command.seq)
-                    };
-                    let deadline = tokio::time::Instant::now() + WATCH;
-                    loop {
-                        // A reload (the link came back) may carry what the device reported
-                        // while it was down, as the driver's cache, which is no report: the
-                        // device is asked then.
-                        let reloaded =
-                            || gateway.with_nodes(crate::gateway::Nodes::layout) != layout;
-                        let left = deadline.saturating_duration_since(tokio::time::Instant::now());
-                        let Some(now) = gateway
-                            .wait_for_node(
-                                node,
-                                |now| {
-                                    command.fate(now) != Fate::Pending || superseded() || reloaded()
-                                },
-                                left,
-                            )
-                            .await
-                        else {
-                            return;
-                        };
-                        if superseded() || matches!(command.fate(&now), Fate::Contradicted { .. }) {
-                            return;
-                        }
-                        layout = gateway.with_nodes(crate::gateway::Nodes::layout);
-                        match verify(&gateway, &now, &command).await {
-                            Fate::Confirmed => {
-                                commands.settle(node, command.seq);
-                                return;
-                            }
-                            Fate::Contradicted { .. } => return,
-                            // No answer yet (asleep, or on its way): watched on.
-                            Fate::Pending if command.fate(&now) == Fate::Confirmed => return,
-                            Fate::Pending => {}
-                        }
-                    }
-                });
-            }
-        }
-    }
-}
-
-/// What the device itself answers on `command`, which the cache of `node` shows confirmed:
-/// each value that confirms it is asked for (a Get, answered by the device alone), since a
-/// report in the cache may be zwave-js's optimistic echo of another client's write of the
-/// same value, which looks the same on both backends. Confirmed only when every answer is
-/// what the command asked; an answer that is not contradicts it; no answer leaves it pending.
-async fn verify(gateway: &Gateway, node: &NodeInfo, command: &Command) -> Fate {
-    for (key, expect) in command.values() {
-        let Some(id) = node.values.get(key).map(|value| value.value_id(node.id)) else {
-            return Fate::Pending;
-        };
-        match gateway.poll_value(&id).await {
-            Ok(Some(answer)) if expect.accepts(&answer) => {}
-            Ok(Some(answer)) if expect.in_transit(&answer) => return Fate::Pending,
-            Ok(Some(answer)) => {
-                warn!(node = %node.id, value = %id, %answer, "the device's answer contradicts what its cache showed: an echo of another client's write was not its report");
-                let now = gateway.node(node.id).unwrap_or_else(|| node.clone());
-                return Fate::Contradicted {
-                    state: devices::summary(&now),
-                };
-            }
-            Ok(None) => {
-                debug!(node = %node.id, value = %id, "the device gave no value when asked to confirm a command");
-                return Fate::Pending;
-            }
-            Err(err) => {
-                debug!(node = %node.id, value = %id, error = %err, "asking the device to confirm a command failed");
-                return Fate::Pending;
-            }
-        }
-    }
-    Fate::Confirmed
 }
 
 /// What another client asked of the device after `ours` was acknowledged, if it did: a new

@@ -1,0 +1,185 @@
+//! The commands the simulated zwave-js-server answers (`set_api_schema`, `start_listening`,
+//! `node.set_value`, `node.poll_value`, `node.get_state`, `node.set_name`,
+//! `node.set_location`), each answered as the real server does, in its order.
+
+use std::sync::Arc;
+
+use serde_json::{Value, json};
+
+use super::{
+    shared::WsSim,
+    state::{node_state, state, value_updated},
+};
+use crate::sim::{
+    change::{Change, find_node, set_value as set_home_value},
+    device,
+    node::value_key_of,
+    state::lock,
+};
+
+/// What to send for one command, in order.
+pub(super) fn answer(
+    sim: &Arc<WsSim>,
+    connection: u64,
+    text: &str,
+    listening: &mut bool,
+) -> Vec<String> {
+    let Ok(command) = serde_json::from_str::<Value>(text) else {
+        return Vec::new();
+    };
+    lock(&sim.received).push(command.clone());
+    if command
+        .get("command")
+        .and_then(Value::as_str)
+        .is_some_and(|name| lock(&sim.unanswered).contains(name))
+    {
+        return Vec::new();
+    }
+    let id = command.get("messageId").cloned().unwrap_or(Value::Null);
+    let ok = |result: Value| {
+        json!({"type": "result", "success": true, "messageId": id, "result": result}).to_string()
+    };
+    let failed = |code: &str, extra: Value| {
+        let mut failure =
+            json!({"type": "result", "success": false, "messageId": id, "errorCode": code});
+        if let (Value::Object(fields), Value::Object(extra)) = (&mut failure, extra) {
+            fields.extend(extra);
+        }
+        failure.to_string()
+    };
+    let node_id = command
+        .get("nodeId")
+        .and_then(Value::as_u64)
+        .and_then(|node| u16::try_from(node).ok());
+    let known = node_id.filter(|node| find_node(&lock(&sim.nodes), *node).is_some());
+    let not_found = || {
+        failed(
+            "node_not_found",
+            json!({"message": "", "args": {"nodeId": command.get("nodeId")}}),
+        )
+    };
+    match command.get("command").and_then(Value::as_str).unwrap_or("") {
+        "set_api_schema" => vec![ok(json!({}))],
+        "start_listening" => {
+            *listening = true;
+            vec![ok(json!({"state": state(&lock(&sim.nodes))}))]
+        }
+        "node.set_value" => match known {
+            Some(node) => set_value(sim, connection, node, &command, ok),
+            None => vec![not_found()],
+        },
+        "node.poll_value" => match known {
+            Some(node) => poll_value(sim, connection, node, &command, ok),
+            None => vec![not_found()],
+        },
+        "node.get_state" => match known {
+            Some(node) => {
+                let nodes = lock(&sim.nodes);
+                let state = find_node(&nodes, node).map(node_state).unwrap_or_default();
+                vec![ok(json!({ "state": state }))]
+            }
+            None => vec![not_found()],
+        },
+        "node.set_name" | "node.set_location" => match known {
+            Some(node) => {
+                let (field, key) = if command["command"] == "node.set_name" {
+                    ("name", "name")
+                } else {
+                    ("loc", "location")
+                };
+                let mut nodes = lock(&sim.nodes);
+                if let Some(found) = nodes.iter_mut().find(|n| n["id"] == json!(node)) {
+                    found[field] = command.get(key).cloned().unwrap_or_default();
+                }
+                vec![ok(json!({}))]
+            }
+            None => vec![not_found()],
+        },
+        other => vec![failed(
+            "unknown_command",
+            json!({"args": {"command": other}}),
+        )],
+    }
+}
+
+/// `node.set_value`, answered in the real server's order.
+fn set_value(
+    sim: &Arc<WsSim>,
+    connection: u64,
+    node: u16,
+    command: &Value,
+    ok: impl Fn(Value) -> String,
+) -> Vec<String> {
+    let key = value_key(command.get("valueId").unwrap_or(&Value::Null));
+    let value = command.get("value").cloned().unwrap_or(Value::Null);
+    let write = device::write(&sim.devices(), node, &key, value);
+    let result = ok(json!({ "result": write.result }));
+    let events: Vec<String> = write.optimistic.iter().map(value_updated).collect();
+    // Every other listener gets the events; this connection gets them in their place.
+    for event in &events {
+        let _ = sim.events.send((connection, event.clone()));
+    }
+    let mut messages = Vec::with_capacity(events.len() + 1);
+    let mut events = events.into_iter();
+    if write.result["status"] == json!(255) {
+        // The target value's event, the result, then the rest.
+        messages.extend(events.next());
+    }
+    messages.push(result);
+    messages.extend(events);
+    for report in write.reports {
+        let sim = Arc::clone(sim);
+        tokio::spawn(async move {
+            tokio::time::sleep(report.delay).await;
+            for change in device::report(&sim.devices(), &report) {
+                let _ = sim.events.send((0, value_updated(&change)));
+            }
+        });
+    }
+    messages
+}
+
+/// `node.poll_value`: the device answers with its value, which is also an event.
+fn poll_value(
+    sim: &Arc<WsSim>,
+    connection: u64,
+    node: u16,
+    command: &Value,
+    ok: impl Fn(Value) -> String,
+) -> Vec<String> {
+    let key = value_key(command.get("valueId").unwrap_or(&Value::Null));
+    let mut nodes = lock(&sim.nodes);
+    let Some(found) = find_node(&nodes, node) else {
+        return Vec::new();
+    };
+    let Some(value) = found["values"].get(&key) else {
+        return vec![ok(json!({}))];
+    };
+    let cached = value.get("value").cloned().unwrap_or(Value::Null);
+    // The device answers the Get with its own state, which the driver then caches.
+    let answer = sim.devices().answer(node, &key, cached.clone());
+    let change = if answer == cached {
+        Some(Change {
+            node: found.clone(),
+            value: value.clone(),
+            previous: cached,
+        })
+    } else {
+        set_home_value(&mut nodes, node, &key, answer.clone())
+    };
+    let Some(change) = change else {
+        return vec![ok(json!({ "value": answer }))];
+    };
+    let event = value_updated(&change);
+    let _ = sim.events.send((connection, event.clone()));
+    vec![ok(json!({ "value": answer })), event]
+}
+
+/// The key the simulator keeps a value under, of a command's `valueId`.
+fn value_key(value_id: &Value) -> String {
+    let mut id = value_id.clone();
+    if id.get("endpoint").is_none() {
+        id["endpoint"] = json!(0);
+    }
+    value_key_of(&id)
+}
