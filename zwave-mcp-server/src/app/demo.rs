@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use anyhow::Context as _;
 
-use super::{LOG_TARGET, serve::Connected};
+use super::serve::Connected;
 use crate::{
     config::{Config, DemoBackend},
     gateway::{self, Gateway, MqttSettings, zwave_js::client::Target},
@@ -32,7 +32,7 @@ pub(super) async fn connect(config: &Config) -> anyhow::Result<Connected> {
         .context("the demo's simulated zwave-js-server could not start")?;
         let target = Target::new(server.url(), None)
             .map_err(|reason| anyhow::anyhow!("the demo's server URL: {reason}"))?;
-        tracing::info!(target: LOG_TARGET, server = %server.url(), "starting: the demo home over a simulated zwave-js-server");
+        tracing::info!(server = %server.url(), "starting: the demo home over a simulated zwave-js-server");
         let gateway = Gateway::connect_zwave_js(
             target,
             gateway::RECONNECT_BACKOFF,
@@ -52,7 +52,7 @@ pub(super) async fn connect(config: &Config) -> anyhow::Result<Connected> {
         home(config.demo.demo_nodes),
     );
     let (published, failed) = published(simulator.clone());
-    tracing::info!(target: LOG_TARGET, broker = %settings.url, prefix = %settings.topic_prefix, gateway = %settings.gateway_name, "starting");
+    tracing::info!(broker = %settings.url, prefix = %settings.topic_prefix, gateway = %settings.gateway_name, "starting");
     let gateway = Gateway::connect_after(settings, gateway::RECONNECT_BACKOFF, published);
     Ok((gateway, Some(DemoHome::Mqtt(simulator)), Some(failed)))
 }
@@ -80,7 +80,7 @@ fn published(
     let (failed_tx, failed_rx) = tokio::sync::oneshot::channel::<()>();
     tokio::spawn(async move {
         if simulator.wait_published(PUBLISH_TIMEOUT).await.is_ok() {
-            tracing::info!(target: LOG_TARGET, "demo home ready: embedded broker and simulated gateway");
+            tracing::info!("demo home ready: embedded broker and simulated gateway");
         } else {
             let _ = failed_tx.send(());
         }

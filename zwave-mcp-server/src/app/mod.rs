@@ -14,10 +14,6 @@ mod simulate;
 
 use crate::config::{Command, Config};
 
-/// The target of the wiring's log lines: the crate root's, where the wiring lived until it got
-/// its own module (issue 32), so `RUST_LOG` filters and log searches written for it still match.
-const LOG_TARGET: &str = "zwave_mcp_server";
-
 /// Runs what `config` asks for: the MCP server on stdio (default), against the embedded demo
 /// home with `--demo`, or only the simulated gateway with `simulate`.
 ///

@@ -5,10 +5,7 @@
 use anyhow::Context as _;
 use rmcp::ServiceExt as _;
 
-use super::{
-    LOG_TARGET,
-    demo::{self, DemoHome},
-};
+use super::demo::{self, DemoHome};
 use crate::{
     config::Config,
     devices::{self, Rule, RuleAudit},
@@ -63,7 +60,7 @@ pub(super) async fn serve(config: Config) -> anyhow::Result<()> {
         reason = running.waiting() => reason.context("the MCP session failed")?,
         () = failed => anyhow::bail!(demo::publish_failure()),
     };
-    tracing::info!(target: LOG_TARGET, ?reason, "MCP session ended");
+    tracing::info!(?reason, "MCP session ended");
     Ok(())
 }
 
@@ -79,7 +76,7 @@ fn warn_of_idle_rules(gateway: &Gateway, audit: RuleAudit, marks: Vec<Rule>) {
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner);
         for warning in audit.check(nodes.values()) {
-            tracing::warn!(target: LOG_TARGET, "{warning}");
+            tracing::warn!("{warning}");
         }
         // A mark that matches nothing (a typo) protects nothing: say so, as for exposure.
         for rule in &marks {
@@ -88,7 +85,6 @@ fn warn_of_idle_rules(gateway: &Gateway, audit: RuleAudit, marks: Vec<Rule>) {
                 .any(|node| devices::is_device(node) && rule.matches(node))
             {
                 tracing::warn!(
-                    target: LOG_TARGET,
                     "--sensitive-device rule \"{rule}\" matches no device: check it against list_zwave_devices, or name the device by node:<id>"
                 );
             }
@@ -100,7 +96,7 @@ fn warn_of_idle_rules(gateway: &Gateway, audit: RuleAudit, marks: Vec<Rule>) {
 /// (`--zwave-js-url`), the MQTT gateway, or the demo home.
 async fn connect(config: &Config) -> anyhow::Result<Connected> {
     if let Some(target) = config.zwave_js()? {
-        tracing::info!(target: LOG_TARGET, server = ?target, "starting");
+        tracing::info!(server = ?target, "starting");
         let gateway = Gateway::connect_zwave_js(
             target,
             gateway::RECONNECT_BACKOFF,
@@ -110,7 +106,7 @@ async fn connect(config: &Config) -> anyhow::Result<Connected> {
     }
     if !config.demo.demo {
         let settings = config.mqtt()?;
-        tracing::info!(target: LOG_TARGET, broker = %settings.url, prefix = %settings.topic_prefix, gateway = %settings.gateway_name, "starting");
+        tracing::info!(broker = %settings.url, prefix = %settings.topic_prefix, gateway = %settings.gateway_name, "starting");
         return Ok((
             Gateway::connect(settings, gateway::RECONNECT_BACKOFF),
             None,

@@ -3,7 +3,7 @@
 
 use anyhow::Context as _;
 
-use super::{LOG_TARGET, demo::home};
+use super::demo::home;
 use crate::{config::Config, sim};
 
 /// How `simulate`'s devices behave beyond the home's defaults.
@@ -27,7 +27,7 @@ pub(super) async fn simulate_zwave_js(
     for node in devices.supervised {
         server.set_supervised(node, true);
     }
-    tracing::info!(target: LOG_TARGET, url = %server.url(), "simulated zwave-js-server running; Ctrl-C stops it");
+    tracing::info!(url = %server.url(), "simulated zwave-js-server running; Ctrl-C stops it");
     tokio::signal::ctrl_c()
         .await
         .context("cannot wait for Ctrl-C")?;
@@ -62,7 +62,7 @@ pub(super) async fn simulate(
     for node in devices.supervised {
         simulator.set_supervised(node, true);
     }
-    tracing::info!(target: LOG_TARGET, broker = %config.backend.mqtt_url, "simulated gateway running; Ctrl-C stops it");
+    tracing::info!(broker = %config.backend.mqtt_url, "simulated gateway running; Ctrl-C stops it");
     let _storm = match storm {
         Some(rate) => Some(start_storm(&simulator, rate).await?),
         None => None,
@@ -83,7 +83,7 @@ async fn start_storm(simulator: &sim::SimControl, rate: u32) -> anyhow::Result<s
         .await
         .is_err()
     {
-        tracing::warn!(target: LOG_TARGET, "the home is not published yet (is the broker up?); the storm waits");
+        tracing::warn!("the home is not published yet (is the broker up?); the storm waits");
     }
     simulator.storm(rate).context(
         "--storm: the home has no sensor or meter readings to report (try --nodes 10 or more)",

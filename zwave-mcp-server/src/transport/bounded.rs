@@ -36,10 +36,6 @@ use rmcp::{
 };
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
-/// The target of this module's log lines: the one they had before the JSON-RPC layer got its
-/// own folder (issue 32), so `RUST_LOG` filters and log searches written for it still match.
-const LOG_TARGET: &str = "zwave_mcp_server::mcp::bounded";
-
 /// Requests running at once; one more is refused with [`BUSY`].
 pub const MAX_IN_FLIGHT: usize = 64;
 
@@ -144,7 +140,7 @@ impl<T: Transport<RoleServer>> Transport<RoleServer> for Bounded<T> {
                 other => return Some(other),
             };
             if self.is_in_flight(&request.id) {
-                tracing::warn!(target: LOG_TARGET, id = %request.id, "refused a request reusing the id of one in flight");
+                tracing::warn!(id = %request.id, "refused a request reusing the id of one in flight");
                 let refusal = ErrorData::invalid_request(
                     format!(
                         "request id {} is already in use by a request in flight: give every request an id of its own",
@@ -157,7 +153,7 @@ impl<T: Transport<RoleServer>> Transport<RoleServer> for Bounded<T> {
             }
             // Never a wait: a request past the bound is answered now, and reading goes on.
             let Ok(permit) = Arc::clone(&self.places).try_acquire_owned() else {
-                tracing::warn!(target: LOG_TARGET, id = %request.id, limit = self.limit, "refused a request: every place is taken");
+                tracing::warn!(id = %request.id, limit = self.limit, "refused a request: every place is taken");
                 let refusal = ErrorData::new(
                     BUSY,
                     format!(

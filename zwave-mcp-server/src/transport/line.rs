@@ -55,10 +55,6 @@ use super::{
     refusal::Refusal,
 };
 
-/// The target of this module's log lines: the one they had before the JSON-RPC layer got its
-/// own folder (issue 32), so `RUST_LOG` filters and log searches written for it still match.
-const LOG_TARGET: &str = "zwave_mcp_server::mcp::transport";
-
 /// The longest line accepted (one JSON-RPC message), as rmcp's transport.
 pub const MAX_LINE: usize = rmcp::transport::async_rw::DEFAULT_MAX_LINE_LENGTH;
 
@@ -270,7 +266,7 @@ enum Decoded {
 /// Types one line (without `\n`, `\r` or BOM).
 fn decode(line: &[u8]) -> Decoded {
     if let Err(refusal) = Refusal::check(line) {
-        tracing::debug!(target: LOG_TARGET, %refusal, "refused an incoming line");
+        tracing::debug!(%refusal, "refused an incoming line");
         return Decoded::Refused(refusal);
     }
     if let Some(message) = as_tool_call(line) {
@@ -285,14 +281,14 @@ fn decode(line: &[u8]) -> Decoded {
         // The line is JSON (the refusal check parsed it): what rmcp cannot type is no
         // JSON-RPC message.
         Err(JsonRpcMessageCodecError::Serde(err)) => {
-            tracing::debug!(target: LOG_TARGET, error = %err, "a line is JSON but no JSON-RPC message");
+            tracing::debug!(error = %err, "a line is JSON but no JSON-RPC message");
             Decoded::Invalid
         }
         // The codec's other errors (line too long, I/O) cannot come from one in-memory line
         // under its unlimited length; were one to, the sender hears `-32600` like for any
         // message that cannot be taken, and the session goes on.
         Err(err) => {
-            tracing::error!(target: LOG_TARGET, error = %err, "rmcp's decoder refused a line");
+            tracing::error!(error = %err, "rmcp's decoder refused a line");
             Decoded::Invalid
         }
     }
@@ -403,7 +399,7 @@ where
             match self.read_line().await {
                 Ok(LineRead::Line) => {}
                 Ok(LineRead::TooLong) => {
-                    tracing::error!(target: LOG_TARGET,
+                    tracing::error!(
                         max_bytes = self.max_line,
                         "dropped an incoming message longer than the line limit"
                     );
@@ -412,7 +408,7 @@ where
                 }
                 Ok(LineRead::Eof) => return None,
                 Err(err) => {
-                    tracing::error!(target: LOG_TARGET, error = %err, "cannot read stdin");
+                    tracing::error!(error = %err, "cannot read stdin");
                     return None;
                 }
             }

@@ -8,10 +8,6 @@
 
 use tokio::io::{AsyncRead, AsyncWrite};
 
-/// The target of this module's log lines: the one they had before the JSON-RPC layer got its
-/// own folder (issue 32), so `RUST_LOG` filters and log searches written for it still match.
-const LOG_TARGET: &str = "zwave_mcp_server::stdio";
-
 /// The reader and writer of the JSON-RPC stream.
 pub type ProtocolIo = (
     Box<dyn AsyncRead + Send + Unpin>,
@@ -24,7 +20,7 @@ pub fn take() -> ProtocolIo {
     match private_pipes() {
         Ok(io) => return io,
         Err(reason) => {
-            tracing::debug!(target: LOG_TARGET, %reason, "stdout stays shared: not a pipe pair")
+            tracing::debug!(%reason, "stdout stays shared: not a pipe pair")
         }
     }
     let (reader, writer) = rmcp::transport::io::stdio_pipes();
@@ -38,6 +34,6 @@ fn private_pipes() -> Result<ProtocolIo, std::io::Error> {
     let reader = pipe::OpenOptions::new().open_receiver("/proc/self/fd/0")?;
     let writer = pipe::OpenOptions::new().open_sender("/proc/self/fd/1")?;
     rustix::stdio::dup2_stdout(std::io::stderr())?;
-    tracing::debug!(target: LOG_TARGET, "protocol pipes re-opened privately; fd 1 now points at stderr");
+    tracing::debug!("protocol pipes re-opened privately; fd 1 now points at stderr");
     Ok((Box::new(reader), Box::new(writer)))
 }
