@@ -10,7 +10,7 @@ use serde_json::{Map, Value, json};
 use super::{Action, ActionError, Expect, Request, Words, WritePlan, found, writeable};
 use crate::{
     devices::{cc, describe},
-    gateway::NodeInfo,
+    gateway::{NodeInfo, ValueId, ValueKey},
 };
 
 /// The channels of Color Switch, by their number in `currentColor/<n>`.
@@ -59,13 +59,6 @@ pub(super) fn plan(node: &NodeInfo, request: &Request) -> Result<WritePlan, Acti
             action: Action::SetColor,
         });
     };
-    let has = |name: &str| {
-        CHANNELS
-            .iter()
-            .find(|(channel, _)| *channel == name)
-            .and_then(|(_, n)| found(node, cc::COLOR_SWITCH, "currentColor", Some(*n)))
-            .is_some()
-    };
     let Some(given) = request.color.as_deref().map(str::trim) else {
         return Err(ActionError::Needs {
             device,
@@ -75,89 +68,13 @@ pub(super) fn plan(node: &NodeInfo, request: &Request) -> Result<WritePlan, Acti
                     .to_owned(),
         });
     };
-    let (channels, name) = match wanted(given) {
-        Some(Wanted::Rgb(rgb, name)) if has("red") && has("green") && has("blue") => {
-            let mut channels = vec![("red", rgb[0]), ("green", rgb[1]), ("blue", rgb[2])];
-            // The whites off, so the colour shows as asked.
-            channels.extend(
-                ["warmWhite", "coldWhite"]
-                    .into_iter()
-                    .filter(|w| has(w))
-                    .map(|w| (w, 0)),
-            );
-            (channels, name)
-        }
-        Some(Wanted::White { warm, cold, name }) if has("warmWhite") || has("coldWhite") => {
-            let mut channels = Vec::new();
-            match (has("warmWhite"), has("coldWhite")) {
-                (true, true) => channels.extend([("warmWhite", warm), ("coldWhite", cold)]),
-                // One white channel: it is the white there is.
-                (true, false) => channels.push(("warmWhite", warm.max(cold))),
-                _ => channels.push(("coldWhite", warm.max(cold))),
-            }
-            channels.extend(
-                ["red", "green", "blue"]
-                    .into_iter()
-                    .filter(|c| has(c))
-                    .map(|c| (c, 0)),
-            );
-            (channels, name)
-        }
-        Some(Wanted::Rgb(..)) => {
-            return Err(unknown(
-                device,
-                given,
-                "it has no red, green and blue channels; ask for warm white or cool white",
-            ));
-        }
-        Some(Wanted::White { .. }) => {
-            return Err(unknown(
-                device,
-                given,
-                "it has no white channel; give a colour by name or #rrggbb (white is #ffffff)",
-            ));
-        }
-        None => {
-            return Err(unknown(
-                device,
-                given,
-                "use a name (red, green, blue, white, yellow, orange, purple, pink, cyan, magenta, turquoise, lime, warm white, cool white), #rrggbb, or a white by kelvin from 2700K to 6500K",
-            ));
-        }
-    };
-    let mut value = Map::new();
-    let mut checks = Vec::new();
-    let mut echoes = Vec::new();
-    let mut poll = Vec::new();
-    for (channel, level) in &channels {
-        value.insert((*channel).to_owned(), json!(level));
-        let number = CHANNELS
-            .iter()
-            .find(|(c, _)| c == channel)
-            .map_or(0, |(_, n)| *n);
-        if let Some(current) = found(node, cc::COLOR_SWITCH, "currentColor", Some(number)) {
-            checks.push((current.key(), Expect::Number(f64::from(*level))));
-            echoes.push((current.key().as_str().to_owned(), json!(level)));
-            poll.push(current.value_id(node.id));
-        }
-    }
-    // zwave-js's own compound value and hex, set at once too.
-    if let Some(compound) = found(node, cc::COLOR_SWITCH, "currentColor", None) {
-        let mut merged = compound.value.clone().unwrap_or_else(|| json!({}));
-        for (channel, level) in &channels {
-            merged[*channel] = json!(level);
-        }
-        let hex = format!(
-            "{:02x}{:02x}{:02x}",
-            merged["red"].as_u64().unwrap_or(0),
-            merged["green"].as_u64().unwrap_or(0),
-            merged["blue"].as_u64().unwrap_or(0)
-        );
-        echoes.push((compound.key().as_str().to_owned(), merged));
-        if let Some(hex_value) = found(node, cc::COLOR_SWITCH, "hexColor", None) {
-            echoes.push((hex_value.key().as_str().to_owned(), json!(hex)));
-        }
-    }
+    let (channels, name) = channels_for(node, given, &device)?;
+    let Written {
+        value,
+        checks,
+        echoes,
+        poll,
+    } = written(node, &channels);
     let mut checks = checks.into_iter();
     let Some((first, expect)) = checks.next() else {
         return Err(ActionError::NoValue {
@@ -182,6 +99,123 @@ pub(super) fn plan(node: &NodeInfo, request: &Request) -> Result<WritePlan, Acti
         },
         sensitive: None,
     })
+}
+
+/// Every colour channel the device reports (`currentColor` of that channel).
+fn has_channel(node: &NodeInfo, name: &str) -> bool {
+    CHANNELS
+        .iter()
+        .find(|(channel, _)| *channel == name)
+        .and_then(|(_, n)| found(node, cc::COLOR_SWITCH, "currentColor", Some(*n)))
+        .is_some()
+}
+
+/// The channel levels that show `given` on this device, and the colour's name; the channels
+/// that would spoil it (the whites under a colour, the colours under a white) at 0.
+fn channels_for(
+    node: &NodeInfo,
+    given: &str,
+    device: &str,
+) -> Result<(Vec<(&'static str, u8)>, String), ActionError> {
+    let has = |name: &str| has_channel(node, name);
+    match wanted(given) {
+        Some(Wanted::Rgb(rgb, name)) if has("red") && has("green") && has("blue") => {
+            let mut channels = vec![("red", rgb[0]), ("green", rgb[1]), ("blue", rgb[2])];
+            // The whites off, so the colour shows as asked.
+            channels.extend(
+                ["warmWhite", "coldWhite"]
+                    .into_iter()
+                    .filter(|w| has(w))
+                    .map(|w| (w, 0)),
+            );
+            Ok((channels, name))
+        }
+        Some(Wanted::White { warm, cold, name }) if has("warmWhite") || has("coldWhite") => {
+            let mut channels = Vec::new();
+            match (has("warmWhite"), has("coldWhite")) {
+                (true, true) => channels.extend([("warmWhite", warm), ("coldWhite", cold)]),
+                // One white channel: it is the white there is.
+                (true, false) => channels.push(("warmWhite", warm.max(cold))),
+                _ => channels.push(("coldWhite", warm.max(cold))),
+            }
+            channels.extend(
+                ["red", "green", "blue"]
+                    .into_iter()
+                    .filter(|c| has(c))
+                    .map(|c| (c, 0)),
+            );
+            Ok((channels, name))
+        }
+        Some(Wanted::Rgb(..)) => Err(unknown(
+            device.to_owned(),
+            given,
+            "it has no red, green and blue channels; ask for warm white or cool white",
+        )),
+        Some(Wanted::White { .. }) => Err(unknown(
+            device.to_owned(),
+            given,
+            "it has no white channel; give a colour by name or #rrggbb (white is #ffffff)",
+        )),
+        None => Err(unknown(
+            device.to_owned(),
+            given,
+            "use a name (red, green, blue, white, yellow, orange, purple, pink, cyan, magenta, turquoise, lime, warm white, cool white), #rrggbb, or a white by kelvin from 2700K to 6500K",
+        )),
+    }
+}
+
+/// What setting `channels` writes, checks, expects to hear back and asks the device for.
+struct Written {
+    /// The `targetColor` object written.
+    value: Map<String, Value>,
+    /// Each channel's `currentColor` and the level it should read.
+    checks: Vec<(ValueKey, Expect)>,
+    /// zwave-js's optimistic echoes of the write (the channels, the compound value, the hex).
+    echoes: Vec<(String, Value)>,
+    /// The values the device is asked for to confirm.
+    poll: Vec<ValueId>,
+}
+
+fn written(node: &NodeInfo, channels: &[(&str, u8)]) -> Written {
+    let mut value = Map::new();
+    let mut checks = Vec::new();
+    let mut echoes = Vec::new();
+    let mut poll = Vec::new();
+    for (channel, level) in channels {
+        value.insert((*channel).to_owned(), json!(level));
+        let number = CHANNELS
+            .iter()
+            .find(|(c, _)| c == channel)
+            .map_or(0, |(_, n)| *n);
+        if let Some(current) = found(node, cc::COLOR_SWITCH, "currentColor", Some(number)) {
+            checks.push((current.key(), Expect::Number(f64::from(*level))));
+            echoes.push((current.key().as_str().to_owned(), json!(level)));
+            poll.push(current.value_id(node.id));
+        }
+    }
+    // zwave-js's own compound value and hex, set at once too.
+    if let Some(compound) = found(node, cc::COLOR_SWITCH, "currentColor", None) {
+        let mut merged = compound.value.clone().unwrap_or_else(|| json!({}));
+        for (channel, level) in channels {
+            merged[*channel] = json!(level);
+        }
+        let hex = format!(
+            "{:02x}{:02x}{:02x}",
+            merged["red"].as_u64().unwrap_or(0),
+            merged["green"].as_u64().unwrap_or(0),
+            merged["blue"].as_u64().unwrap_or(0)
+        );
+        echoes.push((compound.key().as_str().to_owned(), merged));
+        if let Some(hex_value) = found(node, cc::COLOR_SWITCH, "hexColor", None) {
+            echoes.push((hex_value.key().as_str().to_owned(), json!(hex)));
+        }
+    }
+    Written {
+        value,
+        checks,
+        echoes,
+        poll,
+    }
 }
 
 fn unknown(device: String, given: &str, valid: &str) -> ActionError {

@@ -77,42 +77,7 @@ fn mode(node: &NodeInfo, request: &Request) -> Result<WritePlan, ActionError> {
 
 fn setpoint(node: &NodeInfo, request: &Request, limits: &Limits) -> Result<WritePlan, ActionError> {
     let device = describe(node);
-    let mode = found(node, cc::THERMOSTAT_MODE, "mode", None);
-    let mode_name = mode.and_then(ValueInfo::state_name).map(str::to_lowercase);
-    let setpoints: Vec<(i64, &ValueInfo)> = node
-        .values
-        .values()
-        .filter(|v| v.command_class == cc::THERMOSTAT_SETPOINT && v.writeable)
-        .filter_map(|v| match &v.property_key {
-            Some(Property::Number(kind)) => Some((*kind, v)),
-            _ => None,
-        })
-        .collect();
-    // The setpoint the mode uses: heating for heat (and off: what it heats to when on again),
-    // cooling for cool; a device with one setpoint uses that one.
-    let wanted = match mode_name.as_deref() {
-        Some("cool") => Some(2),
-        Some("heat" | "off") | None => Some(1),
-        _ => None,
-    };
-    let chosen = match (setpoints.as_slice(), wanted) {
-        ([only], _) => Some(only.1),
-        (_, Some(kind)) => setpoints.iter().find(|(k, _)| *k == kind).map(|(_, v)| *v),
-        _ => {
-            return Err(ActionError::WhichSetpoint {
-                device,
-                mode: mode_name.unwrap_or_else(|| "an unknown".to_owned()),
-                modes: "\"heat\" or \"cool\"".to_owned(),
-            });
-        }
-    };
-    let Some(target) = chosen else {
-        return Err(ActionError::NoValue {
-            device,
-            what: "setpoint",
-            action: request.action,
-        });
-    };
+    let target = chosen_setpoint(node, request, &device)?;
     // The owner's band is in °C: applied to a setpoint in a unit taken for another, it would
     // let a temperature far outside it through, or none in it (°C read as °F). Never guessed.
     let Some(scale) = scale_of(target.unit.as_deref()) else {
@@ -197,6 +162,47 @@ fn setpoint(node: &NodeInfo, request: &Request, limits: &Limits) -> Result<Write
     plan.echoes
         .push((target.key().as_str().to_owned(), written));
     Ok(plan)
+}
+
+/// The setpoint the mode uses: heating for heat (and off: what it heats to when on again),
+/// cooling for cool; a device with one setpoint uses that one.
+fn chosen_setpoint<'a>(
+    node: &'a NodeInfo,
+    request: &Request,
+    device: &str,
+) -> Result<&'a ValueInfo, ActionError> {
+    let mode = found(node, cc::THERMOSTAT_MODE, "mode", None);
+    let mode_name = mode.and_then(ValueInfo::state_name).map(str::to_lowercase);
+    let setpoints: Vec<(i64, &ValueInfo)> = node
+        .values
+        .values()
+        .filter(|v| v.command_class == cc::THERMOSTAT_SETPOINT && v.writeable)
+        .filter_map(|v| match &v.property_key {
+            Some(Property::Number(kind)) => Some((*kind, v)),
+            _ => None,
+        })
+        .collect();
+    let wanted = match mode_name.as_deref() {
+        Some("cool") => Some(2),
+        Some("heat" | "off") | None => Some(1),
+        _ => None,
+    };
+    let chosen = match (setpoints.as_slice(), wanted) {
+        ([only], _) => Some(only.1),
+        (_, Some(kind)) => setpoints.iter().find(|(k, _)| *k == kind).map(|(_, v)| *v),
+        _ => {
+            return Err(ActionError::WhichSetpoint {
+                device: device.to_owned(),
+                mode: mode_name.unwrap_or_else(|| "an unknown".to_owned()),
+                modes: "\"heat\" or \"cool\"".to_owned(),
+            });
+        }
+    };
+    chosen.ok_or_else(|| ActionError::NoValue {
+        device: device.to_owned(),
+        what: "setpoint",
+        action: request.action,
+    })
 }
 
 /// Which setpoint `target` is, in words.
