@@ -13,10 +13,10 @@ use std::collections::BTreeMap;
 use serde_json::{Value, json};
 
 use super::{
-    error::ProviderError,
+    error::{ProviderError, preview},
     event::{FinishReason, StreamEvent, ToolCallRequest},
     format,
-    http::{Decoder, preview},
+    http::Decoder,
     message::{ChatRequest, Message, ToolChoice, Usage},
 };
 

@@ -14,7 +14,7 @@ use tokio::sync::mpsc;
 use tracing::{debug, warn};
 
 use super::{
-    error::ProviderError,
+    error::{ProviderError, preview},
     event::StreamEvent,
     framing::{FrameError, Lines, SseEvents},
 };
@@ -22,8 +22,6 @@ use crate::connection::RetryPolicy;
 
 /// Longest wait between two retries, whatever the provider asks for.
 const MAX_RETRY_WAIT: Duration = Duration::from_secs(60);
-/// Characters of a provider's error body kept in messages.
-const MESSAGE_PREVIEW: usize = 300;
 
 /// Timeouts and retries of one provider.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -356,11 +354,6 @@ fn raw_message(body: &str) -> String {
             trimmed.to_owned()
         }
     })
-}
-
-/// At most [`MESSAGE_PREVIEW`] characters, on one line.
-pub(crate) fn preview(text: &str) -> String {
-    common::clip(text, MESSAGE_PREVIEW)
 }
 
 /// `retry-after-ms` (OpenAI) or `Retry-After` in seconds or as an HTTP date.

@@ -9,10 +9,10 @@
 use serde_json::{Value, json};
 
 use super::{
-    error::ProviderError,
+    error::{ProviderError, preview},
     event::{FinishReason, StreamEvent, ToolCallRequest},
     format,
-    http::{Decoder, preview},
+    http::Decoder,
     message::{ChatRequest, ToolChoice, Usage},
 };
 
