@@ -12,7 +12,7 @@ use super::{
     event::StreamEvent,
     format::Dialect,
     http::{self, Endpoint, Framing, HttpSettings, secret_header},
-    message::ChatRequest,
+    message::{ChatRequest, ToolChoice},
     ollama::{self, OllamaDecoder},
     openai::{self, OpenAiDecoder},
 };
@@ -186,7 +186,7 @@ impl Provider for HttpProvider {
         // Anthropic keeps the tools of an answer-only request with tool_choice none; some
         // servers implementing its API refuse that (LiteLLM): they get the request without tools.
         let fallback = (self.dialect == Dialect::Anthropic
-            && request.tool_choice == crate::llm::ToolChoice::None
+            && request.tool_choice == ToolChoice::None
             && !request.tools.is_empty())
         .then(|| {
             serde_json::to_vec(&anthropic::body_without_tools(
@@ -291,6 +291,16 @@ fn normalize_base_url(dialect: Dialect, url: &str) -> String {
 }
 
 impl Dialect {
+    /// Every dialect.
+    pub const ALL: [Self; 3] = [Self::Ollama, Self::OpenAi, Self::Anthropic];
+
+    /// The dialect whose [`name`](Self::name) is `name`, in any case (`OpenAI`).
+    pub fn from_name(name: &str) -> Option<Self> {
+        Self::ALL
+            .into_iter()
+            .find(|dialect| dialect.name().eq_ignore_ascii_case(name))
+    }
+
     /// The dialect's short name (`ollama`, `openai`, `anthropic`).
     pub fn name(self) -> &'static str {
         match self {
