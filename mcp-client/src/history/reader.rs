@@ -71,7 +71,10 @@ pub(super) fn load(
         .optional()
         .map_err(sqlite)?
         .ok_or_else(|| HistoryError::NotFound(id.to_owned()))?;
-    let (messages, stored_at) = messages(connection, path, id)?;
+    let (messages, stored_at): (Vec<(u32, Message)>, Vec<String>) = messages(connection, path, id)?
+        .into_iter()
+        .map(|(turn, message, stored_at)| ((turn, message), stored_at))
+        .unzip();
     let rows = outcomes(connection, id).map_err(sqlite)?;
     let outcome_places = places(&stored_at, rows.iter().map(|(_, at)| at.as_str()));
     Ok(StoredConversation {
@@ -82,12 +85,12 @@ pub(super) fn load(
     })
 }
 
-/// The messages of conversation `id` with their turns, and when each was stored.
+/// The messages of conversation `id`, each with its turn and when it was stored.
 fn messages(
     connection: &Connection,
     path: &Path,
     id: &str,
-) -> Result<(Vec<(u32, Message)>, Vec<String>), HistoryError> {
+) -> Result<Vec<(u32, Message, String)>, HistoryError> {
     let sqlite = |err: rusqlite::Error| HistoryError::Sqlite {
         path: path.to_owned(),
         reason: err.to_string(),
@@ -101,18 +104,16 @@ fn messages(
         .query_map([id], |row| Ok((row.get(0)?, row.get(1)?, row.get(2)?)))
         .and_then(Iterator::collect)
         .map_err(sqlite)?;
-    let mut messages = Vec::with_capacity(rows.len());
-    let mut stored_at = Vec::with_capacity(rows.len());
-    for (turn, content, created_at) in rows {
-        stored_at.push(created_at);
-        let message: Message =
-            serde_json::from_str(&content).map_err(|err| HistoryError::Sqlite {
-                path: path.to_owned(),
-                reason: format!("a message of `{id}` cannot be read back: {err}"),
-            })?;
-        messages.push((turn, message));
-    }
-    Ok((messages, stored_at))
+    rows.into_iter()
+        .map(|(turn, content, created_at)| {
+            let message: Message =
+                serde_json::from_str(&content).map_err(|err| HistoryError::Sqlite {
+                    path: path.to_owned(),
+                    reason: format!("a message of `{id}` cannot be read back: {err}"),
+                })?;
+            Ok((turn, message, created_at))
+        })
+        .collect()
 }
 
 /// The outcomes of conversation `id`, each with when it finished.
