@@ -16,9 +16,9 @@ use crate::{
     connection::{ConfigError, Elicitor, RetryPolicy, config, pool::ConnectReport},
     llm::Provider,
     tools::{
-        definition::{self, DefinitionError, ToolDefinition},
+        definition::{self, ToolDefinition, ToolDefinitionError},
         executor::ToolExecutor,
-        manager::{ToolDefinitionError, ToolManager},
+        manager::ToolManager,
     },
     transport::ServerProcesses,
 };
@@ -29,10 +29,8 @@ pub enum HostError {
     /// The `mcpServers` file cannot be used.
     #[error(transparent)]
     Config(#[from] ConfigError),
-    /// A file of local tools cannot be used.
-    #[error(transparent)]
-    ToolFile(#[from] DefinitionError),
-    /// A local tool cannot be added (its name is taken, or its definition is invalid).
+    /// A file of local tools cannot be used, or a local tool cannot be added (its name is not
+    /// valid, it has no description, its parameter schema is not one).
     #[error(transparent)]
     Tool(#[from] ToolDefinitionError),
 }
@@ -73,7 +71,7 @@ impl HostBuilder {
     /// Adds the local tools of a tool file (JSON: mock, builtin and internal tools).
     ///
     /// # Errors
-    /// [`HostError::ToolFile`] naming the file and what is wrong in it.
+    /// [`HostError::Tool`] naming the file and what is wrong in it.
     pub fn tools_from_file(mut self, path: &Path) -> Result<Self, HostError> {
         self.tools.extend(definition::load_file(path)?);
         Ok(self)

@@ -1,11 +1,11 @@
-//! One turn's tool calls, answered: ids made unique in the conversation, the calls past the
-//! per-answer bound (`max_calls_per_answer`) answered as not run, calls with unusable
+//! One turn's tool calls (their ids already unique in the conversation), answered: the calls
+//! past the per-answer bound (`max_calls_per_answer`) answered as not run, calls with unusable
 //! arguments or declined by the user answered at once, every approval asked before any call
 //! is said to run, the rest run concurrently with each result recorded as it comes (a call
 //! that finished before a cancel or a crash keeps its result), failed idempotent calls
 //! retried when asked, and exactly one result per call, in call order.
 
-use std::{collections::HashSet, sync::Arc, time::Duration};
+use std::{sync::Arc, time::Duration};
 
 use common::Backoff;
 use serde_json::Value;
@@ -13,9 +13,10 @@ use tokio_util::sync::CancellationToken;
 use tracing::{debug, info, warn};
 
 use super::{
-    conversation::{Agent, Conversation, EventSink, Progress, Turn},
-    event::AgentEvent,
+    conversation::{Agent, Conversation},
+    event::{AgentEvent, EventSink},
     policy,
+    turn::{Progress, Turn},
 };
 use crate::{
     llm::{Message, ToolCallRequest, ToolResult},
@@ -285,35 +286,6 @@ impl Agent {
             outcome = self.executor.execute(&call.name, call.args.clone()).await;
         }
         outcome
-    }
-}
-
-/// Gives every call an id no other call of the conversation has, before any is run or
-/// stored: a model may repeat an id within a turn, and ids a decoder invents for servers
-/// that send none (`call_0`) repeat every turn. A later duplicate becomes `<id>_2` (`_3`, …);
-/// its result carries the new id, so each result reaches its call.
-pub(super) fn unique_ids(conversation: &Conversation, calls: &mut [ToolCallRequest]) {
-    let mut taken: HashSet<String> = conversation
-        .messages
-        .iter()
-        .flat_map(|message| match message {
-            Message::Assistant { tool_calls, .. } => tool_calls.as_slice(),
-            _ => &[],
-        })
-        .map(|call| call.id.clone())
-        .collect();
-    for request in calls {
-        let id = &mut request.call.id;
-        if id.is_empty() || taken.contains(id.as_str()) {
-            let base = if id.is_empty() { "call" } else { id.as_str() };
-            let fresh = (2u32..)
-                .map(|n| format!("{base}_{n}"))
-                .find(|candidate| !taken.contains(candidate))
-                .unwrap_or_default();
-            debug!(old = %id, new = %fresh, "a tool call id already in the conversation was renamed");
-            *id = fresh;
-        }
-        taken.insert(id.clone());
     }
 }
 

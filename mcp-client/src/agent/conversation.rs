@@ -1,32 +1,32 @@
 //! The tool-call loop (spec 002): each turn sends the conversation and the tools to the model
 //! and collects its text and calls; no calls → done; calls → run them all through the
 //! [`ToolExecutor`], append the assistant turn and one result per call id, and go on, until
-//! the turn limit, the token budget, a provider error or a cancellation ends it. How a turn's
-//! calls are answered is `calls`' business.
+//! the turn limit, the token budget, a provider error or a cancellation ends it. Each call
+//! gets an id unique in the conversation here; how a turn's calls are answered is `calls`'
+//! business.
 
 use std::{
+    collections::HashSet,
     hash::{BuildHasher as _, Hasher as _},
     sync::Arc,
 };
 
 use tokio_util::sync::CancellationToken;
-use tracing::info;
+use tracing::{debug, info};
 
 use super::{
-    event::{AgentEvent, Answer, DoneReason},
+    event::{AgentEvent, Answer, DoneReason, EventSink},
     journal::{Approver, Journal, Outcome},
     policy::{self, AgentOptions},
+    turn::{Progress, Turn},
 };
 use crate::{
     llm::{
         ChatRequest, FinishReason, Message, Provider, ProviderError, StreamEvent, ToolCallRequest,
-        ToolChoice, ToolResult, Usage,
+        ToolChoice,
     },
     tools::{ToolCall, definition::ToolDefinition, executor::ToolExecutor},
 };
-
-/// Receives the loop's events as they happen (text deltas at once, as they arrive).
-pub type EventSink = Arc<dyn Fn(AgentEvent) + Send + Sync>;
 
 /// A conversation: its id and every message so far.
 #[derive(Debug, Clone, PartialEq)]
@@ -66,6 +66,35 @@ fn new_id() -> String {
     format!("{now}-{random:08x}")
 }
 
+/// Gives every call an id no other call of the conversation has, before any is run or
+/// stored: a model may repeat an id within a turn, and ids a decoder invents for servers
+/// that send none (`call_0`) repeat every turn. A later duplicate becomes `<id>_2` (`_3`, …);
+/// its result carries the new id, so each result reaches its call.
+fn unique_ids(conversation: &Conversation, calls: &mut [ToolCallRequest]) {
+    let mut taken: HashSet<String> = conversation
+        .messages
+        .iter()
+        .flat_map(|message| match message {
+            Message::Assistant { tool_calls, .. } => tool_calls.as_slice(),
+            _ => &[],
+        })
+        .map(|call| call.id.clone())
+        .collect();
+    for request in calls {
+        let id = &mut request.call.id;
+        if id.is_empty() || taken.contains(id.as_str()) {
+            let base = if id.is_empty() { "call" } else { id.as_str() };
+            let fresh = (2u32..)
+                .map(|n| format!("{base}_{n}"))
+                .find(|candidate| !taken.contains(candidate))
+                .unwrap_or_default();
+            debug!(old = %id, new = %fresh, "a tool call id already in the conversation was renamed");
+            *id = fresh;
+        }
+        taken.insert(id.clone());
+    }
+}
+
 /// Asks a model questions and runs the tools it calls.
 #[derive(Clone)]
 pub struct Agent {
@@ -74,32 +103,6 @@ pub struct Agent {
     pub(super) options: AgentOptions,
     pub(super) approver: Option<Arc<dyn Approver>>,
     pub(super) journal: Option<Arc<dyn Journal>>,
-}
-
-/// What one model turn produced so far (kept when the turn is cancelled midway).
-#[derive(Default)]
-pub(super) struct Turn {
-    text: String,
-    pub(super) calls: Vec<ToolCallRequest>,
-    /// What the server said it used; `None` when it did not say (llama.cpp's streams do not,
-    /// even when asked).
-    usage: Option<Usage>,
-    finished: bool,
-    /// It stopped at the output token limit.
-    pub(super) cut: bool,
-}
-
-/// What one question produced so far.
-pub(super) struct Progress {
-    turns: u32,
-    pub(super) tool_iterations: u32,
-    /// Tokens of every turn; `None` once a turn's usage is unknown (a partial sum would be
-    /// taken for the whole).
-    usage: Option<Usage>,
-    last_turn: Usage,
-    texts: Vec<String>,
-    calls: Vec<ToolCall>,
-    pub(super) results: Vec<ToolResult>,
 }
 
 impl Agent {
@@ -170,15 +173,7 @@ impl Agent {
             self.push(conversation, 0, Message::system(system.clone()));
         }
         self.push(conversation, 0, Message::user(question));
-        let mut progress = Progress {
-            turns: 0,
-            tool_iterations: 0,
-            usage: Some(Usage::default()),
-            last_turn: Usage::default(),
-            texts: Vec::new(),
-            calls: Vec::new(),
-            results: Vec::new(),
-        };
+        let mut progress = Progress::new();
         let (reason, error) = self
             .turns(conversation, &mut progress, events, cancel)
             .await;
@@ -356,7 +351,7 @@ impl Agent {
             shown_only(self, conversation, turn);
             return end;
         }
-        super::calls::unique_ids(conversation, &mut turn.calls);
+        unique_ids(conversation, &mut turn.calls);
         let calls: Vec<ToolCall> = turn.calls.iter().map(|c| c.call.clone()).collect();
         progress.calls.extend(calls.iter().cloned());
         let answered = calls.is_empty();

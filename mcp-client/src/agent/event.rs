@@ -1,12 +1,17 @@
 //! What the loop tells its host while it runs ([`AgentEvent`], serializable for `--json`), and
 //! what it returns ([`Answer`]).
 
+use std::sync::Arc;
+
 use serde::Serialize;
 
 use crate::{
     llm::{Usage, message::ToolResult},
     tools::ToolCall,
 };
+
+/// Receives the loop's events as they happen (text deltas at once, as they arrive).
+pub type EventSink = Arc<dyn Fn(AgentEvent) + Send + Sync>;
 
 /// Something that happened in a conversation.
 #[derive(Debug, Clone, PartialEq, Serialize)]

@@ -4,10 +4,11 @@
 //!
 //! | module | owns |
 //! |---|---|
-//! | `conversation` | [`Agent`] and the tool-call loop; [`Conversation`] (id + messages) |
-//! | `calls` | one turn's tool calls answered: unique ids, approvals, concurrent runs, results as they come |
+//! | `conversation` | [`Agent`] and the tool-call loop; [`Conversation`] (id + messages, call ids unique in it) |
+//! | `turn` | the loop's state: what a turn and a question produced so far |
+//! | `calls` | one turn's tool calls answered: approvals, concurrent runs, results as they come |
 //! | `policy` | [`AgentOptions`]: max turns, refinement (spec 004), token budget, tool retries |
-//! | `event` | [`AgentEvent`]s for hosts, [`Answer`], [`DoneReason`] |
+//! | `event` | [`AgentEvent`]s for hosts and their [`EventSink`], [`Answer`], [`DoneReason`] |
 //! | `journal` | the [`Journal`] a store implements and the [`Approver`] a host supplies |
 //! | `resume` | a stored conversation made fit to send again (every call answered once) |
 //!
@@ -19,8 +20,9 @@ pub mod event;
 mod journal;
 pub mod policy;
 pub mod resume;
+mod turn;
 
-pub use conversation::{Agent, Conversation, EventSink};
-pub use event::{AgentEvent, Answer, DoneReason};
+pub use conversation::{Agent, Conversation};
+pub use event::{AgentEvent, Answer, DoneReason, EventSink};
 pub use journal::{Approver, Journal, Outcome};
 pub use policy::{AgentOptions, ToolRetry};

@@ -5,8 +5,9 @@ use std::time::{Duration, Instant};
 use futures_util::StreamExt as _;
 
 use super::{
-    PhaseReport, Plan, ProcessReport, Progress, Report, Request,
     latency::Latencies,
+    plan::{Plan, Progress, Request},
+    report::{PhaseReport, ProcessReport, Report},
     usage::{self, Usage},
 };
 use crate::{ClientError, ServerConnection, tools::executor::error_text};

@@ -69,9 +69,9 @@ pub enum CliCommand {
     /// Start one server and report everything wrong with it: stdout pollution (with the
     /// offending lines), slow start, missing capabilities, tool names and schemas, shutdown.
     Doctor {
-        /// Longest wait for `initialize`, in seconds.
-        #[arg(long, default_value_t = 60)]
-        init_timeout: u64,
+        /// Longest wait for `initialize`: seconds (60) or a duration (90s, 2m).
+        #[arg(long, value_parser = common::parse_duration, default_value = "60")]
+        init_timeout: std::time::Duration,
         /// The server's command line, after `--`.
         #[arg(required = true, last = true)]
         command: Vec<String>,

@@ -34,12 +34,12 @@ pub struct BenchArgs {
     /// of the run's thousands of calls may change something real.
     #[arg(long, requires = "tool")]
     allow_writes: bool,
-    /// Longest wait for `initialize`, in seconds.
-    #[arg(long, default_value_t = 60)]
-    init_timeout: u64,
-    /// Longest wait for one call, in seconds.
-    #[arg(long, default_value_t = 30)]
-    call_timeout: u64,
+    /// Longest wait for `initialize`: seconds (60) or a duration (90s, 2m).
+    #[arg(long, value_parser = common::parse_duration, default_value = "60")]
+    init_timeout: Duration,
+    /// Longest wait for one call: seconds (30) or a duration (500ms, 1m).
+    #[arg(long, value_parser = common::parse_duration, default_value = "30")]
+    call_timeout: Duration,
     /// Print the report as JSON instead of a table.
     #[arg(long)]
     json: bool,
@@ -65,8 +65,8 @@ pub(super) async fn run(args: BenchArgs, stop: &Stop) -> anyhow::Result<ExitCode
         warmup: args.warmup as usize,
         allow_writes: args.allow_writes,
     };
-    let mut config = one_server(args.command, Duration::from_secs(args.init_timeout));
-    config.call_timeout = Duration::from_secs(args.call_timeout);
+    let mut config = one_server(args.command, args.init_timeout);
+    config.call_timeout = args.call_timeout;
     let bar = progress_bar();
     let server = ServerConnection::new(config).with_processes(stop.processes.clone());
     let report = bench::run(server, &plan, &|event| match event {

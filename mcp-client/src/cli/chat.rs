@@ -39,7 +39,8 @@ pub enum ProviderArg {
     /// Ollama `/api/chat` (Qwen and others).
     Ollama,
     /// OpenAI Chat Completions and compatible servers (vLLM, llama.cpp, LM Studio).
-    Openai,
+    #[value(name = "openai")]
+    OpenAi,
     /// Anthropic Messages.
     Anthropic,
 }
@@ -48,7 +49,7 @@ impl From<ProviderArg> for Dialect {
     fn from(arg: ProviderArg) -> Self {
         match arg {
             ProviderArg::Ollama => Self::Ollama,
-            ProviderArg::Openai => Self::OpenAi,
+            ProviderArg::OpenAi => Self::OpenAi,
             ProviderArg::Anthropic => Self::Anthropic,
         }
     }
@@ -158,15 +159,9 @@ fn provider_config(args: &ChatArgs) -> anyhow::Result<ProviderConfig> {
         Some(path) => config::load_llm(path)?,
         None => config::LlmSection::default(),
     };
-    let dialect: Dialect = match (args.provider, section.provider.as_deref()) {
+    let dialect: Dialect = match (args.provider, section.provider) {
         (Some(arg), _) => arg.into(),
-        (None, Some(name)) => ProviderArg::from_str(name, true)
-            .map_err(|_| {
-                UsageError(format!(
-                    "the config's llm.provider is `{name}`: use ollama, openai or anthropic"
-                ))
-            })?
-            .into(),
+        (None, Some(dialect)) => dialect,
         (None, None) => {
             return Err(UsageError(
                 "choose a model provider: --provider ollama|openai|anthropic (or MCP_CLIENT_PROVIDER, or \"llm\": {\"provider\": …} in the config)".into(),

@@ -3,70 +3,104 @@
 //! [`tools::review`](crate::tools::review), the engine `mcp-conformance` uses too), stdout
 //! pollution, stderr, and whether it stops when stdin closes.
 
-use std::{fmt, process::ExitCode, time::Duration};
+use std::{process::ExitCode, time::Duration};
 
 use serde_json::Value;
 
 use super::{Stop, emit, one_server};
 use crate::{
     ServerConnection,
-    tools::review::{self, Severity, ToolParts},
+    connection::SessionInfo,
+    tools::review::{self, ToolParts, Verdict},
+    transport::ServerProcess,
 };
 
-/// How a finding reads: `ok`, `note`, `WARN` or `FAIL`, or a line that continues the one above.
+/// What `doctor` examines, in the order it reports them.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Level {
-    Ok,
-    Note,
-    Warn,
-    Fail,
-    /// A detail line of the finding above it (the offending stdout lines).
-    More,
+enum Check {
+    /// `initialize`, and how long it took.
+    Start,
+    /// The `tools` capability.
+    Capabilities,
+    /// `ping`.
+    Ping,
+    /// Each tool definition, through [`review::review`].
+    Tools,
+    /// Nothing but MCP messages on stdout.
+    Stdout,
+    /// What the server wrote on stderr.
+    Stderr,
+    /// Exiting when stdin closes.
+    Shutdown,
 }
 
-impl From<Severity> for Level {
-    fn from(severity: Severity) -> Self {
-        match severity {
-            Severity::Note => Self::Note,
-            Severity::Warn => Self::Warn,
-            Severity::Fail => Self::Fail,
+impl Check {
+    /// How a finding names it.
+    fn name(self) -> &'static str {
+        match self {
+            Self::Start => "start",
+            Self::Capabilities => "capabilities",
+            Self::Ping => "ping",
+            Self::Tools => "tools",
+            Self::Stdout => "stdout",
+            Self::Stderr => "stderr",
+            Self::Shutdown => "shutdown",
         }
-    }
-}
-
-impl fmt::Display for Level {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let label = match self {
-            Self::Ok => "ok",
-            Self::Note => "note",
-            Self::Warn => "WARN",
-            Self::Fail => "FAIL",
-            Self::More => "",
-        };
-        f.pad(label)
     }
 }
 
 /// One finding of `doctor`.
 struct Finding {
-    level: Level,
-    check: &'static str,
+    check: Check,
+    verdict: Verdict,
     detail: String,
+    /// Lines shown under it (the offending stdout lines).
+    lines: Vec<String>,
+}
+
+impl Finding {
+    fn new(check: Check, verdict: Verdict, detail: impl Into<String>) -> Self {
+        Self {
+            check,
+            verdict,
+            detail: detail.into(),
+            lines: Vec::new(),
+        }
+    }
+
+    /// Its line, then one per line under it, indented to its name.
+    fn print(&self) {
+        emit(&format!(
+            "{:<4} {}: {}",
+            label(self.verdict),
+            self.check.name(),
+            self.detail
+        ));
+        for line in &self.lines {
+            emit(&format!("{:<4}   {}: {line}", "", self.check.name()));
+        }
+    }
+}
+
+/// How `doctor` prints a verdict: `ok` and `note` in lowercase, problems in capitals.
+fn label(verdict: Verdict) -> &'static str {
+    match verdict {
+        Verdict::Pass => "ok",
+        Verdict::Note => "note",
+        other => other.label(),
+    }
 }
 
 /// Examines the server `command` starts and prints one line per finding, then the counts.
 /// Fails when any finding is a `FAIL`.
-pub(super) async fn doctor(init_timeout: u64, command: Vec<String>, stop: &Stop) -> ExitCode {
-    let config = one_server(command, Duration::from_secs(init_timeout));
+pub(super) async fn doctor(init_timeout: Duration, command: Vec<String>, stop: &Stop) -> ExitCode {
+    let config = one_server(command, init_timeout);
     let findings =
         examine(ServerConnection::new(config).with_processes(stop.processes.clone())).await;
-    let count = |level| findings.iter().filter(|f| f.level == level).count();
-    let (problems, warnings) = (count(Level::Fail), count(Level::Warn));
+    let count = |verdict| findings.iter().filter(|f| f.verdict == verdict).count();
+    let (problems, warnings) = (count(Verdict::Fail), count(Verdict::Warn));
     for finding in &findings {
-        emit(&format!(
-            "{:<4} {}: {}",
-            finding.level, finding.check, finding.detail
-        ));
+        finding.print();
     }
     emit(&format!(
         "{problems} problem{}, {warnings} warning{}",
@@ -84,22 +118,24 @@ fn plural(n: usize) -> &'static str {
     if n == 1 { "" } else { "s" }
 }
 
+/// Every check, in order; a server that does not start gets only that finding.
 async fn examine(server: ServerConnection) -> Vec<Finding> {
-    let mut findings = Vec::new();
-    let mut add = |level, check, detail: String| {
-        findings.push(Finding {
-            level,
-            check,
-            detail,
-        })
-    };
     let info = match server.connect().await {
         Ok(info) => info,
-        Err(err) => {
-            add(Level::Fail, "start", err.to_string());
-            return findings;
-        }
+        Err(err) => return vec![Finding::new(Check::Start, Verdict::Fail, err.to_string())],
     };
+    let mut findings = vec![start(&info), capabilities(&info), ping(&server).await];
+    findings.extend(tools(&server).await);
+    if let Some(process) = server.process().await {
+        findings.push(stdout(&process));
+        findings.extend(stderr(&process));
+        findings.push(shutdown(&process).await);
+    }
+    server.shutdown().await;
+    findings
+}
+
+fn start(info: &SessionInfo) -> Finding {
     let start = format!(
         "initialize answered in {} ms ({}, protocol {})",
         info.init_time.as_millis(),
@@ -107,127 +143,135 @@ async fn examine(server: ServerConnection) -> Vec<Finding> {
         info.protocol_version
     );
     if info.init_time > Duration::from_secs(2) {
-        add(
-            Level::Warn,
-            "start",
+        Finding::new(
+            Check::Start,
+            Verdict::Warn,
             format!("slow: {start}; hosts often give up after 10–60 s"),
-        );
+        )
     } else {
-        add(Level::Ok, "start", start);
+        Finding::new(Check::Start, Verdict::Pass, start)
     }
+}
+
+fn capabilities(info: &SessionInfo) -> Finding {
     if info.has_tools {
-        add(Level::Ok, "capabilities", "tools announced".into());
+        Finding::new(Check::Capabilities, Verdict::Pass, "tools announced")
     } else {
-        add(
-            Level::Fail,
-            "capabilities",
-            "the server does not announce the `tools` capability".into(),
-        );
+        Finding::new(
+            Check::Capabilities,
+            Verdict::Fail,
+            "the server does not announce the `tools` capability",
+        )
     }
+}
+
+async fn ping(server: &ServerConnection) -> Finding {
     match server.ping().await {
-        Ok(rtt) => add(
-            Level::Ok,
-            "ping",
+        Ok(rtt) => Finding::new(
+            Check::Ping,
+            Verdict::Pass,
             format!("answered in {} µs", rtt.as_micros()),
         ),
-        Err(err) => add(Level::Warn, "ping", err.to_string()),
+        Err(err) => Finding::new(Check::Ping, Verdict::Warn, err.to_string()),
     }
-    match server.tools().await {
-        Ok(tools) => {
-            let mut clean = true;
-            for tool in &tools {
-                let input_schema = Value::Object((*tool.input_schema).clone());
-                let output_schema = tool
-                    .output_schema
-                    .as_ref()
-                    .map(|schema| Value::Object((**schema).clone()));
-                let parts = ToolParts {
-                    name: &tool.name,
-                    description: tool.description.as_deref(),
-                    input_schema: Some(&input_schema),
-                    output_schema: output_schema.as_ref(),
-                };
-                for problem in review::review(parts) {
-                    clean &= problem.severity == Severity::Note;
-                    add(
-                        problem.severity.into(),
-                        "tools",
-                        format!("`{}`: {}", tool.name, problem.detail),
-                    );
-                }
-            }
-            if clean {
-                add(
-                    Level::Ok,
-                    "tools",
-                    format!(
-                        "{} tools, names valid for LLM providers, object schemas, descriptions",
-                        tools.len()
-                    ),
-                );
-            }
-        }
-        Err(err) => add(Level::Fail, "tools", err.to_string()),
-    }
-    if let Some(process) = server.process().await {
-        let counts = process.counts();
-        if counts.dropped() == 0 && counts.invalid_utf8 == 0 {
-            add(
-                Level::Ok,
-                "stdout",
-                format!("clean: {} messages, nothing else", counts.messages),
-            );
-        } else {
-            add(
-                Level::Fail,
-                "stdout",
-                format!(
-                    "{} lines were not MCP messages (they belong on stderr), {} had invalid UTF-8:",
-                    counts.dropped(),
-                    counts.invalid_utf8
-                ),
-            );
-            for line in process.dropped_lines() {
-                add(Level::More, "  stdout", line);
-            }
-        }
-        let stderr = process.stderr().lines();
-        if let Some(last) = stderr.last() {
-            add(
-                Level::Note,
-                "stderr",
-                format!("{} lines, last: {last}", process.stderr().total()),
-            );
-        }
-        let started = std::time::Instant::now();
-        let exit = process.shutdown().await;
-        let took = started.elapsed();
-        match exit {
-            Some(exit) if took < Duration::from_secs(2) => add(
-                Level::Ok,
-                "shutdown",
-                format!(
-                    "exited within {} ms of stdin closing ({exit})",
-                    took.as_millis()
-                ),
-            ),
-            Some(exit) if !exit.killed() => add(
-                Level::Warn,
-                "shutdown",
-                format!("ignored stdin closing; stopped by SIGTERM ({exit})"),
-            ),
-            Some(exit) => add(
-                Level::Fail,
-                "shutdown",
-                format!("ignored stdin closing and SIGTERM; killed ({exit})"),
-            ),
-            None => add(
-                Level::Fail,
-                "shutdown",
-                "did not exit even after SIGKILL".into(),
-            ),
+}
+
+/// A finding per problem of each tool definition, or one that says they are all fine
+/// (notes alone leave them fine).
+async fn tools(server: &ServerConnection) -> Vec<Finding> {
+    let tools = match server.tools().await {
+        Ok(tools) => tools,
+        Err(err) => return vec![Finding::new(Check::Tools, Verdict::Fail, err.to_string())],
+    };
+    let mut findings = Vec::new();
+    let mut clean = true;
+    for tool in &tools {
+        let input_schema = Value::Object((*tool.input_schema).clone());
+        let output_schema = tool
+            .output_schema
+            .as_ref()
+            .map(|schema| Value::Object((**schema).clone()));
+        let parts = ToolParts {
+            name: &tool.name,
+            description: tool.description.as_deref(),
+            input_schema: Some(&input_schema),
+            output_schema: output_schema.as_ref(),
+        };
+        for problem in review::review(parts) {
+            clean &= problem.verdict == Verdict::Note;
+            findings.push(Finding::new(
+                Check::Tools,
+                problem.verdict,
+                format!("`{}`: {}", tool.name, problem.detail),
+            ));
         }
     }
-    server.shutdown().await;
+    if clean {
+        findings.push(Finding::new(
+            Check::Tools,
+            Verdict::Pass,
+            format!(
+                "{} tools, names valid for LLM providers, object schemas, descriptions",
+                tools.len()
+            ),
+        ));
+    }
     findings
+}
+
+fn stdout(process: &ServerProcess) -> Finding {
+    let counts = process.counts();
+    if counts.dropped() == 0 && counts.invalid_utf8 == 0 {
+        return Finding::new(
+            Check::Stdout,
+            Verdict::Pass,
+            format!("clean: {} messages, nothing else", counts.messages),
+        );
+    }
+    let mut finding = Finding::new(
+        Check::Stdout,
+        Verdict::Fail,
+        format!(
+            "{} lines were not MCP messages (they belong on stderr), {} had invalid UTF-8:",
+            counts.dropped(),
+            counts.invalid_utf8
+        ),
+    );
+    finding.lines = process.dropped_lines();
+    finding
+}
+
+fn stderr(process: &ServerProcess) -> Option<Finding> {
+    let stderr = process.stderr().lines();
+    let last = stderr.last()?;
+    Some(Finding::new(
+        Check::Stderr,
+        Verdict::Note,
+        format!("{} lines, last: {last}", process.stderr().total()),
+    ))
+}
+
+async fn shutdown(process: &ServerProcess) -> Finding {
+    let started = std::time::Instant::now();
+    let exit = process.shutdown().await;
+    let took = started.elapsed();
+    let (verdict, detail) = match exit {
+        Some(exit) if took < Duration::from_secs(2) => (
+            Verdict::Pass,
+            format!(
+                "exited within {} ms of stdin closing ({exit})",
+                took.as_millis()
+            ),
+        ),
+        Some(exit) if !exit.killed() => (
+            Verdict::Warn,
+            format!("ignored stdin closing; stopped by SIGTERM ({exit})"),
+        ),
+        Some(exit) => (
+            Verdict::Fail,
+            format!("ignored stdin closing and SIGTERM; killed ({exit})"),
+        ),
+        None => (Verdict::Fail, "did not exit even after SIGKILL".to_owned()),
+    };
+    Finding::new(Check::Shutdown, verdict, detail)
 }

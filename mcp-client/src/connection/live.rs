@@ -17,7 +17,11 @@ use rmcp::{
 use tokio::sync::Mutex;
 use tracing::{debug, info, warn};
 
-use super::{ClientError, Failure, HostHandler, ServerConfig};
+use super::{
+    config::ServerConfig,
+    error::{ClientError, Failure},
+    handler::{Elicitor, HostHandler},
+};
 use crate::transport::{self, Exit, ServerProcess, ServerProcesses, SpawnError};
 
 /// How long to wait for a dying server's exit status before reporting without it.
@@ -316,89 +320,115 @@ fn could_not_run(exit: Option<&Exit>) -> bool {
 pub(super) async fn connect_once(
     config: &ServerConfig,
     changes: &Arc<AtomicU64>,
-    elicitor: Option<&super::Elicitor>,
+    elicitor: Option<&Elicitor>,
     processes: &ServerProcesses,
 ) -> Result<Live, AttemptFailure> {
     let name = config.name().to_owned();
     let started = Instant::now();
     let (mut transport, process) =
-        transport::spawn(&config.command, processes).map_err(|err| AttemptFailure {
-            retryable: !err.is_permanent(),
-            failure: Failure {
-                server: name.clone(),
-                hint: Some(match &err {
-                    SpawnError::NotFound { command, .. } => format!(
-                        "is `{command}` installed and on PATH? (or give its full path in `command`)"
-                    ),
-                    SpawnError::NotRunnable { .. } => "give the path of an executable file in `command` (a relative path in a configuration file starts from the file's folder, or from `cwd` when one is given)".to_owned(),
-                    _ => "is `command` an executable file? is `cwd` a directory?".to_owned(),
-                }),
-                reason: err.to_string(),
-                exit: None,
-                stderr: Vec::new(),
-            },
-        })?;
+        transport::spawn(&config.command, processes).map_err(|err| not_spawned(&name, &err))?;
     let process = Arc::new(process);
     let handler = HostHandler::new(&name, Arc::clone(changes)).with_elicitor(elicitor.cloned());
     transport.set_notification_tap(handler.tap());
-    let failure = |reason: String,
-                   exit: Option<Exit>,
-                   hint: Option<String>,
-                   process: &ServerProcess| Failure {
-        server: name.clone(),
-        reason,
-        exit,
-        stderr: process.stderr().lines(),
-        hint,
-    };
     let service = match tokio::time::timeout(config.init_timeout, handler.clone().serve(transport))
         .await
     {
         Ok(Ok(service)) => service,
-        Ok(Err(err)) => {
-            let exit = process.wait_exit(EXIT_GRACE).await;
-            if exit.is_some() {
-                // Whatever it said before it went is what explains it.
-                process.stderr_drained(EXIT_GRACE).await;
-            }
-            let said = process.stderr().total() > 0;
-            let hint = match (&exit, said) {
-                (Some(_), true) => {
-                    "the server exited right after starting: its stderr above says why".to_owned()
-                }
-                (Some(_), false) => "the server exited right after starting and wrote nothing to stderr: run its command in a terminal to see why".to_owned(),
-                (None, _) => "does the command start an MCP server speaking stdio?".to_owned(),
-            };
-            process.shutdown().await;
-            let retryable = !could_not_run(exit.as_ref());
-            // Whether the server's exit shows as a broken pipe or a closed stream is a race;
-            // what happened is that it exited.
-            let reason = if exit.is_some() {
-                debug!(server = %name, error = %err, "initialize failed");
-                "initialize failed: the server exited before answering it".to_owned()
-            } else {
-                format!("initialize failed: {err}")
-            };
-            return Err(AttemptFailure {
-                failure: failure(reason, exit, Some(hint), &process),
-                retryable,
-            });
-        }
+        Ok(Err(err)) => return Err(not_initialized(&name, &err, &process).await),
         Err(_) => {
             let exit = process.shutdown().await;
             process.stderr_drained(EXIT_GRACE).await;
-            return Err(failure(
-                format!("no answer to initialize within {:?}", config.init_timeout),
+            return Err(Failure {
+                server: name,
+                reason: format!("no answer to initialize within {:?}", config.init_timeout),
                 exit,
-                Some("the server may just be slow to start (first npx/uvx runs download packages): raise timeouts.initialize".into()),
-                &process,
-            )
+                stderr: process.stderr().lines(),
+                hint: Some("the server may just be slow to start (first npx/uvx runs download packages): raise timeouts.initialize".into()),
+            }
             .into());
         }
     };
     let init_time = started.elapsed();
     let peer = service.peer().clone();
-    let info = SessionInfo {
+    let info = session_info(&peer, init_time, process.pid());
+    let tools = first_tools(&peer, &name, config.call_timeout).await;
+    info!(server = %name, protocol = %info.protocol_version, tools = tools.len(), init = ?init_time, "MCP server connected");
+    Ok(Live {
+        peer,
+        service: Mutex::new(Some(service)),
+        handler,
+        process,
+        info,
+        tools: std::sync::RwLock::new(tools),
+        outstanding: Arc::default(),
+    })
+}
+
+/// The server's command could not be started: what to check.
+fn not_spawned(name: &str, err: &SpawnError) -> AttemptFailure {
+    AttemptFailure {
+        retryable: !err.is_permanent(),
+        failure: Failure {
+            server: name.to_owned(),
+            hint: Some(match err {
+                SpawnError::NotFound { command, .. } => format!(
+                    "is `{command}` installed and on PATH? (or give its full path in `command`)"
+                ),
+                SpawnError::NotRunnable { .. } => "give the path of an executable file in `command` (a relative path in a configuration file starts from the file's folder, or from `cwd` when one is given)".to_owned(),
+                _ => "is `command` an executable file? is `cwd` a directory?".to_owned(),
+            }),
+            reason: err.to_string(),
+            exit: None,
+            stderr: Vec::new(),
+        },
+    }
+}
+
+/// `initialize` failed (`err`): the server is stopped, and the failure says whether it
+/// exited by itself and where to look.
+async fn not_initialized(
+    name: &str,
+    err: &impl std::fmt::Display,
+    process: &ServerProcess,
+) -> AttemptFailure {
+    let exit = process.wait_exit(EXIT_GRACE).await;
+    if exit.is_some() {
+        // Whatever it said before it went is what explains it.
+        process.stderr_drained(EXIT_GRACE).await;
+    }
+    let said = process.stderr().total() > 0;
+    let hint = match (&exit, said) {
+        (Some(_), true) => {
+            "the server exited right after starting: its stderr above says why".to_owned()
+        }
+        (Some(_), false) => "the server exited right after starting and wrote nothing to stderr: run its command in a terminal to see why".to_owned(),
+        (None, _) => "does the command start an MCP server speaking stdio?".to_owned(),
+    };
+    process.shutdown().await;
+    let retryable = !could_not_run(exit.as_ref());
+    // Whether the server's exit shows as a broken pipe or a closed stream is a race;
+    // what happened is that it exited.
+    let reason = if exit.is_some() {
+        debug!(server = %name, error = %err, "initialize failed");
+        "initialize failed: the server exited before answering it".to_owned()
+    } else {
+        format!("initialize failed: {err}")
+    };
+    AttemptFailure {
+        failure: Failure {
+            server: name.to_owned(),
+            reason,
+            exit,
+            stderr: process.stderr().lines(),
+            hint: Some(hint),
+        },
+        retryable,
+    }
+}
+
+/// What the handshake told us, `init_time` after the spawn.
+fn session_info(peer: &Peer<RoleClient>, init_time: Duration, pid: Option<u32>) -> SessionInfo {
+    SessionInfo {
         protocol_version: peer
             .peer_info()
             .map(|i| i.protocol_version.to_string())
@@ -412,32 +442,25 @@ pub(super) async fn connect_once(
             })
             .unwrap_or_default(),
         init_time,
-        pid: process.pid(),
+        pid,
         has_tools: peer
             .peer_info()
             .is_some_and(|i| i.capabilities.tools.is_some()),
-    };
-    let tools = match tokio::time::timeout(config.call_timeout, list_tools_bounded(&peer, &name))
-        .await
-    {
+    }
+}
+
+/// The tools listed right after connecting; none (with a warning) when the list fails or
+/// takes longer than `timeout`: the session is usable without them.
+async fn first_tools(peer: &Peer<RoleClient>, name: &str, timeout: Duration) -> Vec<Tool> {
+    match tokio::time::timeout(timeout, list_tools_bounded(peer, name)).await {
         Ok(Ok(tools)) => tools,
         Ok(Err(err)) => {
             warn!(server = %name, error = %err, "tools/list failed; the server offers no tools for now");
             Vec::new()
         }
         Err(_) => {
-            warn!(server = %name, timeout = ?config.call_timeout, "tools/list timed out; the server offers no tools for now");
+            warn!(server = %name, timeout = ?timeout, "tools/list timed out; the server offers no tools for now");
             Vec::new()
         }
-    };
-    info!(server = %name, protocol = %info.protocol_version, tools = tools.len(), init = ?init_time, "MCP server connected");
-    Ok(Live {
-        peer,
-        service: Mutex::new(Some(service)),
-        handler,
-        process,
-        info,
-        tools: std::sync::RwLock::new(tools),
-        outstanding: Arc::default(),
-    })
+    }
 }

@@ -5,16 +5,22 @@
 //! | module | owns |
 //! |---|---|
 //! | `schema` | the tables and their versioned migrations (`PRAGMA user_version`) |
-//! | `store` | [`Store`]: the writer thread (a [`Journal`]) and the readers for `history` and `--resume` |
+//! | `store` | [`Store`]: the handle a chat holds (a [`Journal`]); opens the database, sends writes, reads |
+//! | `writer` | the writer thread: the one write connection, each command in its own transaction |
+//! | `reader` | what `history` and `--resume` read back: [`ConversationSummary`], [`StoredConversation`] |
 //! | `lease` | one writer per conversation: a chat's claim, renewed while it runs, taken over when its holder is gone |
+//! | `error` | [`HistoryError`] with what to do about it, [`WriteFailure`] |
 //!
 //! [`Journal`]: crate::agent::Journal
 
+mod error;
 mod lease;
+mod reader;
 mod schema;
 mod store;
+mod writer;
 
+pub use error::{HistoryError, WriteFailure};
 pub use lease::{Claim, STALE_AFTER};
-pub use store::{
-    ConversationSummary, HistoryError, Store, StoredConversation, WriteFailure, default_path,
-};
+pub use reader::{ConversationSummary, StoredConversation};
+pub use store::{Store, default_path};

@@ -1,7 +1,12 @@
 //! What can go wrong talking to a model, with what the user can do about it. Retry policy asks
-//! the error ([`ProviderError::is_retryable`], [`ProviderError::retry_after`]), never its text.
+//! the error ([`ProviderError::is_retryable`], [`ProviderError::retry_after`]), never its text;
+//! what a message keeps of a provider's words is cut to one preview's length.
 
 use std::time::Duration;
+
+/// Characters of a provider's words (an error body, a frame that is not JSON) kept in messages.
+#[cfg(feature = "providers")]
+const MESSAGE_PREVIEW: usize = 300;
 
 /// A failed model request.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -326,12 +331,9 @@ fn attempts_made(attempts: u32) -> String {
     }
 }
 
-/// Characters of a provider's error body kept in messages.
 #[cfg(feature = "providers")]
-const MESSAGE_PREVIEW: usize = 300;
-
-/// At most [`MESSAGE_PREVIEW`] characters, on one line.
-#[cfg(feature = "providers")]
+/// At most [`MESSAGE_PREVIEW`] characters, on one line: what a message keeps of a provider's
+/// words.
 pub(crate) fn preview(text: &str) -> String {
     common::clip(text, MESSAGE_PREVIEW)
 }

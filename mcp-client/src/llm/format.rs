@@ -25,6 +25,16 @@ pub enum Dialect {
 }
 
 impl Dialect {
+    /// Every dialect.
+    pub const ALL: [Self; 3] = [Self::Ollama, Self::OpenAi, Self::Anthropic];
+
+    /// The dialect whose [`name`](Self::name) is `name`, in any case (`OpenAI`).
+    pub fn from_name(name: &str) -> Option<Self> {
+        Self::ALL
+            .into_iter()
+            .find(|dialect| dialect.name().eq_ignore_ascii_case(name))
+    }
+
     /// The dialect's short name (`ollama`, `openai`, `anthropic`).
     pub fn name(self) -> &'static str {
         match self {

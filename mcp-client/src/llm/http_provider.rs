@@ -12,7 +12,7 @@ use super::{
     error::ProviderError,
     format::Dialect,
     http::{self, Endpoint, Framing, HttpSettings, secret_header},
-    message::ChatRequest,
+    message::{ChatRequest, ToolChoice},
     ollama::{self, OllamaDecoder},
     openai::{self, OpenAiDecoder},
     provider::{EventStream, Provider},
@@ -147,7 +147,7 @@ impl Provider for HttpProvider {
         // Anthropic keeps the tools of an answer-only request with tool_choice none; some
         // servers implementing its API refuse that (LiteLLM): they get the request without tools.
         let fallback = (self.dialect == Dialect::Anthropic
-            && request.tool_choice == crate::llm::ToolChoice::None
+            && request.tool_choice == ToolChoice::None
             && !request.tools.is_empty())
         .then(|| {
             serde_json::to_vec(&anthropic::body_without_tools(

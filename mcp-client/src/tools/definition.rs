@@ -111,10 +111,11 @@ impl ToolDefinition {
     }
 }
 
-/// A definition file problem, naming the file and the tool.
+/// Why a tool definition cannot be used: its file cannot be read or parsed (naming the file
+/// and the tool), or [`ToolManager::add`](super::manager::ToolManager::add) refused it.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
-pub enum DefinitionError {
+pub enum ToolDefinitionError {
     /// The file could not be read.
     #[error("cannot read tool definitions {path:?}: {reason}")]
     Read {
@@ -129,6 +130,20 @@ pub enum DefinitionError {
         /// The file.
         path: std::path::PathBuf,
         /// What is wrong, naming the tool.
+        problem: String,
+    },
+    /// The name is empty or not valid for LLM providers.
+    #[error("tool name `{0}` is not valid: use 1 to 64 characters of a-z, A-Z, 0-9, _ and -")]
+    BadName(String),
+    /// No description.
+    #[error("tool `{0}` has no description: models choose tools by their descriptions")]
+    NoDescription(String),
+    /// The schema is not an object schema or not valid JSON Schema.
+    #[error("tool `{name}` has an invalid parameter schema: {problem}")]
+    BadSchema {
+        /// The tool.
+        name: String,
+        /// What is wrong.
         problem: String,
     },
 }
@@ -171,13 +186,13 @@ enum FileImplementation {
 /// Reads the tools of one definition file.
 ///
 /// # Errors
-/// [`DefinitionError`] naming the file and the tool at fault.
-pub fn load_file(path: &Path) -> Result<Vec<ToolDefinition>, DefinitionError> {
-    let text = std::fs::read_to_string(path).map_err(|reason| DefinitionError::Read {
+/// [`ToolDefinitionError`] naming the file and the tool at fault.
+pub fn load_file(path: &Path) -> Result<Vec<ToolDefinition>, ToolDefinitionError> {
+    let text = std::fs::read_to_string(path).map_err(|reason| ToolDefinitionError::Read {
         path: path.to_owned(),
         reason,
     })?;
-    parse(&text).map_err(|problem| DefinitionError::Invalid {
+    parse(&text).map_err(|problem| ToolDefinitionError::Invalid {
         path: path.to_owned(),
         problem,
     })

@@ -9,7 +9,7 @@ use tracing::warn;
 
 use super::{
     McpTools,
-    definition::{Implementation, ToolDefinition, ToolHints},
+    definition::{Implementation, ToolDefinition, ToolDefinitionError, ToolHints},
     names, review,
 };
 
@@ -20,26 +20,6 @@ pub struct ManagedTool {
     pub definition: ToolDefinition,
     /// Validator of its parameter schema, compiled once when the tool is added.
     pub validator: Arc<jsonschema::Validator>,
-}
-
-/// Why a tool was not added.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[non_exhaustive]
-pub enum ToolDefinitionError {
-    /// The name is empty or not valid for LLM providers.
-    #[error("tool name `{0}` is not valid: use 1 to 64 characters of a-z, A-Z, 0-9, _ and -")]
-    BadName(String),
-    /// No description.
-    #[error("tool `{0}` has no description: models choose tools by their descriptions")]
-    NoDescription(String),
-    /// The schema is not an object schema or not valid JSON Schema.
-    #[error("tool `{name}` has an invalid parameter schema: {problem}")]
-    BadSchema {
-        /// The tool.
-        name: String,
-        /// What is wrong.
-        problem: String,
-    },
 }
 
 /// Every tool the host offers.

@@ -8,7 +8,7 @@ use std::collections::{BTreeMap, HashMap};
 use rmcp::model::Tool;
 use tracing::warn;
 
-use super::{Normalizer, names};
+use super::{names, normalize::Normalizer};
 use crate::connection::pool::ServerPool;
 
 /// A tool discovered on a server.

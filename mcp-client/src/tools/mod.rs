@@ -4,7 +4,7 @@
 //! | module | owns |
 //! |---|---|
 //! | `manager` | [`ToolManager`](manager::ToolManager): local and MCP tools under one list of names |
-//! | `definition` | local tool definitions (mock, builtin, internal) and their files |
+//! | `definition` | local tool definitions (mock, builtin, internal), their files, and why one cannot be used |
 //! | `builtins` | the named Rust handlers `builtin` definitions refer to (echo, math, …) |
 //! | `mcp_tools` | [`McpTools`]: the servers' tools under provider-safe unique names |
 //! | `names` | what makes a tool name valid for every provider |
@@ -13,7 +13,7 @@
 //! | `validate` | arguments checked against the tool's schema, with spec 001's messages |
 //! | `outcome` | [`ToolCall`] in, [`ToolOutcome`] (a value or a [`ToolError`]) out, one per call |
 //! | `results` | outcomes as text for a model |
-//! | `review` | what is wrong with a tool definition (doctor, mcp-conformance, `ToolManager::add`) |
+//! | `review` | what is wrong with a tool definition (doctor, mcp-conformance, `ToolManager::add`), and the one verdict scale |
 //! | `redact` | arguments as logs show them, secrets as `***` |
 
 pub mod builtins;

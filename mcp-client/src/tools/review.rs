@@ -1,30 +1,56 @@
 //! Reviewing a tool definition as a server lists it: what keeps hosts or LLM providers from
-//! using it ([`Severity::Fail`]), what makes models use it badly ([`Severity::Warn`]) and what
-//! a host should know ([`Severity::Note`]). The one engine behind `mcp-client doctor`'s tool
-//! findings, `mcp-conformance`'s `tools/list` check and [`ToolManager::add`]'s schema check.
+//! using it ([`Verdict::Fail`]), what makes models use it badly ([`Verdict::Warn`]) and what
+//! a host should know ([`Verdict::Note`]). The one engine behind `mcp-client doctor`'s tool
+//! findings, `mcp-conformance`'s `tools/list` check and [`ToolManager::add`]'s schema check,
+//! and the one [`Verdict`] scale their findings and checks are judged on.
 //!
 //! [`ToolManager::add`]: super::manager::ToolManager::add
 
+use serde::Serialize;
 use serde_json::Value;
 
 use super::{builtins, names};
 
-/// How much a problem matters.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
-pub enum Severity {
+/// How a check came out, or how much a problem matters: the one scale of a tool review's
+/// problems (`Note`, `Warn`, `Fail`), `mcp-client doctor`'s findings (and `Pass`) and
+/// `mcp-conformance`'s checks (`Pass`, `Warn`, `Fail`, `Skip`, `NotApplicable`). Each report
+/// prints it in its own words; JSON has the variant's name in lowercase (`notapplicable`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Verdict {
+    /// Conforms; nothing wrong was found.
+    Pass,
     /// Worth knowing; nothing to fix.
     Note,
-    /// Usable, but models will use it worse.
+    /// Usable or allowed, but worth fixing: models will use it worse.
     Warn,
-    /// Hosts or providers cannot use it as it is.
+    /// Does not conform: hosts or providers cannot use it as it is.
     Fail,
+    /// Could not be checked (the server offers nothing to check it with).
+    Skip,
+    /// Does not apply to this server (nothing it offers can show the behaviour either way).
+    NotApplicable,
+}
+
+impl Verdict {
+    /// `PASS`, `NOTE`, `WARN`, `FAIL`, `SKIP`, `N/A`: how `mcp-conformance` prints it.
+    pub fn label(self) -> &'static str {
+        match self {
+            Self::Pass => "PASS",
+            Self::Note => "NOTE",
+            Self::Warn => "WARN",
+            Self::Fail => "FAIL",
+            Self::Skip => "SKIP",
+            Self::NotApplicable => "N/A",
+        }
+    }
 }
 
 /// One problem of a tool definition.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Problem {
-    /// How much it matters.
-    pub severity: Severity,
+    /// How much it matters: [`Verdict::Note`], [`Verdict::Warn`] or [`Verdict::Fail`].
+    pub verdict: Verdict,
     /// What is wrong and what would be right, without the tool's name.
     pub detail: String,
 }
@@ -57,10 +83,10 @@ impl<'a> ToolParts<'a> {
 /// Every problem of one tool definition, in the order a reader fixes them.
 pub fn review(tool: ToolParts<'_>) -> Vec<Problem> {
     let mut problems = Vec::new();
-    let mut add = |severity, detail: String| problems.push(Problem { severity, detail });
+    let mut add = |verdict, detail: String| problems.push(Problem { verdict, detail });
     if builtins::builtin(tool.name).is_some() {
         add(
-            Severity::Note,
+            Verdict::Note,
             format!(
                 "has the name of a local builtin tool: hosts with local tools keep `{}` for theirs and offer this one under a prefixed name",
                 tool.name
@@ -69,7 +95,7 @@ pub fn review(tool: ToolParts<'_>) -> Vec<Problem> {
     }
     if !names::is_provider_safe(tool.name) {
         add(
-            Severity::Fail,
+            Verdict::Fail,
             format!(
                 "name is not valid for LLM providers (^[a-zA-Z0-9_-]{{1,64}}$); hosts must rename it (e.g. `{}`)",
                 names::provider_safe(tool.name)
@@ -78,24 +104,24 @@ pub fn review(tool: ToolParts<'_>) -> Vec<Problem> {
     }
     if tool.description.is_none_or(|d| d.trim().is_empty()) {
         add(
-            Severity::Warn,
+            Verdict::Warn,
             "no description: models choose tools by their descriptions".to_owned(),
         );
     }
     match tool.input_schema {
         Some(schema) => {
             if let Err(problem) = input_validator(schema) {
-                add(Severity::Fail, format!("inputSchema {problem}"));
+                add(Verdict::Fail, format!("inputSchema {problem}"));
             }
         }
         None => add(
-            Severity::Fail,
+            Verdict::Fail,
             "has no inputSchema: give at least {\"type\": \"object\"}".to_owned(),
         ),
     }
     if let Some(Err(err)) = tool.output_schema.map(jsonschema::validator_for) {
         add(
-            Severity::Fail,
+            Verdict::Fail,
             format!("outputSchema is not valid JSON Schema: {err}"),
         );
     }
@@ -131,10 +157,10 @@ mod tests {
 
     use super::*;
 
-    fn details(tool: &Value) -> Vec<(Severity, String)> {
+    fn details(tool: &Value) -> Vec<(Verdict, String)> {
         review(ToolParts::of_json(tool))
             .into_iter()
-            .map(|p| (p.severity, p.detail))
+            .map(|p| (p.verdict, p.detail))
             .collect()
     }
 
@@ -154,25 +180,25 @@ mod tests {
         assert_eq!(
             found[0],
             (
-                Severity::Fail,
+                Verdict::Fail,
                 "name is not valid for LLM providers (^[a-zA-Z0-9_-]{1,64}$); hosts must rename it (e.g. `files_read`)".into()
             )
         );
         assert_eq!(
             found[1],
             (
-                Severity::Warn,
+                Verdict::Warn,
                 "no description: models choose tools by their descriptions".into()
             )
         );
         assert_eq!(
             found[2],
             (
-                Severity::Fail,
+                Verdict::Fail,
                 "inputSchema type must be \"object\" at the top (LLM providers need it), got \"array\"".into()
             )
         );
-        assert_eq!(found[3].0, Severity::Fail);
+        assert_eq!(found[3].0, Verdict::Fail);
         assert!(
             found[3]
                 .1
@@ -187,7 +213,7 @@ mod tests {
         assert_eq!(
             details(&none),
             [(
-                Severity::Fail,
+                Verdict::Fail,
                 "has no inputSchema: give at least {\"type\": \"object\"}".into()
             )]
         );
@@ -210,6 +236,6 @@ mod tests {
     #[test]
     fn a_builtin_name_is_a_note() {
         let tool = json!({"name": "echo", "description": "d", "inputSchema": {"type": "object"}});
-        assert_eq!(details(&tool)[0].0, Severity::Note);
+        assert_eq!(details(&tool)[0].0, Verdict::Note);
     }
 }

@@ -22,9 +22,11 @@ use tokio::{
 use tracing::{error, warn};
 
 use super::{
-    LineKind, ReadStats, SHUTDOWN_GRACE, classify,
+    classify::{LineKind, classify, preview},
+    decode::to_message,
     lines::{Line, LineReader},
-    preview, to_message,
+    process::SHUTDOWN_GRACE,
+    stats::ReadStats,
 };
 
 /// Sees every notification the server sends, in stream order, before rmcp does.

@@ -4,7 +4,10 @@ use std::time::Duration;
 
 use serde_json::Value;
 
-use super::{Outcome, Verdict, error_code, show};
+use super::{
+    report::{Outcome, Verdict},
+    response::{error_code, show},
+};
 use crate::session::{ANSWER_TIMEOUT, Session};
 
 pub(super) async fn check_unknown_method(session: &mut Session) -> Outcome {

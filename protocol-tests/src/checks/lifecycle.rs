@@ -5,8 +5,16 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 
-use super::{LEGACY_VERSIONS, MODERN_VERSION, Outcome, Verdict, error_code, show};
+use super::{
+    report::{Outcome, Verdict},
+    response::{error_code, show},
+};
 use crate::session::{ANSWER_TIMEOUT, Session};
+
+/// Protocol versions with the legacy `initialize` handshake.
+pub const LEGACY_VERSIONS: [&str; 4] = ["2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25"];
+/// The version that replaced the handshake with `server/discover`.
+pub const MODERN_VERSION: &str = "2026-07-28";
 
 pub(super) async fn check_initialize(
     session: &mut Session,

@@ -10,34 +10,31 @@
 //! | `robustness` | 32 concurrent requests, an id reused in flight, a batch (2025-03-26), a 1 MiB argument, ignored notifications, cancellation |
 //! | `shutdown` | exit on stdin EOF |
 //! | `report` | [`Verdict`], [`CheckResult`], [`Report`] |
+//! | `response` | what a check reads of an answer: its error code, or the answer on one line |
 
 mod errors;
 mod lifecycle;
 mod report;
+mod response;
 mod robustness;
 mod shutdown;
 mod tools;
 
 use std::sync::{Arc, Mutex};
 
-use serde_json::Value;
-
 pub use report::{CheckResult, Report, Verdict};
 
 use crate::session::{Session, Violations};
 use errors::{check_garbage, check_unknown_method};
+pub use lifecycle::{LEGACY_VERSIONS, MODERN_VERSION};
 use lifecycle::{check_before_initialize, check_discover, check_initialize, check_ping};
+use response::show;
 use robustness::{
     check_batch, check_big_argument, check_cancelled, check_concurrency, check_duplicate_id,
     check_notifications,
 };
 use shutdown::check_exit;
 use tools::{check_invalid_arguments, check_tools_list, check_unknown_tool};
-
-/// Protocol versions with the legacy `initialize` handshake.
-pub const LEGACY_VERSIONS: [&str; 4] = ["2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25"];
-/// The version that replaced the handshake with `server/discover`.
-pub const MODERN_VERSION: &str = "2026-07-28";
 
 struct Suite {
     command: Vec<String>,
@@ -177,17 +174,4 @@ async fn main_session(suite: &mut Suite, session: &mut Session) {
     suite.record("notifications/cancelled", verdict, evidence);
     let (verdict, evidence) = check_exit(session).await;
     suite.record("exit on stdin EOF", verdict, evidence);
-}
-
-type Outcome = (Verdict, String);
-
-fn show(value: &Option<Value>) -> String {
-    match value {
-        None => "no answer within 10 s".into(),
-        Some(value) => common::clip(&value.to_string(), 200),
-    }
-}
-
-fn error_code(response: &Value) -> Option<i64> {
-    response.get("error")?.get("code")?.as_i64()
 }

@@ -1,35 +1,12 @@
-//! The report model: a check's verdict and evidence, and the report printed as text or JSON.
+//! The report model: a check's verdict (on the one scale [`Verdict`] that `mcp-client
+//! doctor` and the review of tool definitions use too) and evidence, and the report printed as
+//! text or JSON.
 
+pub use mcp_client::tools::review::Verdict;
 use serde::Serialize;
 
-/// A check's verdict.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Verdict {
-    /// Conforms.
-    Pass,
-    /// Allowed, but worth knowing.
-    Warn,
-    /// Does not conform.
-    Fail,
-    /// Could not be checked (the server offers nothing to check it with).
-    Skip,
-    /// Does not apply to this server (nothing it offers can show the behaviour either way).
-    NotApplicable,
-}
-
-impl Verdict {
-    /// `PASS`, `WARN`, `FAIL`, `SKIP`, `N/A`.
-    pub fn label(self) -> &'static str {
-        match self {
-            Self::Pass => "PASS",
-            Self::Warn => "WARN",
-            Self::Fail => "FAIL",
-            Self::Skip => "SKIP",
-            Self::NotApplicable => "N/A",
-        }
-    }
-}
+/// A check's verdict and what was seen, as each check returns it.
+pub(super) type Outcome = (Verdict, String);
 
 /// One check's result.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]

@@ -6,7 +6,10 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 
-use super::{Outcome, Verdict, show};
+use super::{
+    report::{Outcome, Verdict},
+    response::show,
+};
 use crate::session::{ANSWER_TIMEOUT, Session, ids};
 
 pub(super) async fn check_concurrency(session: &mut Session) -> Outcome {

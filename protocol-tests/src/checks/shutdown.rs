@@ -2,7 +2,7 @@
 
 use std::time::Duration;
 
-use super::{Outcome, Verdict};
+use super::report::{Outcome, Verdict};
 use crate::session::{ANSWER_TIMEOUT, Session};
 
 pub(super) async fn check_exit(session: &mut Session) -> Outcome {

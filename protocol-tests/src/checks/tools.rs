@@ -1,10 +1,13 @@
 //! Tools: `tools/list` (each definition judged by `mcp_client::tools::review`, the engine
 //! `mcp-client doctor` uses too), an unknown tool, invalid arguments.
 
-use mcp_client::tools::review::{Severity, ToolParts, review};
+use mcp_client::tools::review::{ToolParts, review};
 use serde_json::{Value, json};
 
-use super::{Outcome, Verdict, error_code, show};
+use super::{
+    report::{Outcome, Verdict},
+    response::{error_code, show},
+};
 use crate::session::{ANSWER_TIMEOUT, Session};
 
 pub(super) async fn check_tools_list(session: &mut Session, tools: &mut Vec<Value>) -> Outcome {
@@ -50,11 +53,12 @@ pub(super) async fn check_tools_list(session: &mut Session, tools: &mut Vec<Valu
         }
         for problem in review(parts) {
             let line = format!("`{}`: {}", parts.name, problem.detail);
-            match problem.severity {
-                Severity::Fail => problems.push(line),
-                Severity::Warn => warnings.push(line),
-                // Notes are about a host's local tools, not about the server.
-                Severity::Note => {}
+            match problem.verdict {
+                Verdict::Fail => problems.push(line),
+                Verdict::Warn => warnings.push(line),
+                // Notes are about a host's local tools, not about the server; a review
+                // gives no other verdicts.
+                _ => {}
             }
         }
     }

@@ -60,6 +60,14 @@ pub enum ConfigError {
         /// What is wrong and what would be valid.
         problem: String,
     },
+    /// `llm.provider` names no API this client speaks.
+    #[error("the config's llm.provider is `{name}`: use ollama, openai or anthropic")]
+    UnknownProvider {
+        /// The file.
+        path: PathBuf,
+        /// The name it gives.
+        name: String,
+    },
     /// The top level is wrong.
     #[error("{path:?}: {problem}")]
     Shape {

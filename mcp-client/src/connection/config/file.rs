@@ -11,7 +11,7 @@ use std::{
 use serde_json::Value;
 use tracing::warn;
 
-use super::{ConfigError, ServerConfig, entry::Entry, values::short};
+use super::{entry::Entry, error::ConfigError, server::ServerConfig, values::short};
 
 /// Largest configuration file read: a host's file of servers is a few KiB; anything near this
 /// is the wrong file, and reading it whole would hold it (and its parsed tree) in memory.
