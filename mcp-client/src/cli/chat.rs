@@ -206,6 +206,30 @@ fn provider_config(args: &ChatArgs) -> anyhow::Result<ProviderConfig> {
     Ok(provider)
 }
 
+/// The conversation this chat continues (`--resume`) or a new one, claimed in `store` for as
+/// long as the chat runs: a second chat resuming it is refused, and says who has it.
+async fn resumed(store: Option<&Store>, resume: Option<&str>) -> anyhow::Result<Conversation> {
+    let conversation = Conversation::new();
+    let Some(store) = store else {
+        return Ok(conversation);
+    };
+    // Claimed before it is loaded.
+    store.claim(resume.unwrap_or(&conversation.id)).await?;
+    let Some(id) = resume else {
+        return Ok(conversation);
+    };
+    let stored = store.load(id)?;
+    eprintln!(
+        "resumed conversation {}: {} messages",
+        common::printable(id),
+        stored.messages.len()
+    );
+    Ok(Conversation::resume(
+        id.to_owned(),
+        stored.messages.into_iter().map(|(_, m)| m).collect(),
+    ))
+}
+
 /// Runs `chat`.
 ///
 /// # Errors
@@ -220,26 +244,7 @@ pub async fn run(args: ChatArgs, stop: &super::Stop) -> anyhow::Result<ExitCode>
     } else {
         Some(Arc::new(Store::open(&history_path(args.history.clone())?)?))
     };
-    let mut conversation = Conversation::new();
-    if let Some(store) = &store {
-        // Claimed before it is loaded, for as long as this chat runs: a second chat resuming
-        // it is refused, and says who has it.
-        store
-            .claim(args.resume.as_deref().unwrap_or(&conversation.id))
-            .await?;
-        if let Some(id) = &args.resume {
-            let stored = store.load(id)?;
-            eprintln!(
-                "resumed conversation {}: {} messages",
-                common::printable(id),
-                stored.messages.len()
-            );
-            conversation = Conversation::resume(
-                id.clone(),
-                stored.messages.into_iter().map(|(_, m)| m).collect(),
-            );
-        }
-    }
+    let mut conversation = resumed(store.as_deref(), args.resume.as_deref()).await?;
     // One reader of stdin for the questions, the approvals and the servers' questions. The
     // prompts' own history (arrow-up) lives beside the conversation store.
     let terminal = std::io::stdin().is_terminal();
