@@ -57,7 +57,7 @@
 //! - `cli` (feature `cli`): the `mcp-client` command line (`chat`, `history`, `servers`,
 //!   `doctor`, `tools`, `call`, `bench`) and its signal handling; `doctor` judges tool
 //!   definitions with [`tools::review`], the engine `mcp-conformance` uses too.
-//! - [`agent`]: the tool-call loop (specs 002, 004) with its policies (turns, token budget,
+//! - [`agent`]: the tool-call loop with its policies (turns, token budget,
 //!   refinement, tool retries), events, approval and journal.
 //! - `history` (feature `history`): the conversation store (SQLite, its own writer thread).
 //! - [`llm`]: the provider-neutral message model, the [`llm::Provider`] interface and its HTTP

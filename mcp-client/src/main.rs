@@ -16,7 +16,7 @@ fn main() -> ExitCode {
         .init();
     // One thread: the client waits on pipes and sockets, and a call's hand-offs (caller →
     // rmcp's service loop → caller) then never wake another thread. Against `mcp-floor` this
-    // halved the client's CPU per call and cut context switches by 70% (issue 11's note).
+    // halved the client's CPU per call and cut context switches by 70%.
     // Blocking work (terminal reads, history writes) has threads of its own.
     let runtime = match tokio::runtime::Builder::new_current_thread()
         .enable_all()

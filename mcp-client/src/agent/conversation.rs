@@ -1,4 +1,4 @@
-//! The tool-call loop (spec 002): each turn sends the conversation and the tools to the model
+//! The tool-call loop: each turn sends the conversation and the tools to the model
 //! and collects its text and calls; no calls → done; calls → run them all through the
 //! [`ToolExecutor`], append the assistant turn and one result per call id, and go on, until
 //! the turn limit, the token budget, a provider error or a cancellation ends it. Each call
@@ -156,7 +156,7 @@ impl Agent {
 
     /// Asks `question` in `conversation`, telling `events` what happens, until the model
     /// answers or a policy, an error or `cancel` ends it. Every call the model made gets
-    /// exactly one result in the conversation, whatever happened to it (spec 000).
+    /// exactly one result in the conversation, whatever happened to it.
     pub async fn ask(
         &self,
         conversation: &mut Conversation,

@@ -64,7 +64,7 @@ pub enum AgentEvent {
         /// What the model reads.
         text: String,
     },
-    /// The model asked for a second round of tools (spec 004).
+    /// The model asked for a second round of tools.
     Refinement {
         /// The tool iteration it starts (2).
         iteration: u32,
@@ -105,7 +105,7 @@ pub enum AgentEvent {
 pub enum DoneReason {
     /// The model answered without calling tools.
     Completed,
-    /// The turn limit was reached (spec 002).
+    /// The turn limit was reached.
     MaxTurnsReached,
     /// Another turn would have gone past the token budget.
     TokenBudgetReached,

@@ -1,4 +1,4 @@
-//! The loop's policies as plain values: how many turns, whether to refine (spec 004), a token
+//! The loop's policies as plain values: how many turns, whether to refine, a token
 //! budget, how many calls at once, whether to retry failed idempotent tools, the system
 //! prompt, and whether the first request must call a tool.
 
@@ -6,13 +6,13 @@ use std::time::Duration;
 
 use crate::llm::ToolChoice;
 
-/// spec 002: at most 5 model turns unless configured.
+/// At most 5 model turns unless configured.
 pub const DEFAULT_MAX_TURNS: u32 = 5;
-/// spec 004: at most 2 tool iterations when refining.
+/// At most 2 tool iterations when refining.
 pub const REFINEMENT_ITERATIONS: u32 = 2;
-/// spec 004: the follow-up after the first tool iteration (tools stay bound).
+/// The follow-up after the first tool iteration (tools stay bound).
 pub const REFINE_PROMPT: &str = "If you need more specific info, you may search again.";
-/// spec 004: the follow-up after the last tool iteration (tools are taken away).
+/// The follow-up after the last tool iteration (tools are taken away).
 pub const ANSWER_PROMPT: &str = "Answer in 1 sentence based on this information.";
 /// Tool calls of one model answer that are run by default; the rest are answered as not run.
 pub const DEFAULT_MAX_CALLS_PER_ANSWER: usize = 16;
@@ -24,7 +24,7 @@ pub const DEFAULT_MAX_RESULT_CHARS: usize = 16_000;
 pub struct AgentOptions {
     /// Most model turns per question (each turn is one model request).
     pub max_turns: u32,
-    /// spec 004 refinement: at most two tool iterations, with its follow-up prompts.
+    /// At most two tool iterations, with its follow-up prompts.
     pub refinement: bool,
     /// Stop before a turn would take the question's tokens (input + output, as the provider
     /// reports them) past this.
@@ -81,7 +81,7 @@ impl Default for ToolRetry {
     }
 }
 
-/// The follow-up prompt after `iteration` tool iterations when refining (spec 004), and
+/// The follow-up prompt after `iteration` tool iterations when refining, and
 /// whether tools stay bound after it.
 pub fn refinement_follow_up(iteration: u32) -> Option<(&'static str, bool)> {
     match iteration {

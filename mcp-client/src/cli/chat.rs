@@ -77,7 +77,7 @@ pub struct ChatArgs {
     /// Most model turns per question.
     #[arg(long, default_value_t = crate::agent::policy::DEFAULT_MAX_TURNS)]
     pub max_turns: u32,
-    /// Refine (spec 004): at most two rounds of tools, then an answer in one sentence.
+    /// Refine: at most two rounds of tools, then an answer in one sentence.
     #[arg(long)]
     pub refine: bool,
     /// Stop before a question's tokens (input + output) would pass this.

@@ -43,7 +43,7 @@ impl fmt::Display for Failure {
 #[derive(Debug, Clone, thiserror::Error)]
 #[non_exhaustive]
 pub enum ClientError {
-    /// Every connection attempt failed (spec 003: "MCP connection failed after 3 attempts").
+    /// Every connection attempt failed ("MCP connection failed after 3 attempts").
     #[error("MCP connection failed after {attempts} attempt{}: {failure}", if *.attempts == 1 { "" } else { "s" })]
     ConnectFailed {
         /// Attempts made.

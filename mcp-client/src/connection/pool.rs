@@ -1,6 +1,5 @@
 //! Many servers at once: connected concurrently in the background, so start-up work that does
-//! not need tools never waits, and a report of which servers are down and why (spec 003 "Retry
-//! doesn't block startup", "Clear user-facing error messages").
+//! not need tools never waits, and a report of which servers are down and why.
 
 use std::{collections::BTreeMap, sync::Arc};
 

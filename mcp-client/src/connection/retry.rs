@@ -2,7 +2,7 @@
 //! wait after failures in this crate (server restarts, model requests, tool retries), come
 //! from `common::Backoff`.
 //!
-//! spec 003 "MCP Connection Retry with Exponential Backoff": 3 attempts, delays 0 s, 2 s, 4 s.
+//! Connection retry with exponential backoff: 3 attempts, delays 0 s, 2 s, 4 s.
 
 use std::{future::Future, time::Duration};
 
@@ -34,8 +34,8 @@ impl Default for RetryPolicy {
 }
 
 impl RetryPolicy {
-    /// The delay before attempt `attempt` (1-based): 0, then `base`, `2 × base`, ... (exact:
-    /// spec 003 gives the schedule).
+    /// The delay before attempt `attempt` (1-based): 0, then `base`, `2 × base`, ... (exact, no
+    /// jitter: the schedule is part of the contract).
     pub fn delay_before(&self, attempt: u32) -> Duration {
         Backoff::exponential(self.base_delay, Duration::MAX).after(attempt.saturating_sub(1))
     }
@@ -110,7 +110,7 @@ mod tests {
         assert_eq!(delays, [0, 2, 4]);
     }
 
-    // spec 003: Exponential backoff delays
+    // Exponential backoff delays
     #[tokio::test(start_paused = true)]
     async fn attempts_happen_at_0_2_and_6_seconds_then_give_up() {
         let start = tokio::time::Instant::now();
@@ -130,7 +130,7 @@ mod tests {
         assert_eq!(*seen.lock().unwrap(), [(1, 0), (2, 2), (3, 6)]);
     }
 
-    // spec 003: Successful connection after retry
+    // Successful connection after retry
     #[tokio::test(start_paused = true)]
     async fn a_later_success_stops_retrying() {
         let start = tokio::time::Instant::now();

@@ -1,4 +1,4 @@
-//! The conversation store (spec 002 "Database Persistence"): every conversation's messages,
+//! The conversation store: every conversation's messages,
 //! tool calls, tool results, usage and outcome in an embedded SQLite database, written
 //! append-only by a thread of its own so the agent's loop never waits on the disk.
 //!

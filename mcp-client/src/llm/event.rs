@@ -1,6 +1,5 @@
 //! What a provider's response becomes, whatever its wire format: a stream of these events.
-//! Streaming and non-streaming responses produce the same sequence (spec 002: "handles both
-//! streaming and non-streaming formats").
+//! Streaming and non-streaming responses produce the same sequence.
 
 use serde::Serialize;
 

@@ -1,6 +1,6 @@
 //! Tool definitions and tool results in each provider's wire format (see
 //! `shared/reference/MCP_AND_LLM.md`). Pure functions: the stored tools never change; each
-//! provider's shape is made at the last moment (spec 003 "Tool conversion is isolated").
+//! provider's shape is made at the last moment.
 
 use rmcp::model::JsonObject;
 use serde_json::{Map, Value, json};
@@ -83,7 +83,7 @@ impl Dialect {
 }
 
 /// `{type: "function", function: {name, description, parameters}}` for each tool; no tools →
-/// an empty list (spec 003 "Convert LangChain tool to Qwen format", "Handle empty tools").
+/// an empty list.
 pub fn ollama_tools(tools: &[ToolDefinition]) -> Vec<Value> {
     let converted: Vec<Value> = tools
         .iter()

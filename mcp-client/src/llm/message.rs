@@ -1,5 +1,5 @@
 //! The conversation as every provider sees it, before any wire format: system and user text,
-//! assistant turns (text plus tool calls), and one result per tool call (spec 000).
+//! assistant turns (text plus tool calls), and one result per tool call.
 
 use serde::{Deserialize, Serialize};
 
@@ -14,7 +14,7 @@ pub enum Message {
         /// The instructions.
         text: String,
     },
-    /// What the person said, or a follow-up prompt of a policy (spec 004).
+    /// What the person said, or a follow-up prompt of a policy.
     User {
         /// The text.
         text: String,
@@ -86,7 +86,7 @@ pub enum ToolChoice {
     /// The model decides.
     #[default]
     Auto,
-    /// The model must answer in text (spec 004: tools stripped after the last refinement).
+    /// The model must answer in text (tools stripped after the last refinement).
     None,
     /// The model must call a tool, any of those offered (OpenAI `"required"`, Anthropic
     /// `{"type": "any"}`).

@@ -1,6 +1,6 @@
 //! Talking to models: a provider-neutral message model, one [`Provider`] interface that turns
 //! a request into a stream of [`StreamEvent`]s, and its HTTP implementation for Ollama/Qwen,
-//! OpenAI-compatible servers and Anthropic (specs 000, 002).
+//! OpenAI-compatible servers and Anthropic.
 //!
 //! | module | owns |
 //! |---|---|

@@ -1,5 +1,5 @@
-//! ToolExecutor: every tool call goes through here (spec 001, spec 003 "Centralized Tool
-//! Execution"): does the tool exist → (MCP tools: normalize argument names) → validate the
+//! ToolExecutor: every tool call goes through here: does the tool exist → (MCP tools:
+//! normalize argument names) → validate the
 //! parameters against its schema → run it with a timeout → a uniform outcome with the time
 //! taken. Normalizing before validating is deliberate: validating first would refuse exactly
 //! the calls normalization exists for (`device_name` where `deviceName` is required).
@@ -30,9 +30,9 @@ use super::{
 };
 use crate::connection::{Progress, ProgressFn, pool::ServerPool};
 
-/// Default time a tool may take (spec 003: 30 seconds).
+/// Default time a tool may take (30 seconds).
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(30);
-/// Calls slower than this are logged as a warning (spec 003 "Log slow tools").
+/// Calls slower than this are logged as a warning.
 pub const SLOW_CALL: Duration = Duration::from_millis(1000);
 /// Calls of one batch running at once.
 pub const DEFAULT_PARALLEL: usize = 8;
@@ -269,7 +269,7 @@ impl ToolExecutor {
     }
 
     /// Runs one turn's calls concurrently (at most 8 at once) and returns one outcome per call,
-    /// in call order; a call that produced nothing gets a placeholder error (spec 000).
+    /// in call order; a call that produced nothing gets a placeholder error.
     pub async fn execute_all(&self, calls: &[ToolCall]) -> Vec<ToolOutcome> {
         self.execute_all_with_progress(calls, None).await
     }

@@ -1,6 +1,6 @@
-//! ToolManager: one simple collection of every tool, from MCP servers and local sources
-//! (spec 003 "Tool Registry": an array, found by name or by the tool's original name;
-//! a name added twice warns and overwrites).
+//! ToolManager: one simple collection of every tool, from MCP servers and local sources: an
+//! array, searched by name or by the tool's original name; a name added twice warns and
+//! overwrites.
 
 use std::sync::Arc;
 

@@ -10,7 +10,7 @@
 //! | `names` | what makes a tool name valid for every provider |
 //! | `normalize` | [`Normalizer`]: snake_case → camelCase and configured argument renames |
 //! | `executor` | [`ToolExecutor`](executor::ToolExecutor): lookup → normalize → validate → run with a timeout |
-//! | `validate` | arguments checked against the tool's schema, with spec 001's messages |
+//! | `validate` | arguments checked against the tool's schema, with messages naming the parameter at fault |
 //! | `outcome` | [`ToolCall`] in, [`ToolOutcome`] (a value or a [`ToolError`]) out, one per call |
 //! | `results` | outcomes as text for a model |
 //! | `review` | what is wrong with a tool definition (doctor, mcp-conformance, `ToolManager::add`), and the one verdict scale |

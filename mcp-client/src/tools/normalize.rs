@@ -1,5 +1,5 @@
-//! Argument-name normalization for MCP tools (spec 003 "MCP Tool Parameter Name
-//! Normalization" and "Parameter Normalization Evaluation").
+//! Argument-name normalization for MCP tools: a model's `snake_case` names reach a server
+//! that wants `camelCase` (only where its schema says so).
 //!
 //! Models often send `device_name` where a server wants `deviceName`. First the static
 //! mappings apply (built-in ones for the Z-Wave tools, more from each server's
@@ -24,7 +24,7 @@ pub struct Normalizer {
 }
 
 impl Normalizer {
-    /// The built-in mappings for the Z-Wave tools (spec 003 "Static parameter mappings").
+    /// The built-in mappings for the Z-Wave tools.
     pub fn with_builtins() -> Self {
         let mut normalizer = Self::default();
         normalizer.add(
@@ -159,7 +159,7 @@ mod tests {
         )
     }
 
-    // spec 003: Static parameter mappings for known MCP tools
+    // Static parameter mappings for known MCP tools
     #[test]
     fn static_mappings_rename_the_zwave_arguments() {
         let out = Normalizer::with_builtins().normalize(
@@ -191,7 +191,7 @@ mod tests {
         );
     }
 
-    // spec 003: Heuristic conversion for unmapped parameters
+    // Heuristic conversion for unmapped parameters
     #[test]
     fn the_heuristic_renames_only_what_the_schema_wants_in_camel_case() {
         let schema = object(json!({"properties": {"newParameterName": {}, "snake_kept": {}}}));

@@ -1,6 +1,6 @@
 //! What goes into the executor and what comes out: a [`ToolCall`] as models make it, a
-//! [`ToolOutcome`] holding the tool's value or a typed [`ToolError`] (written in spec 001's
-//! shape only at the edge, by `Serialize`), and the rule that a batch gets exactly one outcome
+//! [`ToolOutcome`] holding the tool's value or a typed [`ToolError`] (written in the JSON
+//! shape hosts read only at the edge, by `Serialize`), and the rule that a batch gets exactly one outcome
 //! per call.
 
 use std::time::{Duration, Instant};
@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 use serde::{Serialize, ser::SerializeStruct as _};
 use serde_json::Value;
 
-/// A tool call as models make them (spec 000: `{id, name, args}` with parsed args).
+/// A tool call as models make them (`{id, name, args}` with parsed args).
 #[derive(Debug, Clone, PartialEq, Serialize, serde::Deserialize)]
 pub struct ToolCall {
     /// The call's id, to pair it with its result.
@@ -19,7 +19,7 @@ pub struct ToolCall {
     pub args: Value,
 }
 
-/// Why a call produced no value. The text (`Display`) is what spec 001 puts in `error`.
+/// Why a call produced no value. The text (`Display`) is what the JSON outcome carries in `error`.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
 pub enum ToolError {
@@ -82,7 +82,7 @@ impl ToolError {
 }
 
 /// The outcome of one call: the tool's value or why there is none, and how long it took.
-/// Serialized exactly as spec 001 says: `{success: true, result, tool_name, execution_time_ms}`
+/// Serialized as `{success: true, result, tool_name, execution_time_ms}`
 /// or `{success: false, error, tool_name, execution_time_ms}`.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ToolOutcome {
@@ -132,7 +132,7 @@ impl ToolOutcome {
         self.result.as_ref().err()
     }
 
-    /// The text of the failure (spec 001's `error`), if the call failed.
+    /// The text of the failure (the JSON outcome's `error`), if the call failed.
     pub fn error_text(&self) -> Option<String> {
         self.error().map(ToString::to_string)
     }
@@ -153,7 +153,7 @@ impl Serialize for ToolOutcome {
 }
 
 /// One result per call, in call order: a call without an outcome gets a placeholder error, so
-/// every call id gets exactly one result (spec 000 "Tool call/result mismatch prevention").
+/// every call id gets exactly one result.
 pub fn one_per_call(
     calls: &[ToolCall],
     mut outcomes: Vec<Option<ToolOutcome>>,

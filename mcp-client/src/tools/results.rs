@@ -1,4 +1,4 @@
-//! Tool outcomes as models read them (spec 000 "result normalization"): text only.
+//! Tool outcomes as models read them: text only.
 //!
 //! MCP results: text content joined; `structuredContent` as JSON when there is no text;
 //! images and resources kept aside as artifacts (not sent to the model). Other results:

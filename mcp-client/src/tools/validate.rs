@@ -1,4 +1,4 @@
-//! Checking a call's arguments against the tool's JSON Schema, with spec 001's messages: the
+//! Checking a call's arguments against the tool's JSON Schema, with messages that name the
 //! parameter at fault, what it must be, and what it got.
 
 use rmcp::model::JsonObject;
@@ -6,7 +6,7 @@ use serde_json::Value;
 
 use super::{manager::ManagedTool, outcome::ToolError};
 
-/// Checks `args` against the tool's schema; extra parameters are allowed (spec 001).
+/// Checks `args` against the tool's schema; extra parameters are allowed.
 pub(super) fn validate(tool: &ManagedTool, args: Value) -> Result<JsonObject, ToolError> {
     let parameters = match args {
         Value::Object(map) => map,

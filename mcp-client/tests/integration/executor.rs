@@ -1,4 +1,4 @@
-//! ToolExecutor: every scenario of spec 001 with its exact text, timeouts, panics, batches.
+//! ToolExecutor: every scenario of the requirements with its exact text, timeouts, panics, batches.
 
 use std::{
     sync::Arc,
@@ -45,7 +45,7 @@ fn error_of(outcome: &ToolOutcome) -> String {
     outcome.error_text().unwrap()
 }
 
-// spec 001: Successful tool execution / Success result structure
+// Successful tool execution / Success result structure
 #[tokio::test]
 async fn a_successful_call_has_the_spec_shape() {
     let outcome = executor().execute("echo", json!({"message": "hi"})).await;
@@ -57,7 +57,7 @@ async fn a_successful_call_has_the_spec_shape() {
     assert!(json.get("error").is_none());
 }
 
-// spec 001: Tool not found / Error result structure
+// Tool not found / Error result structure
 #[tokio::test]
 async fn an_unknown_tool_is_an_error_outcome_not_an_exception() {
     let outcome = executor().execute("teleport", json!({})).await;
@@ -69,7 +69,7 @@ async fn an_unknown_tool_is_an_error_outcome_not_an_exception() {
     assert!(matches!(outcome.result, Err(ToolError::UnknownTool { .. })));
 }
 
-// spec 001: Parameter validation failure, Type checking, Enum validation, Allow extra parameters
+// Parameter validation failure, Type checking, Enum validation, Allow extra parameters
 #[tokio::test]
 async fn parameters_are_validated_against_the_schema() {
     let executor = executor();
@@ -116,7 +116,7 @@ async fn parameters_are_validated_against_the_schema() {
     );
 }
 
-// spec 001: Execute mock tool
+// Execute mock tool
 #[tokio::test]
 async fn mock_tools_answer_their_mock_response() {
     // How fast is for the benchmarks (`cargo bench -p mcp-client --bench agent`); here only
@@ -136,7 +136,7 @@ async fn mock_tools_answer_their_mock_response() {
     );
 }
 
-// spec 001: Builtin handler not found, Internal handler not found, Execute internal tool
+// Builtin handler not found, Internal handler not found, Execute internal tool
 #[tokio::test]
 async fn handlers_are_looked_up_by_name() {
     let executor = executor();
@@ -152,7 +152,7 @@ async fn handlers_are_looked_up_by_name() {
     assert_eq!(volume.result.unwrap(), json!({"volume": 30}));
 }
 
-// spec 001: Math evaluation handler, Include time in error results
+// Math evaluation handler, Include time in error results
 #[tokio::test]
 async fn math_eval_answers_and_refuses_with_descriptions() {
     let executor = executor();
@@ -247,7 +247,7 @@ fn sleeping() -> InternalHandler {
     })
 }
 
-// spec 003: Tool execution timeout
+// Tool execution timeout
 #[tokio::test]
 async fn a_slow_tool_is_cut_off_at_its_timeout() {
     let mut manager = ToolManager::new();
@@ -326,7 +326,7 @@ async fn a_batch_runs_concurrently_and_answers_in_call_order() {
     assert_eq!(error_of(&outcomes[3]), "Tool 'missing' not found");
 }
 
-// spec 003: Log slow tools / Log tool execution (arguments with secrets redacted)
+// Log slow tools / Log tool execution (arguments with secrets redacted)
 #[tokio::test]
 async fn slow_calls_warn_and_every_call_logs_redacted_arguments() {
     crate::harness::capture_logs();
@@ -362,7 +362,7 @@ async fn slow_calls_warn_and_every_call_logs_redacted_arguments() {
     );
 }
 
-// spec 003: Network error / a dead server, through the executor
+// Network error / a dead server, through the executor
 #[tokio::test]
 async fn a_dead_mcp_server_is_an_error_outcome_with_its_exit_and_its_stderr_only_in_the_log() {
     crate::harness::capture_logs();
@@ -396,7 +396,7 @@ async fn a_dead_mcp_server_is_an_error_outcome_with_its_exit_and_its_stderr_only
     pool.shutdown().await;
 }
 
-// spec 003: Built-in tools are not affected (local tools are never normalized)
+// Built-in tools are not affected (local tools are never normalized)
 #[tokio::test]
 async fn local_tools_are_never_normalized() {
     let mut manager = ToolManager::new();

@@ -68,7 +68,7 @@ fn ollama_tool_definitions() {
         assert_eq!(
             object.len(),
             2,
-            "only `type` and `function` at the top (spec 003 Qwen compliance)"
+            "only `type` and `function` at the top (what Qwen accepts)"
         );
         assert_eq!(tool["function"]["parameters"]["type"], "object");
     }

@@ -427,7 +427,7 @@ async fn progress_notifications_reach_the_callers_callback() {
     server.shutdown().await;
 }
 
-// spec 003: Connection fails after all retries / Exponential backoff delays
+// Connection fails after all retries / Exponential backoff delays
 #[tokio::test]
 async fn the_default_policy_tries_three_times_over_six_seconds_and_says_so() {
     capture_logs();
@@ -467,7 +467,7 @@ async fn the_default_policy_tries_three_times_over_six_seconds_and_says_so() {
     );
 }
 
-// spec 003: Successful connection on first attempt
+// Successful connection on first attempt
 #[tokio::test]
 async fn success_is_logged_with_the_attempt_number() {
     capture_logs();

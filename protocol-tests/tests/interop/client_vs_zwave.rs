@@ -38,7 +38,7 @@ async fn the_client_lists_and_calls_the_zwave_tools_with_normalized_arguments() 
         ]
     );
 
-    // spec 003: the model's snake_case arguments reach the server as camelCase, through the
+    // The model's snake_case arguments reach the server as camelCase, through the
     // executor every call takes (validation after normalization, timeout, timing).
     let mut manager = ToolManager::new();
     manager.add_mcp(&catalog);

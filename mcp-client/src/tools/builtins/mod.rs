@@ -19,12 +19,12 @@ pub fn builtin(name: &str) -> Option<Builtin> {
     }
 }
 
-/// `{echo: <parameters>}` (spec 001 "Echo handler").
+/// `{echo: <parameters>}`.
 fn echo(parameters: &JsonObject) -> Result<Value, String> {
     Ok(json!({ "echo": parameters }))
 }
 
-/// `{expression}` → `{result: <number>}` (spec 001 "Math evaluation handler").
+/// `{expression}` → `{result: <number>}`.
 fn math_eval(parameters: &JsonObject) -> Result<Value, String> {
     let expression = parameters
         .get("expression")

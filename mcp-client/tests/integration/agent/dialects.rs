@@ -3,7 +3,7 @@
 
 use super::*;
 
-/// "dim the living room light to 40%": the model calls `control_zwave_device` with spec 003's
+/// "dim the living room light to 40%": the model calls `control_zwave_device` with
 /// snake_case names, the client normalizes them, the demo light really dims, the result goes
 /// back in the provider's format, and the model answers.
 async fn dims_the_light(dialect: Dialect, turns: [Reply; 2], stream: bool) {

@@ -1,7 +1,7 @@
 //! The one thing between two third-party servers that is ours: LiteLLM turns an Anthropic
 //! assistant turn that only calls tools into an OpenAI message without `content`, and
 //! llama.cpp's chat templates cannot render a message without it (HTTP 500, "'dict object'
-//! has no attribute 'content'"; `../shared/reference/llm/captures/`). Real OpenAI backends
+//! has no attribute 'content'", as recorded against llama.cpp). Real OpenAI backends
 //! take such a message; our own OpenAI dialect sends `""`. This shim sits between LiteLLM and
 //! llama.cpp and adds `"content": ""` where it is missing or null — nothing else — and streams
 //! the answer through untouched. The client under test talks to LiteLLM directly.
