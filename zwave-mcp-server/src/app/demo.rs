@@ -6,7 +6,6 @@ use std::time::Duration;
 
 use anyhow::Context as _;
 
-use super::serve::Connected;
 use crate::{
     config::{Config, DemoBackend},
     gateway::{self, Gateway, MqttSettings, zwave_js::client::Target},
@@ -19,6 +18,14 @@ pub(super) enum DemoHome {
     Mqtt(sim::SimControl),
     ZwaveJs(sim::SimZwaveJsServer),
 }
+
+/// The home the session talks to; with the demo, also its simulator (it lives as long as the
+/// session) and what completes if its home never appears.
+pub(super) type Connected = (
+    Gateway,
+    Option<DemoHome>,
+    Option<tokio::sync::oneshot::Receiver<()>>,
+);
 
 /// Starts the demo home the configuration asks for and the connection to it.
 pub(super) async fn connect(config: &Config) -> anyhow::Result<Connected> {

@@ -5,7 +5,7 @@
 use anyhow::Context as _;
 use rmcp::ServiceExt as _;
 
-use super::demo::{self, DemoHome};
+use super::demo::{self, Connected};
 use crate::{
     config::Config,
     devices::{self, Rule, RuleAudit},
@@ -17,14 +17,6 @@ use crate::{
         stdio,
     },
 };
-
-/// The home the session talks to; with the demo, also its simulator (it lives as long as the
-/// session) and what completes if its home never appears.
-pub(super) type Connected = (
-    Gateway,
-    Option<DemoHome>,
-    Option<tokio::sync::oneshot::Receiver<()>>,
-);
 
 /// Serves the MCP session on stdio until it ends.
 pub(super) async fn serve(config: Config) -> anyhow::Result<()> {

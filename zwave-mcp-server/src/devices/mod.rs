@@ -27,11 +27,11 @@ pub use exposure::{Exposure, Rule, RuleAudit, RuleError, Rules};
 pub(crate) use kind::cc;
 pub use kind::{DeviceKind, find_value};
 pub use level::{level, percent_of_99};
-pub use names::{Directory, MAX_NAME_CHARS, Purpose, ResolveError, describe, resolve};
-pub use readings::{Reading, ago, readings};
-pub use state::{
-    DeviceSummary, battery, display_name, is_device, is_on, is_online, status_word, summary,
+pub use names::{
+    Directory, MAX_NAME_CHARS, Purpose, ResolveError, describe, display_name, resolve,
 };
+pub use readings::{Reading, ago, readings};
+pub use state::{DeviceSummary, battery, is_device, is_on, is_online, status_word, summary};
 pub use write::{
     Action, ActionError, Expect, Limits, Request, Sensitive, SensitiveClass, Words, WritePlan,
     action_list, actions, plan,

@@ -8,6 +8,7 @@ use super::{
     classes,
     kind::{DeviceKind, cc, find_value},
     level::{level, percent_of_99},
+    names::display_name,
     readings::readings,
 };
 use crate::gateway::{NodeInfo, NodeStatus};
@@ -15,16 +16,6 @@ use crate::gateway::{NodeInfo, NodeStatus};
 /// Whether a node is a device people control or read (not the controller, not virtual).
 pub fn is_device(node: &NodeInfo) -> bool {
     !node.is_controller_node && !node.is_virtual
-}
-
-/// The name people use: the node's name, or `Node <id>` when it has none.
-pub fn display_name(node: &NodeInfo) -> String {
-    let name = node.name.trim();
-    if name.is_empty() {
-        format!("Node {}", node.id)
-    } else {
-        name.to_owned()
-    }
 }
 
 /// Whether the node can be talked to now.

@@ -1,6 +1,16 @@
 //! How answers name a device: `"Living Room Light" (node 3, Living Room)`.
 
-use crate::{devices::display_name, gateway::NodeInfo};
+use crate::gateway::NodeInfo;
+
+/// The name people use: the node's name, or `Node <id>` when it has none.
+pub fn display_name(node: &NodeInfo) -> String {
+    let name = node.name.trim();
+    if name.is_empty() {
+        format!("Node {}", node.id)
+    } else {
+        name.to_owned()
+    }
+}
 
 /// `"Living Room Light" (node 3, Living Room)`.
 pub fn describe(node: &NodeInfo) -> String {

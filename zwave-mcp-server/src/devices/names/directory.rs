@@ -3,14 +3,11 @@
 //! demands), with the hidden devices matched but never answered; [`resolve`] for one lookup.
 
 use super::{
-    describe::describe_parts,
+    describe::{describe_parts, display_name},
     error::ResolveError,
     folding::{edit_distance, normalize},
 };
-use crate::{
-    devices::display_name,
-    gateway::{NodeInfo, text::echoed},
-};
+use crate::gateway::{NodeInfo, text::echoed};
 
 /// Longest device name accepted, in characters: anything longer is refused before any work
 /// (the gateway's names are cut to this length when the node list is parsed).

@@ -28,7 +28,7 @@ mod directory;
 mod error;
 mod folding;
 
-pub use describe::describe;
+pub use describe::{describe, display_name};
 pub use directory::{Directory, MAX_NAME_CHARS, Purpose, resolve};
 pub use error::ResolveError;
 pub(crate) use folding::normalize;

@@ -101,6 +101,9 @@ pub(super) fn plan(node: &NodeInfo, request: &Request) -> Result<WritePlan, Acti
     })
 }
 
+/// Colour channels by name, each with the level written to it.
+type Channels = Vec<(&'static str, u8)>;
+
 /// Every colour channel the device reports (`currentColor` of that channel).
 fn has_channel(node: &NodeInfo, name: &str) -> bool {
     CHANNELS
@@ -116,7 +119,7 @@ fn channels_for(
     node: &NodeInfo,
     given: &str,
     device: &str,
-) -> Result<(Vec<(&'static str, u8)>, String), ActionError> {
+) -> Result<(Channels, String), ActionError> {
     let has = |name: &str| has_channel(node, name);
     match wanted(given) {
         Some(Wanted::Rgb(rgb, name)) if has("red") && has("green") && has("blue") => {
