@@ -16,7 +16,7 @@ use serde_json::{Value, json};
 use test_support::peers::{
     PYTHON_FASTMCP, PYTHON_SDK, python_venv, server_everything, typescript_sdk,
 };
-use test_support::{fixture_path, target_dir};
+use test_support::{fixture_path, mosquitto::Mosquitto, target_dir};
 
 const CALLS: usize = 2_000;
 
@@ -256,6 +256,43 @@ fn allowed_cpus() -> String {
         .unwrap_or_else(|| "unknown".into())
 }
 
+/// Our server alone: connected to a real broker (Mosquitto) with the simulated gateway (the
+/// demo home) in a process of its own, so its start-up and peak RSS are the server's, without
+/// the embedded broker and simulator that --demo carries.
+fn on_mosquitto(ours: &str) -> Row {
+    use std::io::BufRead as _;
+    let broker = Mosquitto::start(None);
+    let url = broker.url();
+    let mut simulator = std::process::Command::new(ours)
+        .args(["--mqtt-url", &url, "simulate"])
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let log = std::io::BufReader::new(simulator.stderr.take().unwrap());
+    let mut lines = log.lines();
+    assert!(
+        lines.any(|line| line.is_ok_and(|line| line.contains("simulated gateway connected"))),
+        "the simulated gateway never connected to {url}"
+    );
+    // It publishes its home right after connecting; the broker retains it (as scale.py).
+    std::thread::sleep(Duration::from_millis(1_500));
+    // Its log is drained from here on, so a full pipe never blocks it.
+    let drain = std::thread::spawn(move || lines.for_each(drop));
+    let row = measure(
+        "the same server on Mosquitto, simulated gateway in its own process",
+        vec![ours.to_owned(), "--mqtt-url".into(), url],
+        "get_device_status",
+        json!({"deviceName": "Switch One"}),
+    );
+    let _ = simulator.kill();
+    let _ = simulator.wait();
+    let _ = drain.join();
+    drop(broker);
+    row
+}
+
 fn main() {
     let built = |name: &str| {
         let release = target_dir().join("release").join(name);
@@ -292,10 +329,11 @@ fn main() {
         ),
         measure(
             "the same server, list_zwave_devices",
-            vec![ours, "--demo".into()],
+            vec![ours.clone(), "--demo".into()],
             "list_zwave_devices",
             json!({}),
         ),
+        on_mosquitto(&ours),
     ];
     // BENCH_ONLY_OURS=1: the floor and our server only, for quick before/after comparisons.
     if std::env::var_os("BENCH_ONLY_OURS").is_none() {
@@ -337,7 +375,9 @@ fn main() {
         );
     }
     println!(
-        "\nOur server's figures include its embedded MQTT broker and simulated gateway (--demo)."
+        "\nOur server's --demo figures include its embedded MQTT broker and simulated gateway; on \
+         Mosquitto, the same home is published by `zwave-mcp-server simulate` in a process of its \
+         own, and the figures are the server's alone."
     );
     compare_clients(&floor, &mcp_client, floor_p50);
 }

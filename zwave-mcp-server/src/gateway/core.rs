@@ -182,14 +182,22 @@ impl Core {
 
     /// The device reported `key` of `node`: what it said is its state from now on.
     pub(crate) fn reported(&self, node: NodeId, key: &str) {
-        lock(&self.awaiting_reports).remove(&(node, key.to_owned()));
+        let mut awaiting = lock(&self.awaiting_reports);
+        // Nearly always empty: then a report costs no key built and hashed.
+        if !awaiting.is_empty() {
+            awaiting.remove(&(node, key.to_owned()));
+        }
     }
 
     /// Whether `value` for `key` of `node` is the optimistic value of a write whose report is
     /// still awaited (the broker's retained copy of its echo, replayed on a reconnection).
     pub(crate) fn is_awaited(&self, node: NodeId, key: &str, value: Option<&Value>) -> bool {
         let Some(value) = value else { return false };
-        lock(&self.awaiting_reports)
+        let awaiting = lock(&self.awaiting_reports);
+        if awaiting.is_empty() {
+            return false;
+        }
+        awaiting
             .get(&(node, key.to_owned()))
             .is_some_and(|(_, optimistic)| same_value(value, optimistic))
     }

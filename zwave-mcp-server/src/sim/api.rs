@@ -100,37 +100,54 @@ pub(super) async fn publish_everything(sim: Arc<Sim>) {
         true,
     )
     .await;
-    let nodes = lock(&sim.nodes).clone();
-    for node in nodes.iter().filter(|node| node["virtual"] != json!(true)) {
-        let path = topics::node_topic(&options.prefix, options.topics, node);
-        // getNodes leaves `available` out when it is true.
-        let available = node["available"].as_bool().unwrap_or(true);
-        let status = json!({"time": now, "value": available, "status": node["status"], "nodeId": node["id"]});
-        publish(
-            &sim,
-            format!("{path}/status"),
-            status.to_string().into_bytes(),
-            true,
-        )
-        .await;
-        if let Some(at) = node["lastActive"].as_i64() {
-            publish(
-                &sim,
-                format!("{path}/lastActive"),
-                json!({"time": now, "value": at}).to_string().into_bytes(),
-                true,
-            )
-            .await;
-        }
-        for value in node["values"]
-            .as_object()
-            .into_iter()
-            .flat_map(|values| values.values())
-        {
-            publish_value(&sim, node, value).await;
+    // One node at a time, each as its messages: a copy of the whole home held while it is
+    // published was the largest allocation of the demo's start.
+    let ids: Vec<Value> = lock(&sim.nodes)
+        .iter()
+        .filter(|node| node["virtual"] != json!(true))
+        .map(|node| node["id"].clone())
+        .collect();
+    for id in ids {
+        let messages = {
+            let nodes = lock(&sim.nodes);
+            let Some(node) = nodes.iter().find(|node| node["id"] == id) else {
+                continue;
+            };
+            node_messages(options, node, now)
+        };
+        for (topic, payload) in messages {
+            publish(&sim, topic, payload, true).await;
         }
     }
     sim.published.send_replace(true);
+}
+
+/// What Z-Wave JS UI publishes (retained) about `node` when it connects: its status, when it
+/// was last active, and each of its values.
+fn node_messages(options: &SimOptions, node: &Value, now: i64) -> Vec<(String, Vec<u8>)> {
+    let path = topics::node_topic(&options.prefix, options.topics, node);
+    // getNodes leaves `available` out when it is true.
+    let available = node["available"].as_bool().unwrap_or(true);
+    let status =
+        json!({"time": now, "value": available, "status": node["status"], "nodeId": node["id"]});
+    let mut messages = vec![(format!("{path}/status"), status.to_string().into_bytes())];
+    if let Some(at) = node["lastActive"].as_i64() {
+        messages.push((
+            format!("{path}/lastActive"),
+            json!({"time": now, "value": at}).to_string().into_bytes(),
+        ));
+    }
+    for value in node["values"]
+        .as_object()
+        .into_iter()
+        .flat_map(|values| values.values())
+    {
+        messages.push((
+            value_topic(options, node, value),
+            value_payload(options, value),
+        ));
+    }
+    messages
 }
 
 pub(super) async fn handle_request(sim: Arc<Sim>, topic: String, payload: Vec<u8>) {
@@ -164,6 +181,22 @@ pub(super) async fn handle_request(sim: Arc<Sim>, topic: String, payload: Vec<u8
         tokio::time::sleep(delay).await;
     }
     let args = origin.get("args").cloned().unwrap_or(Value::Null);
+    let reply_topic = topic.trim_end_matches("/set").to_owned();
+    if api == "getNodes" && refusal.is_none() && driver_ready && args.is_array() {
+        // The home is written out under its lock, never copied first: a copy of it was the
+        // demo's largest allocation (a third of a MiB for the demo home).
+        let reply = serde_json::to_vec(&NodesReply {
+            args: &args,
+            message: "Success zwave api call",
+            origin: &origin,
+            result: &lock(&sim.nodes),
+            success: true,
+        });
+        if let Ok(reply) = reply {
+            publish(&sim, reply_topic, reply, false).await;
+            return;
+        }
+    }
     let reply = match &args {
         Value::Array(_) if let Some(message) = refusal => {
             json!({"success": false, "message": message, "args": args})
@@ -186,8 +219,18 @@ pub(super) async fn handle_request(sim: Arc<Sim>, topic: String, payload: Vec<u8
     };
     let mut reply = reply;
     reply["origin"] = origin;
-    let reply_topic = topic.trim_end_matches("/set").to_owned();
     publish(&sim, reply_topic, reply.to_string().into_bytes(), false).await;
+}
+
+/// A successful `getNodes` reply as [`handle_request`] builds the others (a JSON object's
+/// members in key order: the same text), the home borrowed rather than copied.
+#[derive(serde::Serialize)]
+struct NodesReply<'a> {
+    args: &'a Value,
+    message: &'a str,
+    origin: &'a Value,
+    result: &'a [Value],
+    success: bool,
 }
 
 /// The result of one API call, or the error message Z-Wave JS UI would give.

@@ -1,7 +1,9 @@
 //! Builds nodes the way Z-Wave JS UI's `getNodes` returns them: the node object and its value
 //! objects, one command class at a time, shaped like the captures.
 
-use serde_json::{Value, json};
+use std::collections::HashMap;
+
+use serde_json::{Value, json, value::RawValue};
 
 /// A command class: its number and name.
 #[derive(Debug, Clone, Copy)]
@@ -339,17 +341,26 @@ impl Node {
     /// `lock`, `thermostat`, `blind`, `color_bulb`, `siren`, `door_leak_sensor`,
     /// `motor_blind`: its device class and the values of its command classes, as recorded.
     pub(super) fn captured(mut self, class: &str) -> Self {
-        static CLASSES: std::sync::OnceLock<Value> = std::sync::OnceLock::new();
-        let classes = CLASSES.get_or_init(|| {
-            serde_json::from_str(include_str!("classes.json")).unwrap_or(Value::Null)
-        });
-        let recorded = &classes[class];
+        // The recording stays text (in the binary): only each class a node is built from is
+        // parsed, and its parsed values move into the node. A tree of the whole recording,
+        // kept for the process's life, cost 240 KiB of the demo's heap.
+        static CLASSES: std::sync::OnceLock<HashMap<&'static str, &'static RawValue>> =
+            std::sync::OnceLock::new();
+        let classes = CLASSES
+            .get_or_init(|| serde_json::from_str(include_str!("classes.json")).unwrap_or_default());
+        let mut recorded: Value = classes
+            .get(class)
+            .and_then(|raw| serde_json::from_str(raw.get()).ok())
+            .unwrap_or(Value::Null);
         let (id, at) = (self.id(), self.at);
         for field in ["deviceClass", "isListening"] {
-            self.json[field] = recorded[field].clone();
+            self.json[field] = recorded.get_mut(field).map(Value::take).unwrap_or_default();
         }
-        for (key, value) in recorded["values"].as_object().into_iter().flatten() {
-            let mut value = value.clone();
+        let values = match recorded.get_mut("values") {
+            Some(Value::Object(values)) => std::mem::take(values),
+            _ => serde_json::Map::new(),
+        };
+        for (key, mut value) in values {
             value["id"] = json!(format!("{id}-{key}"));
             value["nodeId"] = json!(id);
             if !value["value"].is_null() {

@@ -1,8 +1,12 @@
 //! What a payload on a status or value topic says, whichever of the three payload types the
 //! gateway is set to.
 
-use std::collections::HashMap;
+use std::fmt;
 
+use serde::{
+    Deserialize, Deserializer,
+    de::{self, MapAccess, Visitor},
+};
 use serde_json::{Value, value::RawValue};
 
 use crate::gateway::{
@@ -26,12 +30,12 @@ pub fn decode_value(payload: &[u8]) -> Result<Option<Value>, ValueRefused> {
     let Ok(text) = std::str::from_utf8(payload) else {
         return plain_text(payload);
     };
-    if let Ok(members) = serde_json::from_str::<HashMap<String, &RawValue>>(text)
-        && (members.contains_key("time")
-            || (members.contains_key("id") && members.contains_key("commandClass")))
+    if text.trim_start().starts_with('{')
+        && let Ok(members) = serde_json::from_str::<Envelope<'_>>(text)
+        && (members.time || (members.id && members.command_class))
     {
         return members
-            .get("value")
+            .value
             .map(|value| parse_value(value.get()))
             .transpose();
     }
@@ -39,6 +43,80 @@ pub fn decode_value(payload: &[u8]) -> Result<Option<Value>, ValueRefused> {
         Ok(value) => Ok(Some(value)),
         Err(ValueRefused::NotJson(_)) => plain_text(payload),
         Err(refused) => Err(refused),
+    }
+}
+
+/// What decides a payload object's type (which of its members it has), and its `value`'s text
+/// (the last one, as a JSON object's duplicate member is read). Read in one pass over the
+/// payload, its members' names compared where they are, nothing allocated: every report of a
+/// busy network comes through here.
+#[derive(Default)]
+struct Envelope<'a> {
+    time: bool,
+    id: bool,
+    command_class: bool,
+    value: Option<&'a RawValue>,
+}
+
+/// A member of a payload object, by what it tells [`Envelope`].
+enum Member {
+    Time,
+    Id,
+    CommandClass,
+    Value,
+    Other,
+}
+
+impl<'de> Deserialize<'de> for Member {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct Name;
+        impl Visitor<'_> for Name {
+            type Value = Member;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a member name")
+            }
+            fn visit_str<E: de::Error>(self, name: &str) -> Result<Member, E> {
+                Ok(match name {
+                    "time" => Member::Time,
+                    "id" => Member::Id,
+                    "commandClass" => Member::CommandClass,
+                    "value" => Member::Value,
+                    _ => Member::Other,
+                })
+            }
+        }
+        deserializer.deserialize_identifier(Name)
+    }
+}
+
+impl<'de> Deserialize<'de> for Envelope<'de> {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct Members;
+        impl<'de> Visitor<'de> for Members {
+            type Value = Envelope<'de>;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a JSON object")
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Envelope<'de>, A::Error> {
+                let mut envelope = Envelope::default();
+                while let Some(member) = map.next_key::<Member>()? {
+                    match member {
+                        Member::Value => envelope.value = Some(map.next_value()?),
+                        other => {
+                            map.next_value::<de::IgnoredAny>()?;
+                            match other {
+                                Member::Time => envelope.time = true,
+                                Member::Id => envelope.id = true,
+                                Member::CommandClass => envelope.command_class = true,
+                                Member::Value | Member::Other => {}
+                            }
+                        }
+                    }
+                }
+                Ok(envelope)
+            }
+        }
+        deserializer.deserialize_map(Members)
     }
 }
 
@@ -114,6 +192,35 @@ mod tests {
         assert_eq!(
             decode_value(b"hello"),
             Ok(Some(Value::String("hello".into())))
+        );
+    }
+
+    #[test]
+    fn a_payload_objects_members_are_read_as_json_reads_them() {
+        // An escaped member name is the name; of two `value`s the last counts; other members
+        // are skipped whatever they hold.
+        assert_eq!(
+            decode_value(br#"{"\u0074ime":1,"value":3}"#),
+            Ok(Some(serde_json::json!(3)))
+        );
+        assert_eq!(
+            decode_value(br#"{"time":1,"value":1,"extra":{"a":[1,2]},"value":2}"#),
+            Ok(Some(serde_json::json!(2)))
+        );
+        // Not a payload object: the value itself.
+        assert_eq!(
+            decode_value(br#" [1, 2]"#),
+            Ok(Some(serde_json::json!([1, 2])))
+        );
+        assert_eq!(
+            decode_value(br#"{"id":"2-37-0-currentValue","value":1}"#),
+            Ok(Some(
+                serde_json::json!({"id": "2-37-0-currentValue", "value": 1})
+            ))
+        );
+        assert_eq!(
+            decode_value(br#"{"time":1,"value":"#),
+            Ok(Some(Value::String(r#"{"time":1,"value":"#.into())))
         );
     }
 
