@@ -5,13 +5,12 @@
     reason = "tests: an unexpected error should fail the test with its message"
 )]
 
-mod backends;
 mod binary;
 mod captures;
 mod exposure;
 mod gateway_client;
 mod harness;
-mod hostile;
+mod misuse_and_failures;
 mod properties;
 mod real_broker;
 mod restart;

@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 
-use super::{GatewayHome, answer, cancel, control, lines, messages, session};
+use crate::harness::{GatewayHome, answer, cancel, control, eventually, lines, messages, session};
 
 /// The server's bound on requests in flight (`transport::bounded::MAX_IN_FLIGHT`, private to it).
 const PLACES: usize = 64;
@@ -282,7 +282,7 @@ async fn a_request_reusing_the_id_of_one_in_flight_is_refused_and_no_answer_is_l
 /// holds the check and no write.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_command_cancelled_while_its_device_is_checked_is_never_written() {
-    use crate::backends::{Backend, TestHome};
+    use crate::harness::{Backend, TestHome};
     let home = TestHome::renamed(Backend::ZwaveJs, &[]).await;
     let TestHome::ZwaveJs(server) = &home else {
         unreachable!()
@@ -298,7 +298,7 @@ async fn a_command_cancelled_while_its_device_is_checked_is_never_written() {
             .any(|command| command["command"] == "node.get_state")
     };
     assert!(
-        crate::harness::eventually(Duration::from_secs(10), checking).await,
+        eventually(Duration::from_secs(10), checking).await,
         "the name check never began"
     );
     binary.send(lines(&[cancel(2)]).as_bytes());

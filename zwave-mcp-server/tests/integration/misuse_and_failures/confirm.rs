@@ -7,8 +7,7 @@
 
 use serde_json::{Value, json};
 
-use super::{Conversation, answer, messages};
-use crate::backends::per_backend;
+use crate::harness::{Conversation, answer, messages, per_backend};
 
 fn structured(output: &std::process::Output, id: u64) -> Value {
     messages(output)

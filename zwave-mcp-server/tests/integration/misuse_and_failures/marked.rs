@@ -6,8 +6,7 @@
 
 use serde_json::{Value, json};
 
-use super::answer;
-use crate::backends::per_backend;
+use crate::harness::{answer, per_backend};
 
 /// The control tool's calls of `(device, action)`, with `extra` arguments.
 fn control(device: &str, action: &str, extra: Value) -> (&'static str, Value) {
