@@ -1,4 +1,4 @@
-//! Issue 25's safety model, through a real MCP client: unlocking a lock, opening a garage
+//! The safety model of sensitive actions, through a real MCP client: unlocking a lock, opening a garage
 //! door and silencing a siren are refused unless the owner allowed them, and then carried out
 //! only after the person behind the client said yes through MCP elicitation. Every way a
 //! person can not say yes (decline, dismiss, answer no, not answer, a client that cannot ask)
@@ -403,7 +403,7 @@ async fn a_write_refused_for_a_rename_is_not_logged_as_written() {
     );
 }
 
-/// Issue 30's second review: a person asked about a doorbell on a marked siren says yes
+/// A person asked about a doorbell on a marked siren says yes
 /// after the siren began an alarm; the doorbell would now end it, which is another question
 /// (and a class the owner did not allow). Nothing is sent.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -1,5 +1,5 @@
-//! Issue 25 against the real zwave-js 15.29.0 behind the real zwave-js-server 3.10.2, on
-//! zwave-js's mock controller with the lab's network (node 5 a door lock, 6 a thermostat, 7 a
+//! Device classes beyond switches against the real zwave-js 15.29.0 behind the real
+//! zwave-js-server 3.10.2, on zwave-js's mock controller with the lab's network (node 5 a door lock, 6 a thermostat, 7 a
 //! window-covering blind, 8 a colour bulb, 9 a siren, 15 a motor blind): each write through
 //! the binary, as a model makes it, confirmed by the device's own report (a blind stopped on
 //! its way, a siren silenced while it sounds, a stuck lock contradicted); then the state read
@@ -197,8 +197,8 @@ async fn locks_thermostats_blinds_colour_lights_and_sirens_are_confirmed_by_the_
         &mut session,
         json!({"deviceName": "Node 9", "action": "sound", "tone": "Burglar alarm"}),
     );
-    // Issue 30 item 2: with the alarm sounding (30 s), a doorbell would end it. A server
-    // whose owner did not allow the siren class refuses it, and the alarm sounds on.
+    // With the alarm sounding (30 s), a doorbell would end it: a server whose owner did not
+    // allow the siren class refuses it, and the alarm sounds on.
     let mut strict = Conversation::over(command(&["--zwave-js-url", &server.url]).args([
         "--allow-sensitive",
         "lock",
@@ -243,8 +243,7 @@ async fn locks_thermostats_blinds_colour_lights_and_sirens_are_confirmed_by_the_
         driver_value(&other, 5, 98, "currentMode", None).await,
         json!(0)
     );
-    // Issue 30 item 3: another client writes the same target while our lock waits for its
-    // report; zwave-js echoes that write at once, and the echo is not the device's word.
+    // Another client writes the same target while our lock waits for its report; zwave-js echoes that write at once, and the echo is not the device's word.
     let asked = session.send(
         "control_zwave_device",
         json!({"deviceName": "Node 5", "action": "lock"}),

@@ -165,7 +165,7 @@ async fn a_persons_answers_are_read_while_every_place_waits_for_one() {
     assert_eq!(refused["id"], 1000, "{refused}");
     assert_eq!(refused["error"]["code"], BUSY, "{refused}");
     // The client cancels the first half: their questions are withdrawn and their places
-    // freed at once, not when the questions time out (issue 30's second review).
+    // freed at once, not when the questions time out.
     let cancels: Vec<Value> = (1..=PLACES / 2).map(cancel).collect();
     server.send(lines(&cancels).as_bytes());
     let mut attempt = 2000;

@@ -1,7 +1,7 @@
-//! Issue 25: the writes of locks, thermostats, covers and sirens through the binary, over
-//! both backends, against the simulated devices playing the real driver's sequences
-//! (`captures/classes/FACTS.md`): each confirmed only by the device's own report of the new
-//! state, each refusal sending nothing (the simulated servers' record of writes).
+//! The writes of locks, thermostats, covers and sirens through the binary, over both
+//! backends, against the simulated devices playing the real driver's sequences
+//! (`fixtures/zwave-js-ui/classes/FACTS.md`): each confirmed only by the device's own report
+//! of the new state, each refusal sending nothing (the simulated servers' record of writes).
 
 use serde_json::json;
 

@@ -44,7 +44,7 @@ async fn reads_say_since_when_commands_are_refused_and_nothing_arrives_later(bac
     session.finish();
 }
 
-/// Issue 30's second review: a lock unlocked while the link goes down reports meanwhile, and
+/// A lock unlocked while the link goes down reports meanwhile, and
 /// the server misses it; the node list read when the link is back holds the driver's value,
 /// which is no report. The device is asked then, and its answer is the state shown.
 async fn a_report_missed_while_the_link_was_down_is_asked_for_when_it_is_back(backend) {

@@ -1,4 +1,4 @@
-//! Issue 30, items 1–2, through the binary over both backends: marking a device sensitive
+//! Marked devices and sirens, through the binary over both backends: marking a device sensitive
 //! only ever adds a question (the owner's leave for a sensitive class is still needed, and
 //! --sensitive-without-confirmation does not skip the question), and a new tone on a siren
 //! that sounds one is as sensitive as silencing it. The simulated servers' record of writes
