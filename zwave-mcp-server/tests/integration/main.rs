@@ -9,13 +9,12 @@
     reason = "a test reads as one story; the 120-line limit holds in the sources"
 )]
 
-mod backends;
 mod binary;
 mod captures;
 mod exposure;
 mod gateway_client;
 mod harness;
-mod hostile;
+mod misuse_and_failures;
 mod properties;
 mod real_broker;
 mod restart;

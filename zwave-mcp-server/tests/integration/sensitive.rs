@@ -1,4 +1,4 @@
-//! Issue 25's safety model, through a real MCP client: unlocking a lock, opening a garage
+//! The safety model of sensitive actions, through a real MCP client: unlocking a lock, opening a garage
 //! door and silencing a siren are refused unless the owner allowed them, and then carried out
 //! only after the person behind the client said yes through MCP elicitation. Every way a
 //! person can not say yes (decline, dismiss, answer no, not answer, a client that cannot ask)
@@ -10,7 +10,7 @@ use std::{
 };
 
 use rmcp::{
-    ClientHandler, RoleClient, ServiceExt as _,
+    ClientHandler, RoleClient,
     model::{
         ClientCapabilities, ClientConfig, ElicitRequestParams, ElicitResult, ElicitationAction,
         ElicitationCapability, ErrorData,
@@ -20,7 +20,7 @@ use rmcp::{
 use serde_json::{Value, json};
 use zwave_mcp_server::{SensitivePolicy, ZwaveServer, devices::SensitiveClass};
 
-use crate::harness::{Home, call};
+use crate::harness::{Home, call, serve_with, text_of};
 
 /// How the person behind the client answers.
 #[derive(Clone, Copy)]
@@ -135,13 +135,7 @@ async fn serve<C: ClientHandler>(
 ) -> RunningService<RoleClient, C> {
     let server =
         ZwaveServer::new(home.gateway.clone(), Duration::from_secs(2)).with_sensitive(policy);
-    let (server_io, client_io) = tokio::io::duplex(1 << 20);
-    tokio::spawn(async move {
-        if let Ok(running) = server.serve(server_io).await {
-            let _ = running.waiting().await;
-        }
-    });
-    client.serve(client_io).await.unwrap()
+    serve_with(server, client).await
 }
 
 fn allowed(classes: &[&str]) -> SensitivePolicy {
@@ -158,10 +152,6 @@ fn allowed(classes: &[&str]) -> SensitivePolicy {
         ask_timeout: Duration::from_millis(300),
         ..SensitivePolicy::default()
     }
-}
-
-fn text(result: &rmcp::model::CallToolResult) -> String {
-    result.content[0].as_text().unwrap().text.clone()
 }
 
 async fn unlock<C: ClientHandler>(
@@ -182,7 +172,7 @@ async fn sensitive_actions_are_refused_unless_the_owner_allowed_them() {
     let refused = unlock(&client).await;
     assert_eq!(refused.is_error, Some(true));
     assert_eq!(
-        text(&refused),
+        text_of(&refused),
         "Unlocking \"Front Door Lock\" (node 8, Entrance) is a sensitive action (it opens the home) and the owner of this server has not allowed it: nothing was sent. The owner can allow it with --allow-sensitive lock (or ZWAVE_MCP_ALLOW_SENSITIVE=lock); a person will then be asked to confirm each time."
     );
     for (device, action, class) in [
@@ -191,9 +181,9 @@ async fn sensitive_actions_are_refused_unless_the_owner_allowed_them() {
     ] {
         let refused = act(&client, json!({"deviceName": device, "action": action})).await;
         assert!(
-            text(&refused).contains(&format!("--allow-sensitive {class}")),
+            text_of(&refused).contains(&format!("--allow-sensitive {class}")),
             "{}",
-            text(&refused)
+            text_of(&refused)
         );
     }
     assert!(
@@ -210,16 +200,12 @@ async fn sensitive_actions_are_refused_unless_the_owner_allowed_them() {
     );
     // Locking, closing and sounding are not sensitive.
     let locked = call(
-        &client_plain(&home).await,
+        &client_with(&home, SensitivePolicy::default()).await,
         "control_zwave_device",
         json!({"deviceName": "Front Door Lock", "action": "lock"}),
     )
     .await;
-    assert_eq!(locked.is_error, Some(false), "{}", text(&locked));
-}
-
-async fn client_plain(home: &Home) -> RunningService<RoleClient, ()> {
-    serve(home, SensitivePolicy::default(), ()).await
+    assert_eq!(locked.is_error, Some(false), "{}", text_of(&locked));
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -228,7 +214,7 @@ async fn an_allowed_unlock_is_written_only_after_the_person_says_yes() {
     let (asker, asked) = Asker::new(Person::Accepts);
     let client = serve(&home, allowed(&["lock"]), asker).await;
     let unlocked = unlock(&client).await;
-    assert_eq!(unlocked.is_error, Some(false), "{}", text(&unlocked));
+    assert_eq!(unlocked.is_error, Some(false), "{}", text_of(&unlocked));
     let asked = asked.lock().unwrap().clone();
     assert_eq!(asked.len(), 1);
     assert_eq!(
@@ -258,7 +244,7 @@ async fn every_answer_but_yes_sends_nothing() {
         let refused = unlock(&client).await;
         assert_eq!(refused.is_error, Some(true));
         assert_eq!(
-            text(&refused),
+            text_of(&refused),
             format!(
                 "Unlocking \"Front Door Lock\" (node 8, Entrance) needs a person's yes, and {why}: nothing was sent."
             )
@@ -266,7 +252,7 @@ async fn every_answer_but_yes_sends_nothing() {
     }
     let cannot_ask = unlock(&client_with(&home, allowed(&["lock"])).await).await;
     assert_eq!(
-        text(&cannot_ask),
+        text_of(&cannot_ask),
         "Unlocking \"Front Door Lock\" (node 8, Entrance) needs a person's yes, and this client cannot ask its user (it did not declare MCP elicitation). Use a client that can, or the owner can start the server with --sensitive-without-confirmation, which lets any agent do it unasked: nothing was sent."
     );
     assert!(
@@ -280,6 +266,7 @@ async fn every_answer_but_yes_sends_nothing() {
     assert_eq!(home.sim.value(8, "98-0-targetMode"), Some(json!(255)));
 }
 
+/// The demo home's server with `policy`, and a client that cannot ask a person.
 async fn client_with(home: &Home, policy: SensitivePolicy) -> RunningService<RoleClient, ()> {
     serve(home, policy, ()).await
 }
@@ -292,7 +279,7 @@ async fn without_confirmation_the_owner_lets_an_allowed_action_through_unasked()
         ..allowed(&["lock"])
     };
     let unlocked = unlock(&client_with(&home, policy).await).await;
-    assert_eq!(unlocked.is_error, Some(false), "{}", text(&unlocked));
+    assert_eq!(unlocked.is_error, Some(false), "{}", text_of(&unlocked));
     assert_eq!(home.sim.value(8, "98-0-targetMode"), Some(json!(0)));
 }
 
@@ -306,7 +293,7 @@ async fn a_device_the_owner_marked_sensitive_needs_a_persons_yes_for_anything() 
     let (asker, asked) = Asker::new(Person::Accepts);
     let client = serve(&home, policy.clone(), asker).await;
     let on = act(&client, json!({"deviceName": "Switch One", "action": "on"})).await;
-    assert_eq!(on.is_error, Some(false), "{}", text(&on));
+    assert_eq!(on.is_error, Some(false), "{}", text_of(&on));
     assert_eq!(
         asked.lock().unwrap()[0].0,
         "Switch on \"Switch One\" (node 2, Kitchen)? An AI agent asks for it (the owner marked this device sensitive)."
@@ -317,7 +304,7 @@ async fn a_device_the_owner_marked_sensitive_needs_a_persons_yes_for_anything() 
         json!({"deviceName": "Living Room Light", "action": "dim", "level": 30}),
     )
     .await;
-    assert_eq!(dimmed.is_error, Some(false), "{}", text(&dimmed));
+    assert_eq!(dimmed.is_error, Some(false), "{}", text_of(&dimmed));
     assert_eq!(asked.lock().unwrap().len(), 1);
     // A client that cannot ask: nothing is sent.
     let refused = call(
@@ -327,7 +314,7 @@ async fn a_device_the_owner_marked_sensitive_needs_a_persons_yes_for_anything() 
     )
     .await;
     assert_eq!(
-        text(&refused),
+        text_of(&refused),
         "Commanding \"Switch One\" (node 2, Kitchen) needs a person's yes, and this client cannot ask its user (it did not declare MCP elicitation). Use a client that can: the owner marked this device sensitive, so a person is asked even under --sensitive-without-confirmation: nothing was sent."
     );
     assert_eq!(home.sim.value(2, "37-0-targetValue"), Some(json!(true)));
@@ -338,16 +325,7 @@ async fn act<C: ClientHandler>(
     client: &RunningService<RoleClient, C>,
     args: Value,
 ) -> rmcp::model::CallToolResult {
-    let Value::Object(arguments) = args else {
-        unreachable!()
-    };
-    client
-        .call_tool(
-            rmcp::model::CallToolRequestParams::new("control_zwave_device")
-                .with_arguments(arguments),
-        )
-        .await
-        .unwrap()
+    call(client, "control_zwave_device", args).await
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -365,7 +343,7 @@ async fn a_device_renamed_while_the_person_was_asked_is_not_written() {
     let refused = unlock(&client).await;
     assert_eq!(refused.is_error, Some(true));
     assert_eq!(
-        text(&refused),
+        text_of(&refused),
         "could not switch \"Front Door Lock\": nothing was sent: node 8 is now \"Back Door Lock\" (Patio) in Z-Wave JS, not \"Front Door Lock\" (Entrance) as it was when the command's device was looked up (it was renamed since); find the device by its current name and ask again"
     );
     assert!(
@@ -425,7 +403,7 @@ async fn a_write_refused_for_a_rename_is_not_logged_as_written() {
     );
 }
 
-/// Issue 30's second review: a person asked about a doorbell on a marked siren says yes
+/// A person asked about a doorbell on a marked siren says yes
 /// after the siren began an alarm; the doorbell would now end it, which is another question
 /// (and a class the owner did not allow). Nothing is sent.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -452,7 +430,7 @@ async fn a_device_whose_state_changed_while_the_person_was_asked_is_not_written(
     .await;
     assert_eq!(asked.lock().unwrap().len(), 1, "the person was asked");
     assert_eq!(refused.is_error, Some(true));
-    let said = text(&refused);
+    let said = text_of(&refused);
     assert!(
         said.starts_with("nothing was sent: \"Hallway Siren\" (node 13, Hallway) changed while the command was being confirmed (it now reports ")
             && said.ends_with("so what would be carried out is not what was asked about; ask again"),

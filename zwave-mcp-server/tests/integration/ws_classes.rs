@@ -1,5 +1,5 @@
-//! Issue 25 against the real zwave-js 15.29.0 behind the real zwave-js-server 3.10.2, on
-//! zwave-js's mock controller with the lab's network (node 5 a door lock, 6 a thermostat, 7 a
+//! Device classes beyond switches against the real zwave-js 15.29.0 behind the real
+//! zwave-js-server 3.10.2, on zwave-js's mock controller with the lab's network (node 5 a door lock, 6 a thermostat, 7 a
 //! window-covering blind, 8 a colour bulb, 9 a siren, 15 a motor blind): each write through
 //! the binary, as a model makes it, confirmed by the device's own report (a blind stopped on
 //! its way, a siren silenced while it sounds, a stuck lock contradicted); then the state read
@@ -11,10 +11,7 @@ use serde_json::{Value, json};
 use test_support::zwave_js::ZwaveJsServer;
 use zwave_mcp_server::gateway::zwave_js::WsClient;
 
-use crate::{
-    hostile::{BIN, Conversation},
-    ws_home::other_client,
-};
+use crate::harness::{Conversation, cache_until, cached_value, command, other_client};
 
 /// The value `property` (`key`) of command class `cc` of `node`, as the driver has it.
 async fn driver_value(
@@ -39,31 +36,6 @@ async fn driver_value(
     result.get("value").cloned().unwrap_or(result)
 }
 
-/// The value `key` of `node` in `client`'s cache.
-fn value_of(client: &WsClient, node: u16, key: &str) -> Option<Value> {
-    client.with_nodes(|nodes| {
-        nodes
-            .get(&zwave_mcp_server::gateway::NodeId(node))
-            .and_then(|node| node.values.get(key))
-            .and_then(|value| value.value.clone())
-    })
-}
-
-/// Waits until `check` holds of `client`'s cache (looked at after each change), at most 30 s.
-async fn wait_until(
-    client: &WsClient,
-    mut changes: tokio::sync::watch::Receiver<u64>,
-    check: impl Fn(&WsClient) -> bool,
-) {
-    tokio::time::timeout(Duration::from_secs(30), async {
-        while !check(client) {
-            changes.changed().await.unwrap();
-        }
-    })
-    .await
-    .expect("the driver never showed it");
-}
-
 /// A write through the binary that the device must confirm.
 fn confirmed(session: &mut Conversation, args: Value) -> String {
     let (error, text, outcome) = session.call("control_zwave_device", args.clone());
@@ -77,15 +49,13 @@ async fn locks_thermostats_blinds_colour_lights_and_sirens_are_confirmed_by_the_
     let server = ZwaveJsServer::start();
     let other = other_client(&server).await;
     let mut session = Conversation::over(
-        std::process::Command::new(BIN)
-            .args(["--zwave-js-url", &server.url])
+        command(&["--zwave-js-url", &server.url])
             .args(["--confirm-timeout", "10s", "--api-timeout", "5s"])
             .args([
                 "--allow-sensitive",
                 "lock,siren",
                 "--sensitive-without-confirmation",
-            ])
-            .env_remove("RUST_LOG"),
+            ]),
     );
 
     // The lock: its Operation Report (~5 s after the Set) confirms each.
@@ -155,9 +125,8 @@ async fn locks_thermostats_blinds_colour_lights_and_sirens_are_confirmed_by_the_
         "control_zwave_device",
         json!({"deviceName": "Node 7", "action": "close"}),
     );
-    let under_way = other.changes();
-    wait_until(&other, under_way, |client| {
-        value_of(client, 7, "106-0-targetValue-13") == Some(json!(0))
+    cache_until(&other, Duration::from_secs(30), &server, |client| {
+        cached_value(client, 7, "106-0-targetValue-13") == Some(json!(0))
     })
     .await;
     let stop = session.send(
@@ -228,14 +197,14 @@ async fn locks_thermostats_blinds_colour_lights_and_sirens_are_confirmed_by_the_
         &mut session,
         json!({"deviceName": "Node 9", "action": "sound", "tone": "Burglar alarm"}),
     );
-    // Issue 30 item 2: with the alarm sounding (30 s), a doorbell would end it. A server
-    // whose owner did not allow the siren class refuses it, and the alarm sounds on.
-    let mut strict = Conversation::over(
-        std::process::Command::new(BIN)
-            .args(["--zwave-js-url", &server.url])
-            .args(["--allow-sensitive", "lock", "--api-timeout", "5s"])
-            .env_remove("RUST_LOG"),
-    );
+    // With the alarm sounding (30 s), a doorbell would end it: a server whose owner did not
+    // allow the siren class refuses it, and the alarm sounds on.
+    let mut strict = Conversation::over(command(&["--zwave-js-url", &server.url]).args([
+        "--allow-sensitive",
+        "lock",
+        "--api-timeout",
+        "5s",
+    ]));
     let (error, text, _) = strict.call(
         "control_zwave_device",
         json!({"deviceName": "Node 9", "action": "sound", "tone": "Doorbell"}),
@@ -274,20 +243,16 @@ async fn locks_thermostats_blinds_colour_lights_and_sirens_are_confirmed_by_the_
         driver_value(&other, 5, 98, "currentMode", None).await,
         json!(0)
     );
-    // Issue 30 item 3: another client writes the same target while our lock waits for its
-    // report; zwave-js echoes that write at once, and the echo is not the device's word.
-    let mut changes = other.changes();
+    // Another client writes the same target while our lock waits for its report; zwave-js echoes that write at once, and the echo is not the device's word.
     let asked = session.send(
         "control_zwave_device",
         json!({"deviceName": "Node 5", "action": "lock"}),
     );
-    tokio::time::timeout(Duration::from_secs(30), async {
-        while value_of(&other, 5, "98-0-currentMode") != Some(json!(255)) {
-            changes.changed().await.unwrap();
-        }
+    // The driver shows our lock's optimistic mode.
+    cache_until(&other, Duration::from_secs(30), &server, |client| {
+        cached_value(client, 5, "98-0-currentMode") == Some(json!(255))
     })
-    .await
-    .expect("the driver never showed our lock's optimistic mode");
+    .await;
     other
         .request(
             "node.set_value",

@@ -124,7 +124,7 @@ async fn answer<S>(
             "node.set_value" if script.drop_on_set && connections == 1 => break,
             "node.set_value" => {
                 // As recorded for unsupervised Sets: the result, then zwave-js's optimistic
-                // update of the target and the current value (`captures/confirm/FACTS.md`).
+                // update of the target and the current value.
                 socket
                     .send(result(json!({"result": {"status": 254}})))
                     .await

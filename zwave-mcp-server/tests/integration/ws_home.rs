@@ -7,66 +7,13 @@
 
 use std::time::Duration;
 
-use serde_json::{Value, json};
+use serde_json::json;
 use test_support::zwave_js::ZwaveJsServer;
-use zwave_mcp_server::{
-    gateway::Backoff,
-    gateway::zwave_js::{Link, Target, WsClient},
-};
+use zwave_mcp_server::gateway::zwave_js::WsClient;
 
-use crate::hostile::{BIN, Conversation, messages};
+use crate::harness::{Conversation, command, messages, other_client};
 
-const QUICK: Backoff = Backoff::exponential(Duration::from_millis(50), Duration::from_millis(500));
 const COMMAND: Duration = Duration::from_secs(10);
-
-/// Calls `tool` until `check` holds of its answer, at most `limit` (every call a round trip
-/// to the binary: nothing is ordered by sleeping, the answers are waited for).
-fn call_until(
-    session: &mut Conversation,
-    tool: &str,
-    args: &Value,
-    limit: Duration,
-    check: impl Fn(bool, &str) -> bool,
-) -> (bool, String, Value) {
-    let deadline = std::time::Instant::now() + limit;
-    loop {
-        let (error, text, structured) = session.call(tool, args.clone());
-        if check(error, &text) {
-            return (error, text, structured);
-        }
-        assert!(
-            std::time::Instant::now() < deadline,
-            "`{tool}` {args} never answered as expected within {limit:?}; last: {text}"
-        );
-        std::thread::sleep(Duration::from_millis(200));
-    }
-}
-
-/// Another client of the same server (a Home Assistant, a Z-Wave JS UI), which names nodes.
-pub async fn other_client(server: &ZwaveJsServer) -> WsClient {
-    let client = WsClient::connect(Target::new(&server.url, None).unwrap(), QUICK);
-    let mut link = client.link();
-    tokio::time::timeout(
-        Duration::from_secs(60),
-        link.wait_for(|link| matches!(link, Link::Listening { .. })),
-    )
-    .await
-    .unwrap_or_else(|_| panic!("never listening:\n{}", server.logs()))
-    .unwrap();
-    // Until every node is interviewed, a name set now may be replaced by its `ready` state.
-    let mut changes = client.changes();
-    let all_ready = |client: &WsClient| {
-        client.with_nodes(|nodes| nodes.len() == 15 && nodes.values().all(|node| node.ready))
-    };
-    tokio::time::timeout(Duration::from_secs(120), async {
-        while !all_ready(&client) {
-            changes.changed().await.unwrap();
-        }
-    })
-    .await
-    .unwrap_or_else(|_| panic!("nodes never all ready:\n{}", server.logs()));
-    client
-}
 
 async fn name(client: &WsClient, node: u16, name: &str, location: &str) {
     for (command, field, text) in [
@@ -88,12 +35,14 @@ async fn name(client: &WsClient, node: u16, name: &str, location: &str) {
 async fn the_tools_work_a_zwave_js_server_home_end_to_end() {
     // Started on this thread, which outlives them (see test_support::daemon).
     let mut server = ZwaveJsServer::without_server();
-    let mut session = Conversation::over(
-        std::process::Command::new(BIN)
-            .args(["--zwave-js-url", &server.url])
-            .args(["--confirm-timeout", "10s", "--api-timeout", "5s"])
-            .env_remove("RUST_LOG"),
-    );
+    let mut session = Conversation::over(&mut command(&[
+        "--zwave-js-url",
+        &server.url,
+        "--confirm-timeout",
+        "10s",
+        "--api-timeout",
+        "5s",
+    ]));
 
     // Nothing listens yet: the tools say where they looked and that nothing was sent.
     let (error, text, _) = session.call("list_zwave_devices", json!({}));
@@ -124,8 +73,7 @@ async fn the_tools_work_a_zwave_js_server_home_end_to_end() {
     // of it, so the server may have read the state again in the middle of the renaming (an
     // event it could not place). A name not found reads it again: the last one named is
     // found, and with it every name set before.
-    let (error, text, _) = call_until(
-        &mut session,
+    let (error, text, _) = session.call_until(
         "get_device_status",
         &json!({"deviceName": "Porch Switch"}),
         Duration::from_secs(30),
@@ -221,8 +169,7 @@ async fn the_tools_work_a_zwave_js_server_home_end_to_end() {
 
     // The server goes away: reads say since when their states are old, writes are refused.
     server.stop_server();
-    let (error, text, structured) = call_until(
-        &mut session,
+    let (error, text, structured) = session.call_until(
         "get_device_status",
         &json!({"deviceName": "Hall Dimmer"}),
         Duration::from_secs(20),
@@ -244,8 +191,7 @@ async fn the_tools_work_a_zwave_js_server_home_end_to_end() {
 
     // Back: the state is read again, the banner goes.
     server.start_server();
-    let (_, text, structured) = call_until(
-        &mut session,
+    let (_, text, structured) = session.call_until(
         "get_device_status",
         &json!({"deviceName": "Hall Dimmer"}),
         Duration::from_secs(60),

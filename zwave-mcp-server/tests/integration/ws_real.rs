@@ -5,70 +5,18 @@
 
 use std::time::Duration;
 
-use serde_json::{Value, json};
+use serde_json::json;
 use test_support::zwave_js::ZwaveJsServer;
-use zwave_mcp_server::{
-    gateway::zwave_js::{Link, Target, WsClient, WsError},
-    gateway::{Backoff, NodeId},
-};
+use zwave_mcp_server::gateway::zwave_js::{Link, WsError};
 
-const QUICK: Backoff = Backoff::exponential(Duration::from_millis(50), Duration::from_millis(500));
-
-/// Waits until `check` holds of the cache (each change looked at), at most `limit`.
-async fn cache_until(
-    client: &WsClient,
-    limit: Duration,
-    server: &ZwaveJsServer,
-    check: impl Fn(&WsClient) -> bool,
-) {
-    let mut changes = client.changes();
-    let waited = tokio::time::timeout(limit, async {
-        while !check(client) {
-            if changes.changed().await.is_err() {
-                return;
-            }
-        }
-    })
-    .await;
-    assert!(
-        waited.is_ok(),
-        "not within {limit:?}; nodes (id, ready, status, values): {:?}\n{}",
-        client.with_nodes(|nodes| nodes
-            .values()
-            .map(|node| (
-                node.id.0,
-                node.ready,
-                node.status.clone(),
-                node.values.len()
-            ))
-            .collect::<Vec<_>>()),
-        server.logs()
-    );
-}
-
-fn value(client: &WsClient, node: u16, key: &str) -> Option<Value> {
-    client.with_nodes(|nodes| {
-        nodes
-            .get(&NodeId(node))
-            .and_then(|node| node.values.get(key))
-            .and_then(|value| value.value.clone())
-    })
-}
+use crate::harness::{cache_until, cached_value, listening};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_real_driver_is_listened_to_and_commanded() {
     // Started on this thread, which outlives them: they die with the thread that started
     // them (a blocking-pool thread would end, and take them along, while the test runs).
     let server = ZwaveJsServer::start();
-    let client = WsClient::connect(Target::new(&server.url, None).unwrap(), QUICK);
-    let mut link = client.link();
-    tokio::time::timeout(
-        Duration::from_secs(60),
-        link.wait_for(|link| matches!(link, Link::Listening { .. })),
-    )
-    .await
-    .unwrap_or_else(|_| panic!("never listening:\n{}", server.logs()))
-    .unwrap();
+    let client = listening(&server).await;
     assert_eq!(
         *client.link().borrow(),
         Link::Listening {
@@ -83,7 +31,7 @@ async fn the_real_driver_is_listened_to_and_commanded() {
         client.with_nodes(|nodes| nodes.values().all(|node| node.ready))
     })
     .await;
-    assert!(value(&client, 3, "38-0-currentValue").is_some());
+    assert!(cached_value(&client, 3, "38-0-currentValue").is_some());
 
     // Dim the dimmer: unsupervised, so status 254; the device's own report follows.
     let set = client
@@ -96,7 +44,7 @@ async fn the_real_driver_is_listened_to_and_commanded() {
         .unwrap();
     assert_eq!(set, json!({"result": {"status": 254}}));
     cache_until(&client, Duration::from_secs(20), &server, |client| {
-        value(client, 3, "38-0-currentValue") == Some(json!(40))
+        cached_value(client, 3, "38-0-currentValue") == Some(json!(40))
     })
     .await;
 

@@ -3,7 +3,7 @@
 
 use serde_json::json;
 
-use super::{by_id, protocol_messages, run, run_with_env, session};
+use crate::harness::{by_id, protocol_messages, run, run_with_env, session_listing_tools};
 
 #[test]
 fn bad_flags_exit_2_with_the_message_on_stderr_and_nothing_on_stdout() {
@@ -141,7 +141,7 @@ fn a_zwave_js_url_that_cannot_work_or_comes_with_mqtt_flags_exits_2() {
             ),
         ),
     ] {
-        let output = run(args, &session(&[]));
+        let output = run(args, &session_listing_tools(&[]));
         assert_eq!(output.status.code(), Some(2), "{args:?}");
         assert!(output.stdout.is_empty(), "{args:?}");
         let stderr = String::from_utf8_lossy(&output.stderr);
@@ -151,7 +151,7 @@ fn a_zwave_js_url_that_cannot_work_or_comes_with_mqtt_flags_exits_2() {
     let output = run_with_env(
         &["--zwave-js-url", "ws://hub:3000"],
         &[("ZWAVE_MCP_MQTT_URL", "mqtt://hub:1883")],
-        &session(&[]),
+        &session_listing_tools(&[]),
     );
     assert_eq!(output.status.code(), Some(2));
     assert!(
@@ -190,7 +190,7 @@ fn a_ca_file_that_cannot_work_stops_the_start_with_exit_2() {
                 "--mqtt-ca-file",
                 file.to_str().unwrap(),
             ],
-            &session(&[]),
+            &session_listing_tools(&[]),
         );
         assert_eq!(output.status.code(), Some(2), "{file:?}");
         assert!(output.stdout.is_empty());
@@ -208,7 +208,7 @@ fn a_ca_file_that_cannot_work_stops_the_start_with_exit_2() {
 fn start_up_errors_exit_nonzero_with_nothing_on_stdout() {
     let output = run(
         &["--mqtt-password-file", "/nonexistent/password"],
-        &session(&[]),
+        &session_listing_tools(&[]),
     );
     assert_eq!(
         output.status.code(),
@@ -232,7 +232,7 @@ fn exposure_flags_and_environment_shape_the_tools() {
     let output = run_with_env(
         &["--demo", "--read-deny", "name:Garage Light,node:6"],
         &[("ZWAVE_MCP_READ_ONLY", "true")],
-        &session(&[("list_zwave_devices", json!({"includeInactive": true}))]),
+        &session_listing_tools(&[("list_zwave_devices", json!({"includeInactive": true}))]),
     );
     let messages = protocol_messages(&output);
     let tools: Vec<&str> = by_id(&messages, 1)["result"]["tools"]
@@ -261,7 +261,7 @@ fn exposure_flags_and_environment_shape_the_tools() {
 
     let output = run(
         &["--demo", "--exposure-file", "/nonexistent/exposure.json"],
-        &session(&[]),
+        &session_listing_tools(&[]),
     );
     assert_eq!(
         output.status.code(),

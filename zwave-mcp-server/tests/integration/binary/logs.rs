@@ -9,7 +9,9 @@ use std::{
 
 use serde_json::{Value, json};
 
-use super::{BIN, closed_port_url, protocol_messages, run, run_with_env, session};
+use crate::harness::{
+    BIN, closed_port_url, protocol_messages, run, run_with_env, session_listing_tools,
+};
 
 /// The level and message of a log line: without its time, spans and target (every target
 /// must be this crate's).
@@ -31,7 +33,7 @@ fn log_message(line: &str) -> (&str, &str) {
 fn the_default_log_of_a_short_session_is_ours_line_by_line() {
     let output = run(
         &["--demo"],
-        &session(&[(
+        &session_listing_tools(&[(
             "control_zwave_device",
             json!({"deviceName": "Switch One", "action": "on"}),
         )]),
@@ -75,7 +77,7 @@ fn log_dir_gets_a_daily_file_with_the_same_logs() {
     let logs = dir.path().join("logs");
     let output = run(
         &["--demo", "--log-dir", logs.to_str().unwrap()],
-        &session(&[("list_zwave_devices", json!({}))]),
+        &session_listing_tools(&[("list_zwave_devices", json!({}))]),
     );
     assert!(output.status.success());
     assert_eq!(protocol_messages(&output).len(), 3);
@@ -127,7 +129,7 @@ fn a_host_that_never_reads_stderr_still_gets_every_answer() {
     let (answers, progress) = std::sync::mpsc::channel::<u64>();
     let writer = std::thread::spawn(move || {
         let mut input = String::new();
-        for message in session(&[]) {
+        for message in session_listing_tools(&[]) {
             input.push_str(&format!("{message}\n"));
         }
         stdin.write_all(input.as_bytes()).unwrap();
@@ -217,7 +219,7 @@ fn the_mqtt_password_is_never_logged_even_at_trace() {
             ("ZWAVE_MCP_MQTT_USERNAME", "agent"),
             ("ZWAVE_MCP_MQTT_PASSWORD", "hunter2-secret"),
         ],
-        &session(&[("list_zwave_devices", json!({}))]),
+        &session_listing_tools(&[("list_zwave_devices", json!({}))]),
     );
     assert!(output.status.success());
     let everything = [output.stdout.as_slice(), output.stderr.as_slice()].concat();

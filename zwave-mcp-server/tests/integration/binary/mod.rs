@@ -11,99 +11,22 @@ mod logs;
 use std::{
     io::Write as _,
     net::TcpListener,
-    process::{Command, Output, Stdio},
+    process::{Command, Stdio},
     time::Duration,
 };
 
 use serde_json::{Value, json};
 
-pub(super) const BIN: &str = env!("CARGO_BIN_EXE_zwave-mcp-server");
-
-/// Runs the binary with `args`, feeds `input` lines, closes stdin, and waits (at most 20 s).
-pub(super) fn run(args: &[&str], input: &[Value]) -> Output {
-    run_with_env(args, &[], input)
-}
-
-/// [`run`] with extra environment variables.
-pub(super) fn run_with_env(args: &[&str], env: &[(&str, &str)], input: &[Value]) -> Output {
-    let stdin: String = input.iter().map(|message| format!("{message}\n")).collect();
-    // A server that refuses its start-up exits without reading: the runner tolerates the
-    // closed pipe. One that does not exit after stdin's EOF fails the test after 20 s.
-    test_support::child::run(
-        Command::new(BIN)
-            .args(args)
-            .env_remove("RUST_LOG")
-            .envs(env.iter().copied()),
-        stdin.as_bytes(),
-        Duration::from_secs(20),
-    )
-}
-
-/// Every stdout byte belongs to a newline-terminated JSON-RPC 2.0 message; returns them.
-pub(super) fn protocol_messages(output: &Output) -> Vec<Value> {
-    let stdout = std::str::from_utf8(&output.stdout).expect("stdout is UTF-8");
-    assert!(
-        stdout.is_empty() || stdout.ends_with('\n'),
-        "stdout ends mid-message: {stdout:?}"
-    );
-    stdout
-        .lines()
-        .map(|line| {
-            let message: Value = serde_json::from_str(line)
-                .unwrap_or_else(|err| panic!("stdout line is not JSON ({err}): {line:?}"));
-            assert_eq!(message["jsonrpc"], "2.0", "not JSON-RPC: {line}");
-            assert!(
-                message.get("id").is_some() || message.get("method").is_some(),
-                "not a message: {line}"
-            );
-            message
-        })
-        .collect()
-}
-
-pub(super) fn session(calls: &[(&str, Value)]) -> Vec<Value> {
-    let mut messages = vec![
-        json!({"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"test","version":"1"}}}),
-        json!({"jsonrpc":"2.0","method":"notifications/initialized"}),
-        json!({"jsonrpc":"2.0","id":1,"method":"tools/list"}),
-    ];
-    for (i, (tool, args)) in calls.iter().enumerate() {
-        messages.push(json!({"jsonrpc":"2.0","id": i + 2,"method":"tools/call","params":{"name": tool, "arguments": args}}));
-    }
-    messages
-}
-
-pub(super) fn by_id(messages: &[Value], id: u64) -> &Value {
-    messages
-        .iter()
-        .find(|m| m["id"] == json!(id))
-        .unwrap_or_else(|| panic!("no reply to id {id}: {messages:?}"))
-}
-
-pub(super) fn closed_port_url() -> String {
-    let port = TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
-    format!("mqtt://127.0.0.1:{port}")
-}
-
-/// Kills the child when dropped, so a failing test leaves no process behind.
-pub(super) struct Reaper(pub(super) std::process::Child);
-
-impl Drop for Reaper {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
+use crate::harness::{
+    BIN, Reaper, by_id, closed_port_url, fast_backoff, protocol_messages, run,
+    session_listing_tools, settings_for,
+};
 
 #[test]
 fn demo_mode_answers_every_request_on_a_clean_stdout() {
     let output = run(
         &["--demo"],
-        &session(&[
+        &session_listing_tools(&[
             ("list_zwave_devices", json!({})),
             (
                 "control_zwave_device",
@@ -160,16 +83,11 @@ fn demo_mode_answers_every_request_on_a_clean_stdout() {
 
 #[test]
 fn an_unreachable_broker_still_answers_at_once_and_explains_tool_failures() {
-    let port = TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
-    let url = format!("mqtt://127.0.0.1:{port}");
+    let url = closed_port_url();
     let started = std::time::Instant::now();
     let output = run(
         &["--mqtt-url", &url, "--api-timeout", "1s"],
-        &session(&[(
+        &session_listing_tools(&[(
             "control_zwave_device",
             json!({"deviceName": "Switch One", "action": "on"}),
         )]),
@@ -205,7 +123,7 @@ fn an_unreachable_broker_still_answers_at_once_and_explains_tool_failures() {
 fn a_generated_home_of_232_nodes_serves_every_device() {
     let output = run(
         &["--demo", "--demo-nodes", "232"],
-        &session(&[
+        &session_listing_tools(&[
             ("list_zwave_devices", json!({"includeInactive": true})),
             ("get_device_status", json!({"deviceName": "Attic Plug 12"})),
             (
@@ -253,7 +171,7 @@ fn fd_1_points_at_stderr_while_the_protocol_keeps_its_own_pipe() {
             .unwrap(),
     );
     let mut stdin = child.0.stdin.take().unwrap();
-    writeln!(stdin, "{}", session(&[])[0]).unwrap();
+    writeln!(stdin, "{}", session_listing_tools(&[])[0]).unwrap();
     let stdout = child.0.stdout.take().unwrap();
     let (sender, receiver) = std::sync::mpsc::channel();
     std::thread::spawn(move || {
@@ -297,9 +215,9 @@ fn simulate_mode_serves_the_demo_home_on_any_broker() {
                 .spawn()
                 .unwrap(),
         );
-        let mut settings = crate::harness::settings_for(broker.url(), Duration::from_secs(2));
+        let mut settings = settings_for(broker.url(), Duration::from_secs(2));
         settings.gateway_name = "house".into();
-        let gateway = zwave_mcp_server::Gateway::connect(settings, crate::harness::fast_backoff());
+        let gateway = zwave_mcp_server::Gateway::connect(settings, fast_backoff());
         let deadline = std::time::Instant::now() + Duration::from_secs(15);
         while gateway.ensure_nodes().await.is_err() {
             assert!(
@@ -328,7 +246,7 @@ fn the_demo_over_zwave_js_server_answers_every_request_on_a_clean_stdout() {
             "--confirm-timeout",
             "10s",
         ],
-        &session(&[
+        &session_listing_tools(&[
             ("list_zwave_devices", json!({})),
             (
                 "control_zwave_device",
@@ -384,22 +302,12 @@ fn simulate_ws_serves_the_demo_home_to_a_zwave_js_client() {
     }
     let output = run(
         &["--zwave-js-url", &format!("ws://127.0.0.1:{port}")],
-        &session(&[("get_device_status", json!({"deviceName": "Switch One"}))]),
+        &session_listing_tools(&[("get_device_status", json!({"deviceName": "Switch One"}))]),
     );
     let messages = protocol_messages(&output);
     let status = &by_id(&messages, 2)["result"];
     assert_eq!(status["isError"], false, "{status}");
     assert_eq!(status["structuredContent"]["on"], false, "{status}");
-}
-
-/// Peak resident memory of a running process (`VmHWM`), in KiB.
-fn peak_rss_kib(pid: u32) -> u64 {
-    std::fs::read_to_string(format!("/proc/{pid}/status"))
-        .unwrap()
-        .lines()
-        .find_map(|line| line.strip_prefix("VmHWM:"))
-        .and_then(|rest| rest.trim().trim_end_matches("kB").trim().parse().ok())
-        .unwrap()
 }
 
 #[test]
@@ -468,7 +376,7 @@ fn pipelined_calls_keep_memory_flat_and_every_call_is_answered_once() {
     });
     let (answered, refused) = reader.join().unwrap();
     let stdin = writer.join().unwrap();
-    let peak = peak_rss_kib(pid);
+    let peak = test_support::child::peak_rss_kib(pid);
     drop(stdin);
     let _ = child.wait();
     assert_eq!(answered + refused, calls, "every call answered once");
@@ -522,7 +430,7 @@ fn simulate_stuck_makes_a_device_acknowledge_and_ignore_commands() {
     let messages = loop {
         let output = run(
             &["--mqtt-url", &url, "--confirm-timeout", "4s"],
-            &session(&calls),
+            &session_listing_tools(&calls),
         );
         let messages = protocol_messages(&output);
         // Before the simulator answers, the call waits for the node list and may be left

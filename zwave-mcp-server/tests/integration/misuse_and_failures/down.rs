@@ -5,8 +5,7 @@
 
 use serde_json::json;
 
-use super::Conversation;
-use crate::backends::per_backend;
+use crate::harness::{CALL_UNTIL_LIMIT, Conversation, per_backend};
 
 /// How the status of the demo's switch starts (names are quoted as the gateway's data).
 const SWITCH: &str = r#""Switch One" (node 2, Kitchen) is a switch"#;
@@ -26,7 +25,7 @@ async fn reads_say_since_when_commands_are_refused_and_nothing_arrives_later(bac
         ),
         Backend::ZwaveJs => ("zwave-js-server is unreachable since ", "nothing was sent"),
     };
-    let stale = session.call_until("get_device_status", &json!({"deviceName": "Switch One"}), |text| text.starts_with(headline));
+    let stale = session.call_until("get_device_status", &json!({"deviceName": "Switch One"}), CALL_UNTIL_LIMIT, |_, text| text.starts_with(headline)).1;
     assert!(
         stale.contains(&format!("; last known states:\n{SWITCH}")),
         "{stale}"
@@ -38,14 +37,14 @@ async fn reads_say_since_when_commands_are_refused_and_nothing_arrives_later(bac
     assert!(error && text.contains(refusal), "{text}");
 
     home.come_back().await;
-    let fresh = session.call_until("get_device_status", &json!({"deviceName": "Switch One"}), |text| !text.contains(" since "));
+    let fresh = session.call_until("get_device_status", &json!({"deviceName": "Switch One"}), CALL_UNTIL_LIMIT, |_, text| !text.contains(" since ")).1;
     assert!(fresh.starts_with(SWITCH), "{fresh}");
     // The refused command was never carried out.
     assert_eq!(home.writes(), []);
     session.finish();
 }
 
-/// Issue 30's second review: a lock unlocked while the link goes down reports meanwhile, and
+/// A lock unlocked while the link goes down reports meanwhile, and
 /// the server misses it; the node list read when the link is back holds the driver's value,
 /// which is no report. The device is asked then, and its answer is the state shown.
 async fn a_report_missed_while_the_link_was_down_is_asked_for_when_it_is_back(backend) {
@@ -70,11 +69,11 @@ async fn a_report_missed_while_the_link_was_down_is_asked_for_when_it_is_back(ba
         Backend::Mqtt => "Z-Wave JS UI is offline since ",
         Backend::ZwaveJs => "zwave-js-server is unreachable since ",
     };
-    session.call_until("get_device_status", &status, |text| text.starts_with(headline));
+    session.call_until("get_device_status", &status, CALL_UNTIL_LIMIT, |_, text| text.starts_with(headline));
     home.come_back().await;
-    let text = session.call_until("get_device_status", &status, |text| {
+    let text = session.call_until("get_device_status", &status, CALL_UNTIL_LIMIT, |_, text| {
         !text.starts_with(headline) && !text.contains("has not reported")
-    });
+    }).1;
     assert!(text.contains("unlocked"), "{text}");
     session.finish();
 }
@@ -91,7 +90,7 @@ async fn devices_become_usable_as_their_interviews_end(backend) {
         "\"Living Room Light\" (node 3, Living Room) is still being interviewed by Z-Wave JS (it restarted or the device was just added), so what it is is not known yet: try again in a few seconds"
     );
     home.finish_interview(3).await;
-    session.call_until("get_device_status", &json!({"deviceName": "Living Room Light"}), |text| {
+    session.call_until("get_device_status", &json!({"deviceName": "Living Room Light"}), CALL_UNTIL_LIMIT, |_, text| {
         !text.contains("being interviewed")
     });
     let (error, text, outcome) = session.call("control_zwave_device", dim);
@@ -107,7 +106,7 @@ async fn devices_become_usable_as_their_interviews_end(backend) {
 /// sent; once it runs again the banner goes and nothing was written.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_frozen_zwave_js_server_is_noticed_by_its_silence() {
-    use crate::backends::{Backend, TestHome};
+    use crate::harness::{Backend, TestHome};
     let home = TestHome::start(Backend::ZwaveJs).await;
     let TestHome::ZwaveJs(server) = &home else {
         unreachable!()
@@ -118,9 +117,11 @@ async fn a_frozen_zwave_js_server_is_noticed_by_its_silence() {
     assert!(!error && before.starts_with(SWITCH), "{before}");
 
     server.freeze();
-    let stale = session.call_until("get_device_status", &status, |text| {
-        text.starts_with("zwave-js-server is unreachable since ")
-    });
+    let stale = session
+        .call_until("get_device_status", &status, CALL_UNTIL_LIMIT, |_, text| {
+            text.starts_with("zwave-js-server is unreachable since ")
+        })
+        .1;
     assert!(
         stale.contains(&format!("; last known states:\n{SWITCH}")),
         "{stale}"
@@ -132,9 +133,11 @@ async fn a_frozen_zwave_js_server_is_noticed_by_its_silence() {
     assert!(error && text.contains("nothing was sent"), "{text}");
 
     server.thaw();
-    let fresh = session.call_until("get_device_status", &status, |text| {
-        !text.contains(" since ")
-    });
+    let fresh = session
+        .call_until("get_device_status", &status, CALL_UNTIL_LIMIT, |_, text| {
+            !text.contains(" since ")
+        })
+        .1;
     assert!(fresh.starts_with(SWITCH), "{fresh}");
     assert_eq!(home.writes(), []);
     let stderr = String::from_utf8_lossy(&session.finish().stderr).into_owned();

@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use serde_json::json;
 
-use super::{GatewayHome, answer};
+use crate::harness::{GatewayHome, answer};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_write_that_timed_out_says_it_may_still_take_effect() {

@@ -1,5 +1,5 @@
-//! Issue 21: "confirmed" only when the device said so, through the binary, against the
-//! simulator playing the real driver's sequence (`captures/confirm/FACTS.md`): the optimistic
+//! "Confirmed" only when the device said so, through the binary, against the simulator
+//! playing the real driver's sequence for an unsupervised Set: the optimistic
 //! echo before the reply, the device's verification report after it (or the old state, for a
 //! stuck device), a supervised success with nothing after it. Each over both backends (the
 //! simulated servers send these in their own orders: Z-Wave JS UI the echo before the reply,
@@ -7,8 +7,7 @@
 
 use serde_json::{Value, json};
 
-use super::{Conversation, answer, messages};
-use crate::backends::per_backend;
+use crate::harness::{Conversation, answer, messages, per_backend};
 
 fn structured(output: &std::process::Output, id: u64) -> Value {
     messages(output)

@@ -1,4 +1,5 @@
-//! Shared test plumbing: fixtures, a running demo home with an MCP client attached.
+//! The in-process home: an embedded broker, the simulated gateway, a gateway client and the
+//! MCP server in this process, with an rmcp client attached over an in-memory pipe.
 
 use std::{
     sync::atomic::{AtomicU32, Ordering},
@@ -6,9 +7,7 @@ use std::{
 };
 
 use rmcp::{
-    RoleClient, ServiceExt as _,
-    model::{CallToolRequestParams, CallToolResult},
-    service::RunningService,
+    ClientHandler, RoleClient, ServiceExt as _, model::CallToolResult, service::RunningService,
 };
 use serde_json::Value;
 use zwave_mcp_server::{
@@ -17,16 +16,10 @@ use zwave_mcp_server::{
     sim::{EmbeddedBroker, SimControl, SimOptions},
 };
 
-pub use test_support::fixture_text;
-
-/// A fixture parsed as JSON.
-pub fn fixture_json(name: &str) -> Value {
-    let text = fixture_text(name);
-    serde_json::from_str(&text).unwrap_or_else(|err| panic!("fixture {name} is not JSON: {err}"))
-}
+use super::{call, eventually, text_of};
 
 /// Logs to stderr at the level in `TEST_LOG` (default: off), once per test binary.
-pub fn init_logging() {
+fn init_logging() {
     let level = std::env::var("TEST_LOG").unwrap_or_else(|_| "off".into());
     static ONCE: std::sync::Once = std::sync::Once::new();
     ONCE.call_once(|| {
@@ -188,49 +181,19 @@ pub async fn serve_exposed(
     exposure: Exposure,
 ) -> RunningService<RoleClient, ()> {
     let server = ZwaveServer::new(gateway, confirm_timeout).with_exposure(exposure);
+    serve_with(server, ()).await
+}
+
+/// Serves `server` over an in-memory pipe and connects `client` to it.
+pub async fn serve_with<C: ClientHandler>(
+    server: ZwaveServer,
+    client: C,
+) -> RunningService<RoleClient, C> {
     let (server_io, client_io) = tokio::io::duplex(1 << 20);
     tokio::spawn(async move {
         if let Ok(running) = server.serve(server_io).await {
             let _ = running.waiting().await;
         }
     });
-    ().serve(client_io).await.unwrap()
-}
-
-/// Calls a tool through an MCP client.
-pub async fn call(
-    client: &RunningService<RoleClient, ()>,
-    tool: &str,
-    args: Value,
-) -> CallToolResult {
-    let Value::Object(arguments) = args else {
-        panic!("tool arguments must be an object")
-    };
-    let params = CallToolRequestParams::new(tool.to_owned()).with_arguments(arguments);
-    tokio::time::timeout(Duration::from_secs(20), client.call_tool(params))
-        .await
-        .unwrap_or_else(|_| panic!("{tool} did not answer within 20 s"))
-        .unwrap_or_else(|err| panic!("{tool} failed at the protocol level: {err}"))
-}
-
-/// The text content of a result, joined.
-pub fn text_of(result: &CallToolResult) -> String {
-    result
-        .content
-        .iter()
-        .filter_map(|block| block.as_text().map(|text| text.text.clone()))
-        .collect::<Vec<_>>()
-        .join("\n")
-}
-
-/// Polls `check` every 20 ms until it holds, for at most `within`.
-pub async fn eventually(within: Duration, mut check: impl FnMut() -> bool) -> bool {
-    let deadline = tokio::time::Instant::now() + within;
-    while tokio::time::Instant::now() < deadline {
-        if check() {
-            return true;
-        }
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
-    check()
+    client.serve(client_io).await.unwrap()
 }

@@ -1,4 +1,4 @@
-//! Issue 30, items 1–2, through the binary over both backends: marking a device sensitive
+//! Marked devices and sirens, through the binary over both backends: marking a device sensitive
 //! only ever adds a question (the owner's leave for a sensitive class is still needed, and
 //! --sensitive-without-confirmation does not skip the question), and a new tone on a siren
 //! that sounds one is as sensitive as silencing it. The simulated servers' record of writes
@@ -6,8 +6,7 @@
 
 use serde_json::{Value, json};
 
-use super::answer;
-use crate::backends::per_backend;
+use crate::harness::{answer, per_backend};
 
 /// The control tool's calls of `(device, action)`, with `extra` arguments.
 fn control(device: &str, action: &str, extra: Value) -> (&'static str, Value) {

@@ -1,14 +1,14 @@
 //! What the broker carries cannot knock the server out: a retained message larger than any of
 //! Z-Wave JS UI's is dropped where it arrives, and the connection stays up.
 
-use std::{process::Command, time::Duration};
+use std::time::Duration;
 
 use rumqttc::{AsyncClient, Event, MqttOptions, Packet, QoS};
 use serde_json::json;
 use test_support::mosquitto::Mosquitto;
 use zwave_mcp_server::sim::{SimControl, SimOptions};
 
-use super::{BIN, answer, lines, session};
+use crate::harness::{answer, command, feed_blocking, session};
 
 /// Publishes `bytes` bytes, retained, to `topic` on `broker`, and waits for the broker's ack.
 async fn publish_retained(broker: &Mosquitto, topic: &str, bytes: usize) {
@@ -40,19 +40,12 @@ async fn a_huge_retained_message_under_the_prefix_is_dropped_and_the_server_keep
     let calls: Vec<(&str, serde_json::Value)> = (0..5)
         .map(|_| ("get_device_status", json!({"deviceName": "Switch One"})))
         .collect();
-    let input = lines(&session(&calls));
-    let url = broker.url();
-    let output = tokio::task::spawn_blocking(move || {
-        test_support::child::run(
-            Command::new(BIN)
-                .args(["--mqtt-url", &url])
-                .env_remove("RUST_LOG"),
-            input.as_bytes(),
-            Duration::from_secs(60),
-        )
-    })
-    .await
-    .unwrap();
+    let output = feed_blocking(
+        command(&["--mqtt-url", &broker.url()]),
+        &session(&calls),
+        Duration::from_secs(60),
+    )
+    .await;
     let stderr = String::from_utf8_lossy(&output.stderr);
     for id in 2..=6 {
         let (error, text) = answer(&output, id);

@@ -4,8 +4,7 @@
 
 use serde_json::{Value, json};
 
-use super::{GatewayHome, answer, lines, session};
-use crate::backends::per_backend;
+use crate::harness::{GatewayHome, answer, eventually, lines, per_backend, session};
 
 per_backend! {
 async fn a_hidden_device_never_redirects_a_command_to_another_one(backend) {
@@ -260,7 +259,7 @@ async fn rules_that_match_nothing_or_move_with_a_rename_are_logged_on_every_load
         "--control-deny",
         "name:Front Door Lock",
     ]));
-    server.send(super::lines(&super::session(&[("list_zwave_devices", json!({}))])).as_bytes());
+    server.send(lines(&session(&[("list_zwave_devices", json!({}))])).as_bytes());
     let sim = home.sim.clone();
     let loads = move || {
         sim.received()
@@ -268,7 +267,7 @@ async fn rules_that_match_nothing_or_move_with_a_rename_are_logged_on_every_load
             .filter(|r| r.api == "getNodes")
             .count()
     };
-    assert!(crate::harness::eventually(std::time::Duration::from_secs(10), || loads() >= 1).await);
+    assert!(eventually(std::time::Duration::from_secs(10), || loads() >= 1).await);
     // The owner renames the garage light, and gives its old name to the kitchen switch.
     home.sim.rename_node(7, "Garage Lamp", "Garage").await;
     home.sim.rename_node(2, "Garage Light", "Kitchen").await;
@@ -281,11 +280,7 @@ async fn rules_that_match_nothing_or_move_with_a_rename_are_logged_on_every_load
         .as_bytes(),
     );
     let output = server.finish(std::time::Duration::from_secs(30));
-    assert!(
-        !super::answer(&output, 3).0,
-        "{}",
-        super::answer(&output, 3).1
-    );
+    assert!(!answer(&output, 3).0, "{}", answer(&output, 3).1);
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(
         stderr.contains("exposure rule \"control deny name:front door lock\" matches no device: check it against list_zwave_devices, or name the device by node:<id>"),

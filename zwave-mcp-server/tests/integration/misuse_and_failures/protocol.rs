@@ -3,7 +3,7 @@
 
 use serde_json::{Value, json};
 
-use super::{GatewayHome, lines, messages, session};
+use crate::harness::{GatewayHome, lines, messages, session};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn lines_that_cannot_be_taken_are_answered_and_a_key_twice_switches_nothing() {

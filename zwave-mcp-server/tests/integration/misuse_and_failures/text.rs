@@ -3,7 +3,7 @@
 
 use serde_json::json;
 
-use super::{GatewayHome, answer, messages};
+use crate::harness::{GatewayHome, answer, messages};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_name_with_a_newline_cannot_forge_a_row_and_a_huge_name_is_cut() {

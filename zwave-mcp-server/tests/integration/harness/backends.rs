@@ -12,7 +12,7 @@ use std::{
 use serde_json::Value;
 use zwave_mcp_server::sim::{ReportDelays, SimZwaveJsServer};
 
-use crate::hostile::{BIN, GatewayHome, lines, session};
+use super::{binary, eventually, gateway_home::GatewayHome, renamed, session::session, written_id};
 
 /// The way the binary reaches the home.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -43,7 +43,7 @@ impl TestHome {
     /// written for) with nodes renamed (`(node, name, location)`) behind `backend`.
     pub async fn renamed(backend: Backend, renames: &[(u16, &str, &str)]) -> Self {
         let home = zwave_mcp_server::sim::home::basic_home(zwave_mcp_server::gateway::now_ms());
-        Self::with_nodes(backend, crate::hostile::renamed(home, renames)).await
+        Self::with_nodes(backend, renamed(home, renames)).await
     }
 
     /// A home of these nodes (`getNodes` objects) behind `backend`.
@@ -71,11 +71,8 @@ impl TestHome {
         match self {
             Self::Mqtt(home) => home.command(args),
             Self::ZwaveJs(server) => {
-                let mut command = Command::new(BIN);
-                command
-                    .args(["--zwave-js-url", server.url()])
-                    .args(args)
-                    .env_remove("RUST_LOG");
+                let mut command = binary::command(&["--zwave-js-url", server.url()]);
+                command.args(args);
                 command
             }
         }
@@ -84,13 +81,7 @@ impl TestHome {
     /// Runs the binary on this home with `args`, feeds it a session of `calls` (ids 2, 3, …),
     /// and returns its output once it exited at stdin's end.
     pub async fn run(&self, args: &[&str], calls: &[(&str, Value)]) -> Output {
-        let mut command = self.command(args);
-        let input = lines(&session(calls));
-        tokio::task::spawn_blocking(move || {
-            test_support::child::run(&mut command, input.as_bytes(), Duration::from_secs(30))
-        })
-        .await
-        .unwrap()
+        binary::feed_blocking(self.command(args), &session(calls), Duration::from_secs(30)).await
     }
 
     /// Makes the lock `node` jam at every lock or unlock.
@@ -132,7 +123,7 @@ impl TestHome {
             Self::ZwaveJs(server) => server
                 .writes()
                 .into_iter()
-                .map(|(node, id, value)| (crate::hostile::written_id(node, &id), value))
+                .map(|(node, id, value)| (written_id(node, &id), value))
                 .collect(),
         }
     }
@@ -184,9 +175,7 @@ impl TestHome {
     pub async fn writes_arrive(&self, count: usize, within: Duration) -> bool {
         match self {
             Self::Mqtt(home) => home.writes_arrive(count, within).await,
-            Self::ZwaveJs(server) => {
-                crate::harness::eventually(within, || server.writes().len() >= count).await
-            }
+            Self::ZwaveJs(server) => eventually(within, || server.writes().len() >= count).await,
         }
     }
 }
@@ -200,7 +189,7 @@ macro_rules! per_backend {
             mod $name {
                 #[allow(unused_imports, reason = "what the bodies use")]
                 use super::*;
-                use $crate::backends::{Backend, TestHome};
+                use $crate::harness::{Backend, TestHome};
 
                 async fn body($backend: Backend) $body
 

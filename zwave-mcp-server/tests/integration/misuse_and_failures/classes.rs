@@ -1,12 +1,11 @@
-//! Issue 25: the writes of locks, thermostats, covers and sirens through the binary, over
-//! both backends, against the simulated devices playing the real driver's sequences
-//! (`captures/classes/FACTS.md`): each confirmed only by the device's own report of the new
-//! state, each refusal sending nothing (the simulated servers' record of writes).
+//! The writes of locks, thermostats, covers and sirens through the binary, over both
+//! backends, against the simulated devices playing the real driver's sequences
+//! (`fixtures/zwave-js-ui/classes/FACTS.md`): each confirmed only by the device's own report
+//! of the new state, each refusal sending nothing (the simulated servers' record of writes).
 
 use serde_json::json;
 
-use super::Conversation;
-use crate::backends::per_backend;
+use crate::harness::{CALL_UNTIL_LIMIT, Conversation, per_backend};
 
 /// The binary waits for the device's report, and may carry out what is sensitive unasked
 /// (the asking itself is `sensitive.rs`'s).
@@ -174,8 +173,9 @@ async fn a_siren_is_confirmed_by_its_tone_and_the_tone_ending_is_not_held_agains
     let status = session.call_until(
         "get_device_status",
         &json!({"deviceName": "Hallway Siren"}),
-        |text| text.contains(": silent."),
-    );
+        CALL_UNTIL_LIMIT,
+        |_, text| text.contains(": silent."),
+    ).1;
     assert!(!status.contains("did not change"), "{status}");
     session.finish();
 }
@@ -243,8 +243,9 @@ async fn a_scene_buttons_last_event_is_read_with_when_it_came(backend) {
     let text = session.call_until(
         "get_device_sensor_data",
         &json!({"deviceName": "Bedside Remote"}),
-        |text| text.contains("- Scene 001: pressed 2 times (updated "),
-    );
+        CALL_UNTIL_LIMIT,
+        |_, text| text.contains("- Scene 001: pressed 2 times (updated "),
+    ).1;
     assert!(text.contains("- Scene 002: not pressed yet"), "{text}");
     let (_, list, _) = session.call("list_zwave_devices", json!({"filter": "remote"}));
     assert!(

@@ -3,8 +3,7 @@
 
 use serde_json::json;
 
-use super::Conversation;
-use crate::backends::per_backend;
+use crate::harness::{Conversation, per_backend};
 
 per_backend! {
 async fn the_list_the_status_and_the_readings_say_the_same(backend) {

@@ -5,10 +5,7 @@
 //! 563 MB). The witness is the binary's own peak RSS (`VmHWM`), read while it runs, after a
 //! later message shows that the big one was read.
 
-use std::{
-    process::Command,
-    time::{Duration, Instant},
-};
+use std::time::{Duration, Instant};
 
 use futures_util::{SinkExt as _, StreamExt as _};
 use rumqttc::{AsyncClient, Event, MqttOptions, Packet, QoS};
@@ -18,7 +15,7 @@ use tokio::net::TcpListener;
 use tokio_tungstenite::tungstenite::Message;
 use zwave_mcp_server::sim::{SimControl, SimOptions};
 
-use super::{BIN, Conversation};
+use crate::harness::{Conversation, command};
 
 /// Peak RSS allowed, in KiB: the binary's own (~20 MiB) plus one frame or packet buffered
 /// (16 MiB, twice at most), far below one tree of it (~250 MiB for 16 MiB of zeros).
@@ -119,11 +116,7 @@ async fn a_huge_frame_or_value_from_zwave_js_server_does_not_grow_the_server() {
         vec![switch_event(&zeros(15 << 19)), switch_event("true")],
     ])
     .await;
-    let mut session = Conversation::over(
-        Command::new(BIN)
-            .args(["--zwave-js-url", &url])
-            .env_remove("RUST_LOG"),
-    );
+    let mut session = Conversation::over(&mut command(&["--zwave-js-url", &url]));
     until_on(&mut session, "Node 2");
     let peak = peak_rss_kib(session.pid());
     let output = session.finish();
@@ -144,11 +137,7 @@ async fn a_16_mib_value_over_mqtt_is_refused_unparsed_and_does_not_grow_the_serv
     let broker = Mosquitto::start(None);
     let sim = SimControl::start(&broker.url().parse().unwrap(), SimOptions::default());
     sim.wait_ready(Duration::from_secs(5)).await.unwrap();
-    let mut session = Conversation::over(
-        Command::new(BIN)
-            .args(["--mqtt-url", &broker.url()])
-            .env_remove("RUST_LOG"),
-    );
+    let mut session = Conversation::over(&mut command(&["--mqtt-url", &broker.url()]));
     // Loaded and subscribed before anything is published.
     let (error, text, status) =
         session.call("get_device_status", json!({"deviceName": "Switch One"}));

@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 
-use super::{GatewayHome, answer, cancel, control, lines, messages, session};
+use crate::harness::{GatewayHome, answer, cancel, control, eventually, lines, messages, session};
 
 /// The server's bound on requests in flight (`transport::bounded::MAX_IN_FLIGHT`, private to it).
 const PLACES: usize = 64;
@@ -165,7 +165,7 @@ async fn a_persons_answers_are_read_while_every_place_waits_for_one() {
     assert_eq!(refused["id"], 1000, "{refused}");
     assert_eq!(refused["error"]["code"], BUSY, "{refused}");
     // The client cancels the first half: their questions are withdrawn and their places
-    // freed at once, not when the questions time out (issue 30's second review).
+    // freed at once, not when the questions time out.
     let cancels: Vec<Value> = (1..=PLACES / 2).map(cancel).collect();
     server.send(lines(&cancels).as_bytes());
     let mut attempt = 2000;
@@ -282,7 +282,7 @@ async fn a_request_reusing_the_id_of_one_in_flight_is_refused_and_no_answer_is_l
 /// holds the check and no write.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_command_cancelled_while_its_device_is_checked_is_never_written() {
-    use crate::backends::{Backend, TestHome};
+    use crate::harness::{Backend, TestHome};
     let home = TestHome::renamed(Backend::ZwaveJs, &[]).await;
     let TestHome::ZwaveJs(server) = &home else {
         unreachable!()
@@ -298,7 +298,7 @@ async fn a_command_cancelled_while_its_device_is_checked_is_never_written() {
             .any(|command| command["command"] == "node.get_state")
     };
     assert!(
-        crate::harness::eventually(Duration::from_secs(10), checking).await,
+        eventually(Duration::from_secs(10), checking).await,
         "the name check never began"
     );
     binary.send(lines(&[cancel(2)]).as_bytes());
