@@ -10,7 +10,7 @@ use super::{
     level::{level, percent_of_99},
     readings::readings,
 };
-use crate::gateway::{NodeInfo, NodeStatus};
+use crate::network::{NodeInfo, NodeStatus};
 
 /// Whether a node is a device people control or read (not the controller, not virtual).
 pub fn is_device(node: &NodeInfo) -> bool {

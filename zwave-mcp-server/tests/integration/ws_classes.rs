@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 use test_support::zwave_js::ZwaveJsServer;
-use zwave_mcp_server::gateway::zwave_js::WsClient;
+use zwave_mcp_server::network::zwave_js_server::ZwaveJsServerClient;
 
 use crate::{
     hostile::{BIN, Conversation},
@@ -18,7 +18,7 @@ use crate::{
 
 /// The value `property` (`key`) of command class `cc` of `node`, as the driver has it.
 async fn driver_value(
-    client: &WsClient,
+    client: &ZwaveJsServerClient,
     node: u16,
     cc: u16,
     property: &str,
@@ -40,10 +40,10 @@ async fn driver_value(
 }
 
 /// The value `key` of `node` in `client`'s cache.
-fn value_of(client: &WsClient, node: u16, key: &str) -> Option<Value> {
+fn value_of(client: &ZwaveJsServerClient, node: u16, key: &str) -> Option<Value> {
     client.with_nodes(|nodes| {
         nodes
-            .get(&zwave_mcp_server::gateway::NodeId(node))
+            .get(&zwave_mcp_server::network::NodeId(node))
             .and_then(|node| node.values.get(key))
             .and_then(|value| value.value.clone())
     })
@@ -51,9 +51,9 @@ fn value_of(client: &WsClient, node: u16, key: &str) -> Option<Value> {
 
 /// Waits until `check` holds of `client`'s cache (looked at after each change), at most 30 s.
 async fn wait_until(
-    client: &WsClient,
+    client: &ZwaveJsServerClient,
     mut changes: tokio::sync::watch::Receiver<u64>,
-    check: impl Fn(&WsClient) -> bool,
+    check: impl Fn(&ZwaveJsServerClient) -> bool,
 ) {
     tokio::time::timeout(Duration::from_secs(30), async {
         while !check(client) {

@@ -10,8 +10,8 @@ use std::time::Duration;
 use serde_json::{Value, json};
 use test_support::zwave_js::ZwaveJsServer;
 use zwave_mcp_server::{
-    gateway::Backoff,
-    gateway::zwave_js::{Link, Target, WsClient},
+    network::Backoff,
+    network::zwave_js_server::{Link, Target, ZwaveJsServerClient},
 };
 
 use crate::hostile::{BIN, Conversation, messages};
@@ -43,8 +43,8 @@ fn call_until(
 }
 
 /// Another client of the same server (a Home Assistant, a Z-Wave JS UI), which names nodes.
-pub async fn other_client(server: &ZwaveJsServer) -> WsClient {
-    let client = WsClient::connect(Target::new(&server.url, None).unwrap(), QUICK);
+pub async fn other_client(server: &ZwaveJsServer) -> ZwaveJsServerClient {
+    let client = ZwaveJsServerClient::connect(Target::new(&server.url, None).unwrap(), QUICK);
     let mut link = client.link();
     tokio::time::timeout(
         Duration::from_secs(60),
@@ -55,7 +55,7 @@ pub async fn other_client(server: &ZwaveJsServer) -> WsClient {
     .unwrap();
     // Until every node is interviewed, a name set now may be replaced by its `ready` state.
     let mut changes = client.changes();
-    let all_ready = |client: &WsClient| {
+    let all_ready = |client: &ZwaveJsServerClient| {
         client.with_nodes(|nodes| nodes.len() == 15 && nodes.values().all(|node| node.ready))
     };
     tokio::time::timeout(Duration::from_secs(120), async {
@@ -68,7 +68,7 @@ pub async fn other_client(server: &ZwaveJsServer) -> WsClient {
     client
 }
 
-async fn name(client: &WsClient, node: u16, name: &str, location: &str) {
+async fn name(client: &ZwaveJsServerClient, node: u16, name: &str, location: &str) {
     for (command, field, text) in [
         ("node.set_name", "name", name),
         ("node.set_location", "location", location),

@@ -8,18 +8,18 @@ use std::time::Duration;
 use serde_json::{Value, json};
 use test_support::zwave_js::ZwaveJsServer;
 use zwave_mcp_server::{
-    gateway::zwave_js::{Link, Target, WsClient, WsError},
-    gateway::{Backoff, NodeId},
+    network::zwave_js_server::{Link, Target, ZwaveJsServerClient, ZwaveJsServerError},
+    network::{Backoff, NodeId},
 };
 
 const QUICK: Backoff = Backoff::exponential(Duration::from_millis(50), Duration::from_millis(500));
 
 /// Waits until `check` holds of the cache (each change looked at), at most `limit`.
 async fn cache_until(
-    client: &WsClient,
+    client: &ZwaveJsServerClient,
     limit: Duration,
     server: &ZwaveJsServer,
-    check: impl Fn(&WsClient) -> bool,
+    check: impl Fn(&ZwaveJsServerClient) -> bool,
 ) {
     let mut changes = client.changes();
     let waited = tokio::time::timeout(limit, async {
@@ -46,7 +46,7 @@ async fn cache_until(
     );
 }
 
-fn value(client: &WsClient, node: u16, key: &str) -> Option<Value> {
+fn value(client: &ZwaveJsServerClient, node: u16, key: &str) -> Option<Value> {
     client.with_nodes(|nodes| {
         nodes
             .get(&NodeId(node))
@@ -60,7 +60,7 @@ async fn the_real_driver_is_listened_to_and_commanded() {
     // Started on this thread, which outlives them: they die with the thread that started
     // them (a blocking-pool thread would end, and take them along, while the test runs).
     let server = ZwaveJsServer::start();
-    let client = WsClient::connect(Target::new(&server.url, None).unwrap(), QUICK);
+    let client = ZwaveJsServerClient::connect(Target::new(&server.url, None).unwrap(), QUICK);
     let mut link = client.link();
     tokio::time::timeout(
         Duration::from_secs(60),
@@ -121,7 +121,7 @@ async fn the_real_driver_is_listened_to_and_commanded() {
         .await
         .unwrap_err();
     assert!(
-        matches!(&missing, WsError::Failed { failure, .. } if failure.code == "node_not_found"),
+        matches!(&missing, ZwaveJsServerError::Failed { failure, .. } if failure.code == "node_not_found"),
         "{missing}"
     );
     drop(server);

@@ -1,6 +1,6 @@
 //! How answers name a device: `"Living Room Light" (node 3, Living Room)`.
 
-use crate::{devices::display_name, gateway::NodeInfo};
+use crate::{devices::display_name, network::NodeInfo};
 
 /// `"Living Room Light" (node 3, Living Room)`.
 pub fn describe(node: &NodeInfo) -> String {

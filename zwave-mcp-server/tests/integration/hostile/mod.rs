@@ -23,7 +23,7 @@ use std::{
 use serde_json::{Value, json};
 use zwave_mcp_server::{
     MqttSettings,
-    sim::{EmbeddedBroker, SimControl, SimOptions},
+    sim::{EmbeddedBroker, SimGateway, SimOptions},
 };
 
 pub const BIN: &str = env!("CARGO_BIN_EXE_zwave-mcp-server");
@@ -31,7 +31,7 @@ pub const BIN: &str = env!("CARGO_BIN_EXE_zwave-mcp-server");
 /// A home the binary is pointed at: a broker and a simulated gateway that records requests.
 pub struct GatewayHome {
     pub broker: EmbeddedBroker,
-    pub sim: SimControl,
+    pub sim: SimGateway,
 }
 
 impl GatewayHome {
@@ -39,7 +39,7 @@ impl GatewayHome {
     /// written for) with nodes renamed: `(node, name, location)`.
     pub async fn renamed(renames: &[(u16, &str, &str)]) -> Self {
         Self::with_nodes(renamed(
-            zwave_mcp_server::sim::home::basic_home(zwave_mcp_server::gateway::now_ms()),
+            zwave_mcp_server::sim::home::basic_home(zwave_mcp_server::network::now_ms()),
             renames,
         ))
         .await
@@ -48,7 +48,7 @@ impl GatewayHome {
     /// A home of these nodes (`getNodes` objects), reporting after the test delays.
     pub async fn with_nodes(nodes: Vec<Value>) -> Self {
         let broker = EmbeddedBroker::start().unwrap();
-        let sim = SimControl::start_with(
+        let sim = SimGateway::start_with(
             &MqttSettings::new(broker.url()),
             SimOptions {
                 reports: zwave_mcp_server::sim::ReportDelays::FAST,
