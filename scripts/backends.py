@@ -3,7 +3,7 @@
 Rows: the MQTT backend against the simulated Z-Wave JS UI gateway (`simulate`, the demo home,
 in its own process) through Mosquitto as installed (Nagle's algorithm on: `set_tcp_nodelay`
 is off by default) and with `set_tcp_nodelay true`; the WebSocket backend against the simulated
-zwave-js-server (`simulate --ws`); and the WebSocket backend against the real zwave-js-server
+zwave-js-server (`simulate --zwave-js-server`); and the WebSocket backend against the real zwave-js-server
 3.10.2 with the real zwave-js 15.29.0 driver on zwave-js's mock controller (what the tests
 install into target/peers/zwave-js; run the test command once first). For each: time to
 `initialize`, CALLS sequential `get_device_status` calls and CALLS/10 dim round trips (a
@@ -145,19 +145,19 @@ def simulated_mqtt(nodelay):
         stop(sim, broker)
 
 
-def simulated_ws():
+def simulated_zwave_js_server():
     port = free_port()
-    sim = subprocess.Popen([BIN, "simulate", "--ws", f"127.0.0.1:{port}"],
+    sim = subprocess.Popen([BIN, "simulate", "--zwave-js-server", f"127.0.0.1:{port}"],
                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
-        wait_port(port, "simulate --ws")
+        wait_port(port, "simulate --zwave-js-server")
         return row("WebSocket → simulated zwave-js-server", ["--zwave-js-url", f"ws://127.0.0.1:{port}"],
                    DEMO_STATUS, demo_dim)
     finally:
         stop(sim)
 
 
-def real_ws():
+def real_zwave_js_server():
     server_bin = os.path.join(PEERS, "node_modules", ".bin", "zwave-server")
     if not os.path.exists(server_bin):
         raise SystemExit(f"{server_bin} is missing: run the README's test command once (it installs it)")
@@ -190,7 +190,7 @@ def real_ws():
 if __name__ == "__main__":
     print("| backend → peer | start → initialize | status p50 | status p99 | dim p50 | dim p99 | peak RSS |")
     print("|---|---|---|---|---|---|---|")
-    for measure in (lambda: simulated_mqtt(False), lambda: simulated_mqtt(True), simulated_ws,
-                    real_ws):
+    for measure in (lambda: simulated_mqtt(False), lambda: simulated_mqtt(True), simulated_zwave_js_server,
+                    real_zwave_js_server):
         print(measure(), flush=True)
     sys.exit(0)

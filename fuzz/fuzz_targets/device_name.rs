@@ -7,7 +7,7 @@ mod checks;
 
 use std::{collections::BTreeMap, sync::OnceLock};
 
-use zwave_mcp_server::gateway::{NodeId, NodeInfo, parse_nodes};
+use zwave_mcp_server::network::{NodeId, NodeInfo, parse_nodes};
 
 fn home() -> &'static BTreeMap<NodeId, NodeInfo> {
     static HOME: OnceLock<BTreeMap<NodeId, NodeInfo>> = OnceLock::new();

@@ -15,7 +15,7 @@ use std::{collections::BTreeMap, hint::black_box};
 
 use serde_json::{Value, json};
 use zwave_mcp_server::{
-    gateway::{
+    network::{
         NodeId, NodeInfo, Nodes, now_ms, parse_nodes,
         topics::{Route, TopicIndex, TopicStyle, node_path, value_path},
     },
@@ -61,7 +61,7 @@ fn value_report(bencher: divan::Bencher) {
         let Some(Route::Value(target)) = index.route(topic) else {
             panic!("{topic} is not indexed");
         };
-        let value = zwave_mcp_server::gateway::topics::decode_value(payload).unwrap_or_default();
+        let value = zwave_mcp_server::network::topics::decode_value(payload).unwrap_or_default();
         black_box(nodes.record_report(target.node, &target.key, value, 0, true))
     });
 }
@@ -80,6 +80,6 @@ fn get_nodes_parse(bencher: divan::Bencher) {
     bencher.bench_local(|| {
         let raw: Box<serde_json::value::RawValue> =
             serde_json::from_str(black_box(&reply)).unwrap();
-        zwave_mcp_server::gateway::parse_nodes_raw(Some(&raw)).unwrap()
+        zwave_mcp_server::network::parse_nodes_raw(Some(&raw)).unwrap()
     });
 }

@@ -5,9 +5,9 @@
 //! MCP host ──stdin/stdout (JSON-RPC)──▶ transport (lines, refusals, batches, the bound)
 //!                                        └─▶ mcp (rmcp tools)
 //!                                              └─▶ devices (names, kinds, actions, readings)
-//!                                                    └─▶ gateway (the core: live cache, link state)
+//!                                                    └─▶ network (the core: live cache, link state)
 //!                                                          ├─ mqtt ──▶ broker ──▶ Z-Wave JS UI
-//!                                                          └─ zwave_js ──WebSocket──▶ zwave-js-server
+//!                                                          └─ zwave_js_server ──WebSocket──▶ zwave-js-server
 //!                       (a real home, or sim: --demo, simulate, the tests)
 //! ```
 //!
@@ -22,9 +22,9 @@
 //!   in flight.
 //! - `mcp`: the rmcp server, its four tools and their typed errors.
 //! - [`devices`]: pure domain logic: device kinds, name resolution, actions, readings.
-//! - [`gateway`]: the backend-neutral core (cache, link state, the write path's rules) and its
-//!   two backends, [`gateway::mqtt`] (Z-Wave JS UI's MQTT API, topics ↔ values) and
-//!   [`gateway::zwave_js`] (zwave-js-server's WebSocket API).
+//! - [`network`]: the backend-neutral core (cache, link state, the write path's rules) and its
+//!   two backends, [`network::mqtt`] (Z-Wave JS UI's MQTT API, topics ↔ values) and
+//!   [`network::zwave_js_server`] (zwave-js-server's WebSocket API).
 //! - [`sim`]: an embedded MQTT broker, a simulated Z-Wave JS UI gateway and a simulated
 //!   zwave-js-server (demo and tests), over the same simulated devices; they build what they
 //!   send with their own code, not the backends'.
@@ -36,13 +36,13 @@
 mod app;
 mod config;
 pub mod devices;
-pub mod gateway;
 pub mod logging;
 mod mcp;
+pub mod network;
 pub mod sim;
 mod transport;
 
 pub use app::run;
 pub use config::{Command, Config, ConfigError, DemoBackend};
-pub use gateway::{Backoff, Gateway, GatewayError, MqttSettings};
 pub use mcp::{SensitivePolicy, ZwaveServer};
+pub use network::{Backoff, MqttSettings, Network, NetworkError};

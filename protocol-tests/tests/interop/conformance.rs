@@ -114,7 +114,7 @@ async fn our_server_passes_every_check_over_zwave_js_server() {
         server,
         "--demo".into(),
         "--demo-backend".into(),
-        "zwave-js".into(),
+        "zwave-js-server".into(),
     ])
     .await;
     assert_all_pass(&report);

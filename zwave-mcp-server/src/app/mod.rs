@@ -1,6 +1,6 @@
 //! What the binary runs, wired from the configuration: the MCP server on stdio against a real
 //! home or the demo home, or only the simulated gateway. The one module that knows every
-//! layer (config, transport, mcp, gateway, sim); none of them knows it.
+//! layer (config, transport, mcp, network, sim); none of them knows it.
 //!
 //! | module | owns |
 //! |---|---|
@@ -28,14 +28,14 @@ pub async fn run(config: Config) -> anyhow::Result<()> {
             storm,
             ref stuck,
             ref supervised,
-            ref ws,
+            ref zwave_js_server,
         }) => {
             let devices = simulate::SimDevices {
                 stuck: stuck.clone(),
                 supervised: supervised.clone(),
             };
-            match ws {
-                Some(address) => simulate::simulate_zwave_js(address, nodes, devices).await,
+            match zwave_js_server {
+                Some(address) => simulate::simulate_zwave_js_server(address, nodes, devices).await,
                 None => {
                     simulate::simulate(&config, topic_type, payload_type, nodes, storm, devices)
                         .await

@@ -9,8 +9,8 @@ use super::demo::{self, Connected};
 use crate::{
     config::Config,
     devices::{self, Rule, RuleAudit},
-    gateway::{self, Gateway},
     mcp::ZwaveServer,
+    network::{self, Network},
     transport::{
         bounded::{Bounded, MAX_IN_FLIGHT},
         line::LineTransport,
@@ -24,11 +24,11 @@ pub(super) async fn serve(config: Config) -> anyhow::Result<()> {
     // Take the protocol pipes first: from here on a stray write to fd 1 goes to stderr.
     let io = stdio::take();
     // The demo's simulator lives as long as this function: until the MCP session ends.
-    let (gateway, _simulator, demo_failed) = connect(&config).await?;
+    let (network, _simulator, demo_failed) = connect(&config).await?;
     let audit = RuleAudit::new(exposure.clone());
     let sensitive = config.sensitive();
-    warn_of_idle_rules(&gateway, audit, sensitive.devices.clone());
-    let server = ZwaveServer::new(gateway, config.timeouts.confirm_timeout)
+    warn_of_idle_rules(&network, audit, sensitive.devices.clone());
+    let server = ZwaveServer::new(network, config.timeouts.confirm_timeout)
         .with_exposure(exposure)
         .with_limits(config.limits())
         .with_sensitive(sensitive);
@@ -58,12 +58,12 @@ pub(super) async fn serve(config: Config) -> anyhow::Result<()> {
 
 /// Each time the nodes are loaded, warns of the exposure rules and sensitive-device marks
 /// that match no device.
-fn warn_of_idle_rules(gateway: &Gateway, audit: RuleAudit, marks: Vec<Rule>) {
+fn warn_of_idle_rules(network: &Network, audit: RuleAudit, marks: Vec<Rule>) {
     if !audit.has_rules() && marks.is_empty() {
         return;
     }
     let audit = std::sync::Mutex::new(audit);
-    gateway.on_nodes_loaded(move |nodes| {
+    network.on_nodes_loaded(move |nodes| {
         let mut audit = audit
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner);
@@ -87,20 +87,20 @@ fn warn_of_idle_rules(gateway: &Gateway, audit: RuleAudit, marks: Vec<Rule>) {
 /// Starts the connection to the home the configuration names: zwave-js-server
 /// (`--zwave-js-url`), the MQTT gateway, or the demo home.
 async fn connect(config: &Config) -> anyhow::Result<Connected> {
-    if let Some(target) = config.zwave_js()? {
+    if let Some(target) = config.zwave_js_server()? {
         tracing::info!(server = ?target, "starting");
-        let gateway = Gateway::connect_zwave_js(
+        let network = Network::connect_zwave_js_server(
             target,
-            gateway::RECONNECT_BACKOFF,
+            network::RECONNECT_BACKOFF,
             config.timeouts.api_timeout,
         );
-        return Ok((gateway, None, None));
+        return Ok((network, None, None));
     }
     if !config.demo.demo {
         let settings = config.mqtt()?;
         tracing::info!(broker = %settings.url, prefix = %settings.topic_prefix, gateway = %settings.gateway_name, "starting");
         return Ok((
-            Gateway::connect(settings, gateway::RECONNECT_BACKOFF),
+            Network::connect(settings, network::RECONNECT_BACKOFF),
             None,
             None,
         ));

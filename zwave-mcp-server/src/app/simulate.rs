@@ -1,5 +1,5 @@
 //! The `simulate` command: only the simulated Z-Wave JS UI gateway, against the broker the
-//! flags name, or a simulated zwave-js-server (`--ws`), until Ctrl-C.
+//! flags name, or a simulated zwave-js-server (`--zwave-js-server`), until Ctrl-C.
 
 use anyhow::Context as _;
 
@@ -12,15 +12,15 @@ pub(super) struct SimDevices {
     pub(super) supervised: Vec<u16>,
 }
 
-/// `simulate --ws`: the home over a simulated zwave-js-server, until Ctrl-C.
-pub(super) async fn simulate_zwave_js(
+/// `simulate --zwave-js-server`: the home over a simulated zwave-js-server, until Ctrl-C.
+pub(super) async fn simulate_zwave_js_server(
     address: &str,
     nodes: Option<u16>,
     devices: SimDevices,
 ) -> anyhow::Result<()> {
     let server = sim::SimZwaveJsServer::start(address, home(nodes), sim::ReportDelays::default())
         .await
-        .with_context(|| format!("--ws {address}: cannot listen there"))?;
+        .with_context(|| format!("--zwave-js-server {address}: cannot listen there"))?;
     for node in devices.stuck {
         server.set_stuck(node, true);
     }
@@ -55,7 +55,7 @@ pub(super) async fn simulate(
         reports: sim::ReportDelays::default(),
     };
     let broker = config.mqtt()?;
-    let simulator = sim::SimControl::start_with(&broker, options, home(nodes));
+    let simulator = sim::SimGateway::start_with(&broker, options, home(nodes));
     for node in devices.stuck {
         simulator.set_stuck(node, true);
     }
@@ -76,7 +76,7 @@ pub(super) async fn simulate(
 
 /// Starts `simulate --storm` once the broker holds the whole home, so the storm's reports
 /// come after the values they change.
-async fn start_storm(simulator: &sim::SimControl, rate: u32) -> anyhow::Result<sim::Storm> {
+async fn start_storm(simulator: &sim::SimGateway, rate: u32) -> anyhow::Result<sim::Storm> {
     // A broker that is down keeps the storm waiting, as it keeps the simulator retrying.
     while simulator
         .wait_published(std::time::Duration::from_secs(60))

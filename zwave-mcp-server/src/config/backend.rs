@@ -4,7 +4,7 @@
 
 use std::path::PathBuf;
 
-use crate::gateway::{MqttUrl, ZwaveJsUrl};
+use crate::network::{MqttUrl, ZwaveJsUrl};
 
 use super::parse::{gateway_name, topic_prefix};
 

@@ -40,15 +40,16 @@ pub enum DemoBackend {
     #[default]
     Mqtt,
     /// zwave-js-server's WebSocket API, simulated.
-    #[value(name = "zwave-js", alias = "ws")]
-    ZwaveJs,
+    // `zwave-js` and `ws` were its names before issue 32: command lines using them still work.
+    #[value(name = "zwave-js-server", aliases = ["zwave-js", "ws"])]
+    ZwaveJsServer,
 }
 
 /// Other things the binary can run.
 #[derive(Debug, Clone, clap::Subcommand)]
 pub enum Command {
     /// Run only the simulated Z-Wave JS UI gateway (the demo home) against the broker given by
-    /// --mqtt-url, or with --ws a simulated zwave-js-server, until interrupted; for trying MCP
+    /// --mqtt-url, or with --zwave-js-server a simulated zwave-js-server, until interrupted; for trying MCP
     /// hosts or other tools against a real broker or WebSocket client.
     Simulate {
         /// Value topic names, as Z-Wave JS UI's gateway "type" (0 or 1 are accepted too).
@@ -76,8 +77,9 @@ pub enum Command {
         supervised: Vec<u16>,
         /// Serve the home as zwave-js-server does, over WebSocket on this address (e.g.
         /// 127.0.0.1:3000), instead of as Z-Wave JS UI's gateway on the MQTT broker.
-        #[arg(long, value_name = "ADDRESS", conflicts_with_all = ["topic_type", "payload_type", "storm"])]
-        ws: Option<String>,
+        // `--ws` was its name before issue 32: command lines using it still work.
+        #[arg(long, alias = "ws", value_name = "ADDRESS", conflicts_with_all = ["topic_type", "payload_type", "storm"])]
+        zwave_js_server: Option<String>,
     },
 }
 
@@ -135,5 +137,39 @@ mod tests {
             };
             assert_eq!((topic_type, payload_type), expected);
         }
+    }
+
+    #[test]
+    fn the_websocket_backend_has_one_name_and_its_old_names_still_parse() {
+        for value in ["zwave-js-server", "zwave-js", "ws"] {
+            let config =
+                Config::try_parse_from(["zwave-mcp-server", "--demo", "--demo-backend", value])
+                    .unwrap();
+            assert_eq!(
+                config.demo.demo_backend,
+                DemoBackend::ZwaveJsServer,
+                "{value}"
+            );
+        }
+        for flag in ["--zwave-js-server", "--ws"] {
+            let config =
+                Config::try_parse_from(["zwave-mcp-server", "simulate", flag, "127.0.0.1:0"])
+                    .unwrap();
+            let Some(Command::Simulate {
+                zwave_js_server, ..
+            }) = config.command
+            else {
+                panic!("not simulate: {:?}", config.command);
+            };
+            assert_eq!(zwave_js_server.as_deref(), Some("127.0.0.1:0"), "{flag}");
+        }
+        let help = <Config as clap::CommandFactory>::command()
+            .render_long_help()
+            .to_string();
+        assert!(help.contains("zwave-js-server"), "{help}");
+        assert!(
+            !help.contains("- zwave-js:") && !help.contains("- ws:"),
+            "{help}"
+        );
     }
 }

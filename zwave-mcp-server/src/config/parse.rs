@@ -1,6 +1,6 @@
 //! The value parsers of the production flags, and the values only they give ([`Band`]): each
 //! refusal names the value and what would be valid, as clap prints it after "invalid value".
-//! The demo's node count is parsed in `demo`, the URLs by their own types in the gateway.
+//! The demo's node count is parsed in `demo`, the URLs by their own types in the network.
 
 use std::time::Duration;
 

@@ -4,8 +4,8 @@
 
 use crate::{
     devices::{Exposure, Limits, Rules},
-    gateway::{MqttSettings, Secret, zwave_js::client::Target},
     mcp::SensitivePolicy,
+    network::{MqttSettings, Secret, zwave_js_server::client::Target},
 };
 
 use super::{Config, ConfigError, backend::PASSWORD_ENV};
@@ -101,7 +101,7 @@ impl Config {
     /// # Errors
     /// The CA file is not usable, or given for a ws:// URL. (The URL itself was checked
     /// where the flag was read.)
-    pub fn zwave_js(&self) -> Result<Option<Target>, ConfigError> {
+    pub fn zwave_js_server(&self) -> Result<Option<Target>, ConfigError> {
         let Some(url) = &self.backend.zwave_js_url else {
             return Ok(None);
         };

@@ -14,7 +14,7 @@ pub struct TimeoutFlags {
     pub api_timeout: Duration,
 
     /// How long a switching command waits for the device's own report of its new state
-    /// (0s: answer once the gateway acknowledged it; reads say later what became of it). Real
+    /// (0s: answer once Z-Wave JS acknowledged it; reads say later what became of it). Real
     /// devices report about 1 s (switches) or 5 s (dimmers) after the command.
     #[arg(long, env = "ZWAVE_MCP_CONFIRM_TIMEOUT", default_value = "0s", value_parser = parse_duration)]
     pub confirm_timeout: Duration,

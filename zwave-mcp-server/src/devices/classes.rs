@@ -10,7 +10,7 @@ use super::{
     DeviceKind, cc, find_value,
     level::{level, percent_of_99},
 };
-use crate::gateway::{NodeInfo, Property, ValueInfo};
+use crate::network::{NodeInfo, Property, ValueInfo};
 
 /// The words for the state of a device of one of these kinds; `None` for other kinds.
 pub fn state_words(node: &NodeInfo) -> Option<String> {
@@ -267,7 +267,7 @@ mod tests {
     use serde_json::json;
 
     use super::*;
-    use crate::gateway::NodeId;
+    use crate::network::NodeId;
 
     /// The lab's nodes as the real Z-Wave JS UI reported them.
     fn lab() -> BTreeMap<NodeId, NodeInfo> {
@@ -275,7 +275,7 @@ mod tests {
             "zwave-js-ui/classes/getNodes.full.json",
         ))
         .unwrap();
-        crate::gateway::parse_nodes(reply.get("result").cloned().unwrap_or(reply)).unwrap()
+        crate::network::parse_nodes(reply.get("result").cloned().unwrap_or(reply)).unwrap()
     }
 
     fn set(node: &mut NodeInfo, key: &str, value: Value) {
@@ -306,7 +306,7 @@ mod tests {
     #[test]
     fn a_thermostats_fan_mode_is_said_last() {
         let mut thermostat = lab()[&NodeId(6)].clone();
-        let fan: crate::gateway::ValueInfo = serde_json::from_value(json!({
+        let fan: crate::network::ValueInfo = serde_json::from_value(json!({
             "id": "6-68-0-mode", "nodeId": 6, "commandClass": 68,
             "commandClassName": "Thermostat Fan Mode", "endpoint": 0, "property": "mode",
             "propertyName": "mode", "type": "number", "readable": true, "writeable": true,
@@ -324,7 +324,7 @@ mod tests {
     #[test]
     fn a_jammed_lock_says_so_before_its_mode() {
         let mut lock = lab()[&NodeId(5)].clone();
-        let jam: crate::gateway::ValueInfo = serde_json::from_value(json!({
+        let jam: crate::network::ValueInfo = serde_json::from_value(json!({
             "id": "5-113-0-Access Control-Lock state", "nodeId": 5, "commandClass": 113,
             "commandClassName": "Notification", "endpoint": 0, "property": "Access Control",
             "propertyKey": "Lock state", "propertyName": "Access Control",

@@ -12,7 +12,7 @@ use std::{collections::BTreeSet, fmt, path::Path, str::FromStr};
 use serde::Deserialize;
 
 use super::{display_name, names::normalize};
-use crate::gateway::{NodeId, NodeInfo};
+use crate::network::{NodeId, NodeInfo};
 
 /// One rule: `node:7`, `location:Kitchen` or `name:Garage Light`. Names and locations are
 /// compared as device lookups compare them (case, white space and Unicode compatibility forms

@@ -4,7 +4,7 @@
 use schemars::JsonSchema;
 use serde::Serialize;
 
-use crate::gateway::{NodeInfo, ValueInfo};
+use crate::network::{NodeInfo, ValueInfo};
 
 /// Command classes this module reads.
 pub(crate) mod cc {
@@ -144,7 +144,7 @@ pub fn find_value<'a>(node: &'a NodeInfo, cc: u16, property: &str) -> Option<&'a
 }
 
 fn is_prop(value: &ValueInfo, property: &str) -> bool {
-    matches!(&value.property, crate::gateway::Property::Name(name) if name == property)
+    matches!(&value.property, crate::network::Property::Name(name) if name == property)
 }
 
 #[cfg(test)]
@@ -184,7 +184,7 @@ mod tests {
             .retain(|_, value| value.command_class != cc::METER);
         assert_eq!(DeviceKind::of(&plug), DeviceKind::Other);
         // The device classes of the lab's mock network, as the real Z-Wave JS UI reports them.
-        let lab = crate::gateway::parse_nodes(
+        let lab = crate::network::parse_nodes(
             serde_json::from_str::<serde_json::Value>(&test_support::fixture_text(
                 "zwave-js-ui/classes/getNodes.full.json",
             ))

@@ -2,7 +2,7 @@
 //! what the state of a switch and the words of a colour light both say.
 
 use super::kind::{cc, find_value};
-use crate::gateway::NodeInfo;
+use crate::network::NodeInfo;
 
 /// Current level of a dimmer, 0–99.
 pub fn level(node: &NodeInfo) -> Option<u8> {

@@ -1,6 +1,6 @@
 //! The Z-Wave home as people see it: devices, their kinds, states, readings and actions.
 //!
-//! Pure domain logic over the gateway's node data: no I/O here. Device kinds come from the
+//! Pure domain logic over the network's node data: no I/O here. Device kinds come from the
 //! command classes a node has, not from its name.
 //!
 //! | module | owns |

@@ -4,7 +4,7 @@ use schemars::JsonSchema;
 use serde::Serialize;
 use serde_json::Value;
 
-use crate::gateway::{NodeInfo, Property, ValueId, ValueInfo};
+use crate::network::{NodeInfo, Property, ValueId, ValueInfo};
 
 use super::cc;
 
@@ -176,7 +176,7 @@ fn label_of(value: &ValueInfo) -> String {
         .or_else(|| value.property_name.clone())
         .unwrap_or_else(|| value.property.to_string());
     match &value.property {
-        crate::gateway::Property::Name(kind)
+        crate::network::Property::Name(kind)
             if value.command_class == cc::NOTIFICATION
                 && ["sensor status", "alarm status", "status"]
                     .contains(&label.to_lowercase().as_str()) =>
@@ -336,9 +336,9 @@ mod tests {
         ))
         .unwrap();
         let nodes =
-            crate::gateway::parse_nodes(reply.get("result").cloned().unwrap_or(reply)).unwrap();
-        let sensor = &nodes[&crate::gateway::NodeId(10)];
-        let lines: Vec<String> = readings(sensor, Some(crate::gateway::now_ms()))
+            crate::network::parse_nodes(reply.get("result").cloned().unwrap_or(reply)).unwrap();
+        let sensor = &nodes[&crate::network::NodeId(10)];
+        let lines: Vec<String> = readings(sensor, Some(crate::network::now_ms()))
             .iter()
             .map(Reading::line)
             .collect();

@@ -11,7 +11,7 @@ use super::{
     names::display_name,
     readings::readings,
 };
-use crate::gateway::{NodeInfo, NodeStatus};
+use crate::network::{NodeInfo, NodeStatus};
 
 /// Whether a node is a device people control or read (not the controller, not virtual).
 pub fn is_device(node: &NodeInfo) -> bool {

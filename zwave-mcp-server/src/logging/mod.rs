@@ -5,7 +5,7 @@
 //! lines are dropped and counted, and the count is logged at exit. Log files are the owner's
 //! alone: the directory is created 0700 and files 0600 (they name devices and what was done).
 //! One event is one line: a newline or other control character inside a field or message
-//! (gateway text reaches logs) is escaped, so no text can forge a log line.
+//! (text from Z-Wave JS reaches logs) is escaped, so no text can forge a log line.
 
 use std::path::{Path, PathBuf};
 
@@ -48,7 +48,7 @@ impl<W: std::io::Write> std::io::Write for OneLine<W> {
     fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
         let body = buf.strip_suffix(b"\n").unwrap_or(buf);
         let text = String::from_utf8_lossy(body);
-        match crate::gateway::text::clean(&text, usize::MAX) {
+        match crate::network::text::clean(&text, usize::MAX) {
             std::borrow::Cow::Borrowed(_) => self.0.write_all(buf)?,
             std::borrow::Cow::Owned(escaped) => {
                 let mut line = escaped.into_bytes();

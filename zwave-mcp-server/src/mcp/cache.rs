@@ -4,9 +4,9 @@
 //! network has 231 devices: summarizing or normalizing each one on every call cost more than
 //! everything else in the call together.
 //!
-//! Correctness rests on [`Revision`]: the gateway stamps a node with a new one whenever its
+//! Correctness rests on [`Revision`]: the network stamps a node with a new one whenever its
 //! state changes, and the list with a new layout whenever nodes, names or locations may have
-//! changed (see [`crate::gateway::Nodes`]), so a cached entry is used only for the very
+//! changed (see [`crate::network::Nodes`]), so a cached entry is used only for the very
 //! content it was built from.
 
 use std::{
@@ -17,7 +17,7 @@ use std::{
 
 use crate::{
     devices::{DeviceSummary, Directory},
-    gateway::{NodeId, NodeInfo, Nodes, Revision},
+    network::{NodeId, NodeInfo, Nodes, Revision},
 };
 
 /// One device's row: its structured summary and its line of the text answer.
@@ -108,7 +108,7 @@ mod tests {
     use serde_json::json;
 
     use super::*;
-    use crate::gateway::{Nodes, parse_nodes};
+    use crate::network::{Nodes, parse_nodes};
 
     fn home() -> Nodes {
         Nodes::new(

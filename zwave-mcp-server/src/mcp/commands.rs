@@ -1,5 +1,5 @@
 //! What became of the last command sent to each device, so that a later read tells it: a
-//! command is confirmed only by the device itself (a report received after the gateway's
+//! command is confirmed only by the device itself (a report received after Z-Wave JS's
 //! acknowledgement, or a supervised Set that succeeded), and a device whose report contradicts
 //! the command (a stuck relay) is said to have not changed, never shown as switched.
 
@@ -11,12 +11,12 @@ use std::{
 
 use crate::{
     devices::{self, Expect},
-    gateway::{NodeId, NodeInfo},
+    network::{NodeId, NodeInfo},
 };
 
-/// One command as acknowledged by the gateway.
+/// A write Z-Wave JS acknowledged, as the log of commands keeps it to judge later reports by.
 #[derive(Debug, Clone)]
-pub(super) struct Command {
+pub(super) struct AckedCommand {
     /// Which command this is: a later one to the same device has a higher number.
     pub seq: u64,
     /// The key of the value the device reports its state in.
@@ -27,7 +27,7 @@ pub(super) struct Command {
     pub also: Vec<(String, Expect)>,
     /// "switch on", "dim to 40%".
     pub verb: String,
-    /// When the gateway's reply came (this process's clock): only later reports count.
+    /// When Z-Wave JS's answer came (this process's clock): only later reports count.
     pub acked: Instant,
     /// The same instant, epoch ms, to show.
     pub acked_ms: i64,
@@ -38,9 +38,11 @@ pub(super) struct Command {
     pub settled: bool,
 }
 
-/// What became of a command.
+/// What the device's own reports say of a command. The answer's
+/// [`Outcome`](super::types::Outcome) is built from it and adds what this report alone cannot
+/// tell: a later command that superseded this one.
 #[derive(Debug, Clone, PartialEq)]
-pub(super) enum Fate {
+pub(super) enum Reported {
     /// The device reported the new state (or a supervised Set succeeded).
     Confirmed,
     /// The device reported, after the command, a state that is not the one asked for.
@@ -52,11 +54,11 @@ pub(super) enum Fate {
     Pending,
 }
 
-impl Command {
+impl AckedCommand {
     /// What became of this command, by what `node` has reported since.
-    pub fn fate(&self, node: &NodeInfo) -> Fate {
+    pub fn reported(&self, node: &NodeInfo) -> Reported {
         if self.supervised || self.settled {
-            return Fate::Confirmed;
+            return Reported::Confirmed;
         }
         // Each value the device must report: one that contradicts decides at once; all of
         // them accepting, reported after the acknowledgement, confirm.
@@ -75,16 +77,16 @@ impl Command {
                 // A garage door still opening: on its way, not yet there.
                 Some(value) if expect.in_transit(value) => pending = true,
                 _ => {
-                    return Fate::Contradicted {
+                    return Reported::Contradicted {
                         state: devices::summary(node),
                     };
                 }
             }
         }
         if pending {
-            Fate::Pending
+            Reported::Pending
         } else {
-            Fate::Confirmed
+            Reported::Confirmed
         }
     }
 
@@ -102,14 +104,14 @@ impl Command {
         let at = clock(self.acked_ms);
         let ago =
             devices::ago(u64::try_from(now_ms.saturating_sub(self.acked_ms)).unwrap_or(0) / 1000);
-        match self.fate(node) {
-            Fate::Confirmed => None,
-            Fate::Contradicted { state } => Some(format!(
+        match self.reported(node) {
+            Reported::Confirmed => None,
+            Reported::Contradicted { state } => Some(format!(
                 "{} did not change: it still reports {state}; the command to {} was acknowledged at {at} ({ago}).",
                 devices::display_name(node),
                 self.verb
             )),
-            Fate::Pending => Some(format!(
+            Reported::Pending => Some(format!(
                 "The command to {} was acknowledged at {at} ({ago}); the device has not reported its new state since.",
                 self.verb
             )),
@@ -131,7 +133,7 @@ pub(super) fn clock(epoch_ms: i64) -> String {
 /// The last command to each device.
 #[derive(Debug, Default)]
 pub(super) struct Commands {
-    last: Mutex<HashMap<NodeId, Command>>,
+    last: Mutex<HashMap<NodeId, AckedCommand>>,
     next: std::sync::atomic::AtomicU64,
 }
 
@@ -142,7 +144,7 @@ impl Commands {
     }
 
     /// Records `command` as the last one to `node`, unless a later one was recorded already.
-    pub fn record(&self, node: NodeId, command: Command) {
+    pub fn record(&self, node: NodeId, command: AckedCommand) {
         let mut last = self.last.lock().unwrap_or_else(PoisonError::into_inner);
         match last.get(&node) {
             Some(newer) if newer.seq > command.seq => {}
@@ -162,7 +164,7 @@ impl Commands {
     }
 
     /// The last command to `node`.
-    pub fn last(&self, node: NodeId) -> Option<Command> {
+    pub fn last(&self, node: NodeId) -> Option<AckedCommand> {
         self.last
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
@@ -198,8 +200,8 @@ mod tests {
     use super::*;
     use crate::sim::home::demo_node;
 
-    fn switched_on(acked: Instant) -> Command {
-        Command {
+    fn switched_on(acked: Instant) -> AckedCommand {
+        AckedCommand {
             seq: 1,
             current_key: "37-0-currentValue".into(),
             expect: Expect::Bool(true),
@@ -229,12 +231,12 @@ mod tests {
             json!(true),
             acked.checked_sub(Duration::from_millis(1)).unwrap(),
         );
-        assert_eq!(command.fate(&node), Fate::Pending);
+        assert_eq!(command.reported(&node), Reported::Pending);
         let later = acked + Duration::from_millis(1);
         reported(&mut node, json!(false), later);
         assert_eq!(
-            command.fate(&node),
-            Fate::Contradicted {
+            command.reported(&node),
+            Reported::Contradicted {
                 state: "off, 12.34 kWh, 0 W".into()
             }
         );
@@ -245,13 +247,13 @@ mod tests {
                 .starts_with("Switch One did not change: it still reports off, 12.34 kWh, 0 W; the command to switch on was acknowledged at ")
         );
         reported(&mut node, json!(true), later);
-        assert_eq!(command.fate(&node), Fate::Confirmed);
+        assert_eq!(command.reported(&node), Reported::Confirmed);
         assert_eq!(command.note(&node, 12_000), None);
-        let supervised = Command {
+        let supervised = AckedCommand {
             supervised: true,
             ..switched_on(Instant::now())
         };
-        assert_eq!(supervised.fate(&demo_node(2)), Fate::Confirmed);
+        assert_eq!(supervised.reported(&demo_node(2)), Reported::Confirmed);
     }
 
     #[test]
@@ -281,7 +283,10 @@ mod tests {
         let other = Commands::default();
         other.record(NodeId(2), switched_on(acked));
         other.settle(NodeId(2), 1);
-        assert_eq!(other.last(NodeId(2)).unwrap().fate(&node), Fate::Confirmed);
+        assert_eq!(
+            other.last(NodeId(2)).unwrap().reported(&node),
+            Reported::Confirmed
+        );
         other.settle(NodeId(2), 7);
     }
 
@@ -292,14 +297,14 @@ mod tests {
         let acked = Instant::now();
         commands.record(
             NodeId(2),
-            Command {
+            AckedCommand {
                 seq: second,
                 ..switched_on(acked)
             },
         );
         commands.record(
             NodeId(2),
-            Command {
+            AckedCommand {
                 seq: first,
                 ..switched_on(acked)
             },

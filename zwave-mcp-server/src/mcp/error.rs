@@ -5,15 +5,15 @@ use rmcp::model::{CallToolResult, ContentBlock};
 
 use crate::{
     devices::{ActionError, ResolveError},
-    gateway::GatewayError,
+    network::NetworkError,
 };
 
 /// Why a tool call did not do what was asked. The text (`Display`) is what the model reads.
 #[derive(Debug, thiserror::Error)]
 pub(crate) enum ToolError {
-    /// The broker, the gateway or its driver could not answer (or refused).
+    /// The backend (the broker, Z-Wave JS UI, zwave-js-server) or the driver could not answer (or refused).
     #[error(transparent)]
-    Gateway(#[from] GatewayError),
+    Network(#[from] NetworkError),
     /// The device name matches no device, or several.
     #[error(transparent)]
     Resolve(#[from] ResolveError),
@@ -33,8 +33,8 @@ pub(crate) enum ToolError {
     Write {
         /// The device's name.
         device: String,
-        /// What the gateway said.
-        source: GatewayError,
+        /// What the backend said.
+        source: NetworkError,
     },
     /// A sensitive action the owner did not allow, or a person did not confirm.
     #[error("{0}")]
@@ -87,24 +87,24 @@ mod tests {
         assert_eq!(
             text(ToolError::Write {
                 device: "Switch One".into(),
-                source: GatewayError::ConnectionLost { api: "writeValue" },
+                source: NetworkError::ConnectionLost { api: "writeValue" },
             }),
             format!(
                 "no answer to the command for \"Switch One\": {}",
-                GatewayError::ConnectionLost { api: "writeValue" }
+                NetworkError::ConnectionLost { api: "writeValue" }
             )
         );
         assert_eq!(
             text(ToolError::Write {
                 device: "Switch One".into(),
-                source: GatewayError::Busy {
+                source: NetworkError::Busy {
                     api: "writeValue",
                     queued: 64
                 },
             }),
             format!(
                 "could not switch \"Switch One\": {}",
-                GatewayError::Busy {
+                NetworkError::Busy {
                     api: "writeValue",
                     queued: 64
                 }
@@ -117,7 +117,7 @@ mod tests {
             }),
             "\"Sensor\" (node 4) is offline (status Dead): its values cannot be refreshed; call again without refresh for the last known readings"
         );
-        let timeout = GatewayError::Timeout {
+        let timeout = NetworkError::Timeout {
             api: "getNodes",
             gateway: "zwave-js-ui".into(),
             prefix: "zwave".into(),

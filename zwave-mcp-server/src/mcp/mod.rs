@@ -3,7 +3,7 @@
 //! An unknown tool is a JSON-RPC error (rmcp). Arguments that do not deserialize come back as
 //! an `isError` result from rmcp naming the valid values (MCP 2025-11-25 treats input
 //! validation as a tool error the model can correct).
-//! Everything the home or the gateway says (no such device, offline, level out of range,
+//! Everything the home or Z-Wave JS says (no such device, offline, level out of range,
 //! broker down, write refused) is an `isError` result whose text names the device and what
 //! would be valid, so the model can correct itself. Successful results carry readable text in
 //! `content` and the same facts as `structuredContent`, described by each tool's output schema.

@@ -13,7 +13,7 @@ use tracing::{info, warn};
 use super::error::ToolError;
 use crate::{
     devices::{Rule, Sensitive, SensitiveClass, WritePlan},
-    gateway::NodeInfo,
+    network::NodeInfo,
 };
 
 /// What the owner allows of sensitive actions.
@@ -154,7 +154,7 @@ impl SensitivePolicy {
             // What the client sent back is echoed cut, as every argument is.
             Err(other) => refused(format!(
                 "the question could not be asked ({})",
-                crate::gateway::text::echoed(&other.to_string())
+                crate::network::text::echoed(&other.to_string())
             )),
         }
     }

@@ -1,4 +1,4 @@
-//! [`ZwaveServer`]: the rmcp `ServerHandler` that offers the four tools over one gateway
+//! [`ZwaveServer`]: the rmcp `ServerHandler` that offers the four tools over one network
 //! connection, with the owner's exposure rules and the caches the tools share.
 
 use std::{sync::Arc, time::Duration};
@@ -21,13 +21,13 @@ use super::{
 };
 use crate::{
     devices::{Exposure, Limits},
-    gateway::Gateway,
+    network::Network,
 };
 
-/// The MCP server: tools over one gateway connection.
+/// The MCP server: tools over one network connection.
 #[derive(Clone)]
 pub struct ZwaveServer {
-    pub(super) gateway: Gateway,
+    pub(super) network: Network,
     pub(super) confirm_timeout: Duration,
     /// What the agent may see and switch.
     pub(super) exposure: Arc<Exposure>,
@@ -45,11 +45,11 @@ pub struct ZwaveServer {
 }
 
 impl ZwaveServer {
-    /// A server whose tools act through `gateway`; switching waits up to `confirm_timeout`
+    /// A server whose tools act through `network`; switching waits up to `confirm_timeout`
     /// for the device to report its new state.
-    pub fn new(gateway: Gateway, confirm_timeout: Duration) -> Self {
+    pub fn new(network: Network, confirm_timeout: Duration) -> Self {
         Self {
-            gateway,
+            network,
             confirm_timeout,
             exposure: Arc::default(),
             rows: Arc::default(),
@@ -162,7 +162,7 @@ fn oversized_argument(arguments: &JsonObject) -> Option<String> {
             (long > MAX_ARGUMENT_CHARS).then(|| {
                 format!(
                     "argument {} holds a text {long} characters long; arguments are at most {MAX_ARGUMENT_CHARS} characters: nothing was done",
-                    serde_json::Value::from(&*crate::gateway::text::echoed(key))
+                    serde_json::Value::from(&*crate::network::text::echoed(key))
                 )
             })
         })

@@ -8,7 +8,7 @@ use serde::Serialize;
 
 use crate::{
     devices,
-    gateway::{Stale, StaleCause},
+    network::{Stale, StaleCause},
 };
 
 /// Why and since when the states in a result may be out of date.

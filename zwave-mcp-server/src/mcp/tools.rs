@@ -25,7 +25,7 @@ use super::{
 };
 use crate::{
     devices::{self, DeviceKind, Purpose, ResolveError},
-    gateway::{NodeInfo, now_ms},
+    network::{NodeInfo, now_ms},
 };
 
 #[tool_router(vis = "pub(crate)")]
@@ -101,7 +101,7 @@ impl ZwaveServer {
             .filter(|f| !f.is_empty())
             .map(str::to_lowercase);
         let mut hidden_inactive = 0;
-        let rows = self.gateway.with_nodes(|nodes| {
+        let rows = self.network.with_nodes(|nodes| {
             let listed = nodes
                 .values()
                 .filter(|node| devices::is_device(node) && self.exposure.can_read(node))
@@ -125,7 +125,7 @@ impl ZwaveServer {
                 let now = now_ms();
                 rows.iter()
                     .filter_map(|row| {
-                        let node = nodes.get(&crate::gateway::NodeId(row.summary.node_id))?;
+                        let node = nodes.get(&crate::network::NodeId(row.summary.node_id))?;
                         let note = self.commands.note(node, now)?;
                         Some(CommandNote {
                             node_id: node.id.0,
@@ -140,7 +140,7 @@ impl ZwaveServer {
         let mut text = match (&filter, rows.len()) {
             (Some(filter), 0) => format!(
                 "No Z-Wave device matches \"{}\".",
-                crate::gateway::text::echoed(filter)
+                crate::network::text::echoed(filter)
             ),
             (None, 0) => "No Z-Wave devices found.".to_owned(),
             (_, count) => format!(
@@ -186,7 +186,7 @@ impl ZwaveServer {
                     status: devices::status_word(&node).to_owned(),
                 });
             }
-            if self.gateway.staleness().is_some() {
+            if self.network.staleness().is_some() {
                 // A link to the devices is down: polling each reading would fail each the
                 // same way. Said once, with the cause the headline gives.
                 refresh_errors.push(
@@ -196,7 +196,7 @@ impl ZwaveServer {
                 refresh_errors = self.poll_readings(&node).await;
             }
         }
-        let node = self.gateway.node(node.id).unwrap_or(node);
+        let node = self.network.node(node.id).unwrap_or(node);
         let readings = devices::readings(&node, Some(now_ms()));
         let mut text = format!("Readings of {}:", devices::describe(&node));
         if readings.is_empty() {
@@ -235,9 +235,9 @@ impl ZwaveServer {
         let mut polls = tokio::task::JoinSet::new();
         for reading in devices::readings(node, None) {
             let Some(id) = reading.value_id else { continue };
-            let gateway = self.gateway.clone();
+            let network = self.network.clone();
             polls.spawn(async move {
-                let polled = gateway.poll_value(&id).await;
+                let polled = network.poll_value(&id).await;
                 (reading.label, polled.err().map(|err| err.to_string()))
             });
         }
@@ -271,7 +271,7 @@ impl ZwaveServer {
     async fn status(&self, args: DeviceArgs) -> Result<CallToolResult, ToolError> {
         let found = self
             .find_device_with(&args.device_name, Purpose::Read, |node| {
-                let (status, text) = device_status(node, self.gateway.staleness().is_some());
+                let (status, text) = device_status(node, self.network.staleness().is_some());
                 (status, text, self.commands.note(node, now_ms()))
             })
             .await;
@@ -291,9 +291,9 @@ impl ZwaveServer {
     /// Makes sure there are nodes to read: loaded now, or, while a link to the devices is
     /// down, the last known ones (results then say they are stale).
     async fn readable(&self) -> Result<(), ToolError> {
-        match self.gateway.ensure_nodes().await {
+        match self.network.ensure_nodes().await {
             Ok(()) => Ok(()),
-            Err(_) if self.gateway.staleness().is_some() && self.gateway.has_nodes() => Ok(()),
+            Err(_) if self.network.staleness().is_some() && self.network.has_nodes() => Ok(()),
             Err(err) => Err(err.into()),
         }
     }
@@ -301,7 +301,7 @@ impl ZwaveServer {
     /// When states may be out of date: puts the headline saying so before `text` and returns
     /// the structured form.
     fn stale(&self, text: &mut String) -> Option<Staleness> {
-        let stale = self.gateway.staleness()?;
+        let stale = self.network.staleness()?;
         let staleness = Staleness::of(stale, now_ms());
         *text = format!("{}\n{text}", staleness.headline(stale));
         Some(staleness)
@@ -329,21 +329,21 @@ impl ZwaveServer {
     ) -> Result<R, ToolError> {
         match purpose {
             Purpose::Read => self.readable().await?,
-            Purpose::Control => self.gateway.ensure_nodes().await?,
+            Purpose::Control => self.network.ensure_nodes().await?,
         }
         let resolve = || {
-            self.gateway.with_nodes(|nodes| {
+            self.network.with_nodes(|nodes| {
                 let directory = self
                     .names
                     .of(nodes, |node: &NodeInfo| self.exposure.can_read(node));
                 let at = directory.resolve(query, purpose)?;
                 let node = directory
                     .id(at)
-                    .and_then(|id| nodes.get(&crate::gateway::NodeId(id)))
+                    .and_then(|id| nodes.get(&crate::network::NodeId(id)))
                     // The directory never resolves to a hidden device; this holds it twice.
                     .filter(|node| self.exposure.can_read(node))
                     .ok_or_else(|| ResolveError::NotFound {
-                        query: crate::gateway::text::echoed(query.trim()).into_owned(),
+                        query: crate::network::text::echoed(query.trim()).into_owned(),
                         suggestions: Vec::new(),
                     })?;
                 Ok((look(node), self.exposure.can_control(node)))
@@ -351,7 +351,7 @@ impl ZwaveServer {
         };
         let mut resolved = resolve();
         if matches!(resolved, Err(ResolveError::NotFound { .. })) {
-            match self.gateway.refresh_nodes_after_miss().await {
+            match self.network.reload_nodes_after_miss().await {
                 Ok(true) => resolved = resolve(),
                 Ok(false) => {}
                 Err(err) => warn!(error = %err, "reloading the node list failed"),
@@ -418,7 +418,7 @@ fn device_status(node: &NodeInfo, stale: bool) -> (DeviceStatus, String) {
 
 fn not_exposed(query: &str) -> ToolError {
     ToolError::NotExposed {
-        query: crate::gateway::text::echoed(query.trim()).into_owned(),
+        query: crate::network::text::echoed(query.trim()).into_owned(),
     }
 }
 

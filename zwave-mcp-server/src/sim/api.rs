@@ -1,6 +1,6 @@
 //! The simulated gateway's side of the MQTT API: what it publishes (on connecting, on every
 //! value change) and how it answers API requests (`getNodes`, `writeValue`, ...), as the
-//! captures show. [`SimControl`](super::SimControl) is the handle that starts it and turns
+//! captures show. [`SimGateway`](super::SimGateway) is the handle that starts it and turns
 //! its knobs.
 
 use std::sync::{Arc, atomic::Ordering};
@@ -17,7 +17,7 @@ use super::{
     state::{PayloadType, ReceivedRequest, Sim, SimOptions, lock},
     topics,
 };
-use crate::gateway::now_ms;
+use crate::network::now_ms;
 
 pub(super) fn gateway_topic(options: &SimOptions) -> String {
     format!(

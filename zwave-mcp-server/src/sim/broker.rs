@@ -121,8 +121,8 @@ impl EmbeddedBroker {
     }
 
     /// `mqtt://127.0.0.1:<port>`.
-    pub fn url(&self) -> crate::gateway::MqttUrl {
-        crate::gateway::MqttUrl {
+    pub fn url(&self) -> crate::network::MqttUrl {
+        crate::network::MqttUrl {
             host: self.addr.ip().to_string(),
             port: self.addr.port(),
             tls: false,

@@ -3,7 +3,7 @@
 
 use serde_json::{Value, json};
 
-use crate::gateway::now_ms;
+use crate::network::now_ms;
 
 /// One value changed: the node and the value object after the change, and what it was.
 #[derive(Debug, Clone)]

@@ -4,7 +4,7 @@
 //! without `/set` echoing the request as `origin`, `writeValue` statuses (254 on success, 2 for
 //! unknown or dead nodes, 4 for read-only values, 5 for wrong types), optimistic value updates
 //! published before the reply, retained status topics with a last will, and node names in
-//! value topics. Knobs on [`SimControl`] inject the failures tests need. This file is the
+//! value topics. Knobs on [`SimGateway`] inject the failures tests need. This file is the
 //! handle and its knobs; what the gateway publishes and answers is in `api.rs`.
 
 use std::{
@@ -30,15 +30,15 @@ use super::{
     state::{Knobs, ReceivedRequest, Sim, SimOptions, lock},
     topics,
 };
-use crate::gateway::{MqttSettings, MqttUrl, now_ms};
+use crate::network::{MqttSettings, MqttUrl, now_ms};
 
 /// Handle to a running simulated gateway; clones share it.
 #[derive(Clone)]
-pub struct SimControl {
+pub struct SimGateway {
     pub(super) sim: Arc<Sim>,
 }
 
-impl SimControl {
+impl SimGateway {
     /// Connects to the broker at `url` as `ZWAVE_GATEWAY-<name>` and serves the demo home.
     /// Returns at once; the connection is retried in the background.
     pub fn start(url: &MqttUrl, options: SimOptions) -> Self {
@@ -49,7 +49,7 @@ impl SimControl {
         )
     }
 
-    /// Like [`SimControl::start`], with the broker's credentials and TLS settings and a home
+    /// Like [`SimGateway::start`], with the broker's credentials and TLS settings and a home
     /// of one's own (`getNodes` objects).
     pub fn start_with(broker: &MqttSettings, options: SimOptions, nodes: Vec<Value>) -> Self {
         let client_id = format!("ZWAVE_GATEWAY-{}", options.gateway_name);
@@ -226,7 +226,7 @@ impl SimControl {
     }
 
     /// Z-Wave JS UI stops (restart, crash): its driver and then its gateway status go false.
-    /// Until [`SimControl::driver_up_with_unready_nodes`], every API call is answered "Z-Wave
+    /// Until [`SimGateway::driver_up_with_unready_nodes`], every API call is answered "Z-Wave
     /// client not connected" (restart captures: about 8 s of that after the gateway is back).
     pub async fn stop_zwave_js_ui(&self) {
         lock(&self.sim.knobs).driver_ready = false;
@@ -236,7 +236,7 @@ impl SimControl {
 
     /// The driver comes up as after a restart: every node is known but not interviewed yet
     /// (`ready: false`, status `Unknown`, no values) and its status topic says so. Each node's
-    /// interview then completes with [`SimControl::finish_interview`].
+    /// interview then completes with [`SimGateway::finish_interview`].
     pub async fn driver_up_with_unready_nodes(&self) {
         let unready: Vec<u16> = {
             let mut nodes = lock(&self.sim.nodes);

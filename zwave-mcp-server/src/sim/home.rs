@@ -11,17 +11,17 @@ pub const MAX_NODES: u16 = 232;
 /// The fewest nodes of a generated home: the controller and one device.
 pub const MIN_NODES: u16 = 2;
 
-/// The demo home's nodes as the gateway client parses them, for unit tests of the domain
+/// The demo home's nodes as the network parses them, for unit tests of the domain
 /// logic: 2 Switch One (switch + meters), 3 Living Room Light (dimmer), 4 Office Temperature
 /// (sensor), 5 Hallway Motion, 6 an unnamed switch, 7 Garage Light (dead switch), 8 Front
 /// Door Lock, 9 Thermostat, 10 Bedroom Blind, 11 Garage Door, 12 Reading Lamp (colour),
 /// 13 Hallway Siren, 14 Back Door Sensor (door and leak), 15 Bedside Remote (scene buttons).
 #[cfg(test)]
-pub(crate) fn demo_node(id: u16) -> crate::gateway::NodeInfo {
-    let nodes = crate::gateway::parse_nodes(Value::Array(demo_home(0))).unwrap_or_default();
+pub(crate) fn demo_node(id: u16) -> crate::network::NodeInfo {
+    let nodes = crate::network::parse_nodes(Value::Array(demo_home(0))).unwrap_or_default();
     nodes
         .into_values()
-        .find(|node| node.id == crate::gateway::NodeId(id))
+        .find(|node| node.id == crate::network::NodeId(id))
         .unwrap_or_else(|| panic!("the demo home has no node {id}"))
 }
 
@@ -293,7 +293,7 @@ mod tests {
     use super::*;
     use crate::{
         devices::{DeviceKind, is_online},
-        gateway::nodes::parse_nodes,
+        network::nodes::parse_nodes,
     };
 
     #[test]

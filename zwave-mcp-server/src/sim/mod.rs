@@ -4,12 +4,12 @@
 //! | module | owns |
 //! |---|---|
 //! | `broker` | [`EmbeddedBroker`]: rumqttd on a free loopback port |
-//! | `gateway` | [`SimControl`]: starting the simulated gateway, and its knobs |
+//! | `gateway` | [`SimGateway`]: starting the simulated gateway, and its knobs |
 //! | `state` | what the handle, the API and the storm share: settings, home, knobs, requests |
 //! | `api` | what the simulated gateway publishes and how it answers API requests |
 //! | `change` | finding a node of the home and setting a value: the `Change` both servers publish |
 //! | `device` | how the simulated devices take a write, whichever server carries it |
-//! | `topics` | its own topic naming, from the captures (shares no code with `gateway::topics`) |
+//! | `topics` | its own topic naming, from the captures (shares no code with `network::topics`) |
 //! | `home`, `node` | the demo home and generated homes of any size, as `getNodes` shows them |
 //! | `storm` | [`Storm`]: a steady stream of new readings |
 //! | `zwave_js_server` | [`SimZwaveJsServer`]: the same home over zwave-js-server's WebSocket API |
@@ -27,7 +27,7 @@ pub mod topics;
 mod zwave_js_server;
 
 pub use broker::{BrokerError, EmbeddedBroker};
-pub use gateway::SimControl;
+pub use gateway::SimGateway;
 pub use state::{PayloadType, ReceivedRequest, ReportDelays, SimOptions};
 pub use storm::{MAX_STORM_RATE, Storm};
 pub use topics::{TopicSettings, TopicType};

@@ -1,4 +1,4 @@
-//! The simulated gateway's state, shared by its handle ([`SimControl`](super::SimControl)),
+//! The simulated gateway's state, shared by its handle ([`SimGateway`](super::SimGateway)),
 //! its API (`api.rs`) and the storm: its settings, its home, its knobs, what it received.
 
 use std::{

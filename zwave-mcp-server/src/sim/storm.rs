@@ -22,10 +22,10 @@ use tracing::info;
 
 use super::{
     api::{publish, value_payload, value_topic},
-    gateway::SimControl,
+    gateway::SimGateway,
     state::{Sim, lock},
 };
-use crate::gateway::now_ms;
+use crate::network::now_ms;
 
 /// Fastest storm a simulator can be asked for, in reports per second.
 pub const MAX_STORM_RATE: u32 = 1_000_000;
@@ -68,7 +68,7 @@ struct Target {
     base: f64,
 }
 
-impl SimControl {
+impl SimGateway {
     /// Starts publishing `rate` value reports per second (at least 1), round robin over every
     /// read-only numeric reading of the home (Multilevel Sensor and Meter values). `None` when the home has
     /// no such value.

@@ -1,7 +1,7 @@
 //! The topics the simulated gateway publishes on, formatted by the simulator itself from what
 //! the captures of the real Z-Wave JS UI show (`fixtures/zwave-js-ui/captures`, API.md "Value
 //! topics") and from the node and value JSON it serves. It shares no code with the server's
-//! `gateway::topics`, so a test of the server's cache against the simulator checks the
+//! `network::topics`, so a test of the server's cache against the simulator checks the
 //! server's naming against an independent one: if either is wrong, they disagree.
 
 use serde_json::Value;

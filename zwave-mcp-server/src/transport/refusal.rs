@@ -16,7 +16,7 @@ use std::{cell::RefCell, collections::HashSet, fmt};
 use serde::de::{self, DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};
 use serde_json::Value;
 
-use crate::gateway::text::echoed;
+use crate::network::text::echoed;
 
 /// Why a line is refused.
 #[derive(Debug, Clone, PartialEq)]
@@ -98,7 +98,7 @@ impl Refusal {
             Self::NotUtf8 | Self::NotJson(_) | Self::TooLong(_) => (-32700, Value::Null),
             Self::DuplicateKey { id, .. } => (-32600, id.clone().unwrap_or(Value::Null)),
             // An id too long to quote is not quoted back either.
-            Self::BadId(id) if id.to_string().len() > crate::gateway::text::MAX_NAME_CHARS => {
+            Self::BadId(id) if id.to_string().len() > crate::network::text::MAX_NAME_CHARS => {
                 (-32600, Value::Null)
             }
             Self::BadId(id) => (-32600, id.clone()),

@@ -4,7 +4,7 @@
 use std::collections::BTreeMap;
 
 use serde_json::Value;
-use zwave_mcp_server::gateway::{
+use zwave_mcp_server::network::{
     ApiReply, NodeId, NodeInfo, PendingRequests, parse_nodes, parse_nodes_raw,
     topics::{Route, TopicIndex, decode_value},
 };

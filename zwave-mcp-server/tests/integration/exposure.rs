@@ -19,7 +19,7 @@ async fn read_only_offers_no_control_tool_at_all() {
         read_only: true,
         ..Exposure::default()
     };
-    let client = serve_exposed(home.gateway.clone(), Duration::from_secs(1), exposure).await;
+    let client = serve_exposed(home.network.clone(), Duration::from_secs(1), exposure).await;
     let tools: Vec<String> = client
         .list_all_tools()
         .await
@@ -64,7 +64,7 @@ async fn hidden_devices_are_invisible_and_refused_as_unknown() {
             deny: vec![],
         },
     };
-    let client = serve_exposed(home.gateway.clone(), Duration::from_secs(1), exposure).await;
+    let client = serve_exposed(home.network.clone(), Duration::from_secs(1), exposure).await;
     let list = call(
         &client,
         "list_zwave_devices",

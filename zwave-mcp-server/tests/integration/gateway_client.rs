@@ -5,9 +5,9 @@ use std::{net::TcpListener, time::Duration};
 
 use serde_json::json;
 use zwave_mcp_server::{
-    Gateway,
-    gateway::{GatewayError, LinkState, NodeId, ValueId},
-    sim::{EmbeddedBroker, PayloadType, SimControl, SimOptions, TopicSettings, TopicType},
+    Network,
+    network::{LinkState, NetworkError, NodeId, ValueId},
+    sim::{EmbeddedBroker, PayloadType, SimGateway, SimOptions, TopicSettings, TopicType},
 };
 
 use crate::harness::{Home, eventually, fast_backoff, settings_for};
@@ -17,9 +17,9 @@ async fn replies_arriving_out_of_order_reach_the_right_callers() {
     let home = Home::start().await;
     home.sim.set_delay("getInfo", Duration::from_millis(400));
     let slow = tokio::spawn({
-        let gateway = home.gateway.clone();
+        let network = home.network.clone();
         async move {
-            let info = gateway.call("getInfo", vec![]).await.unwrap();
+            let info = network.call("getInfo", vec![]).await.unwrap();
             (info, tokio::time::Instant::now())
         }
     });
@@ -32,9 +32,9 @@ async fn replies_arriving_out_of_order_reach_the_right_callers() {
             .any(|r| r.api == "getInfo"))
         .await
     );
-    let ping = home.gateway.call("pingNode", vec![json!(2)]).await.unwrap();
+    let ping = home.network.call("pingNode", vec![json!(2)]).await.unwrap();
     let ping_done = tokio::time::Instant::now();
-    let dead_ping = home.gateway.call("pingNode", vec![json!(7)]).await.unwrap();
+    let dead_ping = home.network.call("pingNode", vec![json!(7)]).await.unwrap();
     let (info, info_done) = slow.await.unwrap();
     assert_eq!(ping, json!(true));
     assert_eq!(dead_ping, json!(false));
@@ -56,7 +56,7 @@ async fn write_value_checks_the_status_not_success() {
         property_key: None,
     };
     let err = home
-        .gateway
+        .network
         .write_value(&readonly, json!(5))
         .await
         .unwrap_err();
@@ -72,7 +72,7 @@ async fn write_value_checks_the_status_not_success() {
         property_key: None,
     };
     let err = home
-        .gateway
+        .network
         .write_value(&dimmer, json!("50"))
         .await
         .unwrap_err();
@@ -85,7 +85,7 @@ async fn write_value_checks_the_status_not_success() {
         ..dimmer.clone()
     };
     let err = home
-        .gateway
+        .network
         .write_value(&missing, json!(10))
         .await
         .unwrap_err();
@@ -95,7 +95,7 @@ async fn write_value_checks_the_status_not_success() {
     );
     assert!(!err.is_retryable());
     assert_eq!(
-        home.gateway.write_value(&dimmer, json!(10)).await.unwrap(),
+        home.network.write_value(&dimmer, json!(10)).await.unwrap(),
         254
     );
 }
@@ -103,15 +103,15 @@ async fn write_value_checks_the_status_not_success() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn unknown_apis_and_driver_down_are_told_apart() {
     let home = Home::start().await;
-    let err = home.gateway.call("setValue", vec![]).await.unwrap_err();
+    let err = home.network.call("setValue", vec![]).await.unwrap_err();
     assert_eq!(
         err.to_string(),
         "zwave-js-ui rejected `setValue`: Unknown API"
     );
     home.sim.set_driver_ready(false).await;
-    let err = home.gateway.refresh_nodes().await.unwrap_err();
+    let err = home.network.reload_nodes().await.unwrap_err();
     assert!(
-        matches!(err, GatewayError::DriverDown { api: "getNodes" }),
+        matches!(err, NetworkError::DriverDown { api: "getNodes" }),
         "{err:?}"
     );
     assert!(err.is_retryable());
@@ -121,7 +121,7 @@ async fn unknown_apis_and_driver_down_are_told_apart() {
     );
     // The driver coming back triggers a reload of the node list.
     home.sim.set_driver_ready(true).await;
-    assert!(home.wait_until(|state| state.refresh_error.is_none()).await);
+    assert!(home.wait_until(|state| state.reload_error.is_none()).await);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -133,7 +133,7 @@ async fn a_silent_gateway_times_out_with_the_knobs_to_check() {
     )
     .await;
     home.sim.set_silent(true);
-    let err = home.gateway.call("getInfo", vec![]).await.unwrap_err();
+    let err = home.network.call("getInfo", vec![]).await.unwrap_err();
     assert_eq!(
         err.to_string(),
         "zwave-js-ui did not answer `getInfo` within 300ms: is gateway `zwave-js-ui` running with its MQTT gateway enabled, and do --topic-prefix `zwave` and --gateway-name match its settings? (see --api-timeout)"
@@ -147,18 +147,18 @@ async fn broker_down_at_start_is_reported_and_the_client_connects_when_it_comes_
         .unwrap()
         .local_addr()
         .unwrap();
-    let url = zwave_mcp_server::gateway::MqttUrl {
+    let url = zwave_mcp_server::network::MqttUrl {
         host: "127.0.0.1".into(),
         port: addr.port(),
         tls: false,
     };
-    let gateway = Gateway::connect(
+    let network = Network::connect(
         settings_for(url.clone(), Duration::from_secs(2)),
         fast_backoff(),
     );
-    let client = crate::harness::serve(gateway.clone(), Duration::from_secs(1)).await;
+    let client = crate::harness::serve(network.clone(), Duration::from_secs(1)).await;
 
-    let probe = gateway.clone();
+    let probe = network.clone();
     assert!(
         eventually(Duration::from_secs(3), || matches!(
             probe.state().link,
@@ -182,9 +182,9 @@ async fn broker_down_at_start_is_reported_and_the_client_connects_when_it_comes_
     );
 
     let broker = EmbeddedBroker::start_on(addr).unwrap();
-    let sim = SimControl::start(&broker.url(), SimOptions::default());
+    let sim = SimGateway::start(&broker.url(), SimOptions::default());
     sim.wait_ready(Duration::from_secs(5)).await.unwrap();
-    let probe = gateway.clone();
+    let probe = network.clone();
     assert!(
         eventually(Duration::from_secs(5), || probe.state().nodes_loaded).await,
         "reconnected and reloaded"
@@ -227,14 +227,14 @@ async fn the_cache_follows_value_topics_of_every_type() {
                 };
                 let home =
                     Home::start_with(options, Duration::from_secs(2), Duration::from_secs(2)).await;
-                home.gateway.ensure_nodes().await.unwrap();
+                home.network.ensure_nodes().await.unwrap();
                 home.sim
                     .press(4, "49-0-Air temperature", json!(23.25))
                     .await;
                 home.sim.press(2, "37-0-currentValue", json!(true)).await;
-                let gateway = home.gateway.clone();
+                let network = home.network.clone();
                 let seen = eventually(Duration::from_secs(3), || {
-                    let state = gateway.state();
+                    let state = network.state();
                     state.nodes[&NodeId(4)].values["49-0-Air temperature"].value
                         == Some(json!(23.25))
                         && state.nodes[&NodeId(2)].values["37-0-currentValue"].value
@@ -253,7 +253,7 @@ async fn the_cache_follows_value_topics_of_every_type() {
 
 /// The demo's Switch One (node 2) as node `id` named `name` in `loc`.
 fn switch_like_node_2(id: u16, name: &str, loc: &str) -> serde_json::Value {
-    let home = zwave_mcp_server::sim::home::demo_home(zwave_mcp_server::gateway::now_ms());
+    let home = zwave_mcp_server::sim::home::demo_home(zwave_mcp_server::network::now_ms());
     let mut node = home.into_iter().find(|n| n["id"] == 2).unwrap();
     node["id"] = json!(id);
     node["name"] = json!(name);
@@ -279,7 +279,7 @@ async fn a_node_sharing_a_topic_never_moves_another_nodes_state() {
         Duration::from_millis(300),
     )
     .await;
-    home.gateway.ensure_nodes().await.unwrap();
+    home.network.ensure_nodes().await.unwrap();
     // Node 3 switches on locally: its report comes on the shared topic.
     home.sim.press(3, "37-0-currentValue", json!(true)).await;
     // Then node 9 reports its power on its own topic; reports arrive in order, so once this
@@ -291,7 +291,7 @@ async fn a_node_sharing_a_topic_never_moves_another_nodes_state() {
         )
         .await
     );
-    let kitchen = home.gateway.node(NodeId(9)).unwrap();
+    let kitchen = home.network.node(NodeId(9)).unwrap();
     assert_eq!(
         kitchen.values["37-0-currentValue"].value,
         Some(json!(false)),
@@ -305,7 +305,7 @@ async fn a_node_sharing_a_topic_never_moves_another_nodes_state() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn after_a_storm_of_reports_the_cache_holds_every_last_reading() {
-    let nodes = zwave_mcp_server::sim::home::sized_home(20, zwave_mcp_server::gateway::now_ms());
+    let nodes = zwave_mcp_server::sim::home::sized_home(20, zwave_mcp_server::network::now_ms());
     // Every reading the storm reports: Multilevel Sensor (49) and Meter (50) numbers.
     let readings: Vec<(u16, String)> = nodes
         .iter()
@@ -332,10 +332,10 @@ async fn after_a_storm_of_reports_the_cache_holds_every_last_reading() {
         Duration::from_secs(1),
     )
     .await;
-    home.gateway.ensure_nodes().await.unwrap();
+    home.network.ensure_nodes().await.unwrap();
     let before: Vec<_> = readings
         .iter()
-        .map(|(node, key)| home.gateway.value(NodeId(*node), key))
+        .map(|(node, key)| home.network.value(NodeId(*node), key))
         .collect();
     let storm = home.sim.storm(5_000).unwrap();
     // Three rounds over every reading, with tools answering meanwhile.
@@ -347,7 +347,7 @@ async fn after_a_storm_of_reports_the_cache_holds_every_last_reading() {
     let cache_matches = || {
         readings
             .iter()
-            .all(|(node, key)| home.gateway.value(NodeId(*node), key) == home.sim.value(*node, key))
+            .all(|(node, key)| home.network.value(NodeId(*node), key) == home.sim.value(*node, key))
     };
     assert!(
         eventually(Duration::from_secs(5), cache_matches).await,
@@ -356,7 +356,7 @@ async fn after_a_storm_of_reports_the_cache_holds_every_last_reading() {
     // A stormed reading never returns to its value from before the storm.
     for ((node, key), old) in readings.iter().zip(&before) {
         assert_ne!(
-            home.gateway.value(NodeId(*node), key),
+            home.network.value(NodeId(*node), key),
             *old,
             "node {node} {key}"
         );
@@ -392,7 +392,7 @@ async fn a_connection_dropped_right_after_connecting_keeps_backing_off() {
         max: Duration::from_secs(10),
         jitter: 0.0,
     };
-    let gateway = zwave_mcp_server::Gateway::connect(
+    let network = zwave_mcp_server::Network::connect(
         settings_for(
             format!("mqtt://127.0.0.1:{port}").parse().unwrap(),
             Duration::from_secs(1),
@@ -411,5 +411,5 @@ async fn a_connection_dropped_right_after_connecting_keeps_backing_off() {
         "{connections} connections in {elapsed:?}: the backoff starts afresh after connections that never loaded the node list"
     );
     assert!(connections >= 2, "it kept trying: {connections}");
-    drop(gateway);
+    drop(network);
 }

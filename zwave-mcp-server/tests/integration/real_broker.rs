@@ -4,11 +4,11 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 use zwave_mcp_server::{
-    Gateway, MqttSettings,
-    gateway::MqttUrl,
-    gateway::{LinkState, now_ms},
+    MqttSettings, Network,
+    network::MqttUrl,
+    network::{LinkState, now_ms},
     sim::{
-        SimControl, SimOptions,
+        SimGateway, SimOptions,
         home::{MAX_NODES, sized_home},
     },
 };
@@ -22,21 +22,21 @@ fn plain_url(broker: &Mosquitto) -> MqttUrl {
 }
 
 /// A simulated gateway on `broker`'s plain listener, ready to answer.
-async fn simulated_gateway(broker: &Mosquitto) -> SimControl {
-    let sim = SimControl::start(&plain_url(broker), SimOptions::default());
+async fn simulated_gateway(broker: &Mosquitto) -> SimGateway {
+    let sim = SimGateway::start(&plain_url(broker), SimOptions::default());
     sim.wait_ready(Duration::from_secs(5)).await.unwrap();
     sim
 }
 
 /// A Mosquitto with the simulated gateway on it, and our gateway client connecting to it.
-async fn home_on_mosquitto(api_timeout: Duration) -> (Mosquitto, SimControl, Gateway) {
+async fn home_on_mosquitto(api_timeout: Duration) -> (Mosquitto, SimGateway, Network) {
     let broker = Mosquitto::start(None);
     let sim = simulated_gateway(&broker).await;
-    let gateway = Gateway::connect(
+    let network = Network::connect(
         settings_for(plain_url(&broker), api_timeout),
         fast_backoff(),
     );
-    (broker, sim, gateway)
+    (broker, sim, network)
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -54,8 +54,8 @@ async fn mqtts_with_the_right_ca_works_and_with_another_ca_is_refused() {
 
     let mut settings = settings_for(tls_url.clone(), Duration::from_secs(3));
     settings.ca_pem = Some(std::fs::read(&files.ca).unwrap());
-    let gateway = Gateway::connect(settings, fast_backoff());
-    let client = serve(gateway, Duration::from_secs(2)).await;
+    let network = Network::connect(settings, fast_backoff());
+    let client = serve(network, Duration::from_secs(2)).await;
     let result = call(
         &client,
         "control_zwave_device",
@@ -67,7 +67,7 @@ async fn mqtts_with_the_right_ca_works_and_with_another_ca_is_refused() {
 
     let mut settings = settings_for(tls_url, Duration::from_secs(3));
     settings.ca_pem = Some(std::fs::read(&other.ca).unwrap());
-    let untrusting = Gateway::connect(settings, fast_backoff());
+    let untrusting = Network::connect(settings, fast_backoff());
     let probe = untrusting.clone();
     assert!(
         eventually(Duration::from_secs(5), || matches!(
@@ -91,8 +91,8 @@ async fn mqtts_with_the_right_ca_works_and_with_another_ca_is_refused() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_client_reconnects_resubscribes_and_reloads_after_a_broker_restart() {
-    let (mut broker, sim, gateway) = home_on_mosquitto(Duration::from_secs(2)).await;
-    let client = serve(gateway.clone(), Duration::from_secs(2)).await;
+    let (mut broker, sim, network) = home_on_mosquitto(Duration::from_secs(2)).await;
+    let client = serve(network.clone(), Duration::from_secs(2)).await;
     let result = call(
         &client,
         "control_zwave_device",
@@ -102,7 +102,7 @@ async fn the_client_reconnects_resubscribes_and_reloads_after_a_broker_restart()
     assert_eq!(result.is_error, Some(false), "{}", text_of(&result));
 
     broker.stop();
-    let probe = gateway.clone();
+    let probe = network.clone();
     assert!(
         eventually(Duration::from_secs(5), || matches!(
             probe.state().link,
@@ -144,7 +144,7 @@ async fn the_client_reconnects_resubscribes_and_reloads_after_a_broker_restart()
 
     broker.restart();
     sim.wait_ready(Duration::from_secs(10)).await.unwrap();
-    let probe = gateway.clone();
+    let probe = network.clone();
     assert!(
         eventually(Duration::from_secs(10), || probe.state().nodes_loaded).await,
         "reloaded after reconnecting"
@@ -163,10 +163,10 @@ async fn the_client_reconnects_resubscribes_and_reloads_after_a_broker_restart()
     );
     // A local change after the restart reaches the cache through the new subscription.
     sim.press(4, "49-0-Air temperature", json!(19.0)).await;
-    let probe = gateway.clone();
+    let probe = network.clone();
     assert!(
         eventually(Duration::from_secs(3), || {
-            probe.state().nodes[&zwave_mcp_server::gateway::NodeId(4)].values["49-0-Air temperature"].value == Some(json!(19.0))
+            probe.state().nodes[&zwave_mcp_server::network::NodeId(4)].values["49-0-Air temperature"].value == Some(json!(19.0))
         })
         .await
     );
@@ -174,12 +174,12 @@ async fn the_client_reconnects_resubscribes_and_reloads_after_a_broker_restart()
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_request_waiting_when_the_broker_dies_fails_at_once() {
-    let (mut broker, sim, gateway) = home_on_mosquitto(Duration::from_secs(20)).await;
-    gateway.ensure_nodes().await.unwrap();
+    let (mut broker, sim, network) = home_on_mosquitto(Duration::from_secs(20)).await;
+    network.ensure_nodes().await.unwrap();
     sim.set_silent(true);
     let waiting = tokio::spawn({
-        let gateway = gateway.clone();
-        async move { gateway.call("getInfo", vec![]).await }
+        let network = network.clone();
+        async move { network.call("getInfo", vec![]).await }
     });
     // The request reached the (silent) gateway: it is waiting for a reply.
     let probe = sim.clone();
@@ -252,18 +252,18 @@ async fn a_full_network_loads_at_once_although_its_retained_values_overflow_mosq
     // of that queue if values are subscribed at QoS 1 (how often depends on timing). And the
     // retained statuses of nodes not yet loaded must not force a second getNodes.
     let broker = Mosquitto::start(None);
-    let sim = SimControl::start_with(
+    let sim = SimGateway::start_with(
         &MqttSettings::new(plain_url(&broker)),
         SimOptions::default(),
         sized_home(MAX_NODES, now_ms()),
     );
     sim.wait_published(Duration::from_secs(30)).await.unwrap();
 
-    let gateway = Gateway::connect(
+    let network = Network::connect(
         settings_for(plain_url(&broker), Duration::from_secs(20)),
         fast_backoff(),
     );
-    let client = serve(gateway, Duration::from_secs(2)).await;
+    let client = serve(network, Duration::from_secs(2)).await;
     let result = call(&client, "list_zwave_devices", json!({})).await;
     assert_eq!(result.is_error, Some(false), "{}", text_of(&result));
     assert!(text_of(&result).starts_with("227 Z-Wave devices:"));
@@ -284,7 +284,7 @@ async fn two_servers_on_one_home_never_take_each_others_replies() {
     // polls sensors: a writeValue reply must never complete the other's pollValue (before
     // per-process ids, both servers' first request was `zwave-mcp-1`).
     let (broker, _sim, first) = home_on_mosquitto(Duration::from_secs(5)).await;
-    let second = Gateway::connect(
+    let second = Network::connect(
         settings_for(plain_url(&broker), Duration::from_secs(5)),
         fast_backoff(),
     );
@@ -404,7 +404,7 @@ async fn a_write_whose_caller_got_an_error_never_reaches_the_gateway_later() {
         max: Duration::from_millis(400),
         jitter: 0.0,
     };
-    let gateway = Gateway::connect(
+    let network = Network::connect(
         settings_for(plain_url(&broker), Duration::from_secs(2)),
         backoff,
     );
@@ -414,13 +414,13 @@ async fn a_write_whose_caller_got_an_error_never_reaches_the_gateway_later() {
         .as_nanos() as u64
         | 1;
     let mut dice = Dice(seed);
-    let dimmer: zwave_mcp_server::gateway::ValueId = serde_json::from_value(
+    let dimmer: zwave_mcp_server::network::ValueId = serde_json::from_value(
         json!({"nodeId": 3, "commandClass": 38, "endpoint": 0, "property": "targetValue"}),
     )
     .unwrap();
     let (mut failed, mut succeeded) = (0, 0);
     for run in 0..RUNS {
-        let probe = gateway.clone();
+        let probe = network.clone();
         assert!(
             eventually(Duration::from_secs(10), || {
                 let state = probe.state();
@@ -433,10 +433,10 @@ async fn a_write_whose_caller_got_an_error_never_reaches_the_gateway_later() {
         let started = std::time::Instant::now();
         let mut writes = tokio::task::JoinSet::new();
         for n in 0..WRITES {
-            let (gateway, id) = (gateway.clone(), dimmer.clone());
+            let (network, id) = (network.clone(), dimmer.clone());
             let level = 1 + (run * WRITES + n) % 98;
             writes.spawn(async move {
-                let result = gateway.write_value(&id, json!(level)).await;
+                let result = network.write_value(&id, json!(level)).await;
                 (level, result, std::time::Instant::now())
             });
         }
@@ -456,7 +456,7 @@ async fn a_write_whose_caller_got_an_error_never_reaches_the_gateway_later() {
             "zwave/_CLIENTS/ZWAVE_GATEWAY-zwave-js-ui/api/writeValue/set",
         )
         .await;
-        let probe = gateway.clone();
+        let probe = network.clone();
         assert!(
             eventually(Duration::from_secs(10), || probe.state().link
                 == LinkState::Connected)
@@ -466,7 +466,7 @@ async fn a_write_whose_caller_got_an_error_never_reaches_the_gateway_later() {
         sim.wait_ready(Duration::from_secs(10)).await.unwrap();
         // A fence: anything still queued from before the outage would go out before it.
         loop {
-            match gateway.write_value(&dimmer, json!(99)).await {
+            match network.write_value(&dimmer, json!(99)).await {
                 Ok(_) => break,
                 Err(err) if err.is_retryable() => tokio::task::yield_now().await,
                 Err(err) => panic!("seed {seed} run {run}: fence failed: {err}"),
@@ -523,8 +523,8 @@ async fn a_write_whose_caller_got_an_error_never_reaches_the_gateway_later() {
                     assert!(
                         matches!(
                             err,
-                            zwave_mcp_server::GatewayError::ConnectionLost { .. }
-                                | zwave_mcp_server::GatewayError::BrokerUnreachable { .. }
+                            zwave_mcp_server::NetworkError::ConnectionLost { .. }
+                                | zwave_mcp_server::NetworkError::BrokerUnreachable { .. }
                         ),
                         "seed {seed} run {run}: {err}"
                     );

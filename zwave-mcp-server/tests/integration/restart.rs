@@ -4,7 +4,7 @@
 //! interviews finishing one by one. Devices must become usable without restarting the server.
 
 use serde_json::json;
-use zwave_mcp_server::gateway::{NodeId, NodeStatus};
+use zwave_mcp_server::network::{NodeId, NodeStatus};
 
 use crate::harness::Home;
 
@@ -171,7 +171,7 @@ async fn a_storm_of_status_changes_costs_a_few_reloads_not_one_each() {
             .await
     );
     // Waits for the reload under way, if any (one at a time).
-    home.gateway.refresh_nodes().await.unwrap();
+    home.network.reload_nodes().await.unwrap();
     let reloads = get_nodes() - before;
     eprintln!("{FLAPS} status changes caused {reloads} getNodes calls");
     assert!(

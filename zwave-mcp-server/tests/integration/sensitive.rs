@@ -42,9 +42,9 @@ struct Asker {
     asked: Asked,
     /// Before answering, the owner renames node 8 in Z-Wave JS UI and the server's list
     /// shows it (a person who took a minute to answer).
-    renamed_meanwhile: Option<(zwave_mcp_server::sim::SimControl, zwave_mcp_server::Gateway)>,
+    renamed_meanwhile: Option<(zwave_mcp_server::sim::SimGateway, zwave_mcp_server::Network)>,
     /// Before answering, the siren (node 13) begins its fire alarm and the server sees it.
-    alarm_meanwhile: Option<(zwave_mcp_server::sim::SimControl, zwave_mcp_server::Gateway)>,
+    alarm_meanwhile: Option<(zwave_mcp_server::sim::SimGateway, zwave_mcp_server::Network)>,
 }
 
 impl Asker {
@@ -87,22 +87,22 @@ impl ClientHandler for Asker {
                 serde_json::to_value(requested_schema).unwrap(),
             ));
         }
-        if let Some((sim, gateway)) = &self.renamed_meanwhile {
+        if let Some((sim, network)) = &self.renamed_meanwhile {
             sim.rename_node(8, "Back Door Lock", "Patio").await;
-            gateway
+            network
                 .wait_for_node(
-                    zwave_mcp_server::gateway::NodeId(8),
+                    zwave_mcp_server::network::NodeId(8),
                     |node| node.name == "Back Door Lock",
                     Duration::from_secs(10),
                 )
                 .await
                 .expect("the server never saw the rename");
         }
-        if let Some((sim, gateway)) = &self.alarm_meanwhile {
+        if let Some((sim, network)) = &self.alarm_meanwhile {
             sim.press(13, "121-0-toneId", json!(1)).await;
-            gateway
+            network
                 .wait_for_node(
-                    zwave_mcp_server::gateway::NodeId(13),
+                    zwave_mcp_server::network::NodeId(13),
                     |node| {
                         node.values
                             .get("121-0-toneId")
@@ -134,7 +134,7 @@ async fn serve<C: ClientHandler>(
     client: C,
 ) -> RunningService<RoleClient, C> {
     let server =
-        ZwaveServer::new(home.gateway.clone(), Duration::from_secs(2)).with_sensitive(policy);
+        ZwaveServer::new(home.network.clone(), Duration::from_secs(2)).with_sensitive(policy);
     serve_with(server, client).await
 }
 
@@ -335,7 +335,7 @@ async fn a_device_renamed_while_the_person_was_asked_is_not_written() {
         &home,
         allowed(&["lock"]),
         Asker {
-            renamed_meanwhile: Some((home.sim.clone(), home.gateway.clone())),
+            renamed_meanwhile: Some((home.sim.clone(), home.network.clone())),
             ..Asker::new(Person::Accepts).0
         },
     )
@@ -385,7 +385,7 @@ async fn a_write_refused_for_a_rename_is_not_logged_as_written() {
         &home,
         allowed(&["lock"]),
         Asker {
-            renamed_meanwhile: Some((home.sim.clone(), home.gateway.clone())),
+            renamed_meanwhile: Some((home.sim.clone(), home.network.clone())),
             ..Asker::new(Person::Accepts).0
         },
     )
@@ -418,7 +418,7 @@ async fn a_device_whose_state_changed_while_the_person_was_asked_is_not_written(
         &home,
         policy,
         Asker {
-            alarm_meanwhile: Some((home.sim.clone(), home.gateway.clone())),
+            alarm_meanwhile: Some((home.sim.clone(), home.network.clone())),
             ..asker
         },
     )

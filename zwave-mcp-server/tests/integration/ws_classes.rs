@@ -9,13 +9,13 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 use test_support::zwave_js::ZwaveJsServer;
-use zwave_mcp_server::gateway::zwave_js::WsClient;
+use zwave_mcp_server::network::zwave_js_server::ZwaveJsServerClient;
 
 use crate::harness::{Conversation, cache_until, cached_value, command, other_client};
 
 /// The value `property` (`key`) of command class `cc` of `node`, as the driver has it.
 async fn driver_value(
-    client: &WsClient,
+    client: &ZwaveJsServerClient,
     node: u16,
     cc: u16,
     property: &str,

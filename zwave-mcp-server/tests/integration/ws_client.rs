@@ -13,9 +13,9 @@ use tokio::net::TcpListener;
 use tokio_tungstenite::tungstenite::Message;
 use tokio_util::sync::CancellationToken;
 use zwave_mcp_server::{
-    Gateway,
-    gateway::zwave_js::{Link, Target, WsClient, WsError},
-    gateway::{Backoff, NodeId, now_ms},
+    Network,
+    network::zwave_js_server::{Link, Target, ZwaveJsServerClient, ZwaveJsServerError},
+    network::{Backoff, NodeId, now_ms},
     sim::{ReportDelays, SimZwaveJsServer, home::demo_home},
 };
 
@@ -152,7 +152,7 @@ async fn answer<S>(
 const QUICK: Backoff = Backoff::exponential(Duration::from_millis(20), Duration::from_millis(100));
 
 /// Waits until the link is as `wanted` says.
-async fn link_until(client: &WsClient, wanted: impl Fn(&Link) -> bool) -> Link {
+async fn link_until(client: &ZwaveJsServerClient, wanted: impl Fn(&Link) -> bool) -> Link {
     let mut link = client.link();
     tokio::time::timeout(Duration::from_secs(10), link.wait_for(|now| wanted(now)))
         .await
@@ -173,7 +173,7 @@ async fn it_listens_commands_get_results_and_events_keep_the_cache() {
         mute_get_state: false,
     })
     .await;
-    let client = WsClient::connect(Target::new(&url, None).unwrap(), QUICK);
+    let client = ZwaveJsServerClient::connect(Target::new(&url, None).unwrap(), QUICK);
     let link = link_until(&client, |link| matches!(link, Link::Listening { .. })).await;
     assert_eq!(
         link,
@@ -224,27 +224,27 @@ async fn the_optimistic_update_after_a_write_is_not_a_report() {
         mute_get_state: false,
     })
     .await;
-    let gateway = Gateway::connect_zwave_js(
+    let network = Network::connect_zwave_js_server(
         Target::new(&url, None).unwrap(),
         QUICK,
         Duration::from_secs(5),
     );
-    gateway.ensure_nodes().await.unwrap();
+    network.ensure_nodes().await.unwrap();
     let level = "38-0-currentValue";
-    let before = gateway.value(NodeId(3), level);
+    let before = network.value(NodeId(3), level);
     assert_ne!(before, Some(json!(40)));
-    let id = gateway.node(NodeId(3)).unwrap().values["38-0-targetValue"].value_id(NodeId(3));
+    let id = network.node(NodeId(3)).unwrap().values["38-0-targetValue"].value_id(NodeId(3));
     let acknowledged = std::time::Instant::now();
-    assert_eq!(gateway.write_value(&id, json!(40)).await.unwrap(), 254);
+    assert_eq!(network.write_value(&id, json!(40)).await.unwrap(), 254);
     // A round trip after the write: its answer comes after the optimistic update.
-    let poll = gateway.poll_value(&id).await.unwrap_err();
+    let poll = network.poll_value(&id).await.unwrap_err();
     assert_eq!(
         poll.to_string(),
         "zwave-js-server refused `node.poll_value`: unknown_command"
     );
-    assert_eq!(gateway.value(NodeId(3), level), before);
+    assert_eq!(network.value(NodeId(3), level), before);
     assert_eq!(
-        gateway
+        network
             .wait_for_report(NodeId(3), level, acknowledged, Duration::ZERO)
             .await,
         None
@@ -256,7 +256,7 @@ async fn the_optimistic_update_after_a_write_is_not_a_report() {
 /// nothing, and the list is read again.
 #[tokio::test]
 async fn a_write_to_a_node_renamed_by_another_client_is_not_sent() {
-    let home = zwave_mcp_server::sim::home::demo_home(zwave_mcp_server::gateway::now_ms());
+    let home = zwave_mcp_server::sim::home::demo_home(zwave_mcp_server::network::now_ms());
     let server = zwave_mcp_server::sim::SimZwaveJsServer::start(
         "127.0.0.1:0",
         home,
@@ -264,14 +264,14 @@ async fn a_write_to_a_node_renamed_by_another_client_is_not_sent() {
     )
     .await
     .unwrap();
-    let gateway = Gateway::connect_zwave_js(
+    let network = Network::connect_zwave_js_server(
         Target::new(server.url(), None).unwrap(),
         QUICK,
         Duration::from_secs(5),
     );
-    gateway.ensure_nodes().await.unwrap();
-    let id = gateway.node(NodeId(3)).unwrap().values["38-0-targetValue"].value_id(NodeId(3));
-    let other = WsClient::connect(Target::new(server.url(), None).unwrap(), QUICK);
+    network.ensure_nodes().await.unwrap();
+    let id = network.node(NodeId(3)).unwrap().values["38-0-targetValue"].value_id(NodeId(3));
+    let other = ZwaveJsServerClient::connect(Target::new(server.url(), None).unwrap(), QUICK);
     link_until(&other, |link| matches!(link, Link::Listening { .. })).await;
     other
         .request(
@@ -281,21 +281,21 @@ async fn a_write_to_a_node_renamed_by_another_client_is_not_sent() {
         )
         .await
         .unwrap();
-    let refused = gateway.write_value(&id, json!(40)).await.unwrap_err();
+    let refused = network.write_value(&id, json!(40)).await.unwrap_err();
     assert_eq!(
         refused.to_string(),
         "nothing was sent: node 3 is now \"Desk Lamp\" (Living Room) in Z-Wave JS, not \"Living Room Light\" (Living Room) as it was when the command's device was looked up (it was renamed since); find the device by its current name and ask again"
     );
     assert!(server.writes().is_empty());
     // Read again: the new name is known, and a write goes through.
-    let mut changes = gateway.state();
+    let mut changes = network.state();
     let deadline = std::time::Instant::now() + Duration::from_secs(10);
     while changes.nodes[&NodeId(3)].name != "Desk Lamp" {
         assert!(std::time::Instant::now() < deadline, "never read again");
         tokio::time::sleep(Duration::from_millis(20)).await;
-        changes = gateway.state();
+        changes = network.state();
     }
-    assert_eq!(gateway.write_value(&id, json!(40)).await.unwrap(), 254);
+    assert_eq!(network.write_value(&id, json!(40)).await.unwrap(), 254);
     assert_eq!(server.writes().len(), 1);
 }
 
@@ -308,27 +308,27 @@ async fn a_write_never_answered_does_not_swallow_the_devices_next_report() {
     let server = SimZwaveJsServer::start("127.0.0.1:0", demo_home(now_ms()), ReportDelays::FAST)
         .await
         .unwrap();
-    let gateway = Gateway::connect_zwave_js(
+    let network = Network::connect_zwave_js_server(
         Target::new(server.url(), None).unwrap(),
         QUICK,
         Duration::from_millis(300),
     );
     // Not `ensure_nodes`: it would wait only the 300 ms given to commands.
-    assert!(eventually(Duration::from_secs(5), || gateway.has_nodes()).await);
+    assert!(eventually(Duration::from_secs(5), || network.has_nodes()).await);
     let mode = "98-0-currentMode";
     // The demo's lock is locked: someone unlocks it by hand first.
     server.report(8, mode, json!(0));
     assert!(
-        eventually(Duration::from_secs(2), || gateway.value(NodeId(8), mode)
+        eventually(Duration::from_secs(2), || network.value(NodeId(8), mode)
             == Some(json!(0)))
         .await
     );
 
     server.set_unanswered("node.set_value", true);
-    let lock = gateway.node(NodeId(8)).unwrap();
+    let lock = network.node(NodeId(8)).unwrap();
     let target = lock.values["98-0-targetMode"].value_id(NodeId(8));
     let echoes = vec![(mode.to_owned(), json!(255))];
-    let timed_out = gateway
+    let timed_out = network
         .write_value_to(
             Some(&lock),
             &target,
@@ -346,7 +346,7 @@ async fn a_write_never_answered_does_not_swallow_the_devices_next_report() {
     tokio::time::sleep(Duration::from_millis(1200)).await;
     server.report(8, mode, json!(255));
     assert!(
-        eventually(Duration::from_secs(2), || gateway.value(NodeId(8), mode)
+        eventually(Duration::from_secs(2), || network.value(NodeId(8), mode)
             == Some(json!(255)))
         .await,
         "the lock's report was taken for the echo of the write that timed out"
@@ -381,7 +381,7 @@ async fn a_frozen_server_is_noticed_by_its_silence_and_connected_to_again() {
     let target = Target::new(server.url(), None)
         .unwrap()
         .with_liveness(Duration::from_millis(100), Duration::from_millis(500));
-    let client = WsClient::connect(target, SLOW);
+    let client = ZwaveJsServerClient::connect(target, SLOW);
     link_until(&client, |link| matches!(link, Link::Listening { .. })).await;
     // Quiet but alive: its pongs keep the link up.
     let mut link = client.link();
@@ -413,7 +413,10 @@ async fn a_frozen_server_is_noticed_by_its_silence_and_connected_to_again() {
         )
         .await
         .unwrap_err();
-    assert!(matches!(refused, WsError::Down { .. }), "{refused}");
+    assert!(
+        matches!(refused, ZwaveJsServerError::Down { .. }),
+        "{refused}"
+    );
 
     server.thaw();
     link_until(&client, |link| matches!(link, Link::Listening { .. })).await;
@@ -442,17 +445,17 @@ async fn a_write_cancelled_while_its_device_is_checked_is_not_sent() {
         .await
         .unwrap();
     server.set_delay("node.get_state", Duration::from_millis(500));
-    let gateway = Gateway::connect_zwave_js(
+    let network = Network::connect_zwave_js_server(
         Target::new(server.url(), None).unwrap(),
         QUICK,
         Duration::from_secs(5),
     );
-    gateway.ensure_nodes().await.unwrap();
-    let node = gateway.node(NodeId(3)).unwrap();
+    network.ensure_nodes().await.unwrap();
+    let node = network.node(NodeId(3)).unwrap();
     let id = node.values["38-0-targetValue"].value_id(NodeId(3));
     let cancelled = CancellationToken::new();
     let echoes = vec![("38-0-currentValue".to_owned(), json!(40))];
-    let write = gateway.write_value_to(Some(&node), &id, json!(40), echoes, &cancelled);
+    let write = network.write_value_to(Some(&node), &id, json!(40), echoes, &cancelled);
     let cancel = async {
         let checking = || {
             server
@@ -485,14 +488,14 @@ async fn a_write_whose_name_check_is_not_answered_is_not_sent_and_says_so() {
         mute_get_state: true,
     })
     .await;
-    let gateway = Gateway::connect_zwave_js(
+    let network = Network::connect_zwave_js_server(
         Target::new(&url, None).unwrap(),
         QUICK,
         Duration::from_secs(1),
     );
-    gateway.ensure_nodes().await.unwrap();
-    let id = gateway.node(NodeId(3)).unwrap().values["38-0-targetValue"].value_id(NodeId(3));
-    let refused = gateway.write_value(&id, json!(40)).await.unwrap_err();
+    network.ensure_nodes().await.unwrap();
+    let id = network.node(NodeId(3)).unwrap().values["38-0-targetValue"].value_id(NodeId(3));
+    let refused = network.write_value(&id, json!(40)).await.unwrap_err();
     assert_eq!(
         refused.to_string(),
         "nothing was sent: before writing, this server checks that node 3 still has the name it was found by, and that check failed: zwave-js-server did not answer `node.get_state` within 1s"
@@ -515,7 +518,7 @@ async fn a_server_without_our_schema_is_refused_with_what_to_upgrade() {
         mute_get_state: false,
     })
     .await;
-    let client = WsClient::connect(Target::new(&url, None).unwrap(), QUICK);
+    let client = ZwaveJsServerClient::connect(Target::new(&url, None).unwrap(), QUICK);
     let Link::Down { why, .. } =
         link_until(&client, |link| matches!(link, Link::Down { .. })).await
     else {
@@ -529,7 +532,10 @@ async fn a_server_without_our_schema_is_refused_with_what_to_upgrade() {
         .request("node.set_value", set_dimmer(40), Duration::from_secs(5))
         .await
         .unwrap_err();
-    assert!(matches!(refused, WsError::Down { .. }), "{refused}");
+    assert!(
+        matches!(refused, ZwaveJsServerError::Down { .. }),
+        "{refused}"
+    );
     assert!(received.lock().unwrap().is_empty());
 }
 
@@ -541,7 +547,7 @@ async fn a_command_whose_connection_drops_is_lost_never_sent_again() {
         mute_get_state: false,
     })
     .await;
-    let client = WsClient::connect(Target::new(&url, None).unwrap(), QUICK);
+    let client = ZwaveJsServerClient::connect(Target::new(&url, None).unwrap(), QUICK);
     link_until(&client, |link| matches!(link, Link::Listening { .. })).await;
     let lost = client
         .request("node.set_value", set_dimmer(66), Duration::from_secs(5))
@@ -608,12 +614,12 @@ async fn wss_is_checked_against_the_ca_given_and_refused_without_it() {
     assert!(url.starts_with("wss://127.0.0.1:"), "{url}");
 
     let ca = std::fs::read(&files.ca).unwrap();
-    let trusted = WsClient::connect(Target::new(&url, Some(&ca)).unwrap(), QUICK);
+    let trusted = ZwaveJsServerClient::connect(Target::new(&url, Some(&ca)).unwrap(), QUICK);
     link_until(&trusted, |link| matches!(link, Link::Listening { .. })).await;
     assert_eq!(trusted.with_nodes(|nodes| nodes.len()), 15);
 
     // The system's roots do not know the test CA.
-    let untrusted = WsClient::connect(Target::new(&url, None).unwrap(), QUICK);
+    let untrusted = ZwaveJsServerClient::connect(Target::new(&url, None).unwrap(), QUICK);
     let Link::Down { why, .. } =
         link_until(&untrusted, |link| matches!(link, Link::Down { .. })).await
     else {
@@ -634,7 +640,7 @@ async fn wss_is_checked_against_the_ca_given_and_refused_without_it() {
 async fn a_handshake_that_never_ends_is_given_up() {
     let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
     let url = format!("ws://{}", listener.local_addr().unwrap());
-    let client = WsClient::connect(Target::new(&url, None).unwrap(), QUICK);
+    let client = ZwaveJsServerClient::connect(Target::new(&url, None).unwrap(), QUICK);
     let Link::Down { why, .. } =
         link_until(&client, |link| matches!(link, Link::Down { .. })).await
     else {

@@ -9,13 +9,13 @@ use std::time::Duration;
 
 use serde_json::json;
 use test_support::zwave_js::ZwaveJsServer;
-use zwave_mcp_server::gateway::zwave_js::WsClient;
+use zwave_mcp_server::network::zwave_js_server::ZwaveJsServerClient;
 
 use crate::harness::{Conversation, command, messages, other_client};
 
 const COMMAND: Duration = Duration::from_secs(10);
 
-async fn name(client: &WsClient, node: u16, name: &str, location: &str) {
+async fn name(client: &ZwaveJsServerClient, node: u16, name: &str, location: &str) {
     for (command, field, text) in [
         ("node.set_name", "name", name),
         ("node.set_location", "location", location),

@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use serde_json::json;
 use test_support::zwave_js::ZwaveJsServer;
-use zwave_mcp_server::gateway::zwave_js::{Link, WsError};
+use zwave_mcp_server::network::zwave_js_server::{Link, ZwaveJsServerError};
 
 use crate::harness::{cache_until, cached_value, listening};
 
@@ -69,7 +69,7 @@ async fn the_real_driver_is_listened_to_and_commanded() {
         .await
         .unwrap_err();
     assert!(
-        matches!(&missing, WsError::Failed { failure, .. } if failure.code == "node_not_found"),
+        matches!(&missing, ZwaveJsServerError::Failed { failure, .. } if failure.code == "node_not_found"),
         "{missing}"
     );
     drop(server);

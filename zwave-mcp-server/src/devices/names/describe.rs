@@ -1,6 +1,6 @@
 //! How answers name a device: `"Living Room Light" (node 3, Living Room)`.
 
-use crate::gateway::NodeInfo;
+use crate::network::NodeInfo;
 
 /// The name people use: the node's name, or `Node <id>` when it has none.
 pub fn display_name(node: &NodeInfo) -> String {

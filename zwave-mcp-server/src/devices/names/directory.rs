@@ -7,11 +7,11 @@ use super::{
     error::ResolveError,
     folding::{edit_distance, normalize},
 };
-use crate::gateway::{NodeInfo, text::echoed};
+use crate::network::{NodeInfo, text::echoed};
 
 /// Longest device name accepted, in characters: anything longer is refused before any work
-/// (the gateway's names are cut to this length when the node list is parsed).
-pub const MAX_NAME_CHARS: usize = crate::gateway::text::MAX_NAME_CHARS;
+/// (the names Z-Wave JS gives are cut to this length when the node list is parsed).
+pub const MAX_NAME_CHARS: usize = crate::network::text::MAX_NAME_CHARS;
 
 /// What the device is looked up for: switching takes only names beyond doubt.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

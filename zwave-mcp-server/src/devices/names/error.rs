@@ -1,7 +1,7 @@
 //! Why a name did not resolve to one device ([`ResolveError`]): each answer says what to give
 //! instead, and lists the candidates or the closest names, never a guess.
 
-use crate::gateway::text::MAX_NAME_CHARS;
+use crate::network::text::MAX_NAME_CHARS;
 
 /// Why a name did not resolve to one device.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

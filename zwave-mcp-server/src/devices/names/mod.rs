@@ -36,7 +36,7 @@ pub(crate) use folding::normalize;
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::gateway::{NodeId, NodeInfo};
+    use crate::network::{NodeId, NodeInfo};
 
     fn node(id: u16, name: &str, loc: &str) -> NodeInfo {
         serde_json::from_value(serde_json::json!({"id": id, "name": name, "loc": loc})).unwrap()

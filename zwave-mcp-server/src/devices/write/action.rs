@@ -299,7 +299,7 @@ pub enum ActionError {
     /// A name (mode, tone, colour) the device does not have.
     #[error(
         "{device} has no {what} \"{}\": {valid}",
-        crate::gateway::text::echoed(given)
+        crate::network::text::echoed(given)
     )]
     UnknownName {
         /// The device, described.
@@ -339,7 +339,7 @@ fn unknown_unit(device: &str, which: &str, unit: Option<&str>, band: &str) -> St
     let gives = match unit {
         Some(unit) => format!(
             "gives its {which} in \"{}\", a unit this server does not know (it knows °C and °F)",
-            crate::gateway::text::echoed(unit)
+            crate::network::text::echoed(unit)
         ),
         None => format!("does not say in which unit its {which} is"),
     };

@@ -10,7 +10,7 @@ use serde_json::{Map, Value, json};
 use super::{Action, ActionError, Expect, Request, Words, WritePlan, found, writeable};
 use crate::{
     devices::{cc, describe},
-    gateway::{NodeInfo, ValueId, ValueKey},
+    network::{NodeInfo, ValueId, ValueKey},
 };
 
 /// The channels of Color Switch, by their number in `currentColor/<n>`.

@@ -17,7 +17,7 @@ use super::{
 };
 use crate::{
     devices::{cc, describe, find_value, percent_of_99},
-    gateway::{NodeInfo, Property, ValueInfo},
+    network::{NodeInfo, Property, ValueInfo},
 };
 
 pub(super) fn plan(node: &NodeInfo, request: &Request) -> Result<WritePlan, ActionError> {

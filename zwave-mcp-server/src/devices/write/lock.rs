@@ -9,7 +9,7 @@ use super::{
 };
 use crate::{
     devices::{cc, describe},
-    gateway::NodeInfo,
+    network::NodeInfo,
 };
 
 pub(super) fn plan(node: &NodeInfo, action: Action) -> Result<WritePlan, ActionError> {

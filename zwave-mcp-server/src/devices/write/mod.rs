@@ -34,7 +34,7 @@ pub use sensitive::{Sensitive, SensitiveClass};
 use super::cc;
 
 use super::{DeviceKind, describe, is_online, status_word};
-use crate::gateway::{NodeInfo, ValueId, ValueInfo, ValueKey};
+use crate::network::{NodeInfo, ValueId, ValueInfo, ValueKey};
 
 /// What the device's state value must become to confirm the write.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -192,7 +192,7 @@ fn found<'a>(
     property: &str,
     key: Option<i64>,
 ) -> Option<&'a ValueInfo> {
-    use crate::gateway::Property;
+    use crate::network::Property;
     node.values
         .values()
         .filter(|v| {
@@ -233,7 +233,7 @@ fn write_plan(
 pub(crate) mod lab {
     //! The lab's mock network as the real Z-Wave JS UI reported it (`fixtures/zwave-js-ui/classes/`).
 
-    use crate::gateway::NodeInfo;
+    use crate::network::NodeInfo;
 
     /// Node `id` of the lab's mock network: 5 lock, 6 thermostat, 7 blind, 8 colour bulb,
     /// 9 siren, 10 door/leak sensor, 15 motor blind.
@@ -243,7 +243,7 @@ pub(crate) mod lab {
         ))
         .unwrap();
         let nodes = reply.get("result").cloned().unwrap_or(reply);
-        crate::gateway::parse_nodes(nodes)
+        crate::network::parse_nodes(nodes)
             .unwrap()
             .into_values()
             .find(|node| node.id.0 == id)

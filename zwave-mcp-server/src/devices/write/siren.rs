@@ -11,7 +11,7 @@ use super::{
 };
 use crate::{
     devices::{cc, describe},
-    gateway::NodeInfo,
+    network::NodeInfo,
 };
 
 pub(super) fn plan(node: &NodeInfo, request: &Request) -> Result<WritePlan, ActionError> {
@@ -103,10 +103,10 @@ pub(super) fn plan(node: &NodeInfo, request: &Request) -> Result<WritePlan, Acti
 /// this very tone on this very endpoint, would be cut short. A tone whose state is not known
 /// may be an alarm, so it counts as sounding; 255 is the device's default tone, known when
 /// the device reports `defaultToneId`.
-fn ends_a_tone(node: &NodeInfo, tone: &crate::gateway::ValueInfo, value: i64) -> bool {
-    let named = |value: &crate::gateway::ValueInfo, name: &str| {
+fn ends_a_tone(node: &NodeInfo, tone: &crate::network::ValueInfo, value: i64) -> bool {
+    let named = |value: &crate::network::ValueInfo, name: &str| {
         value.command_class == cc::SOUND_SWITCH
-            && value.property == crate::gateway::Property::Name(name.to_owned())
+            && value.property == crate::network::Property::Name(name.to_owned())
     };
     let wanted = if value == 255 {
         node.values
@@ -139,7 +139,7 @@ mod tests {
     use serde_json::json;
 
     use super::super::{Action, Expect, Limits, Request, Sensitive, lab, plan};
-    use crate::gateway::NodeInfo;
+    use crate::network::NodeInfo;
 
     fn sound(tone: Option<&str>) -> Request {
         Request {

@@ -9,7 +9,7 @@ use serde_json::json;
 use super::{Action, ActionError, Expect, Request, Words, WritePlan, write_plan};
 use crate::{
     devices::{DeviceKind, cc, describe, find_value, percent_of_99},
-    gateway::NodeInfo,
+    network::NodeInfo,
 };
 
 /// Plans on, off or dim on `node`, a device of `kind`.
@@ -122,7 +122,7 @@ mod tests {
     use crate::{devices::describe, sim::home::demo_node as demo};
 
     fn plan(
-        node: &crate::gateway::NodeInfo,
+        node: &crate::network::NodeInfo,
         action: Action,
         level: Option<i64>,
     ) -> Result<WritePlan, ActionError> {

@@ -11,7 +11,7 @@ use super::{
 };
 use crate::{
     devices::{cc, describe},
-    gateway::{NodeInfo, Property, ValueInfo},
+    network::{NodeInfo, Property, ValueInfo},
 };
 
 pub(super) fn plan(

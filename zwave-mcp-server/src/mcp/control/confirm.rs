@@ -11,11 +11,11 @@ use tracing::{debug, warn};
 
 use crate::{
     devices,
-    gateway::{Gateway, NodeId, NodeInfo},
     mcp::{
         ZwaveServer,
-        commands::{Command, Fate},
+        commands::{AckedCommand, Reported},
     },
+    network::{Network, NodeId, NodeInfo},
 };
 
 /// How long a command's device is watched for its first report after the answer.
@@ -28,48 +28,48 @@ impl ZwaveServer {
     pub(super) async fn decide(
         &self,
         node: &NodeInfo,
-        command: &Command,
+        command: &AckedCommand,
         cancelled: &CancellationToken,
-    ) -> (NodeInfo, Fate) {
+    ) -> (NodeInfo, Reported) {
         if !command.supervised && !self.confirm_timeout.is_zero() {
             tokio::select! {
-                _ = self.gateway.wait_for_node(
+                _ = self.network.wait_for_node(
                     node.id,
-                    |now| command.fate(now) != Fate::Pending,
+                    |now| command.reported(now) != Reported::Pending,
                     self.confirm_timeout,
                 ) => {}
                 // Nobody waits for the answer any more: the request's place is freed at once.
                 () = cancelled.cancelled() => {}
             }
         }
-        let now = self.gateway.node(node.id).unwrap_or_else(|| node.clone());
-        let fate = command.fate(&now);
+        let now = self.network.node(node.id).unwrap_or_else(|| node.clone());
+        let reported = command.reported(&now);
         // A command superseded by a later one is answered so, whatever its fate.
         let latest = self
             .commands
             .last(node.id)
             .is_none_or(|last| last.seq == command.seq);
-        if fate != Fate::Confirmed || command.supervised || !latest {
-            return (now, fate);
+        if reported != Reported::Confirmed || command.supervised || !latest {
+            return (now, reported);
         }
-        let fate = tokio::select! {
-            fate = verify(&self.gateway, &now, command) => fate,
-            () = cancelled.cancelled() => Fate::Pending,
+        let reported = tokio::select! {
+            reported = verify(&self.network, &now, command) => reported,
+            () = cancelled.cancelled() => Reported::Pending,
         };
-        (self.gateway.node(node.id).unwrap_or(now), fate)
+        (self.network.node(node.id).unwrap_or(now), reported)
     }
 
     /// Asks the device for each of `values`, one after the other, in the background: a device
     /// that sends no report of its own after a Set (a colour light) answers a Get, and that
     /// answer is its report.
-    pub(super) fn read_back(&self, values: &[crate::gateway::ValueId]) {
+    pub(super) fn read_back(&self, values: &[crate::network::ValueId]) {
         if values.is_empty() {
             return;
         }
-        let (gateway, values) = (self.gateway.clone(), values.to_vec());
+        let (network, values) = (self.network.clone(), values.to_vec());
         tokio::spawn(async move {
             for value in values {
-                if let Err(err) = gateway.poll_value(&value).await {
+                if let Err(err) = network.poll_value(&value).await {
                     debug!(%value, error = %err, "reading a value back after a write failed");
                 }
             }
@@ -81,17 +81,17 @@ impl ZwaveServer {
     /// device confirms it later, whatever it reports after that (a siren whose tone ended).
     pub(super) fn settle_when_reported(
         &self,
-        command: &Command,
+        command: &AckedCommand,
         node: NodeId,
-        fate: &Fate,
-        mut layout: crate::gateway::Revision,
+        reported: &Reported,
+        mut layout: crate::network::Revision,
     ) {
-        match fate {
-            Fate::Confirmed => self.commands.settle(node, command.seq),
-            Fate::Contradicted { .. } => {}
-            Fate::Pending => {
-                let (gateway, commands, command) = (
-                    self.gateway.clone(),
+        match reported {
+            Reported::Confirmed => self.commands.settle(node, command.seq),
+            Reported::Contradicted { .. } => {}
+            Reported::Pending => {
+                let (network, commands, command) = (
+                    self.network.clone(),
                     std::sync::Arc::clone(&self.commands),
                     command.clone(),
                 );
@@ -109,13 +109,15 @@ impl ZwaveServer {
                         // while it was down, as the driver's cache, which is no report: the
                         // device is asked then.
                         let reloaded =
-                            || gateway.with_nodes(crate::gateway::Nodes::layout) != layout;
+                            || network.with_nodes(crate::network::Nodes::layout) != layout;
                         let left = deadline.saturating_duration_since(tokio::time::Instant::now());
-                        let Some(now) = gateway
+                        let Some(now) = network
                             .wait_for_node(
                                 node,
                                 |now| {
-                                    command.fate(now) != Fate::Pending || superseded() || reloaded()
+                                    command.reported(now) != Reported::Pending
+                                        || superseded()
+                                        || reloaded()
                                 },
                                 left,
                             )
@@ -123,19 +125,23 @@ impl ZwaveServer {
                         else {
                             return;
                         };
-                        if superseded() || matches!(command.fate(&now), Fate::Contradicted { .. }) {
+                        if superseded()
+                            || matches!(command.reported(&now), Reported::Contradicted { .. })
+                        {
                             return;
                         }
-                        layout = gateway.with_nodes(crate::gateway::Nodes::layout);
-                        match verify(&gateway, &now, &command).await {
-                            Fate::Confirmed => {
+                        layout = network.with_nodes(crate::network::Nodes::layout);
+                        match verify(&network, &now, &command).await {
+                            Reported::Confirmed => {
                                 commands.settle(node, command.seq);
                                 return;
                             }
-                            Fate::Contradicted { .. } => return,
+                            Reported::Contradicted { .. } => return,
                             // No answer yet (asleep, or on its way): watched on.
-                            Fate::Pending if command.fate(&now) == Fate::Confirmed => return,
-                            Fate::Pending => {}
+                            Reported::Pending if command.reported(&now) == Reported::Confirmed => {
+                                return;
+                            }
+                            Reported::Pending => {}
                         }
                     }
                 });
@@ -149,30 +155,30 @@ impl ZwaveServer {
 /// report in the cache may be zwave-js's optimistic echo of another client's write of the
 /// same value, which looks the same on both backends. Confirmed only when every answer is
 /// what the command asked; an answer that is not contradicts it; no answer leaves it pending.
-async fn verify(gateway: &Gateway, node: &NodeInfo, command: &Command) -> Fate {
+async fn verify(network: &Network, node: &NodeInfo, command: &AckedCommand) -> Reported {
     for (key, expect) in command.values() {
         let Some(id) = node.values.get(key).map(|value| value.value_id(node.id)) else {
-            return Fate::Pending;
+            return Reported::Pending;
         };
-        match gateway.poll_value(&id).await {
+        match network.poll_value(&id).await {
             Ok(Some(answer)) if expect.accepts(&answer) => {}
-            Ok(Some(answer)) if expect.in_transit(&answer) => return Fate::Pending,
+            Ok(Some(answer)) if expect.in_transit(&answer) => return Reported::Pending,
             Ok(Some(answer)) => {
                 warn!(node = %node.id, value = %id, %answer, "the device's answer contradicts what its cache showed: an echo of another client's write was not its report");
-                let now = gateway.node(node.id).unwrap_or_else(|| node.clone());
-                return Fate::Contradicted {
+                let now = network.node(node.id).unwrap_or_else(|| node.clone());
+                return Reported::Contradicted {
                     state: devices::summary(&now),
                 };
             }
             Ok(None) => {
                 debug!(node = %node.id, value = %id, "the device gave no value when asked to confirm a command");
-                return Fate::Pending;
+                return Reported::Pending;
             }
             Err(err) => {
                 debug!(node = %node.id, value = %id, error = %err, "asking the device to confirm a command failed");
-                return Fate::Pending;
+                return Reported::Pending;
             }
         }
     }
-    Fate::Confirmed
+    Reported::Confirmed
 }

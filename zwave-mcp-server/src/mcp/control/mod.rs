@@ -27,14 +27,14 @@ use tracing::{debug, info, warn};
 
 use super::{
     ZwaveServer,
-    commands::{Command, Fate, clock},
+    commands::{AckedCommand, Reported, clock},
     error::ToolError,
     tools::structured,
     types::{ControlArgs, ControlOutcome, Outcome},
 };
 use crate::{
     devices::{self, Purpose},
-    gateway::{NodeInfo, now_ms},
+    network::{NodeInfo, now_ms},
 };
 
 /// A command sent and acknowledged, as its answer tells it.
@@ -48,9 +48,9 @@ struct Sent {
     before: Option<(Option<serde_json::Value>, Option<i64>)>,
     /// Whether the device already showed what was asked.
     already: bool,
-    /// The gateway's status for the write (255: supervised success).
+    /// Z-Wave JS's status for the write (255: supervised success).
     status: i64,
-    command: Command,
+    command: AckedCommand,
 }
 
 impl ZwaveServer {
@@ -70,7 +70,7 @@ impl ZwaveServer {
         let status = self.send(&node, &plan, &args, &name, cancelled).await?;
         // Only a report received after this instant is the device's: zwave-js's optimistic
         // echo comes before the reply (and is not stored), and payload times are not trusted.
-        let command = Command {
+        let command = AckedCommand {
             seq,
             current_key: plan.current_key.as_str().to_owned(),
             expect: plan.expect,
@@ -86,7 +86,7 @@ impl ZwaveServer {
             settled: false,
         };
         self.commands.record(node.id, command.clone());
-        let (now, fate) = self.wait(&node, &plan, &command, cancelled).await;
+        let (now, reported) = self.wait(&node, &plan, &command, cancelled).await;
         let sent = Sent {
             name,
             node,
@@ -96,7 +96,7 @@ impl ZwaveServer {
             status,
             command,
         };
-        self.answer(&sent, args.action, &now, fate)
+        self.answer(&sent, args.action, &now, reported)
     }
 
     /// The device `args` names, resolved beyond doubt, and what to write to it, checked: a
@@ -132,7 +132,7 @@ impl ZwaveServer {
         Ok((node, plan, name))
     }
 
-    /// Writes `plan` to `node` (the device `name`); the gateway's status. Not sent when the
+    /// Writes `plan` to `node` (the device `name`); Z-Wave JS's status. Not sent when the
     /// client cancelled before it could be.
     async fn send(
         &self,
@@ -143,7 +143,7 @@ impl ZwaveServer {
         cancelled: &CancellationToken,
     ) -> Result<i64, ToolError> {
         let written = self
-            .gateway
+            .network
             .write_value_to(
                 Some(node),
                 &plan.target,
@@ -162,7 +162,7 @@ impl ZwaveServer {
             device: name.to_owned(),
             source,
         });
-        // Said once the gateway answered: a write refused before it was sent (the device
+        // Said once Z-Wave JS answered: a write refused before it was sent (the device
         // renamed meanwhile) is no write.
         match &written {
             Ok(status) => {
@@ -179,23 +179,23 @@ impl ZwaveServer {
     }
 
     /// Waits for the device's word on `command` (asking it back when it sends none of its
-    /// own) and keeps watching when it has not spoken: the node as it is then, and the fate.
+    /// own) and keeps watching when it has not spoken: the node as it is then, and what its reports say of the command.
     async fn wait(
         &self,
         node: &NodeInfo,
         plan: &devices::WritePlan,
-        command: &Command,
+        command: &AckedCommand,
         cancelled: &CancellationToken,
-    ) -> (NodeInfo, Fate) {
+    ) -> (NodeInfo, Reported) {
         // The node list as it was when the write was acknowledged: one loaded later (the link
         // came back) may hide a report sent meanwhile in the driver's cache.
-        let layout = self.gateway.with_nodes(crate::gateway::Nodes::layout);
+        let layout = self.network.with_nodes(crate::network::Nodes::layout);
         if !command.supervised {
             self.read_back(&plan.poll);
         }
-        let (now, fate) = self.decide(node, command, cancelled).await;
-        self.settle_when_reported(command, node.id, &fate, layout);
-        (now, fate)
+        let (now, reported) = self.decide(node, command, cancelled).await;
+        self.settle_when_reported(command, node.id, &reported, layout);
+        (now, reported)
     }
 
     /// The answer to the model: what became of the command `sent`, with the device `now`.
@@ -204,16 +204,16 @@ impl ZwaveServer {
         sent: &Sent,
         action: devices::Action,
         now: &NodeInfo,
-        fate: Fate,
+        reported: Reported,
     ) -> Result<CallToolResult, ToolError> {
         let state = devices::summary(now);
-        let superseded = self.superseded(sent, now, &fate);
-        let text = self.text(sent, &fate, superseded.as_deref(), &state);
-        let outcome = match (fate, &superseded) {
+        let superseded = self.superseded(sent, now, &reported);
+        let text = self.text(sent, &reported, superseded.as_deref(), &state);
+        let outcome = match (reported, &superseded) {
             (_, Some(_)) => Outcome::Superseded,
-            (Fate::Confirmed, None) => Outcome::Confirmed,
-            (Fate::Contradicted { .. }, None) => Outcome::Contradicted,
-            (Fate::Pending, None) => Outcome::Acknowledged,
+            (Reported::Confirmed, None) => Outcome::Confirmed,
+            (Reported::Contradicted { .. }, None) => Outcome::Contradicted,
+            (Reported::Pending, None) => Outcome::Acknowledged,
         };
         let mut result = structured(
             text,
@@ -239,15 +239,15 @@ impl ZwaveServer {
     }
 
     /// The later command that superseded `sent`, if one did: this server's, or another client
-    /// of the gateway's (its target value, echoed after ours, asks for something else).
-    fn superseded(&self, sent: &Sent, now: &NodeInfo, fate: &Fate) -> Option<String> {
+    /// of Z-Wave JS's (its target value, echoed after ours, asks for something else).
+    fn superseded(&self, sent: &Sent, now: &NodeInfo, reported: &Reported) -> Option<String> {
         let command = &sent.command;
         self.commands
             .last(now.id)
             .filter(|last| last.seq != command.seq)
             .map(|last| last.verb)
             .or_else(|| {
-                if *fate == Fate::Confirmed {
+                if *reported == Reported::Confirmed {
                     return None;
                 }
                 let before = sent.before.as_ref().and_then(|(value, _)| value.as_ref());
@@ -263,7 +263,13 @@ impl ZwaveServer {
     }
 
     /// The words of the answer: what became of `sent`, the device now reporting `state`.
-    fn text(&self, sent: &Sent, fate: &Fate, superseded: Option<&str>, state: &str) -> String {
+    fn text(
+        &self,
+        sent: &Sent,
+        reported: &Reported,
+        superseded: Option<&str>,
+        state: &str,
+    ) -> String {
         let Sent {
             name,
             node,
@@ -273,7 +279,7 @@ impl ZwaveServer {
             status,
             command,
         } = sent;
-        match (fate, superseded) {
+        match (reported, superseded) {
             // Another command to the device came after this one: what the device reports now
             // answers that one, not this.
             (_, Some(later)) => format!(
@@ -281,15 +287,15 @@ impl ZwaveServer {
                 command.verb,
                 clock(command.acked_ms)
             ),
-            (Fate::Confirmed, None) if *already => format!(
+            (Reported::Confirmed, None) if *already => format!(
                 "{name} was already {}; the device confirmed it (now {state}).",
                 plan.words.already
             ),
-            (Fate::Confirmed, None) => format!(
+            (Reported::Confirmed, None) => format!(
                 "{name} {}; the device confirmed it (now {state}).",
                 plan.words.past
             ),
-            (Fate::Contradicted { state }, None) => {
+            (Reported::Contradicted { state }, None) => {
                 warn!(device = ?name, node = %node.id, %state, "the device reported that it did not change");
                 format!(
                     "{name} did not change: the command to {} was acknowledged at {}, but the device then reported it is still {state}. It may be stuck or without power: check it before trying again.",
@@ -297,7 +303,7 @@ impl ZwaveServer {
                     clock(command.acked_ms)
                 )
             }
-            (Fate::Pending, None) => {
+            (Reported::Pending, None) => {
                 let reported = match before {
                     Some((_, Some(at))) => format!("{} at {}", devices::summary(node), clock(*at)),
                     _ => devices::summary(node),
@@ -322,7 +328,7 @@ impl ZwaveServer {
         plan: &devices::WritePlan,
         args: &ControlArgs,
     ) -> Result<NodeInfo, ToolError> {
-        let now = self.gateway.node(node.id).unwrap_or_else(|| node.clone());
+        let now = self.network.node(node.id).unwrap_or_else(|| node.clone());
         let replanned = devices::plan(&now, &args.request(), &self.limits)?;
         if (&replanned.sensitive, &replanned.target, &replanned.value)
             != (&plan.sensitive, &plan.target, &plan.value)
@@ -352,7 +358,7 @@ impl ZwaveServer {
             .values()
             .filter(|value| {
                 value.command_class == devices::cc::SOUND_SWITCH
-                    && value.property == crate::gateway::Property::Name("toneId".to_owned())
+                    && value.property == crate::network::Property::Name("toneId".to_owned())
                     && value.value.is_none()
             })
             .map(|value| value.value_id(node.id))
@@ -361,11 +367,11 @@ impl ZwaveServer {
             return node;
         }
         for value in &unknown {
-            if let Err(err) = self.gateway.poll_value(value).await {
+            if let Err(err) = self.network.poll_value(value).await {
                 debug!(%value, error = %err, "asking a siren which tone it plays failed");
             }
         }
-        match self.gateway.node(node.id) {
+        match self.network.node(node.id) {
             Some(now) => NodeInfo {
                 name: node.name,
                 loc: node.loc,
@@ -384,7 +390,7 @@ fn other_command(
     target_key: &str,
     written: &serde_json::Value,
     before: Option<&serde_json::Value>,
-    ours: &Command,
+    ours: &AckedCommand,
 ) -> Option<String> {
     let target = node
         .values

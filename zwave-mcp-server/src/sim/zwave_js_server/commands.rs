@@ -7,7 +7,7 @@ use std::sync::Arc;
 use serde_json::{Value, json};
 
 use super::{
-    shared::WsSim,
+    shared::ServerSim,
     state::{node_state, state, value_updated},
 };
 use crate::sim::{
@@ -19,7 +19,7 @@ use crate::sim::{
 
 /// What to send for one command, in order.
 pub(super) fn answer(
-    sim: &Arc<WsSim>,
+    sim: &Arc<ServerSim>,
     connection: u64,
     text: &str,
     listening: &mut bool,
@@ -104,7 +104,7 @@ pub(super) fn answer(
 
 /// `node.set_value`, answered in the real server's order.
 fn set_value(
-    sim: &Arc<WsSim>,
+    sim: &Arc<ServerSim>,
     connection: u64,
     node: u16,
     command: &Value,
@@ -141,7 +141,7 @@ fn set_value(
 
 /// `node.poll_value`: the device answers with its value, which is also an event.
 fn poll_value(
-    sim: &Arc<WsSim>,
+    sim: &Arc<ServerSim>,
     connection: u64,
     node: u16,
     command: &Value,

@@ -13,14 +13,14 @@ use tokio::{net::TcpListener, sync::broadcast};
 use tokio_tungstenite::tungstenite::Message;
 use tracing::{debug, warn};
 
-use super::{commands::answer, shared::WsSim, state::HOME_ID};
+use super::{commands::answer, shared::ServerSim, state::HOME_ID};
 use crate::sim::state::lock;
 
 /// The versions the simulated server gives (those of the recorded sessions).
 const SERVER_VERSION: &str = "3.10.2";
 const DRIVER_VERSION: &str = "15.29.0";
 
-pub(super) async fn accept(listener: TcpListener, sim: Arc<WsSim>) {
+pub(super) async fn accept(listener: TcpListener, sim: Arc<ServerSim>) {
     while let Ok((stream, _)) = listener.accept().await {
         if !sim.running.load(Ordering::SeqCst) {
             // As a server that is down: the connection goes at once.
@@ -43,7 +43,7 @@ pub(super) async fn accept(listener: TcpListener, sim: Arc<WsSim>) {
 type Socket = tokio_tungstenite::WebSocketStream<tokio::net::TcpStream>;
 
 /// One client, until it goes or the server stops.
-async fn serve(mut socket: Socket, sim: &Arc<WsSim>) {
+async fn serve(mut socket: Socket, sim: &Arc<ServerSim>) {
     let id = sim.next_connection.fetch_add(1, Ordering::SeqCst);
     let mut generation = sim.generation.subscribe();
     let mut frozen = sim.frozen.subscribe();
@@ -100,7 +100,7 @@ async fn serve(mut socket: Socket, sim: &Arc<WsSim>) {
 }
 
 /// How late the answer to the command `text` comes, if late.
-fn delay_of(sim: &WsSim, text: &str) -> Option<Duration> {
+fn delay_of(sim: &ServerSim, text: &str) -> Option<Duration> {
     let command = serde_json::from_str::<Value>(text).ok()?;
     let name = command.get("command")?.as_str()?;
     lock(&sim.knobs).delays.get(name).copied()

@@ -1,7 +1,7 @@
 //! A simulated zwave-js-server: the demo home (or any home of the simulator) served over
 //! zwave-js-server's WebSocket API, as the recorded sessions show it
 //! (`fixtures/zwave-js-server/`, `captures/ws/FACTS.md`), with its own code: none of the
-//! backend's (`crate::gateway::zwave_js`) is used to build what it sends.
+//! backend's (`crate::network::zwave_js_server`) is used to build what it sends.
 //!
 //! Per connection: the `version` message, `set_api_schema`, `start_listening` (the whole
 //! state: every node with its values and their metadata), then commands and events. Writes

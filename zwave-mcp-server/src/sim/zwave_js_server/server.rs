@@ -16,7 +16,7 @@ use tracing::info;
 
 use super::{
     connection::accept,
-    shared::WsSim,
+    shared::ServerSim,
     state::{address, node_state, value_updated},
 };
 use crate::sim::{
@@ -27,7 +27,7 @@ use crate::sim::{
 /// A running simulated zwave-js-server; stops when dropped.
 pub struct SimZwaveJsServer {
     url: String,
-    sim: Arc<WsSim>,
+    sim: Arc<ServerSim>,
     task: tokio::task::JoinHandle<()>,
 }
 
@@ -44,7 +44,7 @@ impl SimZwaveJsServer {
     ) -> std::io::Result<Self> {
         let listener = TcpListener::bind(address).await?;
         let url = format!("ws://{}", listener.local_addr()?);
-        let sim = Arc::new(WsSim {
+        let sim = Arc::new(ServerSim {
             nodes: Mutex::new(home),
             knobs: Mutex::new(Knobs::default()),
             last_levels: Mutex::default(),

@@ -1,5 +1,5 @@
 //! What the simulated zwave-js-server's handle, its connections and their commands share
-//! ([`WsSim`]): the home, the knobs, the events for every listener, what was received.
+//! ([`ServerSim`]): the home, the knobs, the events for every listener, what was received.
 
 use std::{
     collections::HashMap,
@@ -18,7 +18,7 @@ use crate::sim::{
 };
 
 /// A simulated zwave-js-server's state.
-pub(super) struct WsSim {
+pub(super) struct ServerSim {
     pub(super) nodes: Mutex<Vec<Value>>,
     pub(super) knobs: Mutex<Knobs>,
     pub(super) last_levels: Mutex<HashMap<u16, u8>>,
@@ -44,7 +44,7 @@ pub(super) struct WsSim {
     pub(super) next_connection: AtomicU64,
 }
 
-impl WsSim {
+impl ServerSim {
     /// What a write works on, here.
     pub(super) fn devices(&self) -> Devices<'_> {
         Devices {

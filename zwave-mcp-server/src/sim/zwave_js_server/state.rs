@@ -136,8 +136,8 @@ fn value_state(value: &Value) -> Value {
 mod tests {
     use super::*;
     use crate::{
-        gateway::zwave_js::state::nodes_from_state,
-        gateway::{NodeId, now_ms},
+        network::zwave_js_server::state::nodes_from_state,
+        network::{NodeId, now_ms},
         sim::home::demo_home,
     };
 
@@ -146,16 +146,16 @@ mod tests {
     #[test]
     fn the_state_reads_back_as_the_same_home() {
         let home = demo_home(now_ms());
-        let from_ws = nodes_from_state(&state(&home)).unwrap();
-        let mut from_mqtt = crate::gateway::parse_nodes(Value::Array(home)).unwrap();
+        let from_server = nodes_from_state(&state(&home)).unwrap();
+        let mut from_mqtt = crate::network::parse_nodes(Value::Array(home)).unwrap();
         // zwave-js-server does not list Z-Wave JS UI's virtual broadcast node.
         from_mqtt.retain(|_, node| !node.is_virtual);
         assert_eq!(
-            from_ws.keys().collect::<Vec<_>>(),
+            from_server.keys().collect::<Vec<_>>(),
             from_mqtt.keys().collect::<Vec<_>>()
         );
         for (id, node) in &from_mqtt {
-            let other = &from_ws[id];
+            let other = &from_server[id];
             assert_eq!(
                 (&other.name, &other.loc, other.ready),
                 (&node.name, &node.loc, node.ready),
@@ -168,7 +168,7 @@ mod tests {
             );
             // A JavaScript object keeps its text keys in insertion order ("true" before
             // "false"); ours sorts them: the states are compared as a set.
-            let states = |value: &crate::gateway::ValueInfo| {
+            let states = |value: &crate::network::ValueInfo| {
                 value.states.clone().map(|mut states| {
                     states.sort_by(|a, b| a.text.cmp(&b.text));
                     states
@@ -196,6 +196,6 @@ mod tests {
                 assert_eq!(seen.target_value, value.target_value, "{id} {key}");
             }
         }
-        assert!(from_ws.contains_key(&NodeId(2)));
+        assert!(from_server.contains_key(&NodeId(2)));
     }
 }

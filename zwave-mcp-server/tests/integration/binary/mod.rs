@@ -217,16 +217,16 @@ fn simulate_mode_serves_the_demo_home_on_any_broker() {
         );
         let mut settings = settings_for(broker.url(), Duration::from_secs(2));
         settings.gateway_name = "house".into();
-        let gateway = zwave_mcp_server::Gateway::connect(settings, fast_backoff());
+        let network = zwave_mcp_server::Network::connect(settings, fast_backoff());
         let deadline = std::time::Instant::now() + Duration::from_secs(15);
-        while gateway.ensure_nodes().await.is_err() {
+        while network.ensure_nodes().await.is_err() {
             assert!(
                 std::time::Instant::now() < deadline,
                 "the simulator never answered getNodes"
             );
             tokio::time::sleep(Duration::from_millis(100)).await;
         }
-        let names: Vec<String> = gateway
+        let names: Vec<String> = network
             .state()
             .nodes
             .values()

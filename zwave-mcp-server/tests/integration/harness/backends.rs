@@ -20,13 +20,13 @@ pub enum Backend {
     /// `--mqtt-url`: Z-Wave JS UI's MQTT gateway.
     Mqtt,
     /// `--zwave-js-url`: zwave-js-server.
-    ZwaveJs,
+    ZwaveJsServer,
 }
 
 /// The demo home (reports after the test delays) behind one backend.
 pub enum TestHome {
     Mqtt(GatewayHome),
-    ZwaveJs(SimZwaveJsServer),
+    ZwaveJsServer(SimZwaveJsServer),
 }
 
 impl TestHome {
@@ -34,7 +34,7 @@ impl TestHome {
     pub async fn start(backend: Backend) -> Self {
         Self::with_nodes(
             backend,
-            zwave_mcp_server::sim::home::demo_home(zwave_mcp_server::gateway::now_ms()),
+            zwave_mcp_server::sim::home::demo_home(zwave_mcp_server::network::now_ms()),
         )
         .await
     }
@@ -42,7 +42,7 @@ impl TestHome {
     /// The basic home (the demo home's first seven nodes: the home the tests of names were
     /// written for) with nodes renamed (`(node, name, location)`) behind `backend`.
     pub async fn renamed(backend: Backend, renames: &[(u16, &str, &str)]) -> Self {
-        let home = zwave_mcp_server::sim::home::basic_home(zwave_mcp_server::gateway::now_ms());
+        let home = zwave_mcp_server::sim::home::basic_home(zwave_mcp_server::network::now_ms());
         Self::with_nodes(backend, renamed(home, renames)).await
     }
 
@@ -50,7 +50,7 @@ impl TestHome {
     pub async fn with_nodes(backend: Backend, nodes: Vec<serde_json::Value>) -> Self {
         match backend {
             Backend::Mqtt => Self::Mqtt(GatewayHome::with_nodes(nodes).await),
-            Backend::ZwaveJs => Self::ZwaveJs(
+            Backend::ZwaveJsServer => Self::ZwaveJsServer(
                 SimZwaveJsServer::start("127.0.0.1:0", nodes, ReportDelays::FAST)
                     .await
                     .unwrap(),
@@ -62,7 +62,7 @@ impl TestHome {
     pub fn backend(&self) -> Backend {
         match self {
             Self::Mqtt(_) => Backend::Mqtt,
-            Self::ZwaveJs(_) => Backend::ZwaveJs,
+            Self::ZwaveJsServer(_) => Backend::ZwaveJsServer,
         }
     }
 
@@ -70,7 +70,7 @@ impl TestHome {
     pub fn command(&self, args: &[&str]) -> Command {
         match self {
             Self::Mqtt(home) => home.command(args),
-            Self::ZwaveJs(server) => {
+            Self::ZwaveJsServer(server) => {
                 let mut command = binary::command(&["--zwave-js-url", server.url()]);
                 command.args(args);
                 command
@@ -88,7 +88,7 @@ impl TestHome {
     pub fn set_jammed(&self, node: u16, jammed: bool) {
         match self {
             Self::Mqtt(home) => home.sim.set_jammed(node, jammed),
-            Self::ZwaveJs(server) => server.set_jammed(node, jammed),
+            Self::ZwaveJsServer(server) => server.set_jammed(node, jammed),
         }
     }
 
@@ -96,7 +96,7 @@ impl TestHome {
     pub fn set_stuck(&self, node: u16, stuck: bool) {
         match self {
             Self::Mqtt(home) => home.sim.set_stuck(node, stuck),
-            Self::ZwaveJs(server) => server.set_stuck(node, stuck),
+            Self::ZwaveJsServer(server) => server.set_stuck(node, stuck),
         }
     }
 
@@ -104,7 +104,7 @@ impl TestHome {
     pub fn set_supervised(&self, node: u16, supervised: bool) {
         match self {
             Self::Mqtt(home) => home.sim.set_supervised(node, supervised),
-            Self::ZwaveJs(server) => server.set_supervised(node, supervised),
+            Self::ZwaveJsServer(server) => server.set_supervised(node, supervised),
         }
     }
 
@@ -112,7 +112,7 @@ impl TestHome {
     pub fn set_confirm_writes(&self, confirm: bool) {
         match self {
             Self::Mqtt(home) => home.sim.set_confirm_writes(confirm),
-            Self::ZwaveJs(server) => server.set_confirm_writes(confirm),
+            Self::ZwaveJsServer(server) => server.set_confirm_writes(confirm),
         }
     }
 
@@ -120,7 +120,7 @@ impl TestHome {
     pub fn writes(&self) -> Vec<(String, Value)> {
         match self {
             Self::Mqtt(home) => home.writes(),
-            Self::ZwaveJs(server) => server
+            Self::ZwaveJsServer(server) => server
                 .writes()
                 .into_iter()
                 .map(|(node, id, value)| (written_id(node, &id), value))
@@ -133,7 +133,7 @@ impl TestHome {
     pub async fn notify(&self, node: u16, key: &str, value: Value) {
         match self {
             Self::Mqtt(home) => home.sim.press(node, key, value).await,
-            Self::ZwaveJs(server) => server.notify(node, key, value),
+            Self::ZwaveJsServer(server) => server.notify(node, key, value),
         }
     }
 
@@ -142,7 +142,7 @@ impl TestHome {
     pub async fn go_down(&self) {
         match self {
             Self::Mqtt(home) => home.sim.announce_offline().await,
-            Self::ZwaveJs(server) => server.stop(),
+            Self::ZwaveJsServer(server) => server.stop(),
         }
     }
 
@@ -150,7 +150,7 @@ impl TestHome {
     pub async fn come_back(&self) {
         match self {
             Self::Mqtt(home) => home.sim.announce_online().await,
-            Self::ZwaveJs(server) => server.resume(),
+            Self::ZwaveJsServer(server) => server.resume(),
         }
     }
 
@@ -159,7 +159,7 @@ impl TestHome {
     pub async fn start_interviews(&self) {
         match self {
             Self::Mqtt(home) => home.sim.driver_up_with_unready_nodes().await,
-            Self::ZwaveJs(server) => server.start_interviews(),
+            Self::ZwaveJsServer(server) => server.start_interviews(),
         }
     }
 
@@ -167,7 +167,7 @@ impl TestHome {
     pub async fn finish_interview(&self, node: u16) {
         match self {
             Self::Mqtt(home) => home.sim.finish_interview(node).await,
-            Self::ZwaveJs(server) => server.finish_interview(node),
+            Self::ZwaveJsServer(server) => server.finish_interview(node),
         }
     }
 
@@ -175,13 +175,13 @@ impl TestHome {
     pub async fn writes_arrive(&self, count: usize, within: Duration) -> bool {
         match self {
             Self::Mqtt(home) => home.writes_arrive(count, within).await,
-            Self::ZwaveJs(server) => eventually(within, || server.writes().len() >= count).await,
+            Self::ZwaveJsServer(server) => eventually(within, || server.writes().len() >= count).await,
         }
     }
 }
 
 /// `per_backend! { async fn name(backend) { … } … }`: a module `name` per body, with the
-/// tests `mqtt` and `zwave_js` running it with each [`Backend`] (it starts its [`TestHome`]).
+/// tests `mqtt` and `zwave_js_server` running it with each [`Backend`] (it starts its [`TestHome`]).
 macro_rules! per_backend {
     ($($(#[$doc:meta])* async fn $name:ident($backend:ident) $body:block)*) => {
         $(
@@ -199,8 +199,8 @@ macro_rules! per_backend {
                 }
 
                 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-                async fn zwave_js() {
-                    body(Backend::ZwaveJs).await;
+                async fn zwave_js_server() {
+                    body(Backend::ZwaveJsServer).await;
                 }
             }
         )*

@@ -10,7 +10,7 @@ use std::{
 use serde_json::{Value, json};
 use zwave_mcp_server::{
     MqttSettings,
-    sim::{EmbeddedBroker, SimControl, SimOptions},
+    sim::{EmbeddedBroker, SimGateway, SimOptions},
 };
 
 use super::{binary, eventually, session::session};
@@ -18,7 +18,7 @@ use super::{binary, eventually, session::session};
 /// A home the binary is pointed at: a broker and a simulated gateway that records requests.
 pub struct GatewayHome {
     pub broker: EmbeddedBroker,
-    pub sim: SimControl,
+    pub sim: SimGateway,
 }
 
 impl GatewayHome {
@@ -26,7 +26,7 @@ impl GatewayHome {
     /// written for) with nodes renamed: `(node, name, location)`.
     pub async fn renamed(renames: &[(u16, &str, &str)]) -> Self {
         Self::with_nodes(renamed(
-            zwave_mcp_server::sim::home::basic_home(zwave_mcp_server::gateway::now_ms()),
+            zwave_mcp_server::sim::home::basic_home(zwave_mcp_server::network::now_ms()),
             renames,
         ))
         .await
@@ -35,7 +35,7 @@ impl GatewayHome {
     /// A home of these nodes (`getNodes` objects), reporting after the test delays.
     pub async fn with_nodes(nodes: Vec<Value>) -> Self {
         let broker = EmbeddedBroker::start().unwrap();
-        let sim = SimControl::start_with(
+        let sim = SimGateway::start_with(
             &MqttSettings::new(broker.url()),
             SimOptions {
                 reports: zwave_mcp_server::sim::ReportDelays::FAST,

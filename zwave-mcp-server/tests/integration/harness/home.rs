@@ -11,9 +11,9 @@ use rmcp::{
 };
 use serde_json::Value;
 use zwave_mcp_server::{
-    Backoff, Gateway, MqttSettings, ZwaveServer,
+    Backoff, Network, MqttSettings, ZwaveServer,
     devices::Exposure,
-    sim::{EmbeddedBroker, SimControl, SimOptions},
+    sim::{EmbeddedBroker, SimGateway, SimOptions},
 };
 
 use super::{call, eventually, text_of};
@@ -41,7 +41,7 @@ pub fn fast_backoff() -> Backoff {
 
 /// Settings for a gateway client of `broker` with a unique client id.
 pub fn settings_for(
-    url: zwave_mcp_server::gateway::MqttUrl,
+    url: zwave_mcp_server::network::MqttUrl,
     api_timeout: Duration,
 ) -> MqttSettings {
     static NEXT: AtomicU32 = AtomicU32::new(0);
@@ -59,8 +59,8 @@ pub fn settings_for(
 pub struct Home {
     #[expect(dead_code, reason = "held so the broker lives as long as the home")]
     pub broker: EmbeddedBroker,
-    pub sim: SimControl,
-    pub gateway: Gateway,
+    pub sim: SimGateway,
+    pub network: Network,
     pub client: RunningService<RoleClient, ()>,
 }
 
@@ -78,7 +78,7 @@ impl Home {
     /// The basic home (the demo home's first seven nodes), with default settings: for the
     /// tests written against it, whose names and lists it keeps.
     pub async fn basic() -> Self {
-        let nodes = zwave_mcp_server::sim::home::basic_home(zwave_mcp_server::gateway::now_ms());
+        let nodes = zwave_mcp_server::sim::home::basic_home(zwave_mcp_server::network::now_ms());
         Self::start_home(
             SimOptions::default(),
             nodes,
@@ -94,7 +94,7 @@ impl Home {
         api_timeout: Duration,
         confirm_timeout: Duration,
     ) -> Self {
-        let nodes = zwave_mcp_server::sim::home::demo_home(zwave_mcp_server::gateway::now_ms());
+        let nodes = zwave_mcp_server::sim::home::demo_home(zwave_mcp_server::network::now_ms());
         Self::start_home(options, nodes, api_timeout, confirm_timeout).await
     }
 
@@ -112,17 +112,17 @@ impl Home {
             reports: zwave_mcp_server::sim::ReportDelays::FAST,
             ..options
         };
-        let sim = SimControl::start_with(&MqttSettings::new(broker.url()), options.clone(), nodes);
+        let sim = SimGateway::start_with(&MqttSettings::new(broker.url()), options.clone(), nodes);
         sim.wait_ready(Duration::from_secs(5)).await.unwrap();
         let mut settings = settings_for(broker.url(), api_timeout);
         settings.topic_prefix = options.prefix.clone();
         settings.gateway_name = options.gateway_name.clone();
-        let gateway = Gateway::connect(settings, fast_backoff());
-        let client = serve(gateway.clone(), confirm_timeout).await;
+        let network = Network::connect(settings, fast_backoff());
+        let client = serve(network.clone(), confirm_timeout).await;
         Self {
             broker,
             sim,
-            gateway,
+            network,
             client,
         }
     }
@@ -130,10 +130,10 @@ impl Home {
     /// Whether the gateway's state satisfies `check` within 3 s.
     pub async fn wait_until(
         &self,
-        check: impl Fn(&zwave_mcp_server::gateway::HomeState) -> bool,
+        check: impl Fn(&zwave_mcp_server::network::HomeState) -> bool,
     ) -> bool {
-        let gateway = self.gateway.clone();
-        eventually(Duration::from_secs(3), move || check(&gateway.state())).await
+        let network = self.network.clone();
+        eventually(Duration::from_secs(3), move || check(&network.state())).await
     }
 
     /// Calls a tool and returns the whole result.
@@ -170,17 +170,17 @@ impl Home {
 }
 
 /// Serves an MCP server over an in-memory pipe and connects an rmcp client to it.
-pub async fn serve(gateway: Gateway, confirm_timeout: Duration) -> RunningService<RoleClient, ()> {
-    serve_exposed(gateway, confirm_timeout, Exposure::default()).await
+pub async fn serve(network: Network, confirm_timeout: Duration) -> RunningService<RoleClient, ()> {
+    serve_exposed(network, confirm_timeout, Exposure::default()).await
 }
 
 /// [`serve`], with what the agent may see and switch limited by `exposure`.
 pub async fn serve_exposed(
-    gateway: Gateway,
+    network: Network,
     confirm_timeout: Duration,
     exposure: Exposure,
 ) -> RunningService<RoleClient, ()> {
-    let server = ZwaveServer::new(gateway, confirm_timeout).with_exposure(exposure);
+    let server = ZwaveServer::new(network, confirm_timeout).with_exposure(exposure);
     serve_with(server, ()).await
 }
 

@@ -8,14 +8,14 @@
 //! | `backends` | [`TestHome`]: the same simulated home behind either backend, and [`per_backend!`] |
 //! | `binary` | the real binary: [`command`], one-shot [`run`]s, a live [`Conversation`], [`Reaper`] |
 //! | `session` | MCP sessions: the JSON-RPC lines sent and read back, tool calls through rmcp |
-//! | `zwave_js` | the real zwave-js-server: another client of it, and waiting on a client's cache |
+//! | `zwave_js_server` | the real zwave-js-server: another client of it, and waiting on a client's cache |
 
 mod backends;
 mod binary;
 mod gateway_home;
 mod home;
 mod session;
-mod zwave_js;
+mod zwave_js_server;
 
 use std::time::Duration;
 
@@ -34,7 +34,7 @@ pub use session::{
     session_listing_tools, text_of,
 };
 pub use test_support::fixture_text;
-pub use zwave_js::{cache_until, cached_value, listening, other_client};
+pub use zwave_js_server::{cache_until, cached_value, listening, other_client};
 
 /// A fixture parsed as JSON.
 pub fn fixture_json(name: &str) -> Value {

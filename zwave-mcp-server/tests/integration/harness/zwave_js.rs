@@ -5,17 +5,17 @@ use std::time::Duration;
 
 use serde_json::Value;
 use test_support::zwave_js::ZwaveJsServer;
-use zwave_mcp_server::gateway::{
+use zwave_mcp_server::network::{
     Backoff, NodeId,
-    zwave_js::{Link, Target, WsClient},
+    zwave_js_server::{Link, Target, ZwaveJsServerClient},
 };
 
 /// Reconnection backoff short enough for tests.
 const QUICK: Backoff = Backoff::exponential(Duration::from_millis(50), Duration::from_millis(500));
 
 /// A client of `server`, once it listens (at most 60 s).
-pub async fn listening(server: &ZwaveJsServer) -> WsClient {
-    let client = WsClient::connect(Target::new(&server.url, None).unwrap(), QUICK);
+pub async fn listening(server: &ZwaveJsServer) -> ZwaveJsServerClient {
+    let client = ZwaveJsServerClient::connect(Target::new(&server.url, None).unwrap(), QUICK);
     let mut link = client.link();
     tokio::time::timeout(
         Duration::from_secs(60),
@@ -29,7 +29,7 @@ pub async fn listening(server: &ZwaveJsServer) -> WsClient {
 
 /// Another client of the same server (a Home Assistant, a Z-Wave JS UI), which names nodes:
 /// returned once every node of the mock network is interviewed.
-pub async fn other_client(server: &ZwaveJsServer) -> WsClient {
+pub async fn other_client(server: &ZwaveJsServer) -> ZwaveJsServerClient {
     let client = listening(server).await;
     // Until every node is interviewed, a name set now may be replaced by its `ready` state.
     cache_until(&client, Duration::from_secs(120), server, |client| {
@@ -40,7 +40,7 @@ pub async fn other_client(server: &ZwaveJsServer) -> WsClient {
 }
 
 /// The value `key` of `node` in `client`'s cache.
-pub fn cached_value(client: &WsClient, node: u16, key: &str) -> Option<Value> {
+pub fn cached_value(client: &ZwaveJsServerClient, node: u16, key: &str) -> Option<Value> {
     client.with_nodes(|nodes| {
         nodes
             .get(&NodeId(node))
@@ -52,10 +52,10 @@ pub fn cached_value(client: &WsClient, node: u16, key: &str) -> Option<Value> {
 /// Waits until `check` holds of `client`'s cache (looked at after each change), at most
 /// `limit`; past it, fails with what the cache holds and the server's logs.
 pub async fn cache_until(
-    client: &WsClient,
+    client: &ZwaveJsServerClient,
     limit: Duration,
     server: &ZwaveJsServer,
-    check: impl Fn(&WsClient) -> bool,
+    check: impl Fn(&ZwaveJsServerClient) -> bool,
 ) {
     let mut changes = client.changes();
     let waited = tokio::time::timeout(limit, async {

@@ -128,7 +128,7 @@ async fn cancelled_commands_keep_their_places_until_their_handlers_end() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_persons_answers_are_read_while_every_place_waits_for_one() {
     let home = GatewayHome::with_nodes(zwave_mcp_server::sim::home::demo_home(
-        zwave_mcp_server::gateway::now_ms(),
+        zwave_mcp_server::network::now_ms(),
     ))
     .await;
     // Supervised: each unlock is confirmed by its write's result, with no read-back poll.
@@ -283,8 +283,8 @@ async fn a_request_reusing_the_id_of_one_in_flight_is_refused_and_no_answer_is_l
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_command_cancelled_while_its_device_is_checked_is_never_written() {
     use crate::harness::{Backend, TestHome};
-    let home = TestHome::renamed(Backend::ZwaveJs, &[]).await;
-    let TestHome::ZwaveJs(server) = &home else {
+    let home = TestHome::renamed(Backend::ZwaveJsServer, &[]).await;
+    let TestHome::ZwaveJsServer(server) = &home else {
         unreachable!()
     };
     server.set_delay("node.get_state", Duration::from_secs(2));

@@ -6,13 +6,13 @@ use std::time::Duration;
 use rumqttc::{AsyncClient, Event, MqttOptions, Packet, QoS};
 use serde_json::json;
 use test_support::mosquitto::Mosquitto;
-use zwave_mcp_server::sim::{SimControl, SimOptions};
+use zwave_mcp_server::sim::{SimGateway, SimOptions};
 
 use crate::harness::{answer, command, feed_blocking, session};
 
 /// Publishes `bytes` bytes, retained, to `topic` on `broker`, and waits for the broker's ack.
 async fn publish_retained(broker: &Mosquitto, topic: &str, bytes: usize) {
-    let url: zwave_mcp_server::gateway::MqttUrl = broker.url().parse().unwrap();
+    let url: zwave_mcp_server::network::MqttUrl = broker.url().parse().unwrap();
     let mut options = MqttOptions::new("hostile-publisher", url.host.clone(), url.port);
     options.set_max_packet_size(64 * 1024 * 1024, 64 * 1024 * 1024);
     let (client, mut events) = AsyncClient::new(options, 10);
@@ -34,7 +34,7 @@ async fn publish_retained(broker: &Mosquitto, topic: &str, bytes: usize) {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_huge_retained_message_under_the_prefix_is_dropped_and_the_server_keeps_working() {
     let broker = Mosquitto::start(None);
-    let sim = SimControl::start(&broker.url().parse().unwrap(), SimOptions::default());
+    let sim = SimGateway::start(&broker.url().parse().unwrap(), SimOptions::default());
     sim.wait_ready(Duration::from_secs(5)).await.unwrap();
     publish_retained(&broker, "zwave/junk/big", 17 * 1024 * 1024).await;
     let calls: Vec<(&str, serde_json::Value)> = (0..5)

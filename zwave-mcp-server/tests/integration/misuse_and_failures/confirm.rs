@@ -32,7 +32,7 @@ async fn the_optimistic_echo_never_confirms_and_never_becomes_the_state(backend)
     // and no time is made up for it.
     let last = match home.backend() {
         Backend::Mqtt => "The last state it reported itself: off, 12.34 kWh, 0 W at ",
-        Backend::ZwaveJs => "The last state it reported itself: off, 12.34 kWh, 0 W. ",
+        Backend::ZwaveJsServer => "The last state it reported itself: off, 12.34 kWh, 0 W. ",
     };
     assert!(
         text.starts_with("Switch One: the command to switch on was sent and acknowledged at ")

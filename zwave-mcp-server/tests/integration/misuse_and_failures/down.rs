@@ -23,7 +23,7 @@ async fn reads_say_since_when_commands_are_refused_and_nothing_arrives_later(bac
             "Z-Wave JS UI is offline since ",
             "zwave-js-ui gateway `zwave-js-ui` is offline",
         ),
-        Backend::ZwaveJs => ("zwave-js-server is unreachable since ", "nothing was sent"),
+        Backend::ZwaveJsServer => ("zwave-js-server is unreachable since ", "nothing was sent"),
     };
     let stale = session.call_until("get_device_status", &json!({"deviceName": "Switch One"}), CALL_UNTIL_LIMIT, |_, text| text.starts_with(headline)).1;
     assert!(
@@ -67,7 +67,7 @@ async fn a_report_missed_while_the_link_was_down_is_asked_for_when_it_is_back(ba
     home.go_down().await;
     let headline = match backend {
         Backend::Mqtt => "Z-Wave JS UI is offline since ",
-        Backend::ZwaveJs => "zwave-js-server is unreachable since ",
+        Backend::ZwaveJsServer => "zwave-js-server is unreachable since ",
     };
     session.call_until("get_device_status", &status, CALL_UNTIL_LIMIT, |_, text| text.starts_with(headline));
     home.come_back().await;
@@ -107,8 +107,8 @@ async fn devices_become_usable_as_their_interviews_end(backend) {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_frozen_zwave_js_server_is_noticed_by_its_silence() {
     use crate::harness::{Backend, TestHome};
-    let home = TestHome::start(Backend::ZwaveJs).await;
-    let TestHome::ZwaveJs(server) = &home else {
+    let home = TestHome::start(Backend::ZwaveJsServer).await;
+    let TestHome::ZwaveJsServer(server) = &home else {
         unreachable!()
     };
     let mut session = Conversation::over(&mut home.command(&[]));

@@ -121,7 +121,7 @@ async fn a_new_tone_over_a_sounding_one_is_as_sensitive_as_silence(backend) {
 
 /// The demo home with its siren (node 13) reporting tone `tone` (`null`: never reported).
 fn siren_sounding(tone: Value) -> Vec<Value> {
-    let mut nodes = zwave_mcp_server::sim::home::demo_home(zwave_mcp_server::gateway::now_ms());
+    let mut nodes = zwave_mcp_server::sim::home::demo_home(zwave_mcp_server::network::now_ms());
     let siren = nodes
         .iter_mut()
         .find(|node| node["id"] == json!(13))

@@ -13,7 +13,7 @@ use serde_json::{Value, json};
 use test_support::{child::peak_rss_kib, mosquitto::Mosquitto};
 use tokio::net::TcpListener;
 use tokio_tungstenite::tungstenite::Message;
-use zwave_mcp_server::sim::{SimControl, SimOptions};
+use zwave_mcp_server::sim::{SimGateway, SimOptions};
 
 use crate::harness::{Conversation, command};
 
@@ -135,7 +135,7 @@ async fn a_huge_frame_or_value_from_zwave_js_server_does_not_grow_the_server() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_16_mib_value_over_mqtt_is_refused_unparsed_and_does_not_grow_the_server() {
     let broker = Mosquitto::start(None);
-    let sim = SimControl::start(&broker.url().parse().unwrap(), SimOptions::default());
+    let sim = SimGateway::start(&broker.url().parse().unwrap(), SimOptions::default());
     sim.wait_ready(Duration::from_secs(5)).await.unwrap();
     let mut session = Conversation::over(&mut command(&["--mqtt-url", &broker.url()]));
     // Loaded and subscribed before anything is published.
@@ -172,7 +172,7 @@ async fn a_16_mib_value_over_mqtt_is_refused_unparsed_and_does_not_grow_the_serv
 
 /// Publishes `payloads` in order to `topic` (QoS 1, not retained), and waits for every ack.
 async fn publish(broker: &Mosquitto, topic: &str, payloads: Vec<Vec<u8>>) {
-    let url: zwave_mcp_server::gateway::MqttUrl = broker.url().parse().unwrap();
+    let url: zwave_mcp_server::network::MqttUrl = broker.url().parse().unwrap();
     let mut options = MqttOptions::new("memory-publisher", url.host.clone(), url.port);
     options.set_max_packet_size(64 * 1024 * 1024, 64 * 1024 * 1024);
     let (client, mut events) = AsyncClient::new(options, 10);

@@ -78,7 +78,7 @@ async fn a_hidden_device_among_several_matches_is_answered_as_an_absent_one(back
     let with_hidden = hidden
         .run(&["--read-deny", "name:Front Door Lock"], &door)
         .await;
-    let home = zwave_mcp_server::sim::home::demo_home(zwave_mcp_server::gateway::now_ms());
+    let home = zwave_mcp_server::sim::home::demo_home(zwave_mcp_server::network::now_ms());
     let absent = TestHome::with_nodes(
         backend,
         home.into_iter().filter(|node| node["id"] != json!(8)).collect(),
@@ -344,7 +344,7 @@ async fn a_thousand_unknown_names_cost_the_gateway_a_handful_of_node_list_loads(
     }
     server.finish(std::time::Duration::from_secs(30));
     let floors =
-        started.elapsed().as_secs() / zwave_mcp_server::gateway::MISS_RELOAD_FLOOR.as_secs();
+        started.elapsed().as_secs() / zwave_mcp_server::network::MISS_RELOAD_FLOOR.as_secs();
     let loads = home
         .sim
         .received()

@@ -7,7 +7,7 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 use serde_json::Value;
 use zwave_mcp_server::{
     devices::{self, Purpose, resolve},
-    gateway::{
+    network::{
         NodeId, NodeInfo, parse_nodes,
         topics::{Route, TopicIndex, TopicStyle, ValueRef, node_path, value_path, value_tails},
     },
@@ -139,7 +139,7 @@ pub fn index_equals_every_topic_spelled_out(
 
 /// Any payload on a value or status topic decodes to something or nothing, never a panic.
 pub fn payloads(bytes: &[u8]) -> Result<(), String> {
-    use zwave_mcp_server::gateway::topics::{
+    use zwave_mcp_server::network::topics::{
         decode_epoch_ms, decode_flag, decode_node_status, decode_value,
     };
     let _ = (

@@ -8,7 +8,7 @@ use std::collections::BTreeMap;
 use proptest::prelude::*;
 use serde_json::{Value, json};
 use zwave_mcp_server::{
-    gateway::{NodeId, NodeInfo, parse_nodes},
+    network::{NodeId, NodeInfo, parse_nodes},
     sim::home::demo_home,
 };
 

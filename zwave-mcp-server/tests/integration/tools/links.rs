@@ -80,8 +80,8 @@ async fn node_status_topics_are_tracked() {
     home.sim.set_node_status(6, "Dead").await;
     assert!(
         home.wait_until(|state| {
-            state.nodes[&zwave_mcp_server::gateway::NodeId(6)].status
-                == Some(zwave_mcp_server::gateway::NodeStatus::Dead)
+            state.nodes[&zwave_mcp_server::network::NodeId(6)].status
+                == Some(zwave_mcp_server::network::NodeStatus::Dead)
         })
         .await
     );
@@ -96,8 +96,8 @@ async fn node_status_topics_are_tracked() {
     home.sim.set_node_status(6, "Alive").await;
     assert!(
         home.wait_until(|state| {
-            state.nodes[&zwave_mcp_server::gateway::NodeId(6)].status
-                == Some(zwave_mcp_server::gateway::NodeStatus::Alive)
+            state.nodes[&zwave_mcp_server::network::NodeId(6)].status
+                == Some(zwave_mcp_server::network::NodeStatus::Alive)
         })
         .await
     );

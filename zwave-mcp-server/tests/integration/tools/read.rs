@@ -40,7 +40,7 @@ async fn sensor_data_lists_every_reading_with_unit_and_state() {
         .await;
     assert!(
         home.wait_until(|state| {
-            state.nodes[&zwave_mcp_server::gateway::NodeId(5)].values["113-0-Home Security-Motion sensor status"].value
+            state.nodes[&zwave_mcp_server::network::NodeId(5)].values["113-0-Home Security-Motion sensor status"].value
                 == Some(json!(8))
         })
         .await

@@ -42,7 +42,7 @@ async fn a_node_being_interviewed_says_so_in_words() {
     home.sim.stop_zwave_js_ui().await;
     home.sim.announce_online().await;
     home.sim.driver_up_with_unready_nodes().await;
-    home.gateway.refresh_nodes().await.unwrap();
+    home.network.reload_nodes().await.unwrap();
     expect(
         &home,
         &[(
