@@ -13,7 +13,7 @@ use crate::harness::{answer, command, feed_blocking, session};
 /// Publishes `bytes` bytes, retained, to `topic` on `broker`, and waits for the broker's ack.
 async fn publish_retained(broker: &Mosquitto, topic: &str, bytes: usize) {
     let url: zwave_mcp_server::network::MqttUrl = broker.url().parse().unwrap();
-    let mut options = MqttOptions::new("hostile-publisher", url.host.clone(), url.port);
+    let mut options = MqttOptions::new("misbehaving-publisher", url.host.clone(), url.port);
     options.set_max_packet_size(64 * 1024 * 1024, 64 * 1024 * 1024);
     let (client, mut events) = AsyncClient::new(options, 10);
     client

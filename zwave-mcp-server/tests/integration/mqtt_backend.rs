@@ -1,5 +1,5 @@
-//! The gateway client against the simulated gateway: correlation, statuses, failures,
-//! reconnection, and the live cache for every topic and payload type.
+//! The MQTT backend against the simulated Z-Wave JS UI gateway: correlation, statuses,
+//! failures, reconnection, and the live cache for every topic and payload type.
 
 use std::{net::TcpListener, time::Duration};
 

@@ -215,7 +215,7 @@ async fn it_listens_commands_get_results_and_events_keep_the_cache() {
 
 /// The gateway over zwave-js-server: zwave-js's optimistic update, which comes after an
 /// unsupervised write's result, is not the device's report. Taken for one, it would confirm a
-/// device that did nothing (the real driver's stuck-switch case, `ws_home`).
+/// device that did nothing (the real driver's stuck-switch case, `zwave_js_server::home`).
 #[tokio::test]
 async fn the_optimistic_update_after_a_write_is_not_a_report() {
     let (url, _) = server(Script {
