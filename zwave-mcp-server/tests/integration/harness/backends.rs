@@ -175,7 +175,9 @@ impl TestHome {
     pub async fn writes_arrive(&self, count: usize, within: Duration) -> bool {
         match self {
             Self::Mqtt(home) => home.writes_arrive(count, within).await,
-            Self::ZwaveJsServer(server) => eventually(within, || server.writes().len() >= count).await,
+            Self::ZwaveJsServer(server) => {
+                eventually(within, || server.writes().len() >= count).await
+            }
         }
     }
 }

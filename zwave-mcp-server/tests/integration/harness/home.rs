@@ -11,7 +11,7 @@ use rmcp::{
 };
 use serde_json::Value;
 use zwave_mcp_server::{
-    Backoff, Network, MqttSettings, ZwaveServer,
+    Backoff, MqttSettings, Network, ZwaveServer,
     devices::Exposure,
     sim::{EmbeddedBroker, SimGateway, SimOptions},
 };
