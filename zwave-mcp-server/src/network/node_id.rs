@@ -14,3 +14,10 @@ impl fmt::Display for NodeId {
         self.0.fmt(f)
     }
 }
+
+/// A node id written as a number (`sim.set_stuck(3, true)`).
+impl From<u16> for NodeId {
+    fn from(id: u16) -> Self {
+        Self(id)
+    }
+}

@@ -17,7 +17,7 @@ use super::{
     state::{PayloadType, ReceivedRequest, Sim, SimOptions, lock},
     topics,
 };
-use crate::network::now_ms;
+use crate::network::{NodeId, now_ms};
 
 pub(super) fn gateway_topic(options: &SimOptions) -> String {
     format!(
@@ -257,7 +257,11 @@ async fn answer(sim: &Arc<Sim>, api: &str, args: &[Value]) -> Result<Value, Stri
                 .and_then(|v| v.get("value"))
                 .cloned()
                 .unwrap_or(Value::Null);
-            let Some(id) = node["id"].as_u64().and_then(|id| u16::try_from(id).ok()) else {
+            let Some(id) = node["id"]
+                .as_u64()
+                .and_then(|id| u16::try_from(id).ok())
+                .map(NodeId)
+            else {
                 return Ok(cached);
             };
             // The device answers the Get with its own state, which the driver then caches.
@@ -274,7 +278,7 @@ async fn answer(sim: &Arc<Sim>, api: &str, args: &[Value]) -> Result<Value, Stri
                 .first()
                 .and_then(Value::as_u64)
                 .and_then(|id| u16::try_from(id).ok())
-                .unwrap_or(0);
+                .map_or(NodeId(0), NodeId);
             let nodes = lock(&sim.nodes);
             Ok(json!(
                 find_node(&nodes, id).is_some_and(|node| node["status"] != json!("Dead"))
@@ -285,9 +289,9 @@ async fn answer(sim: &Arc<Sim>, api: &str, args: &[Value]) -> Result<Value, Stri
 }
 
 /// `(nodeId, value key)` of a valueId argument.
-fn address(arg: Option<&Value>) -> Option<(u16, String)> {
+fn address(arg: Option<&Value>) -> Option<(NodeId, String)> {
     let arg = arg?;
-    let node = u16::try_from(arg.get("nodeId")?.as_u64()?).ok()?;
+    let node = NodeId(u16::try_from(arg.get("nodeId")?.as_u64()?).ok()?);
     let mut id = arg.clone();
     if id.get("endpoint").is_none() {
         id["endpoint"] = json!(0);

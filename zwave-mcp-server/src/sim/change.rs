@@ -3,7 +3,7 @@
 
 use serde_json::{Value, json};
 
-use crate::network::now_ms;
+use crate::network::{NodeId, now_ms};
 
 /// One value changed: the node and the value object after the change, and what it was.
 #[derive(Debug, Clone)]
@@ -14,13 +14,18 @@ pub(super) struct Change {
 }
 
 /// The node `id` of the home, as `getNodes` shows it.
-pub(super) fn find_node(nodes: &[Value], id: u16) -> Option<&Value> {
+pub(super) fn find_node(nodes: &[Value], id: NodeId) -> Option<&Value> {
     nodes.iter().find(|node| node["id"] == json!(id))
 }
 
 /// Sets a value; returns the node and the updated value object to publish, and the value
 /// it had.
-pub(super) fn set_value(nodes: &mut [Value], node: u16, key: &str, new: Value) -> Option<Change> {
+pub(super) fn set_value(
+    nodes: &mut [Value],
+    node: NodeId,
+    key: &str,
+    new: Value,
+) -> Option<Change> {
     let node_json = nodes.iter_mut().find(|n| n["id"] == json!(node))?;
     let slot = node_json.get_mut("values")?.get_mut(key)?;
     let previous = std::mem::replace(&mut slot["value"], new);

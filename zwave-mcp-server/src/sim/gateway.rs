@@ -30,7 +30,7 @@ use super::{
     state::{Knobs, ReceivedRequest, Sim, SimOptions, lock},
     topics,
 };
-use crate::network::{MqttSettings, MqttUrl, now_ms};
+use crate::network::{MqttSettings, MqttUrl, NodeId, now_ms};
 
 /// Handle to a running simulated gateway; clones share it.
 #[derive(Clone)]
@@ -175,19 +175,22 @@ impl SimGateway {
     }
 
     /// Makes `node` acknowledge Sets and ignore them (`stuck`), or work again.
-    pub fn set_stuck(&self, node: u16, stuck: bool) {
+    pub fn set_stuck(&self, node: impl Into<NodeId>, stuck: bool) {
+        let node = node.into();
         lock(&self.sim.knobs).set_stuck(node, stuck);
     }
 
     /// Makes the lock `node` jam at every lock or unlock (it reports "Lock jammed" and its old
     /// mode), or work again.
-    pub fn set_jammed(&self, node: u16, jammed: bool) {
+    pub fn set_jammed(&self, node: impl Into<NodeId>, jammed: bool) {
+        let node = node.into();
         lock(&self.sim.knobs).set_jammed(node, jammed);
     }
 
     /// Gives `node` Supervision (a Set is answered 255 once done, with no report after it),
     /// or takes it away.
-    pub fn set_supervised(&self, node: u16, supervised: bool) {
+    pub fn set_supervised(&self, node: impl Into<NodeId>, supervised: bool) {
+        let node = node.into();
         lock(&self.sim.knobs).set_supervised(node, supervised);
     }
 
@@ -238,7 +241,7 @@ impl SimGateway {
     /// (`ready: false`, status `Unknown`, no values) and its status topic says so. Each node's
     /// interview then completes with [`SimGateway::finish_interview`].
     pub async fn driver_up_with_unready_nodes(&self) {
-        let unready: Vec<u16> = {
+        let unready: Vec<NodeId> = {
             let mut nodes = lock(&self.sim.nodes);
             let mut interviewing = lock(&self.sim.interviewing);
             nodes
@@ -247,7 +250,7 @@ impl SimGateway {
                     node["isControllerNode"] != json!(true) && node["virtual"] != json!(true)
                 })
                 .filter_map(|node| {
-                    let id = u16::try_from(node["id"].as_u64()?).ok()?;
+                    let id = NodeId(u16::try_from(node["id"].as_u64()?).ok()?);
                     interviewing.insert(id, node["values"].take());
                     node["values"] = json!({});
                     node["ready"] = json!(false);
@@ -265,7 +268,8 @@ impl SimGateway {
 
     /// A node's interview completes: its values are back, it is `ready` and `Alive`, and its
     /// status topic and values are published.
-    pub async fn finish_interview(&self, node: u16) {
+    pub async fn finish_interview(&self, node: impl Into<NodeId>) {
+        let node = node.into();
         let Some(values) = lock(&self.sim.interviewing).remove(&node) else {
             return;
         };
@@ -291,7 +295,8 @@ impl SimGateway {
 
     /// The owner renames a node (and moves it) in Z-Wave JS UI: `getNodes` gives the new name
     /// and location, and the node's status is published on its new topic.
-    pub async fn rename_node(&self, node: u16, name: &str, loc: &str) {
+    pub async fn rename_node(&self, node: impl Into<NodeId>, name: &str, loc: &str) {
+        let node = node.into();
         let status = {
             let mut nodes = lock(&self.sim.nodes);
             let Some(found) = nodes.iter_mut().find(|n| n["id"] == json!(node)) else {
@@ -307,7 +312,8 @@ impl SimGateway {
 
     /// Z-Wave JS UI no longer has this node (removed while nobody watched): `getNodes` leaves
     /// it out and `writeValue` to it answers `success: true` with `result.status: 2`.
-    pub fn forget_node(&self, node: u16) {
+    pub fn forget_node(&self, node: impl Into<NodeId>) {
+        let node = node.into();
         lock(&self.sim.nodes).retain(|n| n["id"] != json!(node));
     }
 
@@ -315,7 +321,7 @@ impl SimGateway {
         format!("{}/driver/status", self.sim.options.prefix)
     }
 
-    async fn publish_node_status(&self, node: u16, available: bool, status: &str) {
+    async fn publish_node_status(&self, node: NodeId, available: bool, status: &str) {
         let topic = {
             let nodes = lock(&self.sim.nodes);
             let Some(found) = find_node(&nodes, node) else {
@@ -334,7 +340,8 @@ impl SimGateway {
 
     /// Publishes a node's status as Z-Wave JS UI does when a node dies or comes back
     /// (`{"value":<available>,"status":"Dead"|"Alive",...}`), and serves it from then on.
-    pub async fn set_node_status(&self, node: u16, status: &str) {
+    pub async fn set_node_status(&self, node: impl Into<NodeId>, status: &str) {
+        let node = node.into();
         let available = status != "Dead";
         {
             let mut nodes = lock(&self.sim.nodes);
@@ -349,7 +356,8 @@ impl SimGateway {
 
     /// Changes a value as a local button press would: the current value changes and is
     /// published, the target value does not.
-    pub async fn press(&self, node: u16, key: &str, value: Value) {
+    pub async fn press(&self, node: impl Into<NodeId>, key: &str, value: Value) {
+        let node = node.into();
         super::state::lock(&self.sim.truth).remove(&(node, key.to_owned()));
         let changed = {
             let mut nodes = lock(&self.sim.nodes);
@@ -366,7 +374,8 @@ impl SimGateway {
     }
 
     /// The current value `key` of `node` in the simulated home.
-    pub fn value(&self, node: u16, key: &str) -> Option<Value> {
+    pub fn value(&self, node: impl Into<NodeId>, key: &str) -> Option<Value> {
+        let node = node.into();
         let nodes = lock(&self.sim.nodes);
         find_node(&nodes, node)?
             .get("values")?
@@ -376,7 +385,8 @@ impl SimGateway {
     }
 
     /// The topic the simulator publishes value `key` of `node` on.
-    pub fn value_topic(&self, node: u16, key: &str) -> Option<String> {
+    pub fn value_topic(&self, node: impl Into<NodeId>, key: &str) -> Option<String> {
+        let node = node.into();
         let nodes = lock(&self.sim.nodes);
         let node_json = find_node(&nodes, node)?;
         let value = node_json.get("values")?.get(key)?;

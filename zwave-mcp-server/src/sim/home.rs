@@ -3,6 +3,8 @@
 
 use serde_json::{Map, Value, json};
 
+use crate::network::NodeId;
+
 use super::node::{BINARY_SWITCH, MULTILEVEL_SWITCH, Meter, Node, value_json, writeable};
 
 /// The most nodes a Z-Wave network holds: node IDs 1–232, the controller included.
@@ -133,7 +135,7 @@ fn broadcast(now_ms: i64) -> Value {
         values.insert(
             format!("{}-0-targetValue", cc.id),
             writeable(value_json(
-                255,
+                NodeId(255),
                 now_ms,
                 cc,
                 "targetValue",

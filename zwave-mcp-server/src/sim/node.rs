@@ -3,6 +3,7 @@
 
 use std::collections::HashMap;
 
+use crate::network::NodeId;
 use serde_json::{Value, json, value::RawValue};
 
 /// A command class: its number and name.
@@ -60,7 +61,7 @@ const VERSION: Cc = Cc {
 /// One read-only value object of `getNodes` (`values["<cc>-0-<property>"]`) at endpoint 0;
 /// the caller adds what the value has beyond that (`writeable`, `value`, `unit`, a key...).
 pub(super) fn value_json(
-    node: u16,
+    node: NodeId,
     at: i64,
     cc: Cc,
     property: &str,
@@ -132,11 +133,13 @@ impl Node {
         }
     }
 
-    fn id(&self) -> u16 {
-        self.json["id"]
-            .as_u64()
-            .and_then(|id| u16::try_from(id).ok())
-            .unwrap_or_default()
+    fn id(&self) -> NodeId {
+        NodeId(
+            self.json["id"]
+                .as_u64()
+                .and_then(|id| u16::try_from(id).ok())
+                .unwrap_or_default(),
+        )
     }
 
     fn add(mut self, value: Value) -> Self {

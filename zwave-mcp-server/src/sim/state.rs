@@ -11,6 +11,7 @@ use rumqttc::AsyncClient;
 use serde_json::Value;
 
 use super::topics::TopicSettings;
+use crate::network::NodeId;
 
 /// How value payloads are published (Z-Wave JS UI's gateway "payloadType").
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
@@ -94,12 +95,12 @@ pub(super) struct Knobs {
     pub(super) refusals: HashMap<String, String>,
     /// Nodes that acknowledge a Set and ignore it (a stuck relay, a dead bulb behind a live
     /// module): the reply is a success, the device's report shows the old state.
-    pub(super) stuck: std::collections::HashSet<u16>,
+    pub(super) stuck: std::collections::HashSet<NodeId>,
     /// Nodes with Supervision: a Set is answered 255 once the device did it; no report follows.
-    pub(super) supervised: std::collections::HashSet<u16>,
+    pub(super) supervised: std::collections::HashSet<NodeId>,
     /// Locks whose bolt jams: a lock or unlock is acknowledged, the lock reports "Lock jammed"
     /// (an Access Control notification) and then its old mode.
-    pub(super) jammed: std::collections::HashSet<u16>,
+    pub(super) jammed: std::collections::HashSet<NodeId>,
 }
 
 impl Default for Knobs {
@@ -121,22 +122,22 @@ impl Default for Knobs {
 
 impl Knobs {
     /// Makes `node` acknowledge Sets and ignore them (`stuck`), or work again.
-    pub(super) fn set_stuck(&mut self, node: u16, stuck: bool) {
+    pub(super) fn set_stuck(&mut self, node: NodeId, stuck: bool) {
         set_member(&mut self.stuck, node, stuck);
     }
 
     /// Makes the lock `node` jam at every lock or unlock, or work again.
-    pub(super) fn set_jammed(&mut self, node: u16, jammed: bool) {
+    pub(super) fn set_jammed(&mut self, node: NodeId, jammed: bool) {
         set_member(&mut self.jammed, node, jammed);
     }
 
     /// Gives `node` Supervision, or takes it away.
-    pub(super) fn set_supervised(&mut self, node: u16, supervised: bool) {
+    pub(super) fn set_supervised(&mut self, node: NodeId, supervised: bool) {
         set_member(&mut self.supervised, node, supervised);
     }
 }
 
-fn set_member(set: &mut std::collections::HashSet<u16>, node: u16, member: bool) {
+fn set_member(set: &mut std::collections::HashSet<NodeId>, node: NodeId, member: bool) {
     if member {
         set.insert(node);
     } else {
@@ -150,7 +151,7 @@ pub(super) struct Sim {
     pub(super) nodes: Mutex<Vec<Value>>,
     pub(super) knobs: Mutex<Knobs>,
     /// Last non-zero level of each dimmer, restored by a write of 255.
-    pub(super) last_levels: Mutex<HashMap<u16, u8>>,
+    pub(super) last_levels: Mutex<HashMap<NodeId, u8>>,
     /// True once subscribed to the API topics (after every connection).
     pub(super) ready: tokio::sync::watch::Sender<bool>,
     /// True once everything Z-Wave JS UI publishes on connecting has been handed to the client
@@ -163,11 +164,11 @@ pub(super) struct Sim {
     pub(super) received: Mutex<Vec<ReceivedRequest>>,
     /// The latest write to each value (`node`, key), by number: the driver verifies only the
     /// latest Set of a value (a newer one replaces the scheduled verification).
-    pub(super) latest_write: Mutex<HashMap<(u16, String), u64>>,
+    pub(super) latest_write: Mutex<HashMap<(NodeId, String), u64>>,
     /// What the devices really are where the cache may say otherwise ([`super::device::Devices::truth`]).
-    pub(super) truth: Mutex<HashMap<(u16, String), Value>>,
+    pub(super) truth: Mutex<HashMap<(NodeId, String), Value>>,
     /// Values of nodes whose interview is running, restored when it completes.
-    pub(super) interviewing: Mutex<HashMap<u16, Value>>,
+    pub(super) interviewing: Mutex<HashMap<NodeId, Value>>,
 }
 
 /// An API request as the simulated gateway received it.

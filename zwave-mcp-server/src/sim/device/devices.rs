@@ -10,19 +10,20 @@ use super::super::{
     change::find_node,
     state::{Knobs, ReportDelays, lock},
 };
+use crate::network::NodeId;
 
 /// What a write works on: the home and the knobs of a simulated server.
 pub(in crate::sim) struct Devices<'a> {
     pub(in crate::sim) nodes: &'a Mutex<Vec<Value>>,
     pub(in crate::sim) knobs: &'a Mutex<Knobs>,
     /// Last non-zero level of each dimmer, restored by a write of 255.
-    pub(in crate::sim) last_levels: &'a Mutex<HashMap<u16, u8>>,
+    pub(in crate::sim) last_levels: &'a Mutex<HashMap<NodeId, u8>>,
     /// The latest write to each value: the driver verifies only the latest Set of a value.
-    pub(in crate::sim) latest_write: &'a Mutex<HashMap<(u16, String), u64>>,
+    pub(in crate::sim) latest_write: &'a Mutex<HashMap<(NodeId, String), u64>>,
     /// What a device really is where the driver's cache may say otherwise (its optimistic
     /// value of a write the device ignored, or before its report): a Get (a poll) is answered
     /// with it, as a real device answers with its own state.
-    pub(in crate::sim) truth: &'a Mutex<HashMap<(u16, String), Value>>,
+    pub(in crate::sim) truth: &'a Mutex<HashMap<(NodeId, String), Value>>,
     pub(in crate::sim) reports: ReportDelays,
 }
 
@@ -42,7 +43,7 @@ pub(super) struct Behaviour {
 impl Devices<'_> {
     /// What the device answers a Get of `key` of `node` with: its own state, else the cached
     /// value (`current`).
-    pub(in crate::sim) fn answer(&self, node: u16, key: &str, current: Value) -> Value {
+    pub(in crate::sim) fn answer(&self, node: NodeId, key: &str, current: Value) -> Value {
         lock(self.truth)
             .get(&(node, key.to_owned()))
             .cloned()
@@ -50,12 +51,12 @@ impl Devices<'_> {
     }
 
     /// The device changed `key` of `node` by itself (a report, a button): that is its state.
-    pub(in crate::sim) fn forget_truth(&self, node: u16, key: &str) {
+    pub(in crate::sim) fn forget_truth(&self, node: NodeId, key: &str) {
         lock(self.truth).remove(&(node, key.to_owned()));
     }
 
     /// The status every write is answered with (a test's knob), and how `node` behaves.
-    pub(super) fn behaviour(&self, node: u16) -> (Option<i64>, Behaviour) {
+    pub(super) fn behaviour(&self, node: NodeId) -> (Option<i64>, Behaviour) {
         let knobs = lock(self.knobs);
         let stuck = knobs.stuck.contains(&node);
         (
@@ -70,7 +71,7 @@ impl Devices<'_> {
     }
 
     /// The value of `key` of `node` in the home now (`Null`: no such node).
-    pub(super) fn current(&self, node: u16, key: &str) -> Value {
+    pub(super) fn current(&self, node: NodeId, key: &str) -> Value {
         let nodes = lock(self.nodes);
         find_node(&nodes, node)
             .map(|node| node["values"][key]["value"].clone())
@@ -78,12 +79,12 @@ impl Devices<'_> {
     }
 
     /// Whether `node` has the value `key`.
-    pub(super) fn has_value(&self, node: u16, key: &str) -> bool {
+    pub(super) fn has_value(&self, node: NodeId, key: &str) -> bool {
         find_node(&lock(self.nodes), node).is_some_and(|node| node["values"].get(key).is_some())
     }
 
     /// A number for the latest write of `watch`: the driver verifies only the latest Set.
-    pub(super) fn next_generation(&self, node: u16, watch: &str) -> u64 {
+    pub(super) fn next_generation(&self, node: NodeId, watch: &str) -> u64 {
         let mut latest = lock(self.latest_write);
         let slot = latest.entry((node, watch.to_owned())).or_default();
         *slot += 1;

@@ -14,7 +14,7 @@ use crate::sim::{change::set_value, state::lock};
 /// behaves.
 pub(super) struct Asked<'a> {
     pub(super) devices: &'a Devices<'a>,
-    pub(super) node: u16,
+    pub(super) node: NodeId,
     pub(super) key: &'a str,
     pub(super) new: Value,
     pub(super) how: Behaviour,
@@ -47,6 +47,7 @@ enum Speed {
     Quick,
     Slow,
 }
+use crate::network::NodeId;
 use Speed::{Quick, Slow};
 
 /// A lock's Access Control "Lock state" notification (11: Lock jammed).

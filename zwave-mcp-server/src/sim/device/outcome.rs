@@ -6,6 +6,7 @@ use std::time::Duration;
 use serde_json::Value;
 
 use super::super::change::Change;
+use crate::network::NodeId;
 
 /// What a write did at once, and what comes after.
 #[derive(Debug)]
@@ -22,7 +23,7 @@ pub(in crate::sim) struct Write {
 #[derive(Debug, Clone)]
 pub(in crate::sim) struct Report {
     pub(in crate::sim) delay: Duration,
-    pub(super) node: u16,
+    pub(super) node: NodeId,
     /// The state value the write is about: only the latest write of it is reported.
     pub(super) watch: String,
     pub(super) generation: u64,

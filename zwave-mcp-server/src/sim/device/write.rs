@@ -11,13 +11,19 @@ use super::{
     outcome::{Report, Write},
     switch::switch,
 };
+use crate::network::NodeId;
 use crate::sim::{
     change::{Change, find_node, set_value},
     state::lock,
 };
 
 /// Writes `new` to value `key` of node `node_id`.
-pub(in crate::sim) fn write(devices: &Devices<'_>, node_id: u16, key: &str, new: Value) -> Write {
+pub(in crate::sim) fn write(
+    devices: &Devices<'_>,
+    node_id: NodeId,
+    key: &str,
+    new: Value,
+) -> Write {
     let fail = || Write::answered(json!({"status": 2}));
     let (forced, how) = devices.behaviour(node_id);
     if let Some(status) = forced {

@@ -10,6 +10,7 @@ use super::{
     shared::ServerSim,
     state::{node_state, state, value_updated},
 };
+use crate::network::NodeId;
 use crate::sim::{
     change::{Change, find_node, set_value as set_home_value},
     device,
@@ -50,7 +51,8 @@ pub(super) fn answer(
     let node_id = command
         .get("nodeId")
         .and_then(Value::as_u64)
-        .and_then(|node| u16::try_from(node).ok());
+        .and_then(|node| u16::try_from(node).ok())
+        .map(NodeId);
     let known = node_id.filter(|node| find_node(&lock(&sim.nodes), *node).is_some());
     let not_found = || {
         failed(
@@ -106,7 +108,7 @@ pub(super) fn answer(
 fn set_value(
     sim: &Arc<ServerSim>,
     connection: u64,
-    node: u16,
+    node: NodeId,
     command: &Value,
     ok: impl Fn(Value) -> String,
 ) -> Vec<String> {
@@ -143,7 +145,7 @@ fn set_value(
 fn poll_value(
     sim: &Arc<ServerSim>,
     connection: u64,
-    node: u16,
+    node: NodeId,
     command: &Value,
     ok: impl Fn(Value) -> String,
 ) -> Vec<String> {

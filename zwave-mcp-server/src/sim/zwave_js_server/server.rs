@@ -19,6 +19,7 @@ use super::{
     shared::ServerSim,
     state::{address, node_state, value_updated},
 };
+use crate::network::NodeId;
 use crate::sim::{
     change::set_value,
     state::{Knobs, ReportDelays, lock},
@@ -71,17 +72,20 @@ impl SimZwaveJsServer {
     }
 
     /// Makes `node` acknowledge every Set and ignore it.
-    pub fn set_stuck(&self, node: u16, stuck: bool) {
+    pub fn set_stuck(&self, node: impl Into<NodeId>, stuck: bool) {
+        let node = node.into();
         lock(&self.sim.knobs).set_stuck(node, stuck);
     }
 
     /// Makes the lock `node` jam at every lock or unlock.
-    pub fn set_jammed(&self, node: u16, jammed: bool) {
+    pub fn set_jammed(&self, node: impl Into<NodeId>, jammed: bool) {
+        let node = node.into();
         lock(&self.sim.knobs).set_jammed(node, jammed);
     }
 
     /// Gives `node` Supervision: a Set is answered 255 once done, and no report follows.
-    pub fn set_supervised(&self, node: u16, supervised: bool) {
+    pub fn set_supervised(&self, node: impl Into<NodeId>, supervised: bool) {
+        let node = node.into();
         lock(&self.sim.knobs).set_supervised(node, supervised);
     }
 
@@ -138,7 +142,8 @@ impl SimZwaveJsServer {
 
     /// The device reports `value` for `key` of `node` on its own (operated by hand): the
     /// value changes, and every listening client gets a `value updated`.
-    pub fn report(&self, node: u16, key: &str, value: Value) {
+    pub fn report(&self, node: impl Into<NodeId>, key: &str, value: Value) {
+        let node = node.into();
         let change = set_value(&mut lock(&self.sim.nodes), node, key, value);
         if let Some(change) = change {
             let _ = self.sim.events.send((0, value_updated(&change)));
@@ -158,7 +163,7 @@ impl SimZwaveJsServer {
             let id = node["id"]
                 .as_u64()
                 .and_then(|id| u16::try_from(id).ok())
-                .unwrap_or(0);
+                .map_or(NodeId(0), NodeId);
             interviewing.insert(id, std::mem::replace(&mut node["values"], json!({})));
             node["ready"] = json!(false);
             node["status"] = json!("Unknown");
@@ -167,7 +172,8 @@ impl SimZwaveJsServer {
 
     /// `node`'s interview completes, with the events of the recorded start-up: `alive`,
     /// `ready` with the node's whole state, `interview completed`.
-    pub fn finish_interview(&self, node: u16) {
+    pub fn finish_interview(&self, node: impl Into<NodeId>) {
+        let node = node.into();
         let state = {
             let mut nodes = lock(&self.sim.nodes);
             let Some(found) = nodes.iter_mut().find(|n| n["id"] == json!(node)) else {
@@ -194,7 +200,8 @@ impl SimZwaveJsServer {
 
     /// A stateless value's event, as a scene button's press: the value changes and every
     /// listening client gets a `value notification`.
-    pub fn notify(&self, node: u16, key: &str, value: Value) {
+    pub fn notify(&self, node: impl Into<NodeId>, key: &str, value: Value) {
+        let node = node.into();
         self.sim.devices().forget_truth(node, key);
         let change = set_value(&mut lock(&self.sim.nodes), node, key, value.clone());
         if let Some(change) = change {

@@ -12,6 +12,7 @@ use std::{
 use serde_json::Value;
 use tokio::sync::broadcast;
 
+use crate::network::NodeId;
 use crate::sim::{
     device::Devices,
     state::{Knobs, ReportDelays},
@@ -21,9 +22,9 @@ use crate::sim::{
 pub(super) struct ServerSim {
     pub(super) nodes: Mutex<Vec<Value>>,
     pub(super) knobs: Mutex<Knobs>,
-    pub(super) last_levels: Mutex<HashMap<u16, u8>>,
-    pub(super) latest_write: Mutex<HashMap<(u16, String), u64>>,
-    pub(super) truth: Mutex<HashMap<(u16, String), Value>>,
+    pub(super) last_levels: Mutex<HashMap<NodeId, u8>>,
+    pub(super) latest_write: Mutex<HashMap<(NodeId, String), u64>>,
+    pub(super) truth: Mutex<HashMap<(NodeId, String), Value>>,
     pub(super) reports: ReportDelays,
     /// Events for every listening client: `(the connection that caused it, the message)`;
     /// that connection has sent it already, in its place among its answers.
@@ -31,7 +32,7 @@ pub(super) struct ServerSim {
     /// Every command received, in order.
     pub(super) received: Mutex<Vec<Value>>,
     /// The values of nodes whose interview runs, given back when it completes.
-    pub(super) interviewing: Mutex<HashMap<u16, Value>>,
+    pub(super) interviewing: Mutex<HashMap<NodeId, Value>>,
     /// Whether connections are served: a stopped server closes them and refuses new ones.
     pub(super) running: AtomicBool,
     /// Bumped when the server stops: connections of an older generation end.
