@@ -8,6 +8,7 @@ use super::{
     devices::{Behaviour, Devices},
     outcome::{Report, Write},
 };
+use crate::network::NodeId;
 use crate::sim::{change::set_value, state::lock};
 
 /// A write being carried out: the value `new` written to `key` of `node`, and how the node
@@ -47,7 +48,6 @@ enum Speed {
     Quick,
     Slow,
 }
-use crate::network::NodeId;
 use Speed::{Quick, Slow};
 
 /// A lock's Access Control "Lock state" notification (11: Lock jammed).
