@@ -1,4 +1,5 @@
-//! A host in fifty lines: start an MCP server, see its tools, call one, stop it.
+//! A host in a few lines: start an MCP server, see its tools, call one, stop it (on Ctrl-C
+//! too: the servers first).
 //!
 //! ```text
 //! cargo build --release -p zwave-mcp-server
@@ -43,6 +44,21 @@ async fn main() -> ExitCode {
         return ExitCode::FAILURE;
     }
 
+    // Ctrl-C stops the servers first (and every process they started), then the example.
+    let processes = host.processes().clone();
+    let code = tokio::select! {
+        code = list_and_call(&host) => code,
+        _ = tokio::signal::ctrl_c() => {
+            processes.shutdown_all().await;
+            return ExitCode::from(130);
+        }
+    };
+    host.shutdown().await;
+    code
+}
+
+/// Prints the tools, then calls `get_device_status` if the server has it.
+async fn list_and_call(host: &Host) -> ExitCode {
     let tools = host.executor().manager();
     for tool in tools.all() {
         println!(
@@ -51,23 +67,23 @@ async fn main() -> ExitCode {
             tool.definition.source()
         );
     }
-    let mut code = ExitCode::SUCCESS;
-    if tools.find("get_device_status").is_some() {
-        let outcome = host
-            .executor()
-            .execute(
-                "get_device_status",
-                json!({"device_name": "Living Room Light"}),
-            )
-            .await;
-        println!(
-            "{}",
-            serde_json::to_string_pretty(&outcome).unwrap_or_default()
-        );
-        if !outcome.is_success() {
-            code = ExitCode::FAILURE;
-        }
+    if tools.find("get_device_status").is_none() {
+        return ExitCode::SUCCESS;
     }
-    host.shutdown().await;
-    code
+    let outcome = host
+        .executor()
+        .execute(
+            "get_device_status",
+            json!({"device_name": "Living Room Light"}),
+        )
+        .await;
+    println!(
+        "{}",
+        serde_json::to_string_pretty(&outcome).unwrap_or_default()
+    );
+    if outcome.is_success() {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
+    }
 }

@@ -33,6 +33,18 @@ pub enum HostError {
     /// valid, it has no description, its parameter schema is not one).
     #[error(transparent)]
     Tool(#[from] ToolDefinitionError),
+    /// Two servers were given one name: the host could not tell their tools apart.
+    #[error(
+        "two MCP servers are named `{name}` (`{first}` and `{second}`): give each server its own name"
+    )]
+    DuplicateServer {
+        /// The name both have.
+        name: String,
+        /// The first one's command.
+        first: String,
+        /// The second one's command.
+        second: String,
+    },
 }
 
 /// How a [`Host`] is made: servers, local tools, callbacks and policies. Nothing starts until
@@ -133,8 +145,19 @@ impl HostBuilder {
     /// tools, and [`Host::report`] says why (its connection keeps trying on later calls).
     ///
     /// # Errors
-    /// [`HostError::Tool`] when a local tool cannot be added; no server was started then.
+    /// [`HostError::Tool`] when a local tool cannot be added, [`HostError::DuplicateServer`]
+    /// when two servers have one name; no server was started then.
     pub async fn connect(self) -> Result<Host, HostError> {
+        let mut named = std::collections::HashMap::new();
+        for server in &self.servers {
+            if let Some(first) = named.insert(server.name(), server.command.display()) {
+                return Err(HostError::DuplicateServer {
+                    name: server.name().to_owned(),
+                    first,
+                    second: server.command.display(),
+                });
+            }
+        }
         let mut manager = ToolManager::new();
         for tool in self.tools {
             manager.add(tool)?;

@@ -103,6 +103,13 @@ pub enum ClientError {
         /// The server's error.
         message: String,
     },
+    /// The connection was shut down (its host is stopping or stopped): it never starts the
+    /// server again.
+    #[error("MCP server `{server}` was shut down with its host; nothing was sent")]
+    ShutDown {
+        /// The server.
+        server: String,
+    },
 }
 
 impl ClientError {

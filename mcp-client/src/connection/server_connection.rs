@@ -97,6 +97,8 @@ pub struct ServerConnection {
     attention: Arc<super::handler::Attention>,
     /// Where the server's process is registered, so that its host can stop it on a signal.
     processes: ServerProcesses,
+    /// Set by [`ServerConnection::shutdown`]: from then on nothing starts the server again.
+    closed: std::sync::atomic::AtomicBool,
 }
 
 /// Whether [`ServerConnection::begin_connect`] may start an attempt.
@@ -121,6 +123,7 @@ impl ServerConnection {
             elicitor: None,
             attention: Arc::default(),
             processes: ServerProcesses::new(),
+            closed: std::sync::atomic::AtomicBool::new(false),
         }
     }
 
@@ -211,6 +214,12 @@ impl ServerConnection {
     /// `fresh` (an explicit connect) ignores the restart backoff.
     async fn begin_connect(&self, of: u32, fresh: bool) -> Begin {
         let mut state = self.state.lock().await;
+        // Checked under the state lock `shutdown` also takes: an attempt never starts after it.
+        if self.closed.load(Ordering::Acquire) {
+            return Begin::Refuse(ClientError::ShutDown {
+                server: self.name().to_owned(),
+            });
+        }
         let failures = match &*state {
             State::Live(live) => match live.process.exit() {
                 None if !live.peer.is_transport_closed() => return Begin::Ready(Arc::clone(live)),
@@ -486,9 +495,14 @@ impl ServerConnection {
         Ok(started.elapsed())
     }
 
-    /// Stops the server (close stdin, wait, SIGTERM, SIGKILL) and forgets the session.
+    /// Stops the server (close stdin, wait, SIGTERM, SIGKILL) and forgets the session. It is
+    /// final: the connection never starts the server again, and a call after it fails with
+    /// [`ClientError::ShutDown`], nothing sent.
     pub async fn shutdown(&self) {
-        let previous = std::mem::replace(&mut *self.state.lock().await, State::Idle);
+        let mut state = self.state.lock().await;
+        self.closed.store(true, Ordering::Release);
+        let previous = std::mem::replace(&mut *state, State::Idle);
+        drop(state);
         match previous {
             State::Live(live) => close(self.name(), &live).await,
             // The attempt stops; the server it started is killed with its process group.
@@ -543,6 +557,7 @@ impl ServerConnection {
             };
             if due
                 && !server.config.disabled
+                && !server.closed.load(Ordering::Acquire)
                 && let Err(err) = server.live().await
             {
                 debug!(server = server.name(), error = %err, "the server is still down");

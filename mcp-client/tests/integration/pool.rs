@@ -241,3 +241,53 @@ async fn two_hosts_each_stop_only_their_own_servers() {
     second.shutdown().await;
     assert!(two.exit().is_some());
 }
+
+/// A host's shutdown is final: an executor or agent kept past it never starts its servers
+/// again, and its calls say why, nothing sent.
+#[tokio::test]
+async fn a_host_shut_down_never_starts_its_servers_again() {
+    let host = mcp_client::Host::builder()
+        .server(fake("host-final", &["clean"]))
+        .connect()
+        .await
+        .unwrap();
+    let executor = host.executor().clone();
+    let processes = host.processes().clone();
+    let server = std::sync::Arc::clone(host.pool().get("host-final").unwrap());
+    host.shutdown().await;
+
+    // What an agent does at each turn, then a call.
+    executor.refresh().await;
+    let outcome = executor.execute("echo", json!({"message": "late"})).await;
+    assert!(!outcome.is_success(), "{outcome:?}");
+    let err = server
+        .call_tool("echo", args(json!({"message": "late"})))
+        .await;
+    assert_eq!(
+        err.unwrap_err().to_string(),
+        "MCP server `host-final` was shut down with its host; nothing was sent"
+    );
+    let Err(mcp_client::ClientError::ShutDown { .. }) = server.connect().await else {
+        panic!("a connection shut down connected again");
+    };
+    assert!(server.process().await.is_none(), "no server was started");
+    assert!(processes.is_empty(), "{} processes", processes.len());
+}
+
+#[tokio::test]
+async fn two_servers_of_one_name_are_refused_before_either_starts() {
+    let Err(err) = mcp_client::Host::builder()
+        .server(fake("twin", &["clean"]))
+        .server(fake("twin", &["exit"]))
+        .connect()
+        .await
+    else {
+        panic!("two servers named twin were accepted");
+    };
+    let text = err.to_string();
+    assert!(
+        text.starts_with("two MCP servers are named `twin` (`")
+            && text.ends_with("): give each server its own name"),
+        "{text}"
+    );
+}
