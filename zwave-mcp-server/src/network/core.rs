@@ -59,6 +59,7 @@ impl Core {
                 link_down_since: None,
                 gateway_offline_since: None,
                 driver_down_since: None,
+                driver_reports: 0,
             }),
             changes: watch::Sender::new(0),
             on_load: RwLock::new(None),

@@ -50,6 +50,10 @@ pub struct HomeState {
     pub gateway_offline_since: Option<i64>,
     /// When the Z-Wave driver went down (epoch ms), while it is.
     pub driver_down_since: Option<i64>,
+    /// `driver/status` messages seen: an API reply saying the driver is down marks it down
+    /// only if no status came after its request was sent (a reply of before the driver came
+    /// back, delivered after its "up", is old news).
+    pub driver_reports: u64,
 }
 
 /// Which link to the devices is down, making cached states possibly out of date.

@@ -124,6 +124,44 @@ async fn unknown_apis_and_driver_down_are_told_apart() {
     assert!(home.wait_until(|state| state.reload_error.is_none()).await);
 }
 
+/// A reply saying the driver is down, to a request sent before the driver came back and
+/// delivered after its "up", is old news: the driver stays up.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_late_driver_down_reply_does_not_undo_the_drivers_newer_status() {
+    let home = Home::start().await;
+    home.sim.set_driver_ready(false).await;
+    assert!(
+        home.wait_until(|state| state.driver_ready == Some(false))
+            .await
+    );
+    home.sim.set_delay("getInfo", Duration::from_millis(300));
+    let network = home.network.clone();
+    let asked = tokio::spawn(async move { network.call("getInfo", vec![]).await });
+    // The request reached Z-Wave JS UI (its answer is decided now: the driver is down) …
+    assert!(
+        eventually(Duration::from_secs(3), || home
+            .sim
+            .received()
+            .iter()
+            .any(|request| request.api == "getInfo"))
+        .await
+    );
+    // … then the driver comes back, and only then does the old answer arrive.
+    home.sim.set_driver_ready(true).await;
+    assert!(
+        home.wait_until(|state| state.driver_ready == Some(true))
+            .await
+    );
+    let err = asked.await.unwrap().unwrap_err();
+    assert!(
+        matches!(err, NetworkError::DriverDown { api: "getInfo" }),
+        "{err:?}"
+    );
+    let state = home.network.state();
+    assert_eq!(state.driver_ready, Some(true));
+    assert_eq!(state.driver_down_since, None);
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_silent_gateway_times_out_with_the_knobs_to_check() {
     let home = Home::start_with(

@@ -62,16 +62,19 @@ pub(in crate::network) async fn call_raw(
     let topic = format!("{}/api/{api}/set", shared.gateway_topic);
     let payload = api::request_payload(&request_id, args);
     debug!(api, %request_id, "api request");
-    {
+    let driver_reports = {
         let _gate = shared
             .send_gate
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner);
-        let down = match &read(&shared.core.state).link {
+        let state = read(&shared.core.state);
+        let driver_reports = state.driver_reports;
+        let down = match &state.link {
             LinkState::Connected => None,
             LinkState::Connecting => Some("not connected yet".to_owned()),
             LinkState::Down { reason } => Some(reason.clone()),
         };
+        drop(state);
         if let Some(reason) = down {
             shared.pending.forget(&request_id);
             return Err(NetworkError::BrokerUnreachable {
@@ -96,7 +99,8 @@ pub(in crate::network) async fn call_raw(
                 queued: CLIENT_QUEUE,
             });
         }
-    }
+        driver_reports
+    };
     let reply = match tokio::time::timeout(settings.api_timeout, reply).await {
         Ok(Ok(reply)) => reply,
         Ok(Err(_)) => return Err(NetworkError::ConnectionLost { api }),
@@ -114,8 +118,11 @@ pub(in crate::network) async fn call_raw(
         Ok(reply.result)
     } else if reply.message == "Z-Wave client not connected" {
         let mut state = write(&shared.core.state);
-        state.driver_ready = Some(false);
-        state.driver_down_since.get_or_insert_with(now_ms);
+        // Unless the driver's own status came after this request was sent: then that is newer.
+        if state.driver_reports == driver_reports {
+            state.driver_ready = Some(false);
+            state.driver_down_since.get_or_insert_with(now_ms);
+        }
         drop(state);
         Err(NetworkError::DriverDown { api })
     } else {

@@ -220,6 +220,7 @@ fn on_driver_status(shared: &Arc<Shared>, payload: &[u8]) {
     let ready = topics::decode_flag(payload);
     let was = {
         let mut state = write(&shared.core.state);
+        state.driver_reports += 1;
         match ready {
             Some(false) => {
                 state.driver_down_since.get_or_insert_with(now_ms);
