@@ -158,6 +158,8 @@ fn compare_clients(floor: &str, mcp_client: &str, floor_p50: Duration) {
             "100",
             "--concurrency",
             "1",
+            // The floor's one tool is not marked read-only, and answers without acting.
+            "--allow-writes",
             "--",
             floor,
         ]
