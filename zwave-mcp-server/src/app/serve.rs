@@ -1,6 +1,7 @@
-//! The MCP session: the backend the configuration names connected, the tools' server built
-//! with the owner's rules, and the protocol served on stdio until the client leaves (or the
-//! demo home never appears).
+//! The MCP server: the backend the configuration names connected, the tools' server built
+//! with the owner's rules, and the protocol served on stdio until the client leaves, or over
+//! Streamable HTTP until a signal stops it (or, either way, until the demo home fails to
+//! appear).
 
 use anyhow::Context as _;
 use rmcp::ServiceExt as _;
@@ -13,31 +14,28 @@ use crate::{
     network::{self, Network},
     transport::{
         bounded::{Bounded, MAX_IN_FLIGHT},
+        http::{self, HttpSettings},
         line::LineTransport,
         stdio,
     },
 };
 
-/// Serves the MCP session on stdio until it ends.
+/// Serves MCP on stdio until the session ends, or over HTTP (`--http`) until a signal.
 pub(super) async fn serve(config: Config) -> anyhow::Result<()> {
     let exposure = config.exposure()?;
+    let http = config.http()?;
     // Take the protocol pipes first: from here on a stray write to fd 1 goes to stderr.
-    let io = stdio::take();
+    let io = http.is_none().then(stdio::take);
     // The demo's simulator lives as long as this function: until the MCP session ends.
     let (network, _simulator, demo_failed) = connect(&config).await?;
     let audit = RuleAudit::new(exposure.clone());
-    let sensitive = config.sensitive();
+    let mut sensitive = config.sensitive();
+    sensitive.unauthenticated_clients = http.as_ref().is_some_and(|http| http.token.is_none());
     warn_of_idle_rules(&network, audit, sensitive.devices.clone());
     let server = ZwaveServer::new(network, config.timeouts.confirm_timeout)
         .with_exposure(exposure)
         .with_limits(config.limits())
         .with_sensitive(sensitive);
-    let (reader, writer) = io;
-    let transport = Bounded::new(LineTransport::new(reader, writer), MAX_IN_FLIGHT);
-    let running = server
-        .serve(transport)
-        .await
-        .context("the MCP session could not start")?;
     // Completes only when the demo home failed to appear; otherwise never.
     let failed = async {
         let failed = match demo_failed {
@@ -48,12 +46,46 @@ pub(super) async fn serve(config: Config) -> anyhow::Result<()> {
             std::future::pending::<()>().await;
         }
     };
-    let reason = tokio::select! {
-        reason = running.waiting() => reason.context("the MCP session failed")?,
-        () = failed => anyhow::bail!(demo::publish_failure()),
+    let served = async {
+        match (http, io) {
+            (Some(settings), _) => serve_http(settings, server).await,
+            (None, Some((reader, writer))) => {
+                let transport = Bounded::new(LineTransport::new(reader, writer), MAX_IN_FLIGHT);
+                let running = server
+                    .serve(transport)
+                    .await
+                    .context("the MCP session could not start")?;
+                let reason = running.waiting().await.context("the MCP session failed")?;
+                tracing::info!(?reason, "MCP session ended");
+                Ok(())
+            }
+            (None, None) => unreachable!("stdio is taken whenever HTTP is not served"),
+        }
     };
-    tracing::info!(?reason, "MCP session ended");
-    Ok(())
+    tokio::select! {
+        served = served => served,
+        () = failed => anyhow::bail!(demo::publish_failure()),
+    }
+}
+
+/// Serves `server` over Streamable HTTP until SIGINT or SIGTERM.
+async fn serve_http(settings: HttpSettings, server: ZwaveServer) -> anyhow::Result<()> {
+    let addr = settings.addr;
+    let stop = tokio_util::sync::CancellationToken::new();
+    let signalled = stop.clone();
+    let mut terminate = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
+        .context("cannot watch for SIGTERM")?;
+    tokio::spawn(async move {
+        tokio::select! {
+            _ = tokio::signal::ctrl_c() => {}
+            _ = terminate.recv() => {}
+        }
+        tracing::info!("stopping: a signal asked");
+        signalled.cancel();
+    });
+    http::serve(settings, server, stop)
+        .await
+        .with_context(|| format!("cannot serve HTTP on {addr}"))
 }
 
 /// Each time the nodes are loaded, warns of the exposure rules and sensitive-device marks

@@ -74,6 +74,44 @@ pub enum ConfigError {
         /// What is wrong.
         reason: String,
     },
+    /// The HTTP token file could not be read.
+    #[error("cannot read --http-token-file {path:?}")]
+    HttpTokenFile {
+        /// The file named by the flag.
+        path: PathBuf,
+        /// Why it could not be read.
+        #[source]
+        source: std::io::Error,
+    },
+    /// Both ways of giving the HTTP token were used.
+    #[error("give the HTTP token either in ZWAVE_MCP_HTTP_TOKEN or in --http-token-file, not both")]
+    TwoHttpTokens,
+    /// The HTTP token is empty or too short to be a secret.
+    #[error(
+        "the HTTP token from {from} is {chars} characters long; a token needs at least {min} (e.g. `openssl rand -hex 32`)"
+    )]
+    WeakHttpToken {
+        /// Where it came from.
+        from: String,
+        /// Its length.
+        chars: usize,
+        /// The shortest allowed.
+        min: usize,
+    },
+    /// A non-loopback address without a token: anyone on the network could switch the home.
+    #[error(
+        "--http {addr} is reachable from other machines, and no token is set: give --http-token-file FILE (or ZWAVE_MCP_HTTP_TOKEN), or bind to 127.0.0.1"
+    )]
+    HttpWithoutToken {
+        /// The address.
+        addr: std::net::SocketAddr,
+    },
+    /// An HTTP flag without `--http`.
+    #[error("{flag} applies to the HTTP transport only: add --http ADDR:PORT")]
+    HttpFlagWithoutHttp {
+        /// The flag given.
+        flag: &'static str,
+    },
     /// The exposure file is not usable (the message names it and the rule at fault).
     #[error("{0}")]
     Exposure(String),

@@ -13,6 +13,7 @@
 //! | `logging` | [`LoggingFlags`]: the log filter and the log directory |
 //! | `demo` | [`DemoFlags`], [`DemoBackend`], [`Command`]: `--demo` and `simulate` |
 //! | `exposure` | [`ExposureFlags`]: what the agent may see and switch |
+//! | `http` | [`HttpFlags`]: Streamable HTTP for remote hosts, its token and bounds |
 //! | `safety` | [`SafetyFlags`]: sensitive actions, sensitive devices, the thermostat band |
 //! | `settings` | what the rest of the crate takes, derived from the flags (files read here) |
 //! | `error` | [`ConfigError`]: a configuration that parsed but cannot work |
@@ -22,6 +23,7 @@ mod backend;
 mod demo;
 mod error;
 mod exposure;
+mod http;
 mod logging;
 mod parse;
 mod safety;
@@ -34,6 +36,7 @@ pub use backend::BackendFlags;
 pub use demo::{Command, DemoBackend, DemoFlags};
 pub use error::ConfigError;
 pub use exposure::ExposureFlags;
+pub use http::HttpFlags;
 pub use logging::LoggingFlags;
 pub use safety::SafetyFlags;
 pub use timeouts::TimeoutFlags;
@@ -78,4 +81,8 @@ pub struct Config {
     /// What the agent may do only with the owner's leave, and within which bounds.
     #[command(flatten)]
     pub safety: SafetyFlags,
+
+    /// How remote MCP hosts reach the server (Streamable HTTP instead of stdio).
+    #[command(flatten)]
+    pub http: HttpFlags,
 }

@@ -6,9 +6,10 @@ use crate::{
     devices::{Exposure, Limits, Rules},
     mcp::SensitivePolicy,
     network::{MqttSettings, Secret, zwave_js_server::client::Target},
+    transport::http::{HttpSettings, MIN_TOKEN_CHARS, Token},
 };
 
-use super::{Config, ConfigError, backend::PASSWORD_ENV};
+use super::{Config, ConfigError, backend::PASSWORD_ENV, http::TOKEN_ENV};
 
 impl Config {
     /// What the owner allows of sensitive actions.
@@ -18,7 +19,68 @@ impl Config {
             without_confirmation: self.safety.sensitive_without_confirmation,
             ask_timeout: self.safety.ask_timeout,
             devices: self.safety.sensitive_device.clone(),
+            // A fact of the transport, which the session sets (HTTP without a token).
+            unauthenticated_clients: false,
         }
+    }
+
+    /// The HTTP transport's settings, when `--http` was given, with the token read.
+    ///
+    /// # Errors
+    /// The token file cannot be read, the token is given twice or is too short, an HTTP
+    /// flag is given without `--http`, or a non-loopback address has no token.
+    pub fn http(&self) -> Result<Option<HttpSettings>, ConfigError> {
+        let flags = &self.http;
+        let Some(addr) = flags.http else {
+            let stray = [
+                ("--http-token-file", flags.http_token_file.is_some()),
+                ("--http-allowed-host", !flags.http_allowed_host.is_empty()),
+                (
+                    "--http-allowed-origin",
+                    !flags.http_allowed_origin.is_empty(),
+                ),
+            ];
+            return match stray.into_iter().find(|(_, given)| *given) {
+                Some((flag, _)) => Err(ConfigError::HttpFlagWithoutHttp { flag }),
+                None => Ok(None),
+            };
+        };
+        let from_env = std::env::var(TOKEN_ENV)
+            .ok()
+            .filter(|token| !token.is_empty());
+        let (text, from) = match (from_env, &flags.http_token_file) {
+            (Some(_), Some(_)) => return Err(ConfigError::TwoHttpTokens),
+            (Some(text), None) => (Some(text), TOKEN_ENV.to_owned()),
+            (None, Some(path)) => {
+                let text =
+                    std::fs::read_to_string(path).map_err(|source| ConfigError::HttpTokenFile {
+                        path: path.clone(),
+                        source,
+                    })?;
+                (Some(text), format!("--http-token-file {}", path.display()))
+            }
+            (None, None) => (None, String::new()),
+        };
+        let token = text
+            .map(|text| {
+                Token::new(&text).map_err(|chars| ConfigError::WeakHttpToken {
+                    from,
+                    chars,
+                    min: MIN_TOKEN_CHARS,
+                })
+            })
+            .transpose()?;
+        if token.is_none() && !addr.ip().is_loopback() {
+            return Err(ConfigError::HttpWithoutToken { addr });
+        }
+        Ok(Some(HttpSettings {
+            addr,
+            token,
+            extra_hosts: flags.http_allowed_host.clone(),
+            extra_origins: flags.http_allowed_origin.clone(),
+            max_sessions: flags.http_max_sessions as usize,
+            session_idle: flags.http_session_idle,
+        }))
     }
 
     /// The owner's limits on writes.

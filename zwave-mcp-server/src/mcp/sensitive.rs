@@ -28,6 +28,9 @@ pub struct SensitivePolicy {
     pub ask_timeout: Duration,
     /// Devices the owner marked sensitive: every action on them needs a person's yes.
     pub devices: Vec<Rule>,
+    /// Whether anyone who can reach the server is a client (HTTP without a token): then no
+    /// yes can be told from the agent's own, and every sensitive action is refused.
+    pub unauthenticated_clients: bool,
 }
 
 impl Default for SensitivePolicy {
@@ -37,6 +40,7 @@ impl Default for SensitivePolicy {
             without_confirmation: false,
             ask_timeout: Duration::from_secs(60),
             devices: Vec::new(),
+            unauthenticated_clients: false,
         }
     }
 }
@@ -94,6 +98,12 @@ impl SensitivePolicy {
             return Ok(());
         };
         let what = format!("{} {device}", gerund(sensitive));
+        if self.unauthenticated_clients {
+            return Err(ToolError::Sensitive(format!(
+                "{what} is a sensitive action ({}), and this server is served over HTTP without a token: any program on its machine can be a client and answer its own question, so no sensitive action is carried out. Nothing was sent. The owner can set --http-token-file (or ZWAVE_MCP_HTTP_TOKEN) to allow them.",
+                because(sensitive)
+            )));
+        }
         if let Some(class) = sensitive.class()
             && !self.allowed.contains(&class)
         {

@@ -4,10 +4,10 @@
 //! | transport | where | built from |
 //! |---|---|---|
 //! | stdio (the default) | the process's stdin/stdout, as MCP hosts start servers | `stdio` (the private pipes) → `line` (newline-delimited JSON-RPC) → `bounded` |
+//! | Streamable HTTP (`--http`) | `/mcp` on a TCP port, for hosts on other machines | `http` (hyper, our checks) → rmcp's `StreamableHttpService` → `bounded` per session |
 //!
-//! The Streamable HTTP transport goes beside `line` (DESIGN.md, "Reach"); what a line is
-//! refused for and how a batch is answered are rules of JSON-RPC messages, not of lines, so
-//! `refusal`, `batch` and `bounded` are written to serve it too.
+//! Over HTTP, rmcp parses the messages: `line`'s refusals (a key twice, an id too long) and its
+//! typed `tools/call` path are stdio's; `bounded` serves both.
 //!
 //! | module | owns |
 //! |---|---|
@@ -16,9 +16,11 @@
 //! | `refusal` | messages refused before typing (not JSON, a key twice, a bad id) and their errors |
 //! | `batch` | JSON-RPC batches (MCP 2025-03-26): collecting a batch's answers into one line |
 //! | `bounded` | the transport wrapper that bounds requests in flight |
+//! | `http` | MCP Streamable HTTP: the listener, the token, the session cap, rmcp's service |
 
 mod batch;
 pub(crate) mod bounded;
+pub(crate) mod http;
 pub(crate) mod line;
 mod refusal;
 pub(crate) mod stdio;

@@ -1,0 +1,65 @@
+//! The remote-host flags: MCP Streamable HTTP instead of stdio, its token, the names and
+//! origins it answers, and its bounds on sessions. What they become is `settings`' work.
+
+use std::{net::SocketAddr, path::PathBuf, time::Duration};
+
+use super::parse::parse_duration;
+
+/// Environment variable holding the HTTP bearer token itself (never a flag: flags show in `ps`).
+pub const TOKEN_ENV: &str = "ZWAVE_MCP_HTTP_TOKEN";
+
+/// How remote MCP hosts reach the server.
+#[derive(Debug, Clone, clap::Args)]
+#[command(next_help_heading = "Remote hosts (Streamable HTTP)")]
+pub struct HttpFlags {
+    /// Serve MCP Streamable HTTP at http://ADDR:PORT/mcp instead of stdio, for hosts on other
+    /// machines (Home Assistant, Claude's and ChatGPT's connectors). Any address but loopback
+    /// needs a token (--http-token-file); put a TLS reverse proxy in front for the internet.
+    #[arg(long, env = "ZWAVE_MCP_HTTP", value_name = "ADDR:PORT")]
+    pub http: Option<SocketAddr>,
+
+    /// File whose first line is the bearer token every HTTP request must carry
+    /// (`Authorization: Bearer TOKEN`). The token can also come from ZWAVE_MCP_HTTP_TOKEN; it
+    /// is never a flag and never logged. Without a token (loopback only) sensitive actions are
+    /// refused over HTTP: any local process could answer their question.
+    #[arg(long, env = "ZWAVE_MCP_HTTP_TOKEN_FILE", value_name = "FILE")]
+    pub http_token_file: Option<PathBuf>,
+
+    /// A host name (or host:port) clients may reach the server by, besides localhost,
+    /// 127.0.0.1, ::1 and the address bound: the name a reverse proxy forwards, or the box's
+    /// name on the LAN. A request whose Host header is another is refused (403), against DNS
+    /// rebinding. Repeat, or comma-separated.
+    #[arg(
+        long,
+        env = "ZWAVE_MCP_HTTP_ALLOWED_HOST",
+        value_delimiter = ',',
+        value_name = "HOST"
+    )]
+    pub http_allowed_host: Vec<String>,
+
+    /// A browser origin (scheme://host:port, `:*` for any port) allowed to call the server
+    /// besides loopback ones. A request carrying another Origin header is refused (403);
+    /// requests without one (programs, not web pages) are not. Repeat, or comma-separated.
+    #[arg(
+        long,
+        env = "ZWAVE_MCP_HTTP_ALLOWED_ORIGIN",
+        value_delimiter = ',',
+        value_name = "ORIGIN"
+    )]
+    pub http_allowed_origin: Vec<String>,
+
+    /// The most MCP sessions (the 2025-11-25 lifecycle's) alive at once; one more is refused
+    /// (503) until one ends or expires. The 2026-07-28 lifecycle keeps no session.
+    #[arg(
+        long,
+        env = "ZWAVE_MCP_HTTP_MAX_SESSIONS",
+        default_value_t = 100,
+        value_parser = clap::value_parser!(u32).range(1..=100_000),
+        value_name = "N"
+    )]
+    pub http_max_sessions: u32,
+
+    /// A session with no request for this long ends; its client starts a new one.
+    #[arg(long, env = "ZWAVE_MCP_HTTP_SESSION_IDLE", default_value = "10m", value_parser = parse_duration, value_name = "DURATION")]
+    pub http_session_idle: Duration,
+}

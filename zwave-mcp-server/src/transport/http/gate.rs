@@ -1,0 +1,205 @@
+//! What every HTTP request passes before rmcp's Streamable HTTP service sees it: the path, the
+//! bearer token, the cap on sessions, and the body, read whole within a size and a deadline.
+//! rmcp then checks `Host` and `Origin` (DNS rebinding, cross-site pages) and serves MCP.
+
+use std::{convert::Infallible, future::Future, pin::Pin, sync::Arc, time::Duration};
+
+use bytes::Bytes;
+use http_body_util::{BodyExt as _, Full, Limited, combinators::BoxBody};
+use hyper::{
+    Method, Request, Response, StatusCode,
+    body::Incoming,
+    header::{
+        AUTHORIZATION, CONTENT_LENGTH, CONTENT_TYPE, HeaderValue, RETRY_AFTER, WWW_AUTHENTICATE,
+    },
+};
+use rmcp::{ServerHandler, transport::streamable_http_server::StreamableHttpService};
+use tracing::{debug, warn};
+
+use super::{Sessions, Token};
+
+/// The largest request body read: a tool call is a few hundred bytes; 4 MiB leaves room for
+/// any batch a client has reason to send.
+pub const MAX_BODY_BYTES: usize = 4 * 1024 * 1024;
+
+/// How long a client has to send a request's body, from the end of its headers: a client
+/// that trickles it is dropped, not waited for.
+pub const BODY_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// The path MCP is served at.
+pub const MCP_PATH: &str = "/mcp";
+
+/// An HTTP answer.
+pub type HttpResponse = Response<BoxBody<Bytes, Infallible>>;
+
+/// The checks before rmcp, and rmcp's service behind them.
+pub struct Gate<S> {
+    mcp: StreamableHttpService<S, Sessions>,
+    sessions: Arc<Sessions>,
+    token: Option<Arc<Token>>,
+}
+
+impl<S> Clone for Gate<S> {
+    fn clone(&self) -> Self {
+        Self {
+            mcp: self.mcp.clone(),
+            sessions: Arc::clone(&self.sessions),
+            token: self.token.clone(),
+        }
+    }
+}
+
+impl<S: ServerHandler + Send + 'static> Gate<S> {
+    /// `mcp` behind the checks; `token`, when set, is required of every request.
+    pub fn new(
+        mcp: StreamableHttpService<S, Sessions>,
+        sessions: Arc<Sessions>,
+        token: Option<Token>,
+    ) -> Self {
+        Self {
+            mcp,
+            sessions,
+            token: token.map(Arc::new),
+        }
+    }
+
+    /// The answer to `request`.
+    async fn answer(self, request: Request<Incoming>) -> HttpResponse {
+        if request.uri().path() != MCP_PATH {
+            return refusal(
+                StatusCode::NOT_FOUND,
+                &format!("nothing is served here: MCP is at {MCP_PATH}"),
+            );
+        }
+        if let Some(token) = &self.token
+            && let Some(refused) = unauthorized(token, &request)
+        {
+            return refused;
+        }
+        if opens_a_session(&request) && self.sessions.full().await {
+            let count = self.sessions.count().await;
+            warn!(
+                sessions = count,
+                "refused a new MCP session: the most are open"
+            );
+            let mut refused = refusal(
+                StatusCode::SERVICE_UNAVAILABLE,
+                &format!(
+                    "{count} MCP sessions are open, the most this server keeps (--http-max-sessions): try again when one has ended or expired"
+                ),
+            );
+            refused
+                .headers_mut()
+                .insert(RETRY_AFTER, HeaderValue::from_static("30"));
+            return refused;
+        }
+        let (parts, body) = request.into_parts();
+        let declared = parts
+            .headers
+            .get(CONTENT_LENGTH)
+            .and_then(|value| value.to_str().ok())
+            .and_then(|value| value.parse::<u64>().ok());
+        if declared.is_some_and(|length| length > MAX_BODY_BYTES as u64) {
+            return too_large();
+        }
+        let read = tokio::time::timeout(BODY_TIMEOUT, Limited::new(body, MAX_BODY_BYTES).collect());
+        let body = match read.await {
+            Ok(Ok(collected)) => collected.to_bytes(),
+            Ok(Err(error)) if error.is::<http_body_util::LengthLimitError>() => {
+                return too_large();
+            }
+            Ok(Err(error)) => {
+                debug!(%error, "a request's body could not be read");
+                return refusal(
+                    StatusCode::BAD_REQUEST,
+                    "the request's body could not be read",
+                );
+            }
+            Err(_) => {
+                debug!("a request's body did not arrive in time");
+                return refusal(
+                    StatusCode::REQUEST_TIMEOUT,
+                    &format!("the request's body did not arrive within {BODY_TIMEOUT:?}"),
+                );
+            }
+        };
+        self.mcp
+            .handle(Request::from_parts(parts, Full::new(body)))
+            .await
+    }
+}
+
+impl<S: ServerHandler + Send + 'static> hyper::service::Service<Request<Incoming>> for Gate<S> {
+    type Response = HttpResponse;
+    type Error = Infallible;
+    type Future = Pin<Box<dyn Future<Output = Result<HttpResponse, Infallible>> + Send>>;
+
+    fn call(&self, request: Request<Incoming>) -> Self::Future {
+        let gate = self.clone();
+        Box::pin(async move { Ok(gate.answer(request).await) })
+    }
+}
+
+/// The 401 for a request without the token, if it lacks it. Nothing of the request is
+/// logged: a wrong token may be a right one mistyped.
+fn unauthorized(token: &Token, request: &Request<Incoming>) -> Option<HttpResponse> {
+    if request
+        .headers()
+        .get(AUTHORIZATION)
+        .is_some_and(|value| token.admits(value.as_bytes()))
+    {
+        return None;
+    }
+    let in_url = request.uri().query().is_some_and(|query| {
+        query
+            .split('&')
+            .any(|pair| pair.starts_with("token=") || pair.starts_with("access_token="))
+    });
+    let why = if in_url {
+        "a token in the URL is not accepted (URLs are logged along the way): send it as `Authorization: Bearer TOKEN`"
+    } else if request.headers().contains_key(AUTHORIZATION) {
+        "the bearer token is not this server's: nothing was done"
+    } else {
+        "this server needs `Authorization: Bearer TOKEN` (the token of --http-token-file): nothing was done"
+    };
+    warn!(
+        method = %request.method(),
+        "refused an HTTP request without this server's bearer token"
+    );
+    let mut refused = refusal(StatusCode::UNAUTHORIZED, why);
+    refused.headers_mut().insert(
+        WWW_AUTHENTICATE,
+        HeaderValue::from_static("Bearer realm=\"zwave-mcp-server\""),
+    );
+    Some(refused)
+}
+
+/// Whether `request` may open a session: a POST with no session yet, on a lifecycle that has
+/// sessions (2026-07-28's requests carry their version in a header and open none).
+fn opens_a_session(request: &Request<Incoming>) -> bool {
+    request.method() == Method::POST
+        && !request.headers().contains_key("mcp-session-id")
+        && request
+            .headers()
+            .get("mcp-protocol-version")
+            .and_then(|value| value.to_str().ok())
+            .is_none_or(|version| version < "2026-07-28")
+}
+
+fn too_large() -> HttpResponse {
+    refusal(
+        StatusCode::PAYLOAD_TOO_LARGE,
+        &format!("a request's body may hold at most {MAX_BODY_BYTES} bytes: nothing was done"),
+    )
+}
+
+/// A plain-text refusal.
+fn refusal(status: StatusCode, why: &str) -> HttpResponse {
+    let mut response = Response::new(Full::new(Bytes::from(why.to_owned())).boxed());
+    *response.status_mut() = status;
+    response.headers_mut().insert(
+        CONTENT_TYPE,
+        HeaderValue::from_static("text/plain; charset=utf-8"),
+    );
+    response
+}

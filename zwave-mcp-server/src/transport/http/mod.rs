@@ -1,0 +1,112 @@
+//! MCP Streamable HTTP, for hosts on other machines: rmcp's [`StreamableHttpService`] (both
+//! lifecycles: 2025-11-25's sessions with `Mcp-Session-Id`, SSE and DELETE; 2026-07-28's
+//! stateless requests) on hyper's HTTP/1.1 connections, behind our checks.
+//!
+//! What stands between a socket and a tool, in order:
+//!
+//! | where | what | refused with |
+//! |---|---|---|
+//! | here | at most [`MAX_CONNECTIONS`] connections; headers within [`HEADER_TIMEOUT`] | the connection waits / is closed |
+//! | `gate` | the path `/mcp`; the bearer token (constant time); the cap on sessions; the body's size and deadline | 404, 401, 503, 413, 408 |
+//! | rmcp | `Host` and `Origin` against the allowed lists; MCP's HTTP rules (`MCP-Protocol-Version`, sessions) | 403, 400, 404 |
+//! | `sessions` | each session's requests in flight ([`Bounded`](super::bounded), as on stdio); idle sessions expire | a JSON-RPC error |
+//!
+//! | module | owns |
+//! |---|---|
+//! | `settings` | [`HttpSettings`] and the [`Token`] (hidden from `Debug`, compared in constant time) |
+//! | `gate` | the checks before rmcp, as a hyper service |
+//! | `sessions` | rmcp's session manager, capped, with bounded transports |
+
+mod gate;
+mod sessions;
+mod settings;
+
+use std::{io, sync::Arc, time::Duration};
+
+use hyper_util::rt::{TokioIo, TokioTimer};
+use rmcp::{
+    ServerHandler,
+    transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService},
+};
+use tokio::{net::TcpListener, sync::Semaphore};
+use tokio_util::sync::CancellationToken;
+use tracing::{debug, info, warn};
+
+pub use gate::{MAX_BODY_BYTES, MCP_PATH};
+pub use settings::{HttpSettings, MIN_TOKEN_CHARS, Token};
+
+use gate::Gate;
+use sessions::Sessions;
+
+/// Connections open at once; one more waits in the kernel's backlog until one closes.
+pub const MAX_CONNECTIONS: usize = 512;
+
+/// How long a client has to send a request's headers (and, on a kept-alive connection, the
+/// next request's): one that trickles them is dropped.
+pub const HEADER_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// Serves `server` over Streamable HTTP as `settings` say, until `stop` is cancelled.
+///
+/// # Errors
+/// The address cannot be bound.
+pub async fn serve<S>(settings: HttpSettings, server: S, stop: CancellationToken) -> io::Result<()>
+where
+    S: ServerHandler + Clone + Send + Sync + 'static,
+{
+    let listener = TcpListener::bind(settings.addr).await?;
+    let addr = listener.local_addr()?;
+    if settings.token.is_none() {
+        warn!(
+            "serving HTTP without a token: any process on this machine can use the server, so sensitive actions are refused (set --http-token-file to allow them)"
+        );
+    }
+    info!(url = %format!("http://{addr}{MCP_PATH}"), hosts = ?settings.allowed_hosts(), "serving MCP over Streamable HTTP");
+    let sessions = Arc::new(Sessions::new(&settings));
+    let config = StreamableHttpServerConfig::default()
+        .with_allowed_hosts(settings.allowed_hosts())
+        .with_allowed_origins(settings.allowed_origins())
+        .enforce_origin_validation()
+        .with_max_request_body_bytes(MAX_BODY_BYTES)
+        .with_cancellation_token(stop.child_token());
+    let mcp = StreamableHttpService::new(move || Ok(server.clone()), Arc::clone(&sessions), config);
+    let gate = Gate::new(mcp, sessions, settings.token);
+    let connections = Arc::new(Semaphore::new(MAX_CONNECTIONS));
+    loop {
+        let place = tokio::select! {
+            place = Arc::clone(&connections).acquire_owned() => place,
+            () = stop.cancelled() => return Ok(()),
+        };
+        let Ok(place) = place else { return Ok(()) };
+        let accepted = tokio::select! {
+            accepted = listener.accept() => accepted,
+            () = stop.cancelled() => return Ok(()),
+        };
+        let stream = match accepted {
+            Ok((stream, _peer)) => stream,
+            Err(error) => {
+                // Out of file descriptors, or a connection reset before it was accepted: the
+                // listener itself is fine.
+                warn!(%error, "could not accept a connection");
+                tokio::time::sleep(Duration::from_millis(50)).await;
+                continue;
+            }
+        };
+        let gate = gate.clone();
+        let stop = stop.clone();
+        tokio::spawn(async move {
+            let _place = place;
+            let connection = hyper::server::conn::http1::Builder::new()
+                .timer(TokioTimer::new())
+                .header_read_timeout(HEADER_TIMEOUT)
+                .serve_connection(TokioIo::new(stream), gate);
+            tokio::select! {
+                ended = connection => {
+                    if let Err(error) = ended {
+                        debug!(%error, "HTTP connection ended with an error");
+                    }
+                }
+                () = stop.cancelled() => {}
+            }
+        });
+    }
+}
