@@ -292,4 +292,54 @@ mod tests {
         assert_eq!(settings.password, Some(Secret("s3cret".into())));
         let _ = std::fs::remove_dir_all(dir);
     }
+
+    #[test]
+    fn http_problems_name_the_flag_and_the_fix() {
+        let dir = std::env::temp_dir().join(format!("zwave-http-test-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let file = |name: &str, text: &str| {
+            let path = dir.join(name);
+            std::fs::write(&path, text).unwrap();
+            path.to_str().unwrap().to_owned()
+        };
+        let good = file("good", "0123456789abcdef0123456789abcdef\n");
+        let short = file("short", "hunter2\n");
+        let missing = dir.join("missing").to_str().unwrap().to_owned();
+
+        assert!(config(&[]).http().unwrap().is_none());
+        let settings = config(&["--http", "0.0.0.0:8123", "--http-token-file", &good])
+            .http()
+            .unwrap()
+            .unwrap();
+        assert!(settings.token.is_some());
+        assert_eq!(settings.max_sessions, 100);
+        assert_eq!(settings.session_idle, std::time::Duration::from_secs(600));
+        let loopback = config(&["--http", "127.0.0.1:8123"]).http().unwrap().unwrap();
+        assert!(loopback.token.is_none());
+
+        let message = |args: &[&str]| config(args).http().unwrap_err().to_string();
+        assert_eq!(
+            message(&["--http", "0.0.0.0:8123"]),
+            "--http 0.0.0.0:8123 is reachable from other machines, and no token is set: give --http-token-file FILE (or ZWAVE_MCP_HTTP_TOKEN), or bind to 127.0.0.1"
+        );
+        assert_eq!(
+            message(&["--http", "127.0.0.1:1", "--http-token-file", &short]),
+            format!(
+                "the HTTP token from --http-token-file {short} is 7 characters long; a token needs at least 16 (e.g. `openssl rand -hex 32`)"
+            )
+        );
+        assert_eq!(
+            message(&["--http", "127.0.0.1:1", "--http-token-file", &missing]),
+            format!("cannot read --http-token-file {missing:?}")
+        );
+        assert_eq!(
+            message(&["--http-token-file", &good]),
+            "--http-token-file applies to the HTTP transport only: add --http ADDR:PORT"
+        );
+        assert_eq!(
+            message(&["--http-allowed-origin", "https://a.example"]),
+            "--http-allowed-origin applies to the HTTP transport only: add --http ADDR:PORT"
+        );
+        let _ = std::fs::remove_dir_all(dir);
+    }
 }
