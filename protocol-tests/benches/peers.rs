@@ -2,13 +2,16 @@
 //! responder), all driven the same raw way in one run: start → initialize, round trip of
 //! sequential `tools/call`s, calls per second, peak memory. Then our client beside the
 //! official TypeScript and Python SDK clients, each making sequential `tools/call`s of the
-//! floor and timing them itself.
+//! floor and timing them itself. Between the two, the servers over Streamable HTTP (`http`).
 //! Run: `cargo build --release --workspace --bins && cargo bench -p protocol-tests --bench peers`.
 #![expect(
     clippy::unwrap_used,
     clippy::print_stdout,
     reason = "a benchmark: a failed setup should stop it loudly, and it prints its tables"
 )]
+
+#[path = "peers/http.rs"]
+mod http;
 
 use std::time::{Duration, Instant};
 
@@ -380,6 +383,12 @@ fn main() {
         "\nOur server's --demo figures include its embedded MQTT broker and simulated gateway; on \
          Mosquitto, the same home is published by `zwave-mcp-server simulate` in a process of its \
          own, and the figures are the server's alone."
+    );
+    http::compare(
+        &ours,
+        std::env::var_os("BENCH_ONLY_OURS")
+            .is_none()
+            .then(server_everything),
     );
     compare_clients(&floor, &mcp_client, floor_p50);
 }
