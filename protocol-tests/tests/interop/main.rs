@@ -13,3 +13,4 @@ mod fixtures_current;
 mod preflight;
 mod support;
 mod third_party_clients;
+mod third_party_clients_http;

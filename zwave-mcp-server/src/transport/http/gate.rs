@@ -1,6 +1,7 @@
 //! What every HTTP request passes before rmcp's Streamable HTTP service sees it: the path, the
 //! bearer token, the cap on sessions, and the body, read whole within a size and a deadline.
-//! rmcp then checks `Host` and `Origin` (DNS rebinding, cross-site pages) and serves MCP.
+//! rmcp then checks `Host` and `Origin` (DNS rebinding, cross-site pages) and serves MCP; its
+//! 202 to a session's DELETE goes out as 204.
 
 use std::{convert::Infallible, future::Future, pin::Pin, sync::Arc, time::Duration};
 
@@ -123,9 +124,18 @@ impl<S: ServerHandler + Send + 'static> Gate<S> {
                 );
             }
         };
-        self.mcp
+        let deleting = parts.method == Method::DELETE;
+        let mut response = self
+            .mcp
             .handle(Request::from_parts(parts, Full::new(body)))
-            .await
+            .await;
+        if deleting && response.status() == StatusCode::ACCEPTED {
+            // rmcp answers a session's DELETE with 202, but the session is closed by then:
+            // RFC 9110 §9.3.5 says 204 for a deletion enacted, and the Python SDK logs
+            // "Session termination failed: 202" for anything but 200 or 204.
+            *response.status_mut() = StatusCode::NO_CONTENT;
+        }
+        response
     }
 }
 
