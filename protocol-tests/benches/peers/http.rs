@@ -2,7 +2,7 @@
 //! server-everything's `streamableHttp` mode, each driven by one plain blocking HTTP/1.1
 //! connection kept alive (a POST per call, the answer read whole whether JSON or SSE), so the
 //! driver adds as little as possible. Then each server's resident memory with 100 sessions
-//! opened and left idle.
+//! open (99 left idle).
 
 use std::{
     io::{BufRead as _, BufReader, Read as _, Write as _},
@@ -179,8 +179,9 @@ fn measure(label: &str, mut command: Command, port: u16, tool: &str, args: &Valu
     let total = run.elapsed();
     samples.sort();
     let peak = peak_rss_kib(child.id());
+    // 100 sessions in all, the default cap: the one measured and 99 left idle.
     let mut idle = Vec::new();
-    for _ in 0..100 {
+    for _ in 0..99 {
         let mut other = Connection::open(port, &mut child);
         open_session(&mut other);
         idle.push(other);
@@ -227,7 +228,7 @@ pub fn compare(ours: &str, everything: Option<(String, Vec<String>)>) {
         ));
     }
     println!(
-        "\n| server over HTTP (2,000 sequential `tools/call`, one kept-alive connection) | start → initialize | p50 | p99 | calls/s | peak RSS | RSS, 100 idle sessions |"
+        "\n| server over HTTP (2,000 sequential `tools/call`, one kept-alive connection) | start → initialize | p50 | p99 | calls/s | peak RSS | RSS, 100 sessions open |"
     );
     println!("|---|---|---|---|---|---|---|");
     for row in rows {

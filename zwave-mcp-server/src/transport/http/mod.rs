@@ -82,7 +82,15 @@ where
             () = stop.cancelled() => return Ok(()),
         };
         let stream = match accepted {
-            Ok((stream, _peer)) => stream,
+            Ok((stream, _peer)) => {
+                // An answer goes out in several writes (headers, then SSE chunks): with
+                // Nagle's algorithm each after the first waits for the client's delayed ACK,
+                // 40 ms a call (measured: p50 44 ms, 0.1 ms without).
+                if let Err(error) = stream.set_nodelay(true) {
+                    debug!(%error, "could not turn Nagle's algorithm off");
+                }
+                stream
+            }
             Err(error) => {
                 // Out of file descriptors, or a connection reset before it was accepted: the
                 // listener itself is fine.
