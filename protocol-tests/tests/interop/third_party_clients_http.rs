@@ -227,14 +227,14 @@ fn a_wrong_token_reaches_the_python_sdk_as_a_401_and_nothing_more() {
             "wwwAuthenticate": "Bearer realm=\"zwave-mcp-server\""
         }])
     );
-    // The SDK turns a non-JSON error answer into JSON-RPC's internal error: the status, and
-    // our text saying why, stay in its HTTP client.
+    // The refusal's body is a JSON-RPC error, which the SDK hands its user as is: our text
+    // saying why (a plain-text body became "Server returned an error response").
     assert_eq!(
         seen["error"],
         json!({
             "type": "MCPError",
-            "code": -32603,
-            "message": "Server returned an error response"
+            "code": -32600,
+            "message": "the bearer token is not this server's: nothing was done"
         })
     );
 }

@@ -203,13 +203,21 @@ fn too_large() -> HttpResponse {
     )
 }
 
-/// A plain-text refusal.
+/// A refusal: the status, and a JSON-RPC error without an id saying why (as the TypeScript
+/// SDK's server answers; SDK clients show such an error's message to their user, where a
+/// plain-text body becomes "Server returned an error response"). A server that is full says
+/// so with the code of a busy stdio server; a request at fault gets "Invalid Request".
 fn refusal(status: StatusCode, why: &str) -> HttpResponse {
-    let mut response = Response::new(Full::new(Bytes::from(why.to_owned())).boxed());
+    let code = if status == StatusCode::SERVICE_UNAVAILABLE {
+        crate::transport::bounded::BUSY.0
+    } else {
+        -32600
+    };
+    let body = serde_json::json!({"jsonrpc": "2.0", "id": null, "error": {"code": code, "message": why}});
+    let mut response = Response::new(Full::new(Bytes::from(body.to_string())).boxed());
     *response.status_mut() = status;
-    response.headers_mut().insert(
-        CONTENT_TYPE,
-        HeaderValue::from_static("text/plain; charset=utf-8"),
-    );
+    response
+        .headers_mut()
+        .insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
     response
 }
