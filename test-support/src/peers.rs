@@ -210,7 +210,10 @@ pub fn venv_with(dir: &Path, requirements: &[&str], env: &[(&str, &str)]) -> Pat
 fn with_install_lock(dir: &Path, install: impl FnOnce()) {
     std::fs::create_dir_all(dir)
         .unwrap_or_else(|err| panic!("cannot create {}: {err}", dir.display()));
-    let lock_path = dir.with_extension("lock");
+    // Appended, not `with_extension`: a folder named after a version (`…-22.23.3`) has dots.
+    let mut lock_path = dir.as_os_str().to_owned();
+    lock_path.push(".lock");
+    let lock_path = PathBuf::from(lock_path);
     let lock = File::create(&lock_path)
         .unwrap_or_else(|err| panic!("cannot create {}: {err}", lock_path.display()));
     lock.lock()
