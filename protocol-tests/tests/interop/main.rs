@@ -10,6 +10,7 @@ mod client_vs_zwave;
 mod conformance;
 mod end_to_end;
 mod fixtures_current;
+mod official_suite;
 mod preflight;
 mod support;
 mod third_party_clients;

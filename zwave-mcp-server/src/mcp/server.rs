@@ -8,7 +8,8 @@ use rmcp::{
     handler::server::{router::tool::ToolRouter, tool::ToolCallContext},
     model::{
         CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation,
-        JsonObject, ServerCapabilities, ServerConfig,
+        JsonObject, ReadResourceRequestParams, ReadResourceResponse, ServerCapabilities,
+        ServerConfig,
     },
     service::RequestContext,
     tool_handler,
@@ -106,8 +107,35 @@ impl ServerHandler for ZwaveServer {
             .await
     }
 
+    /// No resource exists: SEP-2164 (2026-07-28) wants an unknown URI refused with Invalid
+    /// params naming it in `data.uri`, where rmcp's default answers Method not found.
+    async fn read_resource(
+        &self,
+        request: ReadResourceRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ReadResourceResponse, ErrorData> {
+        let data = (request.uri.len() <= MAX_ECHOED_URI_BYTES)
+            .then(|| serde_json::json!({ "uri": request.uri }));
+        Err(ErrorData::invalid_params(
+            "resource not found: this server offers no resources",
+            data,
+        ))
+    }
+
+    /// Declares every capability whose list methods it answers: rmcp answers `prompts/list`,
+    /// `resources/list`, `resources/templates/list` and `completion/complete` with empty
+    /// results, and a server that answers them must declare them (2026-07-28, SEP-2575: the
+    /// capabilities `server/discover` returns match the handlers; the official conformance
+    /// suite's `server-stateless` checks it for prompts, and its `caching` wants those lists
+    /// answered).
     fn get_info(&self) -> ServerConfig {
-        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
+        let capabilities = ServerCapabilities::builder()
+            .enable_completions()
+            .enable_prompts()
+            .enable_resources()
+            .enable_tools()
+            .build();
+        ServerConfig::new(capabilities)
             .with_server_info(Implementation::new(
                 "zwave-mcp-server",
                 env!("CARGO_PKG_VERSION"),
@@ -124,6 +152,10 @@ impl ServerHandler for ZwaveServer {
             )
     }
 }
+
+/// The longest resource URI a refusal echoes back in its `data` (a browser's practical URL
+/// limit); a longer one is refused without it, so a refusal never echoes a megabyte.
+const MAX_ECHOED_URI_BYTES: usize = 2048;
 
 /// The longest text a tool argument may hold, in characters: a device name's limit. Nothing a
 /// device takes by name (a mode, a tone, a colour) nor a list filter is longer.

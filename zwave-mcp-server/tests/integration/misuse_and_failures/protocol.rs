@@ -123,3 +123,55 @@ async fn a_batch_is_answered_in_one_array_under_2025_03_26_and_refused_otherwise
         ]
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_lists_the_server_answers_are_declared_and_an_unknown_resource_is_refused_by_its_uri() {
+    let home = GatewayHome::renamed(&[]).await;
+    let long_uri = format!("file:///{}", "x".repeat(3000));
+    let mut messages = session(&[]);
+    messages.extend([
+        json!({"jsonrpc":"2.0","id":"prompts","method":"prompts/list"}),
+        json!({"jsonrpc":"2.0","id":"resources","method":"resources/list"}),
+        json!({"jsonrpc":"2.0","id":"templates","method":"resources/templates/list"}),
+        json!({"jsonrpc":"2.0","id":"complete","method":"completion/complete","params":{"ref":{"type":"ref/prompt","name":"none"},"argument":{"name":"a","value":"b"}}}),
+        json!({"jsonrpc":"2.0","id":"read","method":"resources/read","params":{"uri":"test://nowhere"}}),
+        json!({"jsonrpc":"2.0","id":"long","method":"resources/read","params":{"uri":long_uri}}),
+    ]);
+    let input = lines(&messages).into_bytes();
+    let output = tokio::task::spawn_blocking({
+        let mut command = home.command(&[]);
+        move || test_support::child::run(&mut command, &input, std::time::Duration::from_secs(30))
+    })
+    .await
+    .unwrap();
+    let replies = crate::harness::messages(&output);
+    let reply = |id: &str| {
+        replies
+            .iter()
+            .find(|reply| reply["id"] == json!(id))
+            .cloned()
+            .unwrap_or_else(|| panic!("no reply to {id}: {replies:?}"))
+    };
+    let initialized = replies
+        .iter()
+        .find(|reply| reply["id"] == json!(0))
+        .unwrap();
+    assert_eq!(
+        initialized["result"]["capabilities"],
+        json!({"completions": {}, "prompts": {}, "resources": {}, "tools": {}})
+    );
+    assert_eq!(reply("prompts")["result"]["prompts"], json!([]));
+    assert_eq!(reply("resources")["result"]["resources"], json!([]));
+    assert_eq!(reply("templates")["result"]["resourceTemplates"], json!([]));
+    assert_eq!(
+        reply("complete")["result"]["completion"]["values"],
+        json!([])
+    );
+    assert_eq!(
+        reply("read")["error"],
+        json!({"code": -32602, "message": "resource not found: this server offers no resources", "data": {"uri": "test://nowhere"}})
+    );
+    let long = reply("long");
+    assert_eq!(long["error"]["code"], json!(-32602), "{long}");
+    assert!(long["error"].get("data").is_none(), "not echoed: {long}");
+}
