@@ -314,7 +314,10 @@ mod tests {
         assert!(settings.token.is_some());
         assert_eq!(settings.max_sessions, 100);
         assert_eq!(settings.session_idle, std::time::Duration::from_secs(600));
-        let loopback = config(&["--http", "127.0.0.1:8123"]).http().unwrap().unwrap();
+        let loopback = config(&["--http", "127.0.0.1:8123"])
+            .http()
+            .unwrap()
+            .unwrap();
         assert!(loopback.token.is_none());
 
         let message = |args: &[&str]| config(args).http().unwrap_err().to_string();

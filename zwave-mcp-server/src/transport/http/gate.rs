@@ -213,7 +213,8 @@ fn refusal(status: StatusCode, why: &str) -> HttpResponse {
     } else {
         -32600
     };
-    let body = serde_json::json!({"jsonrpc": "2.0", "id": null, "error": {"code": code, "message": why}});
+    let body =
+        serde_json::json!({"jsonrpc": "2.0", "id": null, "error": {"code": code, "message": why}});
     let mut response = Response::new(Full::new(Bytes::from(body.to_string())).boxed());
     *response.status_mut() = status;
     response
