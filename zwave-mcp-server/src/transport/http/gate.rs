@@ -1,5 +1,5 @@
 //! What every HTTP request passes before rmcp's Streamable HTTP service sees it: the path, the
-//! bearer token, the cap on sessions, and the body, read whole within a size and a deadline.
+//! bearer token, the body, read whole within a size and a deadline, and the cap on sessions.
 //! rmcp then checks `Host` and `Origin` (DNS rebinding, cross-site pages) and serves MCP.
 
 use std::{convert::Infallible, future::Future, pin::Pin, sync::Arc, time::Duration};
@@ -76,23 +76,6 @@ impl<S: ServerHandler + Send + 'static> Gate<S> {
         {
             return refused;
         }
-        if opens_a_session(&request) && self.sessions.full().await {
-            let count = self.sessions.count().await;
-            warn!(
-                sessions = count,
-                "refused a new MCP session: the most are open"
-            );
-            let mut refused = refusal(
-                StatusCode::SERVICE_UNAVAILABLE,
-                &format!(
-                    "{count} MCP sessions are open, the most this server keeps (--http-max-sessions): try again when one has ended or expired"
-                ),
-            );
-            refused
-                .headers_mut()
-                .insert(RETRY_AFTER, HeaderValue::from_static("30"));
-            return refused;
-        }
         let (parts, body) = request.into_parts();
         let declared = parts
             .headers
@@ -123,6 +106,27 @@ impl<S: ServerHandler + Send + 'static> Gate<S> {
                 );
             }
         };
+        // Checked on the body, not the headers: an `initialize` opens a session whatever
+        // revision its `MCP-Protocol-Version` names (rmcp routes every handshake to the
+        // 2025-11-25 lifecycle), and no other message does. One that got past a check on the
+        // header was failed by `Sessions::create_session` with a 500 and no `Retry-After`.
+        if opens_a_session(&parts, &body) && self.sessions.full().await {
+            let count = self.sessions.count().await;
+            warn!(
+                sessions = count,
+                "refused a new MCP session: the most are open"
+            );
+            let mut refused = refusal(
+                StatusCode::SERVICE_UNAVAILABLE,
+                &format!(
+                    "{count} MCP sessions are open, the most this server keeps (--http-max-sessions): try again when one has ended or expired"
+                ),
+            );
+            refused
+                .headers_mut()
+                .insert(RETRY_AFTER, HeaderValue::from_static("30"));
+            return refused;
+        }
         self.mcp
             .handle(Request::from_parts(parts, Full::new(body)))
             .await
@@ -174,16 +178,18 @@ fn unauthorized(token: &Token, request: &Request<Incoming>) -> Option<HttpRespon
     Some(refused)
 }
 
-/// Whether `request` may open a session: a POST with no session yet, on a lifecycle that has
-/// sessions (2026-07-28's requests carry their version in a header and open none).
-fn opens_a_session(request: &Request<Incoming>) -> bool {
-    request.method() == Method::POST
-        && !request.headers().contains_key("mcp-session-id")
-        && request
-            .headers()
-            .get("mcp-protocol-version")
-            .and_then(|value| value.to_str().ok())
-            .is_none_or(|version| version < "2026-07-28")
+/// Whether a request with these head and body opens a session: a POST, outside any session,
+/// of an `initialize` request.
+fn opens_a_session(parts: &hyper::http::request::Parts, body: &[u8]) -> bool {
+    /// The one field looked at.
+    #[derive(serde::Deserialize)]
+    struct Message {
+        method: Option<String>,
+    }
+    parts.method == Method::POST
+        && !parts.headers.contains_key("mcp-session-id")
+        && serde_json::from_slice::<Message>(body)
+            .is_ok_and(|message| message.method.as_deref() == Some("initialize"))
 }
 
 fn too_large() -> HttpResponse {
@@ -202,4 +208,34 @@ fn refusal(status: StatusCode, why: &str) -> HttpResponse {
         HeaderValue::from_static("text/plain; charset=utf-8"),
     );
     response
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parts(method: &str, headers: &[(&str, &str)]) -> hyper::http::request::Parts {
+        let mut request = Request::builder().method(method);
+        for (name, value) in headers {
+            request = request.header(*name, *value);
+        }
+        request.body(()).unwrap().into_parts().0
+    }
+
+    #[test]
+    fn only_an_initialize_outside_a_session_opens_one_whatever_revision_it_names() {
+        let initialize = br#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{}}"#;
+        let call = br#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{}}"#;
+        assert!(opens_a_session(&parts("POST", &[]), initialize));
+        for version in ["2026-07-28", "9999-01-01", "2025-11-25"] {
+            let named = parts("POST", &[("mcp-protocol-version", version)]);
+            assert!(opens_a_session(&named, initialize), "{version}");
+        }
+        let inside = parts("POST", &[("mcp-session-id", "abc")]);
+        assert!(!opens_a_session(&inside, initialize));
+        assert!(!opens_a_session(&parts("POST", &[]), call));
+        assert!(!opens_a_session(&parts("GET", &[]), initialize));
+        assert!(!opens_a_session(&parts("POST", &[]), b"not json"));
+        assert!(!opens_a_session(&parts("POST", &[]), b"[]"));
+    }
 }

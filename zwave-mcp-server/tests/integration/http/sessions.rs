@@ -1,6 +1,6 @@
 //! Sessions (the 2025-11-25 lifecycle): at most `--http-max-sessions` are alive; one more is
-//! refused with 503 and `Retry-After`, one by one or all at once, while the sessions open and
-//! stateless requests go on being served. Sessions idle for `--http-session-idle` end, and
+//! refused with 503 and `Retry-After`, one by one, all at once, or naming another revision in
+//! its header, while the sessions open and stateless requests go on being served. Sessions idle for `--http-session-idle` end, and
 //! their places are taken again.
 
 use std::time::Duration;
@@ -43,6 +43,21 @@ async fn sessions_beyond_the_cap_get_503_with_retry_after() {
         idle.push(reply.header("mcp-session-id").to_owned());
     }
     assert_full(&client.initialize(json!({})).await, 20, "one more");
+    // Another revision named in the header is still an initialize that opens a session: it
+    // is refused as full too (it was failed with a 500 by the session manager).
+    let other_revision = client
+        .post(
+            None,
+            &json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+                "protocolVersion": "2026-07-28", "capabilities": {},
+                "clientInfo": {"name": "hostile", "version": "1"}}}),
+        )
+        .header("mcp-protocol-version", "2026-07-28");
+    assert_full(
+        &client.send(other_revision).await,
+        20,
+        "initialize naming 2026-07-28",
+    );
 
     // What is open goes on: the used session, and stateless requests, which hold no place.
     let status = client
