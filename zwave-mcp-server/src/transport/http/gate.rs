@@ -16,7 +16,7 @@ use hyper::{
 use rmcp::{ServerHandler, transport::streamable_http_server::StreamableHttpService};
 use tracing::{debug, warn};
 
-use super::{Sessions, Token};
+use super::{Sessions, Token, refusals::Refusals};
 
 /// The largest request body read: a tool call is a few hundred bytes; 4 MiB leaves room for
 /// any batch a client has reason to send.
@@ -37,6 +37,9 @@ pub struct Gate<S> {
     mcp: StreamableHttpService<S, Sessions>,
     sessions: Arc<Sessions>,
     token: Option<Arc<Token>>,
+    /// Requests refused for want of the token, and those refused a session: each logged at
+    /// most once per [`LOG_EVERY`](super::refusals::LOG_EVERY).
+    refused: Arc<(Refusals, Refusals)>,
 }
 
 impl<S> Clone for Gate<S> {
@@ -45,6 +48,7 @@ impl<S> Clone for Gate<S> {
             mcp: self.mcp.clone(),
             sessions: Arc::clone(&self.sessions),
             token: self.token.clone(),
+            refused: Arc::clone(&self.refused),
         }
     }
 }
@@ -60,6 +64,7 @@ impl<S: ServerHandler + Send + 'static> Gate<S> {
             mcp,
             sessions,
             token: token.map(Arc::new),
+            refused: Arc::default(),
         }
     }
 
@@ -74,6 +79,12 @@ impl<S: ServerHandler + Send + 'static> Gate<S> {
         if let Some(token) = &self.token
             && let Some(refused) = unauthorized(token, &request)
         {
+            if let Some(refused) = self.refused.0.count() {
+                warn!(
+                    refused,
+                    "HTTP requests refused without this server's bearer token, since the last such line"
+                );
+            }
             return refused;
         }
         let (parts, body) = request.into_parts();
@@ -112,10 +123,12 @@ impl<S: ServerHandler + Send + 'static> Gate<S> {
         // header was failed by `Sessions::create_session` with a 500 and no `Retry-After`.
         if opens_a_session(&parts, &body) && self.sessions.full().await {
             let count = self.sessions.count().await;
-            warn!(
-                sessions = count,
-                "refused a new MCP session: the most are open"
-            );
+            if let Some(refused) = self.refused.1.count() {
+                warn!(
+                    sessions = count,
+                    refused, "new MCP sessions refused since the last such line: the most are open"
+                );
+            }
             let mut refused = refusal(
                 StatusCode::SERVICE_UNAVAILABLE,
                 &format!(
@@ -145,7 +158,7 @@ impl<S: ServerHandler + Send + 'static> hyper::service::Service<Request<Incoming
 }
 
 /// The 401 for a request without the token, if it lacks it. Nothing of the request is
-/// logged: a wrong token may be a right one mistyped.
+/// logged (a wrong token may be a right one mistyped); the caller counts the refusal.
 fn unauthorized(token: &Token, request: &Request<Incoming>) -> Option<HttpResponse> {
     if request
         .headers()
@@ -166,10 +179,6 @@ fn unauthorized(token: &Token, request: &Request<Incoming>) -> Option<HttpRespon
     } else {
         "this server needs `Authorization: Bearer TOKEN` (the token of --http-token-file): nothing was done"
     };
-    warn!(
-        method = %request.method(),
-        "refused an HTTP request without this server's bearer token"
-    );
     let mut refused = refusal(StatusCode::UNAUTHORIZED, why);
     refused.headers_mut().insert(
         WWW_AUTHENTICATE,

@@ -15,9 +15,11 @@
 //! |---|---|
 //! | `settings` | [`HttpSettings`] and the [`Token`] (hidden from `Debug`, compared in constant time) |
 //! | `gate` | the checks before rmcp, as a hyper service |
+//! | `refusals` | how often refused requests are logged: once per 10 s at most for each kind |
 //! | `sessions` | rmcp's session manager, capped, with bounded transports |
 
 mod gate;
+mod refusals;
 mod sessions;
 mod settings;
 

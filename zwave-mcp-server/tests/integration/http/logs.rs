@@ -1,6 +1,7 @@
-//! The token is in no log line: with every level on (`--log-level trace`), neither stderr nor
-//! the log file holds the token, a wrong token sent, or any 8 characters of either, however
-//! they were sent (bearer header, `Basic`, the URL) and whatever was done with them.
+//! What the server logs of HTTP clients: never the token (with every level on, neither stderr
+//! nor the log file holds the token, a wrong token sent, or any 8 characters of either,
+//! however they were sent), and refused requests as one line per 10 s with their count, not a
+//! line each that an anonymous flood would turn into a full disk.
 
 use serde_json::json;
 
@@ -91,5 +92,45 @@ async fn no_log_line_at_any_level_holds_a_token_right_or_wrong() {
                 );
             }
         }
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_flood_of_refused_requests_is_a_line_per_10_s_not_a_line_each() {
+    // Without the token anyone who reaches the port can send thousands of requests a second:
+    // a line each would fill the owner's disk under --log-dir.
+    let token = TokenFile::new(TOKEN);
+    let server = serve_demo(&[
+        "--http-token-file",
+        &token.path(),
+        "--http-max-sessions",
+        "1",
+    ])
+    .await;
+    let intruder = Mcp::new(&server.url, Some("0123456789abcdef0123456789abcdef"));
+    for _ in 0..300 {
+        assert_eq!(intruder.initialize(json!({})).await.status, 401);
+    }
+    let owner = Mcp::new(&server.url, Some(TOKEN));
+    owner.open(json!({})).await;
+    for _ in 0..300 {
+        assert_eq!(owner.initialize(json!({})).await.status, 503);
+    }
+    let stderr = String::from_utf8(server.stop().await.stderr).unwrap();
+    for (refusal, kind) in [
+        ("without this server's bearer token", "401"),
+        ("new MCP sessions refused", "503"),
+    ] {
+        let lines: Vec<&str> = stderr
+            .lines()
+            .filter(|line| line.contains(refusal))
+            .collect();
+        // One at the first refusal; one more if the 300 took over 10 s.
+        assert!(
+            (1..=2).contains(&lines.len()),
+            "{kind}: {} lines for 300 refusals:\n{stderr}",
+            lines.len()
+        );
+        assert!(lines[0].contains("refused=1"), "{kind}: {}", lines[0]);
     }
 }

@@ -9,7 +9,7 @@
 //! | `body` | bodies over 4 MiB, declared or chunked |
 //! | `sessions` | the cap on sessions (503 with `Retry-After`) and their expiry |
 //! | `slow_clients` | connections that trickle their headers or never finish them |
-//! | `logs` | the token in no log line, at any level, on stderr or in the log file |
+//! | `logs` | the token in no log line, at any level, on stderr or in the log file; refusals not a line each |
 //! | `sensitive` | sensitive actions: refused without a token, asked over HTTP with one |
 //! | `protocol` | what else a client may send: DELETE, stateless requests, HTTP/1.0, pipelining, huge headers |
 
