@@ -513,14 +513,19 @@ impl Raw {
             .unwrap_or_else(|_| panic!("no whole answer within 20 s"))
     }
 
+    /// What the server sends before it closes the connection, if it closes it within
+    /// `within`.
+    pub async fn rest_until_closed(&mut self, within: Duration) -> Option<Vec<u8>> {
+        let mut rest = Vec::new();
+        let read_to_end = self.stream.read_to_end(&mut rest);
+        let closed = tokio::time::timeout(within, read_to_end).await.is_ok();
+        closed.then_some(rest)
+    }
+
     /// Whether the server closes the connection within `within` (anything it sends first is
     /// read and dropped).
     pub async fn closed_within(&mut self, within: Duration) -> bool {
-        let read_to_end = async {
-            let mut sink = Vec::new();
-            let _ = self.stream.read_to_end(&mut sink).await;
-        };
-        tokio::time::timeout(within, read_to_end).await.is_ok()
+        self.rest_until_closed(within).await.is_some()
     }
 }
 

@@ -246,6 +246,27 @@ async fn odd_requests_get_plain_refusals_and_the_server_serves_on() {
             "{case}"
         );
     }
+    // Smuggling: a length and chunks both, a second request hidden after the chunked end.
+    // One answer, then the connection is closed: the hidden request is never served.
+    let mut connection = Raw::connect(server.addr).await;
+    let mut smuggled = String::from_utf8(raw_request("POST", &with, ""))
+        .unwrap()
+        .replacen(
+            "Content-Length: 0",
+            "Content-Length: 4\r\nTransfer-Encoding: chunked",
+            1,
+        );
+    smuggled.push_str("0\r\n\r\n");
+    smuggled.push_str(&String::from_utf8(raw_request("DELETE", &with, "")).unwrap());
+    connection.send(smuggled.as_bytes()).await.unwrap();
+    let reply = connection.reply().await;
+    assert_eq!(reply.header("connection"), Some("close"), "{reply:?}");
+    let rest = connection.rest_until_closed(Duration::from_secs(20)).await;
+    assert_eq!(
+        rest.as_deref(),
+        Some(&b""[..]),
+        "a second answer, or the connection kept"
+    );
     // Still serving.
     let owner = Mcp::new(&server.url, Some(TOKEN));
     let session = owner.open(json!({})).await;
