@@ -48,13 +48,14 @@ pub struct HttpFlags {
     )]
     pub http_allowed_origin: Vec<String>,
 
-    /// The most MCP sessions (the 2025-11-25 lifecycle's) alive at once; one more is refused
-    /// (503) until one ends or expires. The 2026-07-28 lifecycle keeps no session.
+    /// The most MCP sessions (the 2025-11-25 lifecycle's) alive at once, 1 to 10,000 (each
+    /// holds some 54 KiB); one more is refused (503) until one ends or expires. The
+    /// 2026-07-28 lifecycle keeps no session.
     #[arg(
         long,
         env = "ZWAVE_MCP_HTTP_MAX_SESSIONS",
         default_value_t = 100,
-        value_parser = clap::value_parser!(u32).range(1..=100_000),
+        value_parser = clap::value_parser!(u32).range(1..=10_000),
         value_name = "N"
     )]
     pub http_max_sessions: u32,

@@ -13,6 +13,7 @@ mod binary;
 mod captures;
 mod exposure;
 mod harness;
+mod http;
 mod misuse_and_failures;
 mod mqtt_backend;
 mod properties;

@@ -1,5 +1,5 @@
 //! What every HTTP request passes before rmcp's Streamable HTTP service sees it: the path, the
-//! bearer token, the cap on sessions, and the body, read whole within a size and a deadline.
+//! bearer token, the body, read whole within a size and a deadline, and the cap on sessions.
 //! rmcp then checks `Host` and `Origin` (DNS rebinding, cross-site pages) and serves MCP; its
 //! 202 to a session's DELETE goes out as 204.
 
@@ -11,13 +11,14 @@ use hyper::{
     Method, Request, Response, StatusCode,
     body::Incoming,
     header::{
-        AUTHORIZATION, CONTENT_LENGTH, CONTENT_TYPE, HeaderValue, RETRY_AFTER, WWW_AUTHENTICATE,
+        AUTHORIZATION, CONTENT_LENGTH, CONTENT_TYPE, HOST, HeaderValue, ORIGIN, RETRY_AFTER,
+        WWW_AUTHENTICATE,
     },
 };
 use rmcp::{ServerHandler, transport::streamable_http_server::StreamableHttpService};
 use tracing::{debug, warn};
 
-use super::{Sessions, Token};
+use super::{Sessions, Token, refusals::Refusals};
 
 /// The largest request body read: a tool call is a few hundred bytes; 4 MiB leaves room for
 /// any batch a client has reason to send.
@@ -38,6 +39,9 @@ pub struct Gate<S> {
     mcp: StreamableHttpService<S, Sessions>,
     sessions: Arc<Sessions>,
     token: Option<Arc<Token>>,
+    /// Requests refused for want of the token, and those refused a session: each logged at
+    /// most once per [`LOG_EVERY`](super::refusals::LOG_EVERY).
+    refused: Arc<(Refusals, Refusals)>,
 }
 
 impl<S> Clone for Gate<S> {
@@ -46,6 +50,7 @@ impl<S> Clone for Gate<S> {
             mcp: self.mcp.clone(),
             sessions: Arc::clone(&self.sessions),
             token: self.token.clone(),
+            refused: Arc::clone(&self.refused),
         }
     }
 }
@@ -61,6 +66,7 @@ impl<S: ServerHandler + Send + 'static> Gate<S> {
             mcp,
             sessions,
             token: token.map(Arc::new),
+            refused: Arc::default(),
         }
     }
 
@@ -75,23 +81,12 @@ impl<S: ServerHandler + Send + 'static> Gate<S> {
         if let Some(token) = &self.token
             && let Some(refused) = unauthorized(token, &request)
         {
-            return refused;
-        }
-        if opens_a_session(&request) && self.sessions.full().await {
-            let count = self.sessions.count().await;
-            warn!(
-                sessions = count,
-                "refused a new MCP session: the most are open"
-            );
-            let mut refused = refusal(
-                StatusCode::SERVICE_UNAVAILABLE,
-                &format!(
-                    "{count} MCP sessions are open, the most this server keeps (--http-max-sessions): try again when one has ended or expired"
-                ),
-            );
-            refused
-                .headers_mut()
-                .insert(RETRY_AFTER, HeaderValue::from_static("30"));
+            if let Some(refused) = self.refused.0.count() {
+                warn!(
+                    refused,
+                    "HTTP requests refused without this server's bearer token, since the last such line"
+                );
+            }
             return refused;
         }
         let (parts, body) = request.into_parts();
@@ -124,11 +119,44 @@ impl<S: ServerHandler + Send + 'static> Gate<S> {
                 );
             }
         };
+        // Checked on the body, not the headers: an `initialize` opens a session whatever
+        // revision its `MCP-Protocol-Version` names (rmcp routes every handshake to the
+        // 2025-11-25 lifecycle), and no other message does. One that got past a check on the
+        // header was failed by `Sessions::create_session` with a 500 and no `Retry-After`.
+        if opens_a_session(&parts, &body) && self.sessions.full().await {
+            let count = self.sessions.count().await;
+            if let Some(refused) = self.refused.1.count() {
+                warn!(
+                    sessions = count,
+                    refused, "new MCP sessions refused since the last such line: the most are open"
+                );
+            }
+            let mut refused = refusal(
+                StatusCode::SERVICE_UNAVAILABLE,
+                &format!(
+                    "{count} MCP sessions are open, the most this server keeps (--http-max-sessions): try again when one has ended or expired"
+                ),
+            );
+            refused
+                .headers_mut()
+                .insert(RETRY_AFTER, HeaderValue::from_static("30"));
+            return refused;
+        }
         let deleting = parts.method == Method::DELETE;
+        let named = |name| {
+            parts.headers.get(name).map(|value| {
+                crate::network::text::echoed(&String::from_utf8_lossy(value.as_bytes()))
+                    .into_owned()
+            })
+        };
+        let (host, origin) = (named(HOST), named(ORIGIN));
         let mut response = self
             .mcp
             .handle(Request::from_parts(parts, Full::new(body)))
             .await;
+        if response.status() == StatusCode::FORBIDDEN {
+            return forbidden(response, host.as_deref(), origin.as_deref()).await;
+        }
         if deleting && response.status() == StatusCode::ACCEPTED {
             // rmcp answers a session's DELETE with 202, but the session is closed by then:
             // RFC 9110 §9.3.5 says 204 for a deletion enacted, and the Python SDK logs
@@ -151,7 +179,7 @@ impl<S: ServerHandler + Send + 'static> hyper::service::Service<Request<Incoming
 }
 
 /// The 401 for a request without the token, if it lacks it. Nothing of the request is
-/// logged: a wrong token may be a right one mistyped.
+/// logged (a wrong token may be a right one mistyped); the caller counts the refusal.
 fn unauthorized(token: &Token, request: &Request<Incoming>) -> Option<HttpResponse> {
     if request
         .headers()
@@ -172,10 +200,6 @@ fn unauthorized(token: &Token, request: &Request<Incoming>) -> Option<HttpRespon
     } else {
         "this server needs `Authorization: Bearer TOKEN` (the token of --http-token-file): nothing was done"
     };
-    warn!(
-        method = %request.method(),
-        "refused an HTTP request without this server's bearer token"
-    );
     let mut refused = refusal(StatusCode::UNAUTHORIZED, why);
     refused.headers_mut().insert(
         WWW_AUTHENTICATE,
@@ -184,16 +208,45 @@ fn unauthorized(token: &Token, request: &Request<Incoming>) -> Option<HttpRespon
     Some(refused)
 }
 
-/// Whether `request` may open a session: a POST with no session yet, on a lifecycle that has
-/// sessions (2026-07-28's requests carry their version in a header and open none).
-fn opens_a_session(request: &Request<Incoming>) -> bool {
-    request.method() == Method::POST
-        && !request.headers().contains_key("mcp-session-id")
-        && request
-            .headers()
-            .get("mcp-protocol-version")
-            .and_then(|value| value.to_str().ok())
-            .is_none_or(|version| version < "2026-07-28")
+/// Whether a request with these head and body opens a session: a POST, outside any session,
+/// of an `initialize` request.
+fn opens_a_session(parts: &hyper::http::request::Parts, body: &[u8]) -> bool {
+    /// The one field looked at.
+    #[derive(serde::Deserialize)]
+    struct Message {
+        method: Option<String>,
+    }
+    parts.method == Method::POST
+        && !parts.headers.contains_key("mcp-session-id")
+        && serde_json::from_slice::<Message>(body)
+            .is_ok_and(|message| message.method.as_deref() == Some("initialize"))
+}
+
+/// rmcp's 403 for a `Host` or `Origin` not allowed, said again with the flag that allows it.
+async fn forbidden(
+    response: HttpResponse,
+    host: Option<&str>,
+    origin: Option<&str>,
+) -> HttpResponse {
+    let said = match response.into_body().collect().await {
+        Ok(collected) => String::from_utf8_lossy(&collected.to_bytes()).into_owned(),
+        Err(never) => match never {},
+    };
+    let why = if said.contains("Host") {
+        let host = host.unwrap_or("(none)");
+        let name = host.rsplit_once(':').map_or(host, |(name, _)| name);
+        format!(
+            "the Host header {host:?} is not a name this server answers to (a guard against DNS rebinding): if clients reach it by that name, start it with --http-allowed-host {name}"
+        )
+    } else if said.contains("Origin") {
+        let origin = origin.unwrap_or("(none)");
+        format!(
+            "requests from the web page at {origin:?} are refused (a guard against cross-site requests): to allow that page, start the server with --http-allowed-origin {origin}"
+        )
+    } else {
+        said
+    };
+    refusal(StatusCode::FORBIDDEN, &why)
 }
 
 fn too_large() -> HttpResponse {
@@ -221,4 +274,34 @@ fn refusal(status: StatusCode, why: &str) -> HttpResponse {
         .headers_mut()
         .insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
     response
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parts(method: &str, headers: &[(&str, &str)]) -> hyper::http::request::Parts {
+        let mut request = Request::builder().method(method);
+        for (name, value) in headers {
+            request = request.header(*name, *value);
+        }
+        request.body(()).unwrap().into_parts().0
+    }
+
+    #[test]
+    fn only_an_initialize_outside_a_session_opens_one_whatever_revision_it_names() {
+        let initialize = br#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{}}"#;
+        let call = br#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{}}"#;
+        assert!(opens_a_session(&parts("POST", &[]), initialize));
+        for version in ["2026-07-28", "9999-01-01", "2025-11-25"] {
+            let named = parts("POST", &[("mcp-protocol-version", version)]);
+            assert!(opens_a_session(&named, initialize), "{version}");
+        }
+        let inside = parts("POST", &[("mcp-session-id", "abc")]);
+        assert!(!opens_a_session(&inside, initialize));
+        assert!(!opens_a_session(&parts("POST", &[]), call));
+        assert!(!opens_a_session(&parts("GET", &[]), initialize));
+        assert!(!opens_a_session(&parts("POST", &[]), b"not json"));
+        assert!(!opens_a_session(&parts("POST", &[]), b"[]"));
+    }
 }

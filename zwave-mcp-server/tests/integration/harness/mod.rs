@@ -6,6 +6,7 @@
 //! | `home` | [`Home`]: broker, simulated gateway, gateway client and MCP server in this process, with an rmcp client attached |
 //! | `gateway_home` | [`GatewayHome`]: a broker and a simulated Z-Wave JS UI that the real binary is pointed at, and its record of writes |
 //! | `backends` | [`TestHome`]: the same simulated home behind either backend, and [`per_backend!`] |
+//! | `http` | the binary serving Streamable HTTP ([`HttpServer`]), a client of it ([`Mcp`]) and raw TCP ([`Raw`]) |
 //! | `binary` | the real binary: [`command`], one-shot [`run`]s, a live [`Conversation`], [`Reaper`] |
 //! | `session` | MCP sessions: the JSON-RPC lines sent and read back, tool calls through rmcp |
 //! | `zwave_js_server` | the real zwave-js-server: another client of it, and waiting on a client's cache |
@@ -14,6 +15,7 @@ mod backends;
 mod binary;
 mod gateway_home;
 mod home;
+mod http;
 mod session;
 mod zwave_js_server;
 
@@ -29,6 +31,10 @@ pub use binary::{
 };
 pub use gateway_home::{GatewayHome, renamed, written_id};
 pub use home::{Home, fast_backoff, serve, serve_exposed, serve_with, settings_for};
+pub use http::{
+    HttpServer, Mcp, Raw, Reply, TOKEN, TokenFile, http_command, initialize, json_headers,
+    raw_request, read_reply, said, serve_demo, serve_home,
+};
 pub use session::{
     answer, by_id, call, cancel, control, lines, messages, protocol_messages, session,
     session_listing_tools, text_of,

@@ -1,0 +1,24 @@
+//! The server over MCP Streamable HTTP (`--http`), attacked through the real binary: each
+//! file one defence, each test failing if that defence broke.
+//!
+//! | module | what is attacked |
+//! |---|---|
+//! | `token` | the bearer token: missing, wrong, `Basic`, in the URL; a write so sent reaches no device |
+//! | `origin` | DNS rebinding and cross-site pages: foreign `Host` and `Origin` headers |
+//! | `startup` | configurations refused at start: exit 2, the message on stderr, nothing on stdout |
+//! | `body` | bodies over 4 MiB, declared or chunked |
+//! | `sessions` | the cap on sessions (503 with `Retry-After`) and their expiry |
+//! | `slow_clients` | connections that trickle their headers or never finish them |
+//! | `logs` | the token in no log line, at any level, on stderr or in the log file; refusals not a line each |
+//! | `sensitive` | sensitive actions: refused without a token, asked over HTTP with one |
+//! | `protocol` | what else a client may send: DELETE, stateless requests, HTTP/1.0, pipelining, huge headers |
+
+mod body;
+mod logs;
+mod origin;
+mod protocol;
+mod sensitive;
+mod sessions;
+mod slow_clients;
+mod startup;
+mod token;
