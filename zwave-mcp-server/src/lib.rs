@@ -1,8 +1,8 @@
-//! An MCP stdio server that lets AI agents list, read and control the Z-Wave devices of a home
+//! An MCP server (stdio, or Streamable HTTP for remote hosts) that lets AI agents list, read and control the Z-Wave devices of a home
 //! run by Z-Wave JS, through Z-Wave JS UI's MQTT gateway or zwave-js-server's WebSocket API.
 //!
 //! ```text
-//! MCP host ──stdin/stdout (JSON-RPC)──▶ transport (lines, refusals, batches, the bound)
+//! MCP host ──stdin/stdout (JSON-RPC) or HTTP /mcp──▶ transport (lines or rmcp's HTTP service, the bound)
 //!                                        └─▶ mcp (rmcp tools)
 //!                                              └─▶ devices (names, kinds, actions, readings)
 //!                                                    └─▶ network (the core: live cache, link state)
@@ -19,7 +19,8 @@
 //!   `--demo`, `simulate`).
 //! - `transport`: our JSON-RPC layer under rmcp: the protocol's private stdin/stdout (fd 1
 //!   pointed at stderr), newline-delimited messages, refusals, batches, the bound on requests
-//!   in flight.
+//!   in flight; and MCP Streamable HTTP (`--http`): rmcp's service on hyper behind our gate
+//!   (the path, the bearer token, the cap on sessions, bounded bodies).
 //! - `mcp`: the rmcp server, its four tools and their typed errors.
 //! - [`devices`]: pure domain logic: device kinds, name resolution, actions, readings.
 //! - [`network`]: the backend-neutral core (cache, link state, the write path's rules) and its

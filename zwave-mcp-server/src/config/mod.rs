@@ -46,10 +46,10 @@ pub use timeouts::TimeoutFlags;
 #[command(
     name = "zwave-mcp-server",
     version,
-    about = "MCP stdio server that lists, reads and controls Z-Wave devices through Z-Wave JS (Z-Wave JS UI's MQTT gateway, or zwave-js-server)",
-    long_about = "MCP stdio server that lists, reads and controls Z-Wave devices through Z-Wave JS: \
+    about = "MCP server (stdio, or Streamable HTTP with --http) that lists, reads and controls Z-Wave devices through Z-Wave JS (Z-Wave JS UI's MQTT gateway, or zwave-js-server)",
+    long_about = "MCP server that lists, reads and controls Z-Wave devices through Z-Wave JS: \
                   Z-Wave JS UI's MQTT gateway (--mqtt-url), or zwave-js-server's WebSocket API \
-                  (--zwave-js-url; Home Assistant's Z-Wave JS add-on).\n\nstdout carries only newline-delimited JSON-RPC; logs go to stderr \
+                  (--zwave-js-url; Home Assistant's Z-Wave JS add-on).\n\nOn stdio (the default, for hosts that start it) stdout carries only newline-delimited JSON-RPC; --http serves remote hosts over MCP Streamable HTTP instead. Logs go to stderr \
                   (and optionally to a daily log file). Run with --demo to try it against a built-in \
                   simulated home."
 )]
