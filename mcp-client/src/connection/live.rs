@@ -1,6 +1,7 @@
-//! One live session with a server: connecting once (spawn, `initialize`, `tools/list`), the
-//! session's handles, requests with their timeouts and rmcp's errors turned into ours, and
-//! closing it. [`ServerConnection`](super::ServerConnection) decides when to connect again.
+//! One live session with a server: connecting once (spawn, `initialize`, `tools/list`; over
+//! HTTP see `remote`), the session's handles, requests with their timeouts and rmcp's errors
+//! turned into ours, and closing it. [`ServerConnection`](super::ServerConnection) decides
+//! when to connect again.
 
 use std::{
     sync::{Arc, atomic::AtomicU64},
@@ -18,9 +19,10 @@ use tokio::sync::Mutex;
 use tracing::{debug, info, warn};
 
 use super::{
-    config::ServerConfig,
+    config::{Endpoint, ServerConfig},
     error::{ClientError, Failure},
     handler::{Elicitor, HostHandler},
+    remote,
 };
 use crate::transport::{self, Exit, ServerProcess, ServerProcesses, SpawnError};
 
@@ -125,10 +127,15 @@ impl Drop for Unanswered {
 
 /// A live session with a server.
 pub(super) struct Live {
+    /// The server's name.
+    pub(super) name: String,
     pub(super) peer: Peer<RoleClient>,
     pub(super) service: Mutex<Option<RunningService<RoleClient, HostHandler>>>,
     pub(super) handler: HostHandler,
-    pub(super) process: Arc<ServerProcess>,
+    /// The server's process, when the host started it (stdio); `None` for a remote server.
+    pub(super) process: Option<Arc<ServerProcess>>,
+    /// The remote server's URL (Streamable HTTP); `None` for a process.
+    pub(super) url: Option<String>,
     pub(super) info: SessionInfo,
     pub(super) tools: std::sync::RwLock<Vec<Tool>>,
     /// Requests unanswered and not yet cancelled.
@@ -214,8 +221,14 @@ pub(super) async fn close(server: &str, live: &Live) {
             );
         }
     }
-    let exit = live.process.shutdown().await;
-    info!(server, exit = ?exit, "MCP server stopped");
+    match &live.process {
+        Some(process) => {
+            let exit = process.shutdown().await;
+            info!(server, exit = ?exit, "MCP server stopped");
+        }
+        // rmcp's close sent DELETE for the session (bounded by its own 5 s).
+        None => info!(server, "MCP session closed"),
+    }
 }
 
 /// Runs one request with a timeout and turns rmcp's errors into ours.
@@ -228,7 +241,7 @@ pub(super) async fn request<T>(
     match tokio::time::timeout(timeout, call).await {
         // Dropping rmcp's request future sends notifications/cancelled.
         Err(_) => Err(ClientError::Timeout {
-            server: live.process.name().to_owned(),
+            server: live.name.clone(),
             method: method.to_owned(),
             timeout,
         }),
@@ -245,7 +258,10 @@ pub(super) async fn service_error(
     timeout: Duration,
     err: ServiceError,
 ) -> ClientError {
-    let server = live.process.name().to_owned();
+    let server = live.name.clone();
+    let Some(process) = &live.process else {
+        return remote::service_error(live, method, timeout, err);
+    };
     match err {
         ServiceError::Timeout { .. } => ClientError::Timeout {
             server,
@@ -258,9 +274,9 @@ pub(super) async fn service_error(
             message: error.message.to_string(),
         },
         other => {
-            let exit = live.process.wait_exit(EXIT_GRACE).await;
+            let exit = process.wait_exit(EXIT_GRACE).await;
             if exit.is_some() {
-                live.process.stderr_drained(EXIT_GRACE).await;
+                process.stderr_drained(EXIT_GRACE).await;
             }
             let reason = match (&other, &exit) {
                 (ServiceError::TransportClosed, Some(_)) => {
@@ -277,7 +293,7 @@ pub(super) async fn service_error(
                     server,
                     reason,
                     exit,
-                    stderr: live.process.stderr().lines(),
+                    stderr: process.stderr().lines(),
                     hint: None,
                 },
             }
@@ -316,17 +332,24 @@ fn could_not_run(exit: Option<&Exit>) -> bool {
     matches!(exit, Some(Exit::Status(status)) if matches!(status.code(), Some(126 | 127)))
 }
 
-/// One attempt: spawn, `initialize` (bounded by the init timeout), `tools/list`.
+/// One attempt: spawn (or reach the remote server), `initialize` (bounded by the init
+/// timeout), `tools/list`.
 pub(super) async fn connect_once(
     config: &ServerConfig,
     changes: &Arc<AtomicU64>,
     elicitor: Option<&Elicitor>,
     processes: &ServerProcesses,
 ) -> Result<Live, AttemptFailure> {
+    let command = match &config.endpoint {
+        Endpoint::Stdio(command) => command,
+        Endpoint::Http(endpoint) => {
+            return remote::connect_once(config, endpoint, changes, elicitor).await;
+        }
+    };
     let name = config.name().to_owned();
     let started = Instant::now();
     let (mut transport, process) =
-        transport::spawn(&config.command, processes).map_err(|err| not_spawned(&name, &err))?;
+        transport::spawn(command, processes).map_err(|err| not_spawned(&name, &err))?;
     let process = Arc::new(process);
     let handler = HostHandler::new(&name, Arc::clone(changes)).with_elicitor(elicitor.cloned());
     transport.set_notification_tap(handler.tap());
@@ -348,20 +371,37 @@ pub(super) async fn connect_once(
             .into());
         }
     };
+    let pid = process.pid();
+    Ok(session(config, service, handler, started, pid, Some(process), None).await)
+}
+
+/// The session `service` just initialized (`started` before it), with its first tools.
+pub(super) async fn session(
+    config: &ServerConfig,
+    service: RunningService<RoleClient, HostHandler>,
+    handler: HostHandler,
+    started: Instant,
+    pid: Option<u32>,
+    process: Option<Arc<ServerProcess>>,
+    url: Option<String>,
+) -> Live {
+    let name = config.name().to_owned();
     let init_time = started.elapsed();
     let peer = service.peer().clone();
-    let info = session_info(&peer, init_time, process.pid());
+    let info = session_info(&peer, init_time, pid);
     let tools = first_tools(&peer, &name, config.call_timeout).await;
     info!(server = %name, protocol = %info.protocol_version, tools = tools.len(), init = ?init_time, "MCP server connected");
-    Ok(Live {
+    Live {
+        name,
         peer,
         service: Mutex::new(Some(service)),
         handler,
         process,
+        url,
         info,
         tools: std::sync::RwLock::new(tools),
         outstanding: Arc::default(),
-    })
+    }
 }
 
 /// The server's command could not be started: what to check.
