@@ -380,3 +380,78 @@ async fn server_everything_over_streamable_http_lists_and_echoes_and_a_wrong_pat
         )
     );
 }
+
+/// `mcp-client ARGS` with `ZWAVE_MCP_TOKEN` = `token` (unset when `None`): its exit code,
+/// stdout and stderr.
+fn client(args: &[&str], token: Option<&str>) -> (Option<i32>, String, String) {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_mcp-client"));
+    command
+        .args(args)
+        .env("MCP_CLIENT_LOG", "off")
+        .env_remove("ZWAVE_MCP_TOKEN");
+    if let Some(token) = token {
+        command.env("ZWAVE_MCP_TOKEN", token);
+    }
+    let output = test_support::child::output(&mut command, Duration::from_secs(60));
+    (
+        output.status.code(),
+        String::from_utf8(output.stdout).unwrap(),
+        String::from_utf8(output.stderr).unwrap(),
+    )
+}
+
+#[test]
+fn the_command_line_lists_and_calls_an_http_servers_tools() {
+    let zwave = ZwaveHttp::start("127.0.0.1:0");
+    let file = crate::harness::scratch_file("http-servers.json");
+    std::fs::write(
+        &file,
+        json!({"mcpServers": {"home": entry(&zwave.url)}}).to_string(),
+    )
+    .unwrap();
+    let file = file.to_str().unwrap();
+
+    let (code, stdout, stderr) = client(&["servers", "--config", file], Some(TOKEN));
+    assert_eq!(code, Some(0), "{stdout}{stderr}");
+    assert!(
+        stdout.starts_with("home: connected — zwave-mcp-server ")
+            && stdout.contains(&format!(" at {}, answered in ", zwave.url)),
+        "{stdout}"
+    );
+
+    let (code, stdout, stderr) = client(&["tools", "--config", file], Some(TOKEN));
+    assert_eq!(code, Some(0), "{stdout}{stderr}");
+    assert!(
+        stdout
+            .lines()
+            .any(|line| line.starts_with("get_device_status  [mcp:home]")),
+        "{stdout}"
+    );
+
+    let (code, stdout, stderr) = client(
+        &[
+            "call",
+            "get_device_status",
+            "--args",
+            r#"{"device_name": "Switch One"}"#,
+            "--config",
+            file,
+        ],
+        Some(TOKEN),
+    );
+    assert_eq!(code, Some(0), "{stdout}{stderr}");
+    let outcome: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+    assert_eq!(outcome["success"], true, "{outcome}");
+    assert!(outcome.to_string().contains("Switch One"), "{outcome}");
+
+    // Without the variable, the file is refused before anything is sent, naming the key.
+    let (code, stdout, stderr) = client(&["servers", "--config", file], None);
+    assert_eq!(code, Some(2), "{stdout}{stderr}");
+    assert_eq!(
+        stderr,
+        format!(
+            "mcp-client: {file:?}: server `home`: `headers.Authorization` refers to ${{ZWAVE_MCP_TOKEN}}, which is not set (set it, or write ${{ZWAVE_MCP_TOKEN:-default}})\n"
+        )
+    );
+    assert_eq!(zwave.count("serving MCP"), 1);
+}
