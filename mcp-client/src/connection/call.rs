@@ -13,7 +13,8 @@ use rmcp::{
 
 use super::{
     ClientError, ProgressFn,
-    live::{EXIT_GRACE, Live, Unanswered, service_error},
+    live::{EXIT_GRACE, Unanswered, service_error},
+    session::Live,
 };
 
 /// With progress, a call may run this many times its timeout in total.

@@ -11,7 +11,8 @@
 //! | `server_connection` | [`ServerConnection`]: the state machine (idle, connecting, live, down), restarts with backoff, calls with timeouts and cancellation |
 //! | `state` | [`ConnectionStatus`], and the state a connection keeps under its lock |
 //! | `call` | one `tools/call` on a session: timeout reset by progress, cancellation, the answer as ours |
-//! | `live` | one session: connect once (spawn, `initialize`, `tools/list`), requests, rmcp's errors as ours, close |
+//! | `session` | what one session is, however reached: `Live`'s handles, [`SessionInfo`], the bounded `tools/list`, a failed attempt |
+//! | `live` | a session with a started server: connect once (spawn, `initialize`, `tools/list`), requests, rmcp's errors as ours, close |
 //! | `remote` | a session with a remote server (Streamable HTTP): connect once, the HTTP client's errors as ours |
 //! | `handler` | [`HostHandler`]: the identity we announce (the pinned protocol version), progress routing, `tools/list_changed` |
 //! | `error` | [`ClientError`] and [`Failure`], with exit status and stderr |
@@ -28,6 +29,7 @@ pub mod pool;
 mod remote;
 pub mod retry;
 mod server_connection;
+mod session;
 mod state;
 
 pub use config::{ConfigError, Endpoint, ServerConfig};
@@ -35,6 +37,6 @@ pub use error::{ClientError, Failure};
 pub use handler::{
     ElicitAnswer, Elicitation, Elicitor, HostHandler, PINNED_PROTOCOL_VERSION, Progress, ProgressFn,
 };
-pub use live::{MAX_TOOL_PAGES, MAX_TOOLS, SessionInfo};
 pub use retry::RetryPolicy;
 pub use server_connection::{ConnectionStatus, ServerConnection};
+pub use session::{MAX_TOOL_PAGES, MAX_TOOLS, SessionInfo};

@@ -13,7 +13,7 @@ use super::{
     config::ServerConfig,
     error::{ClientError, Failure},
     handler::Elicitor,
-    live::{AttemptFailure, Live},
+    session::{AttemptFailure, Live},
 };
 use crate::transport::HttpEndpoint;
 
@@ -87,7 +87,7 @@ pub(super) async fn connect_once(
             .into());
         }
     };
-    Ok(super::live::session(
+    Ok(super::session::session(
         config,
         service,
         handler,

@@ -19,7 +19,8 @@ use tracing::{debug, info, warn};
 
 use super::{
     ClientError, Failure, ProgressFn, ServerConfig, SessionInfo, call,
-    live::{AttemptFailure, Live, close, connect_once, list_tools_bounded, request},
+    live::{close, connect_once, request},
+    session::{AttemptFailure, Live, list_tools_bounded},
     state::{Begin, State},
 };
 use crate::transport::{ServerProcess, ServerProcesses};
@@ -368,7 +369,7 @@ impl ServerConnection {
             .is_some()
             .then(|| (arguments.clone(), progress.clone()));
         let result = self.call_once(&live, name, arguments, progress).await;
-        let result = match (result, again) {
+        match (result, again) {
             (Err(ClientError::SessionExpired { .. }), Some((arguments, progress))) => {
                 self.mark_down(&live, "its HTTP session expired".into())
                     .await;
@@ -381,8 +382,7 @@ impl ServerConnection {
                 self.call_once(&live, name, arguments, progress).await
             }
             (result, _) => result,
-        };
-        result
+        }
     }
 
     /// One `tools/call` on the session `live`; a failure that ends the session marks it down.

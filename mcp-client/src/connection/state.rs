@@ -5,9 +5,9 @@ use std::{sync::Arc, time::Instant};
 
 use tokio_util::sync::CancellationToken;
 
-use super::{ClientError, SessionInfo, live::Live};
+use super::{ClientError, SessionInfo, session::Live};
 
-/// Where a connection stands (see [`ServerConnection::status`]).
+/// Where a connection stands (see [`ServerConnection::status`](super::ServerConnection::status)).
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum ConnectionStatus {

@@ -14,6 +14,7 @@ use serde_json::Value;
 
 use super::{
     ServerConfig,
+    error::KeyError,
     remote::{self, Transport},
     values::{duration, expand},
 };
@@ -219,6 +220,3 @@ impl Entry {
         })
     }
 }
-
-/// A problem with one key: (dotted key path, what is wrong and what would be valid).
-pub(super) type KeyError = (String, String);

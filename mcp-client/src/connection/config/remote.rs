@@ -8,7 +8,7 @@
 
 use std::collections::BTreeMap;
 
-use super::{entry::KeyError, values::expand};
+use super::{error::KeyError, values::expand};
 use crate::transport::{DEFAULT_MAX_LINE, HttpEndpoint};
 
 /// The transport an entry asks for.
