@@ -150,11 +150,11 @@ impl HostBuilder {
     pub async fn connect(self) -> Result<Host, HostError> {
         let mut named = std::collections::HashMap::new();
         for server in &self.servers {
-            if let Some(first) = named.insert(server.name(), server.command.display()) {
+            if let Some(first) = named.insert(server.name(), server.endpoint.display()) {
                 return Err(HostError::DuplicateServer {
                     name: server.name().to_owned(),
                     first,
-                    second: server.command.display(),
+                    second: server.endpoint.display(),
                 });
             }
         }

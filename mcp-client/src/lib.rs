@@ -1,4 +1,5 @@
-//! Client toolkit for MCP agent hosts: connect to many MCP stdio servers and keep working
+//! Client toolkit for MCP agent hosts: connect to many MCP servers (started over stdio, or
+//! remote over Streamable HTTP) and keep working
 //! whatever they do, offer their tools and local tools to a model, and run the tool-call loop.
 //!
 //! A host starts from a [`Host`]: where its servers and local tools come from, who answers
@@ -34,10 +35,12 @@
 //! With `default-features = false` the library builds with none of the command line's
 //! dependencies: servers, tools, the agent loop and the message model (bring your own
 //! [`Provider`]). Layers to add:
+//! - `http`: remote MCP servers over Streamable HTTP (an `mcpServers` entry with a `url`):
+//!   rmcp's client on reqwest and rustls.
 //! - `providers`: [`HttpProvider`] for Ollama/Qwen,
 //!   OpenAI-compatible servers and Anthropic (reqwest, rustls).
 //! - `history`: the SQLite conversation store ([`history`](mod@history)).
-//! - `cli` (default): the `mcp-client` command line; needs both of the above.
+//! - `cli` (default): the `mcp-client` command line; needs all of the above.
 //!
 //! ```text
 //! question ─▶ agent (loop, policies, approval) ──messages + tools──▶ llm (Ollama | OpenAI | Anthropic over HTTP)
@@ -48,6 +51,7 @@
 //!               │                  └─ connection (pool of servers, retry, restart, timeouts, cancel,
 //!               │                       tools/list_changed) ─▶ transport (spawn, line reader, typing,
 //!               │                       stderr tail, shutdown) ─stdio─▶ MCP server
+//!               │                                          └─ (feature http) rmcp's client ─HTTP─▶ remote MCP server
 //!               └─ every message ─▶ history (SQLite store, its own writer thread)
 //! ```
 //!
@@ -72,7 +76,8 @@
 //! - [`transport`]: our rmcp `Transport<RoleClient>` over a spawned child process: lines
 //!   judged and typed (tool results without rmcp's untagged search), the process group's
 //!   shutdown, safe reaping and parent-death signal, and the registry a host stops them with
-//!   ([`transport::ServerProcesses`]).
+//!   ([`transport::ServerProcesses`]); remote servers ([`transport::http`]): their URL and
+//!   headers, rmcp's Streamable HTTP client, and what its failures mean.
 //! - [`bench`](mod@bench): `mcp-client bench`, how fast one server answers through a
 //!   [`ServerConnection`] (latency, throughput, the server's CPU and memory).
 //!

@@ -3,7 +3,10 @@
 use std::process::ExitCode;
 
 use super::{Stop, emit};
-use crate::{ServerPool, connection::config};
+use crate::{
+    ServerPool,
+    connection::{Endpoint, config},
+};
 
 /// Connects every server of the `mcpServers` file at `path` and prints one status line each
 /// (with the stdout lines it dropped); fails when any server is down.
@@ -16,6 +19,16 @@ pub(super) async fn servers(path: &std::path::Path, stop: &Stop) -> anyhow::Resu
         let name = server.name();
         if let Some(info) = report.connected.get(name) {
             let tools = server.tools().await.map(|t| t.len()).unwrap_or(0);
+            if let Endpoint::Http(endpoint) = &server.config().endpoint {
+                emit(&format!(
+                    "{name}: connected — {} (protocol {}) at {}, answered in {} ms, {tools} tools",
+                    info.server,
+                    info.protocol_version,
+                    endpoint.url,
+                    info.init_time.as_millis()
+                ));
+                continue;
+            }
             let process = server.process().await;
             let counts = process.as_ref().map(|p| p.counts()).unwrap_or_default();
             emit(&format!(

@@ -59,6 +59,27 @@ pub enum ClientError {
         /// What is known about the death.
         failure: Failure,
     },
+    /// A remote server could not be reached, or its answer broke off, during a request; the
+    /// request is not sent again (the server may have run it).
+    #[error("MCP server unreachable during `{method}`: {failure}")]
+    Unreachable {
+        /// The request.
+        method: String,
+        /// What the HTTP client saw, and what to check.
+        failure: Failure,
+    },
+    /// A remote server answered 404 to a request of its session: it no longer knows the
+    /// session (it restarted, or ended it), so it did not run the request. The next request
+    /// starts a new session.
+    #[error(
+        "MCP server `{server}` no longer knows this session (HTTP 404: it restarted, or ended the session); `{method}` was not run, and the next request starts a new session"
+    )]
+    SessionExpired {
+        /// The server.
+        server: String,
+        /// The request.
+        method: String,
+    },
     /// No answer in time; the request was cancelled with `notifications/cancelled`.
     #[error(
         "MCP server `{server}` did not answer `{method}` within {timeout:?}; the request was cancelled (see timeouts.call)"
@@ -129,6 +150,12 @@ impl ClientError {
             Self::ServerDied { method, failure } => {
                 format!("MCP server died during `{method}`: {}", brief(failure))
             }
+            Self::Unreachable { method, failure } => {
+                format!(
+                    "MCP server unreachable during `{method}`: {}",
+                    brief(failure)
+                )
+            }
             other => other.to_string(),
         }
     }
@@ -143,11 +170,21 @@ impl ClientError {
         }
     }
 
+    /// Whether the session it happened in is gone: the next request starts a new one.
+    pub fn ends_session(&self) -> bool {
+        matches!(
+            self,
+            Self::ServerDied { .. } | Self::Unreachable { .. } | Self::SessionExpired { .. }
+        )
+    }
+
     /// Whether the same request may succeed later without anyone changing anything.
     pub fn is_retryable(&self) -> bool {
         matches!(
             self,
             Self::ServerDied { .. }
+                | Self::Unreachable { .. }
+                | Self::SessionExpired { .. }
                 | Self::Timeout { .. }
                 | Self::BackingOff { .. }
                 | Self::Connecting { .. }

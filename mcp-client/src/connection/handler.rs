@@ -314,6 +314,11 @@ impl HostHandler {
         })
     }
 
+    /// Marks the tools as changed, so that they are listed again (a listing that failed).
+    pub fn mark_tools_changed(&self) {
+        self.tools_changed.store(true, Ordering::Release);
+    }
+
     /// Whether the server said its tools changed since the last call; clears the flag.
     pub fn take_tools_changed(&self) -> bool {
         self.tools_changed.swap(false, Ordering::AcqRel)

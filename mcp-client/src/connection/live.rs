@@ -1,6 +1,7 @@
-//! One live session with a server: connecting once (spawn, `initialize`, `tools/list`), the
-//! session's handles, requests with their timeouts and rmcp's errors turned into ours, and
-//! closing it. [`ServerConnection`](super::ServerConnection) decides when to connect again.
+//! One live session with a server: connecting once (spawn, `initialize`, `tools/list`; over
+//! HTTP see `remote`), the session's handles, requests with their timeouts and rmcp's errors
+//! turned into ours, and closing it. [`ServerConnection`](super::ServerConnection) decides
+//! when to connect again.
 
 use std::{
     sync::{Arc, atomic::AtomicU64},
@@ -9,18 +10,17 @@ use std::{
 
 use rmcp::{
     ServiceExt as _,
-    model::{
-        CancelledNotification, CancelledNotificationParam, ClientNotification, RequestId, Tool,
-    },
-    service::{Peer, RoleClient, RunningService, ServiceError},
+    model::{CancelledNotification, CancelledNotificationParam, ClientNotification, RequestId},
+    service::{Peer, RoleClient, ServiceError},
 };
-use tokio::sync::Mutex;
 use tracing::{debug, info, warn};
 
 use super::{
-    config::ServerConfig,
+    config::{Endpoint, ServerConfig},
     error::{ClientError, Failure},
     handler::{Elicitor, HostHandler},
+    remote,
+    session::{AttemptFailure, Live, Outstanding, session},
 };
 use crate::transport::{self, Exit, ServerProcess, ServerProcesses, SpawnError};
 
@@ -41,41 +41,6 @@ pub(super) async fn send_cancelled(peer: &Peer<RoleClient>, id: RequestId) {
         .await
     {
         debug!(error = %err, "could not send notifications/cancelled");
-    }
-}
-
-/// How many requests of a session are unanswered and not yet cancelled: closing the session
-/// waits (briefly) for this to reach zero, so the `notifications/cancelled` of a question
-/// just cancelled go out before the server's stdin is closed.
-#[derive(Debug, Default)]
-pub(super) struct Outstanding {
-    count: std::sync::atomic::AtomicUsize,
-    settled: tokio::sync::Notify,
-}
-
-impl Outstanding {
-    fn add(&self) {
-        self.count.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
-    }
-
-    fn done(&self) {
-        if self.count.fetch_sub(1, std::sync::atomic::Ordering::SeqCst) == 1 {
-            self.settled.notify_waiters();
-        }
-    }
-
-    /// Waits until none is outstanding, or `limit` has passed.
-    async fn settle(&self, limit: Duration) {
-        let deadline = tokio::time::Instant::now() + limit;
-        loop {
-            let settled = self.settled.notified();
-            if self.count.load(std::sync::atomic::Ordering::SeqCst) == 0 {
-                return;
-            }
-            if tokio::time::timeout_at(deadline, settled).await.is_err() {
-                return;
-            }
-        }
     }
 }
 
@@ -123,79 +88,6 @@ impl Drop for Unanswered {
     }
 }
 
-/// A live session with a server.
-pub(super) struct Live {
-    pub(super) peer: Peer<RoleClient>,
-    pub(super) service: Mutex<Option<RunningService<RoleClient, HostHandler>>>,
-    pub(super) handler: HostHandler,
-    pub(super) process: Arc<ServerProcess>,
-    pub(super) info: SessionInfo,
-    pub(super) tools: std::sync::RwLock<Vec<Tool>>,
-    /// Requests unanswered and not yet cancelled.
-    pub(super) outstanding: Arc<Outstanding>,
-}
-
-/// What the handshake told us.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct SessionInfo {
-    /// Protocol version agreed.
-    pub protocol_version: String,
-    /// The server's name and version.
-    pub server: String,
-    /// Time from spawn to an answered `initialize`.
-    pub init_time: Duration,
-    /// Process id.
-    pub pid: Option<u32>,
-    /// Whether the server announced the tools capability.
-    pub has_tools: bool,
-}
-
-/// Most pages of `tools/list` read; a server that keeps sending cursors is stopped there.
-pub const MAX_TOOL_PAGES: usize = 64;
-/// Most tools kept from one server.
-pub const MAX_TOOLS: usize = 4096;
-
-/// Every page of the server's `tools/list`, up to [`MAX_TOOL_PAGES`] pages and [`MAX_TOOLS`]
-/// tools (rmcp's `list_all_tools` follows cursors without end), stopping at a cursor seen
-/// before.
-pub(super) async fn list_tools_bounded(
-    peer: &Peer<RoleClient>,
-    server: &str,
-) -> Result<Vec<Tool>, ServiceError> {
-    let mut tools = Vec::new();
-    let mut cursor = None;
-    let mut seen = std::collections::HashSet::new();
-    for _ in 0..MAX_TOOL_PAGES {
-        let params = rmcp::model::PaginatedRequestParams::default().with_cursor(cursor);
-        let page = peer.list_tools(Some(params)).await?;
-        let room = MAX_TOOLS - tools.len();
-        if page.tools.len() > room {
-            warn!(
-                server,
-                max = MAX_TOOLS,
-                "the server offers more tools than a host keeps; the rest are left out"
-            );
-            tools.extend(page.tools.into_iter().take(room));
-            return Ok(tools);
-        }
-        tools.extend(page.tools);
-        match page.next_cursor {
-            None => return Ok(tools),
-            Some(next) if !seen.insert(next.clone()) => {
-                warn!(server, cursor = %next.escape_debug(), "tools/list sent a cursor it sent before; stopping there");
-                return Ok(tools);
-            }
-            Some(next) => cursor = Some(next),
-        }
-    }
-    warn!(
-        server,
-        pages = MAX_TOOL_PAGES,
-        "tools/list has more pages than a host reads; the rest are left out"
-    );
-    Ok(tools)
-}
-
 /// Ends a session: closes it (bounded) and stops the server.
 pub(super) async fn close(server: &str, live: &Live) {
     // Requests just abandoned (a cancelled question) send their notifications/cancelled
@@ -214,8 +106,14 @@ pub(super) async fn close(server: &str, live: &Live) {
             );
         }
     }
-    let exit = live.process.shutdown().await;
-    info!(server, exit = ?exit, "MCP server stopped");
+    match &live.process {
+        Some(process) => {
+            let exit = process.shutdown().await;
+            info!(server, exit = ?exit, "MCP server stopped");
+        }
+        // rmcp's close sent DELETE for the session (bounded by its own 5 s).
+        None => info!(server, "MCP session closed"),
+    }
 }
 
 /// Runs one request with a timeout and turns rmcp's errors into ours.
@@ -228,7 +126,7 @@ pub(super) async fn request<T>(
     match tokio::time::timeout(timeout, call).await {
         // Dropping rmcp's request future sends notifications/cancelled.
         Err(_) => Err(ClientError::Timeout {
-            server: live.process.name().to_owned(),
+            server: live.name.clone(),
             method: method.to_owned(),
             timeout,
         }),
@@ -245,7 +143,10 @@ pub(super) async fn service_error(
     timeout: Duration,
     err: ServiceError,
 ) -> ClientError {
-    let server = live.process.name().to_owned();
+    let server = live.name.clone();
+    let Some(process) = &live.process else {
+        return remote::service_error(live, method, timeout, err);
+    };
     match err {
         ServiceError::Timeout { .. } => ClientError::Timeout {
             server,
@@ -258,9 +159,9 @@ pub(super) async fn service_error(
             message: error.message.to_string(),
         },
         other => {
-            let exit = live.process.wait_exit(EXIT_GRACE).await;
+            let exit = process.wait_exit(EXIT_GRACE).await;
             if exit.is_some() {
-                live.process.stderr_drained(EXIT_GRACE).await;
+                process.stderr_drained(EXIT_GRACE).await;
             }
             let reason = match (&other, &exit) {
                 (ServiceError::TransportClosed, Some(_)) => {
@@ -277,37 +178,11 @@ pub(super) async fn service_error(
                     server,
                     reason,
                     exit,
-                    stderr: live.process.stderr().lines(),
+                    stderr: process.stderr().lines(),
                     hint: None,
                 },
             }
         }
-    }
-}
-
-/// One failed connection attempt: what is known, and whether another attempt could succeed
-/// without anyone changing anything.
-#[derive(Debug)]
-pub(super) struct AttemptFailure {
-    pub(super) failure: Failure,
-    /// False when starting the server again would fail the same way: its program is missing
-    /// or cannot be run, its `cwd` is missing, or it exited at once with 126 or 127 (how shells
-    /// and exec wrappers say a program could not be run or found).
-    pub(super) retryable: bool,
-}
-
-impl From<Failure> for AttemptFailure {
-    fn from(failure: Failure) -> Self {
-        Self {
-            failure,
-            retryable: true,
-        }
-    }
-}
-
-impl std::fmt::Display for AttemptFailure {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        self.failure.fmt(f)
     }
 }
 
@@ -316,17 +191,24 @@ fn could_not_run(exit: Option<&Exit>) -> bool {
     matches!(exit, Some(Exit::Status(status)) if matches!(status.code(), Some(126 | 127)))
 }
 
-/// One attempt: spawn, `initialize` (bounded by the init timeout), `tools/list`.
+/// One attempt: spawn (or reach the remote server), `initialize` (bounded by the init
+/// timeout), `tools/list`.
 pub(super) async fn connect_once(
     config: &ServerConfig,
     changes: &Arc<AtomicU64>,
     elicitor: Option<&Elicitor>,
     processes: &ServerProcesses,
 ) -> Result<Live, AttemptFailure> {
+    let command = match &config.endpoint {
+        Endpoint::Stdio(command) => command,
+        Endpoint::Http(endpoint) => {
+            return remote::connect_once(config, endpoint, changes, elicitor).await;
+        }
+    };
     let name = config.name().to_owned();
     let started = Instant::now();
     let (mut transport, process) =
-        transport::spawn(&config.command, processes).map_err(|err| not_spawned(&name, &err))?;
+        transport::spawn(command, processes).map_err(|err| not_spawned(&name, &err))?;
     let process = Arc::new(process);
     let handler = HostHandler::new(&name, Arc::clone(changes)).with_elicitor(elicitor.cloned());
     transport.set_notification_tap(handler.tap());
@@ -348,20 +230,8 @@ pub(super) async fn connect_once(
             .into());
         }
     };
-    let init_time = started.elapsed();
-    let peer = service.peer().clone();
-    let info = session_info(&peer, init_time, process.pid());
-    let tools = first_tools(&peer, &name, config.call_timeout).await;
-    info!(server = %name, protocol = %info.protocol_version, tools = tools.len(), init = ?init_time, "MCP server connected");
-    Ok(Live {
-        peer,
-        service: Mutex::new(Some(service)),
-        handler,
-        process,
-        info,
-        tools: std::sync::RwLock::new(tools),
-        outstanding: Arc::default(),
-    })
+    let pid = process.pid();
+    Ok(session(config, service, handler, started, pid, Some(process), None).await)
 }
 
 /// The server's command could not be started: what to check.
@@ -423,44 +293,5 @@ async fn not_initialized(
             hint: Some(hint),
         },
         retryable,
-    }
-}
-
-/// What the handshake told us, `init_time` after the spawn.
-fn session_info(peer: &Peer<RoleClient>, init_time: Duration, pid: Option<u32>) -> SessionInfo {
-    SessionInfo {
-        protocol_version: peer
-            .peer_info()
-            .map(|i| i.protocol_version.to_string())
-            .unwrap_or_default(),
-        server: peer
-            .peer_info()
-            .and_then(|i| {
-                i.server_info
-                    .as_ref()
-                    .map(|s| format!("{} {}", s.name, s.version))
-            })
-            .unwrap_or_default(),
-        init_time,
-        pid,
-        has_tools: peer
-            .peer_info()
-            .is_some_and(|i| i.capabilities.tools.is_some()),
-    }
-}
-
-/// The tools listed right after connecting; none (with a warning) when the list fails or
-/// takes longer than `timeout`: the session is usable without them.
-async fn first_tools(peer: &Peer<RoleClient>, name: &str, timeout: Duration) -> Vec<Tool> {
-    match tokio::time::timeout(timeout, list_tools_bounded(peer, name)).await {
-        Ok(Ok(tools)) => tools,
-        Ok(Err(err)) => {
-            warn!(server = %name, error = %err, "tools/list failed; the server offers no tools for now");
-            Vec::new()
-        }
-        Err(_) => {
-            warn!(server = %name, timeout = ?timeout, "tools/list timed out; the server offers no tools for now");
-            Vec::new()
-        }
     }
 }

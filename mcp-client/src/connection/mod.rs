@@ -1,6 +1,7 @@
-//! Connections to MCP servers: connect with retry, restart after a crash, time out requests,
-//! and shut down cleanly. Every failure says which server, what happened, its exit status and
-//! the last lines of its stderr.
+//! Connections to MCP servers, started (stdio) or remote (Streamable HTTP): connect with retry,
+//! restart after a crash or a lost session, time out requests, and shut down cleanly. Every
+//! failure says which server and what happened: a process's exit status and the last lines of
+//! its stderr, a remote server's HTTP failure and what to check.
 //!
 //! Locks are never held across an MCP request (one held lock would serialise parallel calls):
 //! a call clones the live session's handles out of the lock and then awaits.
@@ -8,26 +9,34 @@
 //! | module | owns |
 //! |---|---|
 //! | `server_connection` | [`ServerConnection`]: the state machine (idle, connecting, live, down), restarts with backoff, calls with timeouts and cancellation |
-//! | `live` | one session: connect once (spawn, `initialize`, `tools/list`), requests, rmcp's errors as ours, close |
+//! | `state` | [`ConnectionStatus`], and the state a connection keeps under its lock |
+//! | `call` | one `tools/call` on a session: timeout reset by progress, cancellation, the answer as ours |
+//! | `session` | what one session is, however reached: `Live`'s handles, [`SessionInfo`], the bounded `tools/list`, a failed attempt |
+//! | `live` | a session with a started server: connect once (spawn, `initialize`, `tools/list`), requests, rmcp's errors as ours, close |
+//! | `remote` | a session with a remote server (Streamable HTTP): connect once, the HTTP client's errors as ours |
 //! | `handler` | [`HostHandler`]: the identity we announce (the pinned protocol version), progress routing, `tools/list_changed` |
 //! | `error` | [`ClientError`] and [`Failure`], with exit status and stderr |
 //! | `config` | the `mcpServers` file |
 //! | `retry` | [`RetryPolicy`]: connection retry with exponential backoff |
 //! | `pool` | many servers at once, connected in the background, with a report of which are down |
 
+mod call;
 pub mod config;
 mod error;
 mod handler;
 mod live;
 pub mod pool;
+mod remote;
 pub mod retry;
 mod server_connection;
+mod session;
+mod state;
 
-pub use config::{ConfigError, ServerConfig};
+pub use config::{ConfigError, Endpoint, ServerConfig};
 pub use error::{ClientError, Failure};
 pub use handler::{
     ElicitAnswer, Elicitation, Elicitor, HostHandler, PINNED_PROTOCOL_VERSION, Progress, ProgressFn,
 };
-pub use live::{MAX_TOOL_PAGES, MAX_TOOLS, SessionInfo};
 pub use retry::RetryPolicy;
 pub use server_connection::{ConnectionStatus, ServerConnection};
+pub use session::{MAX_TOOL_PAGES, MAX_TOOLS, SessionInfo};

@@ -9,24 +9,19 @@ use std::{
     time::{Duration, Instant},
 };
 
+pub use super::state::ConnectionStatus;
+
 use common::Backoff;
-use rmcp::{
-    model::{
-        CallToolRequest, CallToolRequestParams, CallToolResult, ClientRequest, JsonObject,
-        PingRequest, ServerResult, Tool,
-    },
-    service::PeerRequestOptions,
-};
+use rmcp::model::{CallToolResult, ClientRequest, JsonObject, PingRequest, Tool};
 use tokio::sync::Mutex;
 use tokio_util::sync::CancellationToken;
 use tracing::{debug, info, warn};
 
 use super::{
-    ClientError, Failure, ProgressFn, ServerConfig, SessionInfo,
-    live::{
-        AttemptFailure, EXIT_GRACE, Live, Unanswered, close, connect_once, list_tools_bounded,
-        request, service_error,
-    },
+    ClientError, Failure, ProgressFn, ServerConfig, SessionInfo, call,
+    live::{close, connect_once, request},
+    session::{AttemptFailure, Live, list_tools_bounded},
+    state::{Begin, State},
 };
 use crate::transport::{ServerProcess, ServerProcesses};
 
@@ -34,50 +29,6 @@ use crate::transport::{ServerProcess, ServerProcesses};
 /// to a quarter at random so servers that failed together do not restart together.
 const RESTART_BACKOFF: Backoff =
     Backoff::exponential(Duration::from_secs(1), Duration::from_secs(30)).with_jitter(0.25);
-/// With progress, a call may run this many times its timeout in total.
-const MAX_TOTAL_FACTOR: u32 = 4;
-
-/// Where a connection stands (see [`ServerConnection::status`]).
-#[derive(Debug, Clone, PartialEq, Eq)]
-#[non_exhaustive]
-pub enum ConnectionStatus {
-    /// Never started, or shut down.
-    Idle,
-    /// A connection attempt is running.
-    Connecting {
-        /// The attempt running now (1-based).
-        attempt: u32,
-        /// Attempts planned.
-        of: u32,
-    },
-    /// Connected (the process may have died since; the next call finds out).
-    Live(SessionInfo),
-    /// The last attempt failed, or the server died.
-    Down {
-        /// Why.
-        reason: String,
-    },
-}
-
-enum State {
-    Idle,
-    /// An attempt is running without the lock held; `ticket` tells whether the state was
-    /// replaced (by `shutdown`) while it ran.
-    Connecting {
-        ticket: u64,
-        attempt: u32,
-        of: u32,
-        /// Cancelled by `shutdown`: the attempt stops and its server is stopped.
-        cancel: CancellationToken,
-    },
-    Live(Arc<Live>),
-    Down {
-        /// When a restart may be tried (decided once, when the failure happened).
-        retry_at: Instant,
-        failures: u32,
-        reason: String,
-    },
-}
 
 /// A connection to one configured server, restarted on demand after a crash.
 ///
@@ -99,17 +50,6 @@ pub struct ServerConnection {
     processes: ServerProcesses,
     /// Set by [`ServerConnection::shutdown`]: from then on nothing starts the server again.
     closed: std::sync::atomic::AtomicBool,
-}
-
-/// Whether [`ServerConnection::begin_connect`] may start an attempt.
-enum Begin {
-    Start {
-        ticket: u64,
-        failures: u32,
-        cancel: CancellationToken,
-    },
-    Ready(Arc<Live>),
-    Refuse(ClientError),
 }
 
 impl ServerConnection {
@@ -221,13 +161,14 @@ impl ServerConnection {
             });
         }
         let failures = match &*state {
-            State::Live(live) => match live.process.exit() {
+            State::Live(live) => match live.process.as_ref().and_then(|process| process.exit()) {
                 None if !live.peer.is_transport_closed() => return Begin::Ready(Arc::clone(live)),
                 exit => {
-                    let reason = exit.map_or_else(
-                        || "its stdout closed".to_owned(),
-                        |exit| format!("it exited ({exit})"),
-                    );
+                    let reason = match (exit, &live.process) {
+                        (Some(exit), _) => format!("it exited ({exit})"),
+                        (None, Some(_)) => "its stdout closed".to_owned(),
+                        (None, None) => "its HTTP session ended".to_owned(),
+                    };
                     warn!(server = self.name(), %reason, "MCP server is gone; restarting it");
                     0
                 }
@@ -355,10 +296,11 @@ impl ServerConnection {
         }
     }
 
-    /// The live server process, when connected (stderr tail, counters, exit).
+    /// The live server process, when connected to a server the host started (stderr tail,
+    /// counters, exit); `None` for a remote server.
     pub async fn process(&self) -> Option<Arc<ServerProcess>> {
         match &*self.state.lock().await {
-            State::Live(live) => Some(Arc::clone(&live.process)),
+            State::Live(live) => live.process.clone(),
             _ => None,
         }
     }
@@ -370,13 +312,18 @@ impl ServerConnection {
     pub async fn tools(&self) -> Result<Vec<Tool>, ClientError> {
         let live = self.live().await?;
         if live.handler.take_tools_changed() {
-            let tools = request(
+            let listed = request(
                 &live,
                 self.config.call_timeout,
                 "tools/list",
                 list_tools_bounded(&live.peer, self.name()),
             )
-            .await?;
+            .await;
+            if listed.is_err() {
+                // Listed again by the next session, or on the next try.
+                live.handler.mark_tools_changed();
+            }
+            let tools = self.settle(&live, listed).await?;
             *live
                 .tools
                 .write()
@@ -415,61 +362,58 @@ impl ServerConnection {
         // While it runs, the server's questions are for it (see `Attention`).
         let _running = self.attention.call();
         let live = self.live().await?;
-        let method = format!("tools/call {name}");
-        let timeout = self.config.call_timeout;
-        let mut options = PeerRequestOptions::no_options();
-        // rmcp times the request out and sends notifications/cancelled for it. Progress resets
-        // the timeout, but never beyond a total of MAX_TOTAL_FACTOR × the timeout.
-        options.timeout = Some(timeout);
-        let reset_on_progress = progress.is_some();
-        if reset_on_progress {
-            options.reset_timeout_on_progress = true;
-            options.max_total_timeout = Some(timeout.saturating_mul(MAX_TOTAL_FACTOR));
+        // A remote server that forgot the session answers 404 without running the call: it is
+        // sent once more, on a new session. A call whose answer broke off is never sent again.
+        let again = live
+            .url
+            .is_some()
+            .then(|| (arguments.clone(), progress.clone()));
+        let result = self.call_once(&live, name, arguments, progress).await;
+        match (result, again) {
+            (Err(ClientError::SessionExpired { .. }), Some((arguments, progress))) => {
+                self.mark_down(&live, "its HTTP session expired".into())
+                    .await;
+                info!(
+                    server = self.name(),
+                    tool = name,
+                    "the server forgot the session; calling again on a new one"
+                );
+                let live = self.live().await?;
+                self.call_once(&live, name, arguments, progress).await
+            }
+            (result, _) => result,
         }
-        let params = CallToolRequestParams::new(name.to_owned()).with_arguments(arguments);
-        let request = ClientRequest::CallToolRequest(CallToolRequest::new(params));
-        // The request is sent from this future (no task per call: a task costs two
-        // cross-thread wake-ups per call). If the caller stops waiting once the request is
-        // queued, `Unanswered` tells the server with `notifications/cancelled` when dropped;
-        // before that, nothing was queued and there is nothing to cancel. rmcp itself cancels
-        // only the requests its timeout ends.
-        let exchange = async {
-            let handle = live.peer.send_request_with_option(request, options).await?;
-            let _registration = progress.map(|callback| {
-                live.handler
-                    .track_progress(handle.progress_token.clone(), callback)
-            });
-            let unanswered = Unanswered::new(&live, handle.id.clone());
-            let response = handle.await_response().await;
-            unanswered.answered();
-            response
-        };
-        // rmcp's timeout starts once the request is handed over; handing it over can itself
-        // block (a server that stops reading stdin fills the pipe). The caller's deadline
-        // covers both.
-        let budget = if reset_on_progress {
-            timeout.saturating_mul(MAX_TOTAL_FACTOR)
-        } else {
-            timeout
-        } + EXIT_GRACE;
-        let Ok(outcome) = tokio::time::timeout(budget, exchange).await else {
-            return Err(ClientError::Timeout {
-                server: self.name().to_owned(),
-                method,
-                timeout,
-            });
-        };
-        let result = match outcome {
-            Ok(ServerResult::CallToolResult(result)) => Ok(result),
-            Ok(other) => Err(ClientError::Refused {
-                server: self.name().to_owned(),
-                method: method.clone(),
-                message: format!("unexpected answer {other:?}"),
-            }),
-            Err(err) => Err(service_error(&live, &method, timeout, err).await),
-        };
-        if let Err(ClientError::ServerDied { failure, .. }) = &result {
-            self.mark_down(&live, failure.reason.clone()).await;
+    }
+
+    /// One `tools/call` on the session `live`; a failure that ends the session marks it down.
+    async fn call_once(
+        &self,
+        live: &Arc<Live>,
+        name: &str,
+        arguments: JsonObject,
+        progress: Option<ProgressFn>,
+    ) -> Result<CallToolResult, ClientError> {
+        let result =
+            call::call_tool(live, self.config.call_timeout, name, arguments, progress).await;
+        self.settle(live, result).await
+    }
+
+    /// `result` of a request on `live`; an error that ends the session marks it down, so the
+    /// next request starts a new one (at once: the first restart after a failure is free).
+    async fn settle<T>(
+        &self,
+        live: &Arc<Live>,
+        result: Result<T, ClientError>,
+    ) -> Result<T, ClientError> {
+        if let Err(err) = &result
+            && err.ends_session()
+        {
+            let reason = match err {
+                ClientError::ServerDied { failure, .. }
+                | ClientError::Unreachable { failure, .. } => failure.reason.clone(),
+                other => other.to_string(),
+            };
+            self.mark_down(live, reason).await;
         }
         result
     }
@@ -485,13 +429,14 @@ impl ServerConnection {
             method: Default::default(),
             extensions: Default::default(),
         });
-        request(
+        let answered = request(
             &live,
             self.config.call_timeout,
             "ping",
             live.peer.send_request(ping),
         )
-        .await?;
+        .await;
+        self.settle(&live, answered).await?;
         Ok(started.elapsed())
     }
 
@@ -576,6 +521,11 @@ impl ServerConnection {
                 failures: 0,
                 reason,
             };
+            if dead.process.is_none() {
+                // A remote session is closed (DELETE) in the background; a process is gone.
+                let (server, dead) = (self.name().to_owned(), Arc::clone(dead));
+                tokio::spawn(async move { close(&server, &dead).await });
+            }
         }
     }
 }

@@ -1,5 +1,6 @@
 //! Our own stdio transport to an MCP server we spawn: rmcp's `Transport<RoleClient>` over a
-//! child process, made to survive whatever the server writes.
+//! child process, made to survive whatever the server writes; and remote servers over
+//! Streamable HTTP (`http/`, rmcp's client, feature `http`).
 //!
 //! | part | what it does |
 //! |---|---|
@@ -10,6 +11,7 @@
 //! | [`stderr::StderrTail`] | stderr drained all the time into the last N lines |
 //! | [`ServerProcess`] | exit status, stderr tail, dropped-line counters, and shutdown: close stdin, wait, SIGTERM to the group, SIGKILL; safe reaping and parent-death (`process.rs`) |
 //! | [`ServerProcesses`] | the processes one host started, stopped all at once when it is asked to stop |
+//! | [`http`] | [`HttpEndpoint`]: a remote server's URL and headers; with the `http` feature, its transport and what its failures mean |
 //!
 //! Why not rmcp's child-process transport: it logs bad lines only at debug without content,
 //! answers JSON that is not JSON-RPC with -32600 into the server's stdin, drops a response
@@ -19,6 +21,7 @@ mod child;
 mod classify;
 mod command;
 mod decode;
+pub mod http;
 pub mod lines;
 pub mod process;
 mod stats;
@@ -28,6 +31,7 @@ pub use child::{ChildTransport, NotificationTap};
 pub use classify::{ClassifiedLine, LineKind, classify, preview};
 pub use command::{ServerCommand, SpawnError, spawn};
 pub use decode::to_message;
+pub use http::HttpEndpoint;
 pub use process::{Exit, SHUTDOWN_GRACE, ServerProcess, ServerProcesses};
 pub use stats::{ReadCounts, ReadStats};
 pub use stderr::StderrTail;

@@ -516,7 +516,7 @@ fn lexical(path: &std::path::Path) -> std::path::PathBuf {
 fn the_readme_fixture_names_the_servers_binary_from_its_own_folder() {
     let servers =
         mcp_client::connection::config::load(&fixture_path("mcp-servers/zwave-demo.json")).unwrap();
-    let command = std::path::Path::new(&servers[0].command.command);
+    let command = std::path::Path::new(&servers[0].command().unwrap().command);
     assert!(command.is_absolute(), "{command:?}");
     assert_eq!(
         lexical(command),

@@ -76,9 +76,29 @@ fn the_library_alone_builds_without_the_clis_layers() {
         assert!(layers.iter().any(|dep| dep == name), "{name}: {layers:?}");
     }
 
+    // Remote servers alone: reqwest and rustls for rmcp's Streamable HTTP client, nothing of
+    // the CLI's, and not the conversation store.
+    let http = dependencies(&["http"]);
+    for name in CLI_ONLY.iter().chain(&["rusqlite"]) {
+        assert!(
+            !http.iter().any(|dep| dep == name),
+            "http depends on {name}: {http:?}"
+        );
+    }
+    for name in ["reqwest", "rustls", "sse-stream"] {
+        assert!(http.iter().any(|dep| dep == name), "{name}: {http:?}");
+    }
+    assert!(
+        !alone.iter().any(|dep| dep == "sse-stream"),
+        "the library without features has rmcp's HTTP client: {alone:?}"
+    );
+
     // The default (the CLI) has them all: the check above looks at the right tree.
     let cli = dependencies(&["default"]);
-    for name in CLI_ONLY.iter().chain(&["rusqlite", "reqwest"]) {
+    for name in CLI_ONLY
+        .iter()
+        .chain(&["rusqlite", "reqwest", "sse-stream"])
+    {
         assert!(cli.iter().any(|dep| dep == name), "{name}: {cli:?}");
     }
     eprintln!(

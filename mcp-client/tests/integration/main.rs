@@ -19,6 +19,7 @@ mod fake_provider;
 mod formats;
 mod harness;
 mod history;
+mod http;
 mod library;
 mod misbehaving;
 mod pool;

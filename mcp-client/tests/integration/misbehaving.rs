@@ -58,7 +58,8 @@ async fn json_that_is_not_json_rpc_is_dropped_and_never_answered() {
     let record = scratch_file("stdin.jsonl");
     let mut config = fake("notrpc-srv", &["notjsonrpc"]);
     config
-        .command
+        .command_mut()
+        .unwrap()
         .env
         .insert("FAKE_RECORD".into(), record.to_string_lossy().into_owned());
     let server = ServerConnection::new(config);
@@ -181,9 +182,10 @@ async fn a_server_that_exits_at_once_is_reported_with_status_and_stderr() {
 #[tokio::test]
 async fn a_missing_command_names_the_path_searched() {
     let mut config = fake("nocmd-srv", &[]);
-    config.command.command = "no-such-mcp-server-xyz".into();
+    config.command_mut().unwrap().command = "no-such-mcp-server-xyz".into();
     config
-        .command
+        .command_mut()
+        .unwrap()
         .env
         .insert("PATH".into(), "/nowhere:/also/nowhere".into());
     let err = ServerConnection::new(config).connect().await.unwrap_err();
@@ -237,7 +239,8 @@ async fn a_call_that_never_answers_times_out_and_is_cancelled() {
     let mut config = fake("hang-srv", &["clean"]);
     config.call_timeout = Duration::from_millis(400);
     config
-        .command
+        .command_mut()
+        .unwrap()
         .env
         .insert("FAKE_RECORD".into(), record.to_string_lossy().into_owned());
     let server = ServerConnection::new(config);
@@ -627,8 +630,12 @@ async fn a_missing_program_is_tried_once_and_reported_once() {
     ] {
         let mut config = fake(name, &[]);
         config.retry = mcp_client::connection::RetryPolicy::default();
-        config.command.command = command;
-        config.command.env.insert("PATH".into(), "/nowhere".into());
+        config.command_mut().unwrap().command = command;
+        config
+            .command_mut()
+            .unwrap()
+            .env
+            .insert("PATH".into(), "/nowhere".into());
         let started = Instant::now();
         let err = ServerConnection::new(config).connect().await.unwrap_err();
         assert!(
@@ -666,8 +673,9 @@ async fn a_missing_program_is_tried_once_and_reported_once() {
 async fn a_server_that_exits_at_start_shows_the_stderr_the_hint_points_to() {
     for round in 0..5 {
         let mut config = fake(&format!("bye-srv-{round}"), &[]);
-        config.command.command = "sh".into();
-        config.command.args = vec!["-c".into(), "echo 'bye: no token' >&2; exit 3".into()];
+        config.command_mut().unwrap().command = "sh".into();
+        config.command_mut().unwrap().args =
+            vec!["-c".into(), "echo 'bye: no token' >&2; exit 3".into()];
         let err = ServerConnection::new(config).connect().await.unwrap_err();
         let text = err.to_string();
         assert!(
@@ -678,8 +686,8 @@ async fn a_server_that_exits_at_start_shows_the_stderr_the_hint_points_to() {
         );
     }
     let mut config = fake("mute-srv", &[]);
-    config.command.command = "sh".into();
-    config.command.args = vec!["-c".into(), "exit 0".into()];
+    config.command_mut().unwrap().command = "sh".into();
+    config.command_mut().unwrap().args = vec!["-c".into(), "exit 0".into()];
     let text = ServerConnection::new(config)
         .connect()
         .await

@@ -1,7 +1,8 @@
 //! One server's entry as the file has it, typed: every key optional and `null` as absent,
 //! durations and attempts checked as they are read, then turned into a [`ServerConfig`]:
-//! `${VAR}` expanded in `command`, `args`, `env` and `cwd`, and a relative `command` path or
-//! `cwd` taken from the file's folder.
+//! `${VAR}` expanded in `command`, `args`, `env` and `cwd` (a program to start), or in `url`
+//! and each of `headers` (a remote server), and a relative `command` path or `cwd` taken from
+//! the file's folder.
 
 use std::{
     collections::BTreeMap,
@@ -13,6 +14,8 @@ use serde_json::Value;
 
 use super::{
     ServerConfig,
+    error::KeyError,
+    remote::{self, Transport},
     values::{duration, expand},
 };
 use crate::transport::{DEFAULT_MAX_LINE, ServerCommand};
@@ -21,12 +24,14 @@ use crate::transport::{DEFAULT_MAX_LINE, ServerCommand};
 #[derive(Debug, serde::Deserialize)]
 #[serde(
     rename_all = "camelCase",
-    expecting = "an object of settings with at least a `command`"
+    expecting = "an object of settings with a `command` or a `url`"
 )]
 pub(super) struct Entry {
     #[serde(rename = "type")]
     kind: Option<String>,
     command: Option<String>,
+    url: Option<String>,
+    headers: Option<BTreeMap<String, String>>,
     args: Option<Vec<String>>,
     env: Option<BTreeMap<String, String>>,
     cwd: Option<PathBuf>,
@@ -94,31 +99,86 @@ impl Entry {
         lookup: &dyn Fn(&str) -> Option<String>,
         folder: &Path,
     ) -> Result<ServerConfig, KeyError> {
-        if let Some(kind) = self.kind.filter(|kind| kind != "stdio") {
-            return Err((
-                "type".into(),
-                format!("is \"{kind}\", but only \"stdio\" servers are supported"),
-            ));
+        let transport = remote::transport(
+            self.kind.as_deref(),
+            self.command.is_some(),
+            self.url.is_some(),
+        )?;
+        let mut config = match transport {
+            Transport::Http => {
+                for (key, given) in [
+                    ("args", self.args.is_some()),
+                    ("env", self.env.is_some()),
+                    ("cwd", self.cwd.is_some()),
+                ] {
+                    if given {
+                        return Err((key.to_owned(), "is for a program started with `command`; a remote server (`url`) takes `headers`".to_owned()));
+                    }
+                }
+                let url = self.url.unwrap_or_default();
+                let headers = self.headers.unwrap_or_default();
+                ServerConfig::http(remote::endpoint(
+                    name,
+                    &url,
+                    headers,
+                    self.max_line_bytes,
+                    lookup,
+                )?)
+            }
+            Transport::Stdio => {
+                if self.headers.is_some() {
+                    return Err(("headers".to_owned(), "is for a remote server (`url`); a program started with `command` takes `env`".to_owned()));
+                }
+                ServerConfig::new(self.command_of(name, lookup, folder)?)
+            }
+        };
+        if let Some(timeouts) = self.timeouts {
+            if let Some(FileDuration(timeout)) = timeouts.initialize {
+                config.init_timeout = timeout;
+            }
+            if let Some(FileDuration(timeout)) = timeouts.call {
+                config.call_timeout = timeout;
+            }
         }
-        let command = self.command.ok_or_else(|| {
+        if let Some(retry) = self.retry {
+            if let Some(Attempts(attempts)) = retry.attempts {
+                config.retry.attempts = attempts;
+            }
+            if let Some(FileDuration(delay)) = retry.base_delay {
+                config.retry.base_delay = delay;
+            }
+        }
+        config.parameter_mappings = self.parameter_mappings.unwrap_or_default();
+        config.tool_prefix = self.tool_prefix;
+        config.disabled = self.disabled.unwrap_or(false);
+        Ok(config)
+    }
+
+    /// The program to start, its `${VAR}`s expanded and its relative paths resolved.
+    fn command_of(
+        &self,
+        name: &str,
+        lookup: &dyn Fn(&str) -> Option<String>,
+        folder: &Path,
+    ) -> Result<ServerCommand, KeyError> {
+        let command = self.command.as_deref().ok_or_else(|| {
             (
                 "command".to_owned(),
                 "is missing: give the program to run".to_owned(),
             )
         })?;
-        let command =
-            expand(&command, lookup).map_err(|problem| ("command".to_owned(), problem))?;
+        let command = expand(command, lookup).map_err(|problem| ("command".to_owned(), problem))?;
         if command.trim().is_empty() {
             return Err(("command".into(), "is empty: give the program to run".into()));
         }
         let args = self
             .args
-            .unwrap_or_default()
             .iter()
+            .flatten()
             .enumerate()
             .map(|(n, arg)| expand(arg, lookup).map_err(|problem| (format!("args.{n}"), problem)))
             .collect::<Result<Vec<_>, _>>()?;
-        let cwd: Option<PathBuf> = match self.cwd {
+        let cwd: Option<PathBuf> = match self.cwd.clone() {
             Some(cwd) => {
                 let cwd = match cwd.to_str() {
                     Some(text) => PathBuf::from(
@@ -145,40 +205,18 @@ impl Entry {
             command
         };
         let mut env = BTreeMap::new();
-        for (key, value) in self.env.unwrap_or_default() {
+        for (key, value) in self.env.iter().flatten() {
             let expanded =
-                expand(&value, lookup).map_err(|problem| (format!("env.{key}"), problem))?;
-            env.insert(key, expanded);
+                expand(value, lookup).map_err(|problem| (format!("env.{key}"), problem))?;
+            env.insert(key.clone(), expanded);
         }
-        let mut config = ServerConfig::new(ServerCommand {
+        Ok(ServerCommand {
             name: name.to_owned(),
             command,
             args,
             env,
             cwd,
             max_line: self.max_line_bytes.unwrap_or(DEFAULT_MAX_LINE),
-        });
-        if let Some(timeouts) = self.timeouts {
-            if let Some(FileDuration(timeout)) = timeouts.initialize {
-                config.init_timeout = timeout;
-            }
-            if let Some(FileDuration(timeout)) = timeouts.call {
-                config.call_timeout = timeout;
-            }
-        }
-        if let Some(retry) = self.retry {
-            if let Some(Attempts(attempts)) = retry.attempts {
-                config.retry.attempts = attempts;
-            }
-            if let Some(FileDuration(delay)) = retry.base_delay {
-                config.retry.base_delay = delay;
-            }
-        }
-        config.parameter_mappings = self.parameter_mappings.unwrap_or_default();
-        config.tool_prefix = self.tool_prefix;
-        config.disabled = self.disabled.unwrap_or(false);
-        Ok(config)
+        })
     }
 }
-
-type KeyError = (String, String);

@@ -78,6 +78,10 @@ pub enum ConfigError {
     },
 }
 
+/// A problem with one key of a server's entry: (dotted key path, what is wrong and what would
+/// be valid); the file and the server are added where it is reported.
+pub(super) type KeyError = (String, String);
+
 /// "1048576 bytes (1.0 MiB)".
 fn bytes(size: u64) -> String {
     format!("{size} bytes ({:.1} MiB)", size as f64 / (1024.0 * 1024.0))

@@ -221,8 +221,8 @@ mod tests {
         .unwrap();
         assert_eq!(servers.len(), 2);
         let zwave = servers.iter().find(|s| s.name() == "zwave").unwrap();
-        assert_eq!(zwave.command.env["A"], "x-s3cret-y");
-        assert_eq!(zwave.command.env["B"], "fallback");
+        assert_eq!(zwave.command().unwrap().env["A"], "x-s3cret-y");
+        assert_eq!(zwave.command().unwrap().env["B"], "fallback");
         assert_eq!(zwave.init_timeout, Duration::from_secs(90));
         assert_eq!(zwave.call_timeout, Duration::from_secs(5));
         assert_eq!(
@@ -236,7 +236,7 @@ mod tests {
         assert_eq!(zwave.tool_prefix.as_deref(), Some("home"));
         assert!(zwave.disabled);
         let other = servers.iter().find(|s| s.name() == "other").unwrap();
-        assert_eq!(other.command.args, ["-y", "pkg"]);
+        assert_eq!(other.command().unwrap().args, ["-y", "pkg"]);
         assert_eq!(other.init_timeout, DEFAULT_INIT_TIMEOUT);
         assert_eq!(other.retry, RetryPolicy::default());
     }
@@ -261,7 +261,7 @@ mod tests {
             ]
         );
         assert_eq!(servers[0].call_timeout, DEFAULT_CALL_TIMEOUT);
-        assert!(servers[0].command.env.is_empty());
+        assert!(servers[0].command().unwrap().env.is_empty());
     }
 
     #[test]
@@ -289,7 +289,7 @@ mod tests {
             ),
             (
                 r#"{"mcpServers": {"s": {"command": "x", "type": "http"}}}"#,
-                "\"servers.json\": server `s`: `type` is \"http\", but only \"stdio\" servers are supported",
+                "\"servers.json\": server `s`: `type` is \"http\" (a remote server), but the entry gives a `command`: give the server's `url` instead, or write \"type\": \"stdio\"",
             ),
             (
                 r#"{"mcpServers": {"s": {"command": "x", "timeouts": {"initialize": "25h"}}}}"#,
@@ -301,7 +301,7 @@ mod tests {
             ),
             (
                 r#"{"mcpServers": {"s": "x"}}"#,
-                "\"servers.json\": server `s`: invalid type: string \"x\", expected an object of settings with at least a `command`",
+                "\"servers.json\": server `s`: invalid type: string \"x\", expected an object of settings with a `command` or a `url`",
             ),
             (
                 r#"{"mcpServers": {"s": {"command": "x", "timeouts": 5}}}"#,
@@ -337,7 +337,14 @@ mod tests {
             &vars,
         )
         .unwrap();
-        let get = |name: &str| &servers.iter().find(|s| s.name() == name).unwrap().command;
+        let get = |name: &str| {
+            servers
+                .iter()
+                .find(|s| s.name() == name)
+                .unwrap()
+                .command()
+                .unwrap()
+        };
         assert_eq!(get("a").command, "s3cret-server");
         assert_eq!(get("a").args, ["--token", "s3cret", "x"]);
         // A path in `command` is the file's; an argument is the server's to read.

@@ -112,7 +112,8 @@ fn fake_server(record: Option<&std::path::Path>) -> ServerConfig {
     let mut config = harness::fake("fake", &["clean"]);
     if let Some(path) = record {
         config
-            .command
+            .command_mut()
+            .unwrap()
             .env
             .insert("FAKE_RECORD".into(), path.to_string_lossy().into_owned());
     }

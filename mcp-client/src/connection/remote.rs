@@ -1,0 +1,186 @@
+//! A session with a remote server over Streamable HTTP (feature `http`): connecting once, and
+//! what the HTTP client's errors mean as ours. The rest of a session (requests, timeouts,
+//! cancellation, `tools/list_changed`, close) is the same as over stdio (`live`).
+
+use std::{
+    sync::{Arc, atomic::AtomicU64},
+    time::Duration,
+};
+
+use rmcp::service::ServiceError;
+
+use super::{
+    config::ServerConfig,
+    error::{ClientError, Failure},
+    handler::Elicitor,
+    session::{AttemptFailure, Live},
+};
+use crate::transport::HttpEndpoint;
+
+/// The longest a TCP (and TLS) connection to a remote server may take to open.
+#[cfg(feature = "http")]
+const CONNECT_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// One attempt: `initialize` over HTTP (bounded by the init timeout), then `tools/list`.
+#[cfg(feature = "http")]
+pub(super) async fn connect_once(
+    config: &ServerConfig,
+    endpoint: &HttpEndpoint,
+    changes: &Arc<AtomicU64>,
+    elicitor: Option<&Elicitor>,
+) -> Result<Live, AttemptFailure> {
+    use rmcp::ServiceExt as _;
+
+    use super::handler::HostHandler;
+
+    let name = config.name().to_owned();
+    let started = std::time::Instant::now();
+    let failure = |reason: String, hint: Option<String>| Failure {
+        server: name.clone(),
+        reason,
+        exit: None,
+        stderr: Vec::new(),
+        hint,
+    };
+    let mut transport =
+        crate::transport::http::connect(endpoint, CONNECT_TIMEOUT.min(config.init_timeout))
+            .map_err(|reason| AttemptFailure {
+                failure: failure(reason, None),
+                retryable: false,
+            })?;
+    let handler = HostHandler::new(&name, Arc::clone(changes)).with_elicitor(elicitor.cloned());
+    transport.set_notification_tap(handler.tap());
+    let service = match tokio::time::timeout(config.init_timeout, handler.clone().serve(transport))
+        .await
+    {
+        Ok(Ok(service)) => service,
+        Ok(Err(err)) => {
+            let problem = match &err {
+                rmcp::service::ClientInitializeError::TransportError { error, .. } => {
+                    crate::transport::http::explain(error.error.as_ref(), &endpoint.url)
+                }
+                _ => None,
+            };
+            return Err(match problem {
+                Some(problem) => AttemptFailure {
+                    failure: failure(
+                        format!("initialize failed: {}", problem.reason),
+                        problem.hint,
+                    ),
+                    retryable: problem.retryable,
+                },
+                None => failure(
+                    format!("initialize failed: {err}"),
+                    Some(format!("does {} serve MCP Streamable HTTP?", endpoint.url)),
+                )
+                .into(),
+            });
+        }
+        Err(_) => {
+            return Err(failure(
+                format!("no answer to initialize within {:?}", config.init_timeout),
+                Some(format!(
+                    "is the server at {} overloaded, or a proxy holding the request? raise timeouts.initialize if it is just slow",
+                    endpoint.url
+                )),
+            )
+            .into());
+        }
+    };
+    Ok(super::session::session(
+        config,
+        service,
+        handler,
+        started,
+        None,
+        None,
+        Some(endpoint.url.clone()),
+    )
+    .await)
+}
+
+/// Without the `http` feature: a remote server cannot be reached (configuration files refuse
+/// such entries already; this is for hosts that build a [`ServerConfig`] themselves).
+#[cfg(not(feature = "http"))]
+pub(super) async fn connect_once(
+    config: &ServerConfig,
+    endpoint: &HttpEndpoint,
+    _changes: &Arc<AtomicU64>,
+    _elicitor: Option<&Elicitor>,
+) -> Result<Live, AttemptFailure> {
+    Err(AttemptFailure {
+        failure: Failure {
+            server: config.name().to_owned(),
+            reason: format!(
+                "{} is a remote server, but this mcp-client was built without the `http` feature (Streamable HTTP)",
+                endpoint.url
+            ),
+            exit: None,
+            stderr: Vec::new(),
+            hint: Some("build it with `--features http`".into()),
+        },
+        retryable: false,
+    })
+}
+
+/// rmcp's error `err` for `method` on the remote session `live`, as ours.
+pub(super) fn service_error(
+    live: &Live,
+    method: &str,
+    timeout: Duration,
+    err: ServiceError,
+) -> ClientError {
+    let server = live.name.clone();
+    let url = live.url.as_deref().unwrap_or_default();
+    let failure = |reason: String, hint: Option<String>| Failure {
+        server: server.clone(),
+        reason,
+        exit: None,
+        stderr: Vec::new(),
+        hint,
+    };
+    match err {
+        ServiceError::Timeout { .. } => ClientError::Timeout {
+            server,
+            method: method.to_owned(),
+            timeout,
+        },
+        ServiceError::McpError(error) => ClientError::Refused {
+            server,
+            method: method.to_owned(),
+            message: error.message.to_string(),
+        },
+        // rmcp says so when the answer's event stream ended before the answer (and could not
+        // be resumed): the server stopped or restarted while it ran the request.
+        ServiceError::TransportClosed => ClientError::Unreachable {
+            method: method.to_owned(),
+            failure: failure(
+                "the server's answer broke off (it stopped or restarted?); the request may have run, so it is not sent again".into(),
+                None,
+            ),
+        },
+        ServiceError::TransportSend(error) => {
+            #[cfg(feature = "http")]
+            if let Some(problem) = crate::transport::http::explain(error.error.as_ref(), url) {
+                if problem.session_expired {
+                    return ClientError::SessionExpired {
+                        server,
+                        method: method.to_owned(),
+                    };
+                }
+                return ClientError::Unreachable {
+                    method: method.to_owned(),
+                    failure: failure(problem.reason, problem.hint),
+                };
+            }
+            ClientError::Unreachable {
+                method: method.to_owned(),
+                failure: failure(format!("{url}: {}", error.error), None),
+            }
+        }
+        other => ClientError::Unreachable {
+            method: method.to_owned(),
+            failure: failure(other.to_string(), None),
+        },
+    }
+}

@@ -1,0 +1,105 @@
+//! [`connect`]: rmcp's Streamable HTTP client (`Mcp-Session-Id`, `MCP-Protocol-Version`, SSE
+//! with resumption, DELETE on close) on our reqwest client, with the entry's headers on every
+//! request, and [`HttpTransport`], which shows the session's notifications to the handler's
+//! tap in stream order as the stdio transport does.
+//!
+//! Bounds are rmcp's (3.9.0, `common/reqwest/streamable_http_client.rs`): a JSON body is read
+//! up to 16 MiB and an error body up to 64 KiB before parsing, and each SSE event up to
+//! `max_sse_event_size`, which we set to the entry's `maxLineBytes`. rmcp's own re-initialize
+//! after a 404 is turned off: the connection starts the new session itself, so that its tools
+//! are listed again and its callers learn of it (see `ServerConnection`).
+
+use std::{collections::HashMap, time::Duration};
+
+use reqwest::header::{HeaderName, HeaderValue};
+use rmcp::{
+    RoleClient,
+    model::JsonRpcMessage,
+    service::{RxJsonRpcMessage, TxJsonRpcMessage},
+    transport::{
+        StreamableHttpClientTransport, Transport,
+        streamable_http_client::{StreamableHttpClientTransportConfig, StreamableHttpError},
+    },
+};
+
+use super::HttpEndpoint;
+use crate::transport::NotificationTap;
+
+/// What rmcp's Streamable HTTP client reports, over reqwest.
+pub type HttpError = StreamableHttpError<reqwest::Error>;
+
+/// The transport of one Streamable HTTP session: rmcp's, with the notification tap.
+pub struct HttpTransport {
+    inner: StreamableHttpClientTransport<reqwest::Client>,
+    tap: Option<NotificationTap>,
+}
+
+impl HttpTransport {
+    /// Shows every notification the server sends to `tap` before it is handed to rmcp, as
+    /// [`ChildTransport::set_notification_tap`](crate::transport::ChildTransport::set_notification_tap).
+    pub fn set_notification_tap(&mut self, tap: NotificationTap) {
+        self.tap = Some(tap);
+    }
+}
+
+impl Transport<RoleClient> for HttpTransport {
+    type Error = HttpError;
+
+    fn send(
+        &mut self,
+        item: TxJsonRpcMessage<RoleClient>,
+    ) -> impl Future<Output = Result<(), Self::Error>> + Send + 'static {
+        self.inner.send(item)
+    }
+
+    async fn receive(&mut self) -> Option<RxJsonRpcMessage<RoleClient>> {
+        let message = self.inner.receive().await?;
+        if let (Some(tap), JsonRpcMessage::Notification(_)) = (&self.tap, &message)
+            && let Ok(value) = serde_json::to_value(&message)
+        {
+            tap(&value);
+        }
+        Some(message)
+    }
+
+    fn close(&mut self) -> impl Future<Output = Result<(), Self::Error>> + Send {
+        self.inner.close()
+    }
+}
+
+/// The transport to `endpoint` (nothing is sent until `initialize`); connecting a socket may
+/// take at most `connect_timeout`.
+///
+/// # Errors
+/// The URL or a header cannot be used, or the TLS setup failed: a message for the user.
+pub fn connect(
+    endpoint: &HttpEndpoint,
+    connect_timeout: Duration,
+) -> Result<HttpTransport, String> {
+    let url =
+        reqwest::Url::parse(&endpoint.url).map_err(|err| format!("`url` is not a URL ({err})"))?;
+    let mut headers = HashMap::new();
+    for (name, value) in &endpoint.headers {
+        let name = HeaderName::from_bytes(name.as_bytes())
+            .map_err(|_| format!("`headers.{name}` is not a header name"))?;
+        // Never quote the value: it is where the token is.
+        let value = HeaderValue::from_str(value)
+            .map_err(|_| format!("`headers.{name}` has a character a header cannot hold"))?;
+        headers.insert(name, value);
+    }
+    // reqwest is built without a crypto provider of its own; ring is the workspace's.
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    let client = reqwest::Client::builder()
+        .connect_timeout(connect_timeout)
+        .tcp_nodelay(true)
+        .build()
+        .map_err(|err| format!("cannot set up the HTTP client: {err}"))?;
+    let config = StreamableHttpClientTransportConfig::with_uri(url.as_str())
+        .custom_headers(headers)
+        .max_sse_event_size(endpoint.max_message)
+        .reinit_on_expired_session(false);
+    Ok(HttpTransport {
+        inner: StreamableHttpClientTransport::with_client(client, config),
+        tap: None,
+    })
+}

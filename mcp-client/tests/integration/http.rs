@@ -1,0 +1,457 @@
+//! Remote servers over MCP Streamable HTTP, through the same connections and pool as stdio
+//! ones: our `zwave-mcp-server --demo --http` with a bearer token from `headers` (`${VAR}`),
+//! that server restarted under a live session, server-everything's `streamableHttp` mode, and
+//! every failure a user can meet said with what to check.
+
+use std::{
+    path::{Path, PathBuf},
+    process::Command,
+    time::Duration,
+};
+
+use mcp_client::{
+    ClientError, ServerConfig, ServerConnection, ServerPool,
+    connection::{RetryPolicy, config},
+};
+use serde_json::json;
+use test_support::{daemon::Daemon, mosquitto::ScratchDir};
+
+use crate::harness::{self, args};
+
+/// The bearer token of the test servers (at least 16 characters, as the server wants).
+const TOKEN: &str = "t0ken-of-the-http-tests";
+
+/// What `zwave-mcp-server --http` logs once it listens, followed by its URL.
+const SERVING: &str = "serving MCP over Streamable HTTP";
+
+/// A `zwave-mcp-server --demo --http ADDR` with [`TOKEN`], and its URL.
+struct ZwaveHttp {
+    daemon: Daemon,
+    url: String,
+}
+
+impl ZwaveHttp {
+    /// Starts the server at `addr` (`127.0.0.1:0` for any free port) and reads its URL from
+    /// the line it logs once it listens.
+    fn start(addr: &str) -> Self {
+        let dir = ScratchDir::new();
+        let token = dir.path().join("token");
+        std::fs::write(&token, format!("{TOKEN}\n")).unwrap();
+        let mut command = Command::new(test_support::workspace_bin("zwave-mcp-server"));
+        command
+            .args(["--demo", "--http", addr, "--http-token-file"])
+            .arg(&token)
+            .env("RUST_LOG", "info");
+        let daemon = Daemon::start_until_logged(
+            &command,
+            dir,
+            SERVING,
+            "zwave http",
+            Duration::from_secs(30),
+        );
+        let log = std::fs::read_to_string(Self::log_path(&daemon)).unwrap();
+        let url = log
+            .lines()
+            .find(|line| line.contains(SERVING))
+            .and_then(|line| line.split("url=").nth(1))
+            .and_then(|rest| rest.split_whitespace().next())
+            .unwrap_or_else(|| panic!("no url in the serving line:\n{log}"))
+            .to_owned();
+        Self { daemon, url }
+    }
+
+    fn log_path(daemon: &Daemon) -> PathBuf {
+        daemon.dir().join("zwave-http.log")
+    }
+
+    /// How often the server's log says `text`.
+    fn count(&self, text: &str) -> usize {
+        std::fs::read_to_string(Self::log_path(&self.daemon))
+            .unwrap()
+            .matches(text)
+            .count()
+    }
+
+    /// Its address, `127.0.0.1:PORT`.
+    fn addr(&self) -> String {
+        let rest = self.url.strip_prefix("http://").unwrap();
+        rest.split('/').next().unwrap().to_owned()
+    }
+}
+
+/// The one server of `entry` (an `mcpServers` entry), with `ZWAVE_MCP_TOKEN` = `token`.
+fn server(entry: &serde_json::Value, token: &str) -> ServerConfig {
+    named("home", entry, token)
+}
+
+/// [`server`], named `name`.
+fn named(name: &str, entry: &serde_json::Value, token: &str) -> ServerConfig {
+    let text = json!({"mcpServers": {name: entry}}).to_string();
+    let lookup = |name: &str| (name == "ZWAVE_MCP_TOKEN").then(|| token.to_owned());
+    let mut servers = config::parse(Path::new("servers.json"), &text, &lookup).unwrap();
+    let mut server = servers.remove(0);
+    server.init_timeout = Duration::from_secs(20);
+    server.call_timeout = Duration::from_secs(20);
+    server.retry = RetryPolicy {
+        attempts: 1,
+        base_delay: Duration::ZERO,
+    };
+    server
+}
+
+/// An entry as Claude Code writes one: `type`, `url`, and the token from the environment.
+fn entry(url: &str) -> serde_json::Value {
+    json!({"type": "http", "url": url,
+           "headers": {"Authorization": "Bearer ${ZWAVE_MCP_TOKEN}"}})
+}
+
+/// The text of a tool result.
+fn text_of(result: &rmcp::model::CallToolResult) -> String {
+    result
+        .content
+        .iter()
+        .filter_map(|content| content.as_text().map(|text| text.text.clone()))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// The failure of a connection that was expected to fail, as a person reads it.
+async fn connect_error(config: ServerConfig) -> String {
+    let connection = ServerConnection::new(config);
+    let err = connection.connect().await.unwrap_err();
+    assert!(
+        matches!(err, ClientError::ConnectFailed { attempts: 1, .. }),
+        "{err}"
+    );
+    connection.shutdown().await;
+    err.to_string()
+}
+
+#[tokio::test]
+async fn an_http_server_in_the_pool_lists_its_tools_and_answers_a_call() {
+    let zwave = ZwaveHttp::start("127.0.0.1:0");
+    let pool = ServerPool::new(vec![server(&entry(&zwave.url), TOKEN)]);
+    let report = pool.connect_all().await;
+    assert!(report.failed.is_empty(), "{}", report.summary());
+    let home = pool.get("home").unwrap();
+    let info = home.session().await.unwrap();
+    assert_eq!(info.pid, None);
+    assert!(info.server.starts_with("zwave-mcp-server"), "{info:?}");
+    let tools: Vec<String> = home
+        .tools()
+        .await
+        .unwrap()
+        .iter()
+        .map(|tool| tool.name.to_string())
+        .collect();
+    assert!(tools.iter().any(|t| t == "get_device_status"), "{tools:?}");
+    let result = home
+        .call_tool(
+            "get_device_status",
+            args(json!({"deviceName": "Switch One"})),
+        )
+        .await
+        .unwrap();
+    assert_ne!(result.is_error, Some(true), "{result:?}");
+    assert!(text_of(&result).contains("Switch One"), "{result:?}");
+    assert!(home.process().await.is_none());
+    pool.shutdown().await;
+    // Shutting down ended the session on the server too (DELETE), and nothing is started.
+    let err = home
+        .call_tool(
+            "get_device_status",
+            args(json!({"deviceName": "Switch One"})),
+        )
+        .await
+        .unwrap_err();
+    assert!(matches!(err, ClientError::ShutDown { .. }), "{err}");
+}
+
+#[tokio::test]
+async fn a_wrong_token_is_a_401_that_points_at_the_token_and_is_not_retried() {
+    let zwave = ZwaveHttp::start("127.0.0.1:0");
+    let mut config = server(&entry(&zwave.url), "not-the-token-at-all");
+    config.retry.attempts = 3;
+    let err = connect_error(config).await;
+    assert_eq!(
+        err,
+        "MCP connection failed after 1 attempt: server `home`: initialize failed: the server refused our credentials (HTTP 401)\n  check: check the token in the entry's `headers` (\"Authorization\": \"Bearer ${TOKEN}\"): is the variable set, to this server's token?"
+    );
+    assert!(!err.contains("not-the-token-at-all"));
+}
+
+// Multi-threaded, as hosts run: the HTTP client's connections see the server go while this
+// thread waits for its process.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_server_restarted_on_its_port_gets_a_new_session_and_runs_a_call_once() {
+    harness::capture_logs();
+    let zwave = ZwaveHttp::start("127.0.0.1:0");
+    let addr = zwave.addr();
+    let connection = ServerConnection::new(named("restarted", &entry(&zwave.url), TOKEN));
+    connection.connect().await.unwrap();
+    let before = connection.generation();
+    let status = connection
+        .call_tool(
+            "get_device_status",
+            args(json!({"deviceName": "Switch One"})),
+        )
+        .await
+        .unwrap();
+    assert_ne!(status.is_error, Some(true), "{status:?}");
+
+    // Killed (and reaped) under the live session, then started again on the same port: the
+    // new server knows nothing of the old session.
+    drop(zwave);
+    let zwave = ZwaveHttp::start(&addr);
+    let result = connection
+        .call_tool(
+            "control_zwave_device",
+            args(json!({"deviceName": "Switch One", "action": "on"})),
+        )
+        .await
+        .unwrap();
+    assert_ne!(result.is_error, Some(true), "{result:?}");
+    // The server answered 404 to the old session, without running the call; a new session
+    // (its tools listed again) ran it, once.
+    let logs = harness::logs_of("restarted").join("\n");
+    assert!(
+        logs.contains("the server forgot the session; calling again on a new one"),
+        "{logs}"
+    );
+    assert!(connection.generation() > before);
+    assert_eq!(zwave.count("value written"), 1);
+    let status = connection
+        .call_tool(
+            "get_device_status",
+            args(json!({"deviceName": "Switch One"})),
+        )
+        .await
+        .unwrap();
+    assert!(text_of(&status).contains("on"), "{status:?}");
+    assert_eq!(zwave.count("value written"), 1);
+    connection.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_server_gone_mid_session_is_unreachable_and_the_call_is_not_sent_again() {
+    let zwave = ZwaveHttp::start("127.0.0.1:0");
+    let connection = ServerConnection::new(server(&entry(&zwave.url), TOKEN));
+    connection.connect().await.unwrap();
+    let port = zwave.addr();
+    drop(zwave);
+    let err = connection
+        .call_tool(
+            "get_device_status",
+            args(json!({"deviceName": "Switch One"})),
+        )
+        .await
+        .unwrap_err();
+    assert!(matches!(err, ClientError::Unreachable { .. }), "{err}");
+    assert_eq!(
+        err.to_string(),
+        format!(
+            "MCP server unreachable during `tools/call get_device_status`: server `home`: connection refused by {port}\n  check: is the server running, and listening at that address and port?"
+        )
+    );
+    assert!(err.is_retryable());
+    connection.shutdown().await;
+}
+
+#[tokio::test]
+async fn connection_refused_asks_whether_the_server_is_running() {
+    let port = free_port();
+    let err = connect_error(server(
+        &entry(&format!("http://127.0.0.1:{port}/mcp")),
+        TOKEN,
+    ))
+    .await;
+    assert_eq!(
+        err,
+        format!(
+            "MCP connection failed after 1 attempt: server `home`: initialize failed: connection refused by 127.0.0.1:{port}\n  check: is the server running, and listening at that address and port?"
+        )
+    );
+}
+
+#[tokio::test]
+async fn https_to_a_plain_http_server_is_a_tls_failure_that_says_so() {
+    let zwave = ZwaveHttp::start("127.0.0.1:0");
+    let url = zwave.url.replace("http://", "https://");
+    let err = connect_error(server(&entry(&url), TOKEN)).await;
+    let at = zwave.addr();
+    assert!(
+        err.starts_with(&format!(
+            "MCP connection failed after 1 attempt: server `home`: initialize failed: the TLS handshake with {at} failed: "
+        )),
+        "{err}"
+    );
+    assert!(
+        err.ends_with("\n  check: does the server speak https at that port (a plain-HTTP server needs an http:// URL)? is its certificate valid for that name and issued by a CA this machine trusts?"),
+        "{err}"
+    );
+}
+
+/// A port nothing listens on (bound, then let go).
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+/// A web server that is not an MCP server: `/forbidden` answers 403, `/page` an HTML page.
+async fn not_mcp() -> String {
+    use axum::{Router, http::StatusCode, response::Html, routing::post};
+    let app = Router::new()
+        .route(
+            "/forbidden",
+            post(|| async { (StatusCode::FORBIDDEN, "clients from here are not allowed") }),
+        )
+        .route(
+            "/page",
+            post(|| async { Html("<html><body>Welcome</body></html>") }),
+        );
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    tokio::spawn(async move { axum::serve(listener, app).await });
+    format!("http://{addr}")
+}
+
+#[tokio::test]
+async fn a_403_and_an_answer_that_is_not_mcp_are_named() {
+    let base = not_mcp().await;
+    let forbidden = connect_error(server(&entry(&format!("{base}/forbidden")), TOKEN)).await;
+    assert_eq!(
+        forbidden,
+        "MCP connection failed after 1 attempt: server `home`: initialize failed: the server forbids this client (HTTP 403): clients from here are not allowed\n  check: the token may lack the rights this needs, or the server may refuse the host name in `url`: its log says why"
+    );
+    let page = connect_error(server(&entry(&format!("{base}/page")), TOKEN)).await;
+    assert_eq!(
+        page,
+        format!(
+            "MCP connection failed after 1 attempt: server `home`: initialize failed: the answer is `text/html; charset=utf-8`, not MCP (application/json or text/event-stream)\n  check: is {base}/page the server's MCP Streamable HTTP endpoint? a web page or another API answers like this"
+        )
+    );
+}
+
+/// server-everything in its `streamableHttp` mode on a free port, and its base URL.
+fn server_everything_http() -> (Daemon, String) {
+    let (node, mut args) = test_support::peers::server_everything();
+    args.pop();
+    let port = free_port();
+    let mut command = Command::new(node);
+    command
+        .args(&args)
+        .arg("streamableHttp")
+        .env("PORT", port.to_string());
+    let daemon = Daemon::start(
+        &command,
+        ScratchDir::new(),
+        port,
+        "server-everything http",
+        Duration::from_secs(60),
+    );
+    (daemon, format!("http://127.0.0.1:{port}"))
+}
+
+#[tokio::test]
+async fn server_everything_over_streamable_http_lists_and_echoes_and_a_wrong_path_is_named() {
+    let (_daemon, base) = server_everything_http();
+    let everything = ServerConnection::new(server(
+        &json!({"type": "streamableHttp", "url": format!("{base}/mcp")}),
+        TOKEN,
+    ));
+    everything.connect().await.unwrap();
+    let tools = everything.tools().await.unwrap();
+    assert!(tools.iter().any(|tool| tool.name == "echo"), "{tools:?}");
+    let echoed = everything
+        .call_tool("echo", args(json!({"message": "over http"})))
+        .await
+        .unwrap();
+    assert!(text_of(&echoed).contains("over http"), "{echoed:?}");
+    everything.shutdown().await;
+
+    let err = connect_error(server(&json!({"url": format!("{base}/nope")}), TOKEN)).await;
+    assert_eq!(
+        err,
+        format!(
+            "MCP connection failed after 1 attempt: server `home`: initialize failed: nothing is served at {base}/nope (HTTP 404)\n  check: wrong URL path? check `url` against the path the server serves MCP at (often /mcp)"
+        )
+    );
+}
+
+/// `mcp-client ARGS` with `ZWAVE_MCP_TOKEN` = `token` (unset when `None`): its exit code,
+/// stdout and stderr.
+fn client(args: &[&str], token: Option<&str>) -> (Option<i32>, String, String) {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_mcp-client"));
+    command
+        .args(args)
+        .env("MCP_CLIENT_LOG", "off")
+        .env_remove("ZWAVE_MCP_TOKEN");
+    if let Some(token) = token {
+        command.env("ZWAVE_MCP_TOKEN", token);
+    }
+    let output = test_support::child::output(&mut command, Duration::from_secs(60));
+    (
+        output.status.code(),
+        String::from_utf8(output.stdout).unwrap(),
+        String::from_utf8(output.stderr).unwrap(),
+    )
+}
+
+#[test]
+fn the_command_line_lists_and_calls_an_http_servers_tools() {
+    let zwave = ZwaveHttp::start("127.0.0.1:0");
+    let file = crate::harness::scratch_file("http-servers.json");
+    std::fs::write(
+        &file,
+        json!({"mcpServers": {"home": entry(&zwave.url)}}).to_string(),
+    )
+    .unwrap();
+    let file = file.to_str().unwrap();
+
+    let (code, stdout, stderr) = client(&["servers", "--config", file], Some(TOKEN));
+    assert_eq!(code, Some(0), "{stdout}{stderr}");
+    assert!(
+        stdout.starts_with("home: connected — zwave-mcp-server ")
+            && stdout.contains(&format!(" at {}, answered in ", zwave.url)),
+        "{stdout}"
+    );
+
+    let (code, stdout, stderr) = client(&["tools", "--config", file], Some(TOKEN));
+    assert_eq!(code, Some(0), "{stdout}{stderr}");
+    assert!(
+        stdout
+            .lines()
+            .any(|line| line.starts_with("get_device_status  [mcp:home]")),
+        "{stdout}"
+    );
+
+    let (code, stdout, stderr) = client(
+        &[
+            "call",
+            "get_device_status",
+            "--args",
+            r#"{"device_name": "Switch One"}"#,
+            "--config",
+            file,
+        ],
+        Some(TOKEN),
+    );
+    assert_eq!(code, Some(0), "{stdout}{stderr}");
+    let outcome: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+    assert_eq!(outcome["success"], true, "{outcome}");
+    assert!(outcome.to_string().contains("Switch One"), "{outcome}");
+
+    // Without the variable, the file is refused before anything is sent, naming the key.
+    let (code, stdout, stderr) = client(&["servers", "--config", file], None);
+    assert_eq!(code, Some(2), "{stdout}{stderr}");
+    assert_eq!(
+        stderr,
+        format!(
+            "mcp-client: {file:?}: server `home`: `headers.Authorization` refers to ${{ZWAVE_MCP_TOKEN}}, which is not set (set it, or write ${{ZWAVE_MCP_TOKEN:-default}})\n"
+        )
+    );
+    assert_eq!(zwave.count("serving MCP"), 1);
+}
