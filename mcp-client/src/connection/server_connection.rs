@@ -362,27 +362,15 @@ impl ServerConnection {
         // While it runs, the server's questions are for it (see `Attention`).
         let _running = self.attention.call();
         let live = self.live().await?;
-        // A remote server that forgot the session answers 404 without running the call: it is
-        // sent once more, on a new session. A call whose answer broke off is never sent again.
-        let again = live
-            .url
-            .is_some()
-            .then(|| (arguments.clone(), progress.clone()));
+        // A remote server that forgot the session answers 404 without running the call: the
+        // session is marked down (the next request starts a new one) and the call is not sent
+        // again: whether to repeat a command is the caller's choice, never the transport's.
         let result = self.call_once(&live, name, arguments, progress).await;
-        match (result, again) {
-            (Err(ClientError::SessionExpired { .. }), Some((arguments, progress))) => {
-                self.mark_down(&live, "its HTTP session expired".into())
-                    .await;
-                info!(
-                    server = self.name(),
-                    tool = name,
-                    "the server forgot the session; calling again on a new one"
-                );
-                let live = self.live().await?;
-                self.call_once(&live, name, arguments, progress).await
-            }
-            (result, _) => result,
+        if let Err(ClientError::SessionExpired { .. }) = &result {
+            self.mark_down(&live, "its HTTP session expired".into())
+                .await;
         }
+        result
     }
 
     /// One `tools/call` on the session `live`; a failure that ends the session marks it down.

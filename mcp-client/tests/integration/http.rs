@@ -16,7 +16,7 @@ use mcp_client::{
 use serde_json::json;
 use test_support::{daemon::Daemon, mosquitto::ScratchDir};
 
-use crate::harness::{self, args};
+use crate::harness::args;
 
 /// The bearer token of the test servers (at least 16 characters, as the server wants).
 const TOKEN: &str = "t0ken-of-the-http-tests";
@@ -183,8 +183,8 @@ async fn a_wrong_token_is_a_401_that_points_at_the_token_and_is_not_retried() {
 // Multi-threaded, as hosts run: the HTTP client's connections see the server go while this
 // thread waits for its process.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_server_restarted_on_its_port_gets_a_new_session_and_runs_a_call_once() {
-    harness::capture_logs();
+async fn a_server_restarted_on_its_port_is_not_sent_the_call_again_and_the_next_runs_on_a_new_session()
+ {
     let zwave = ZwaveHttp::start("127.0.0.1:0");
     let addr = zwave.addr();
     let connection = ServerConnection::new(named("restarted", &entry(&zwave.url), TOKEN));
@@ -203,21 +203,24 @@ async fn a_server_restarted_on_its_port_gets_a_new_session_and_runs_a_call_once(
     // new server knows nothing of the old session.
     drop(zwave);
     let zwave = ZwaveHttp::start(&addr);
+    let switch_on = || args(json!({"deviceName": "Switch One", "action": "on"}));
+    let err = connection
+        .call_tool("control_zwave_device", switch_on())
+        .await
+        .unwrap_err();
+    // The server answered 404 to the old session, without running the call; the call is not
+    // sent again by the transport.
+    assert_eq!(
+        err.to_string(),
+        "MCP server `restarted` no longer knows this session (HTTP 404: it restarted, or ended the session); `tools/call control_zwave_device` was not run, and the next request starts a new session"
+    );
+    assert_eq!(zwave.count("value written"), 0);
+    // The caller's next call runs on a new session (its tools listed again), once.
     let result = connection
-        .call_tool(
-            "control_zwave_device",
-            args(json!({"deviceName": "Switch One", "action": "on"})),
-        )
+        .call_tool("control_zwave_device", switch_on())
         .await
         .unwrap();
     assert_ne!(result.is_error, Some(true), "{result:?}");
-    // The server answered 404 to the old session, without running the call; a new session
-    // (its tools listed again) ran it, once.
-    let logs = harness::logs_of("restarted").join("\n");
-    assert!(
-        logs.contains("the server forgot the session; calling again on a new one"),
-        "{logs}"
-    );
     assert!(connection.generation() > before);
     assert_eq!(zwave.count("value written"), 1);
     let status = connection
