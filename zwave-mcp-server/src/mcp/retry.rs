@@ -8,7 +8,7 @@
 use std::{collections::BTreeMap, time::Duration};
 
 use rmcp::{
-    RoleServer,
+    Peer, RoleServer,
     model::{
         ElicitRequest, ElicitRequestParams, ElicitResult, ElicitationAction, InputRequest,
         InputRequiredResult, InputResponses, ProtocolVersion,
@@ -25,6 +25,14 @@ use super::{
 
 /// The key of the question in `inputRequests`, and of its answer in `inputResponses`.
 pub(super) const ANSWER_KEY: &str = "confirmation";
+
+/// How a person is asked about a sensitive action on this call.
+pub(super) enum Asking<'a> {
+    /// Up to 2025-11-25: an elicitation request to the client, whose answer is awaited.
+    Elicit(&'a Peer<RoleServer>),
+    /// From 2026-07-28: the question is the call's answer; the call comes back with the yes.
+    Retry(Retry),
+}
 
 /// What a call of protocol 2026-07-28 or later brings for a question: whether its client can
 /// ask its user, and the answer and state of a retried call.

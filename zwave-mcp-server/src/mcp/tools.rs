@@ -19,9 +19,8 @@ use tracing::warn;
 
 use super::{
     ZwaveServer,
-    control::Asking,
     error::ToolError,
-    retry::Retry,
+    retry::{Asking, Retry},
     stale::Staleness,
     types::{
         CommandNote, ControlArgs, ControlOutcome, DeviceArgs, DeviceList, DeviceStatus, ListArgs,

@@ -21,10 +21,7 @@ mod confirm;
 
 use std::time::Instant;
 
-use rmcp::{
-    Peer, RoleServer,
-    model::{CallToolResponse, CallToolResult, InputRequiredResult},
-};
+use rmcp::model::{CallToolResponse, CallToolResult, InputRequiredResult};
 use tokio_util::sync::CancellationToken;
 use tracing::{debug, info, warn};
 
@@ -32,7 +29,7 @@ use super::{
     ZwaveServer,
     commands::{AckedCommand, Reported, clock},
     error::ToolError,
-    retry::Retry,
+    retry::Asking,
     seal::AskedCall,
     tools::structured,
     types::{ControlArgs, ControlOutcome, Outcome},
@@ -41,14 +38,6 @@ use crate::{
     devices::{self, Purpose},
     network::{NodeInfo, now_ms},
 };
-
-/// How a person is asked about a sensitive action on this call.
-pub(super) enum Asking<'a> {
-    /// Up to 2025-11-25: an elicitation request to the client, whose answer is awaited.
-    Elicit(&'a Peer<RoleServer>),
-    /// From 2026-07-28: the question is the call's answer; the call comes back with the yes.
-    Retry(Retry),
-}
 
 /// What the checks of a command decided.
 enum Checked {
