@@ -14,6 +14,8 @@
 //! | `tools` | the four tools, device lookup with the owner's exposure rules applied |
 //! | `control` | a write, and what became of it (confirmed, acknowledged, contradicted) |
 //! | `sensitive` | unlock, open a garage door, silence a siren: the owner's leave and a person's yes |
+//! | `retry` | the person's yes on 2026-07-28: the question as the call's answer, the yes on its retry |
+//! | `seal` | the question's request state: sealed, bound to the call, expiring, redeemed once |
 //! | `commands` | the last command to each device, for reads to say what became of it |
 //! | `types` | what the tools take and give: arguments and structured results, with schemas |
 //! | `error` | `ToolError`: why a call failed, typed until it becomes an `isError` result |
@@ -24,6 +26,8 @@ mod cache;
 mod commands;
 mod control;
 mod error;
+mod retry;
+mod seal;
 mod sensitive;
 mod server;
 mod stale;

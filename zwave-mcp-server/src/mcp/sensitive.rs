@@ -5,7 +5,7 @@
 
 use std::{collections::BTreeSet, time::Duration};
 
-use rmcp::{Peer, RoleServer, service::ElicitationError};
+use rmcp::{Peer, RoleServer, model::ElicitationSchema, service::ElicitationError};
 use schemars::JsonSchema;
 use serde::Deserialize;
 use tracing::{info, warn};
@@ -47,9 +47,9 @@ impl Default for SensitivePolicy {
 
 /// What a person is asked to confirm: one yes/no field.
 #[derive(Debug, Deserialize, JsonSchema)]
-struct Confirmation {
+pub(super) struct Confirmation {
     /// Carry it out now?
-    confirm: bool,
+    pub confirm: bool,
 }
 
 rmcp::elicit_safe!(Confirmation);
@@ -75,27 +75,63 @@ fn because(sensitive: Sensitive) -> &'static str {
     }
 }
 
+/// A question a person must answer yes to before a sensitive action is carried out.
+#[derive(Debug, Clone)]
+pub(super) struct Question {
+    /// "Unlocking \"Front Door Lock\" (node 8, Entrance)": what the refusals are about.
+    pub what: String,
+    /// What the person reads.
+    pub message: String,
+    /// The owner marked the device sensitive: no flag lets it through unasked.
+    pub marked: bool,
+}
+
+impl Question {
+    /// The refusal when the person's yes did not come, `why`.
+    pub fn refused(&self, why: &str) -> ToolError {
+        ToolError::Sensitive(format!(
+            "{} needs a person's yes, and {why}: nothing was sent.",
+            self.what
+        ))
+    }
+
+    /// The refusal for a client that did not declare MCP elicitation.
+    pub fn cannot_ask(&self) -> ToolError {
+        self.refused(if self.marked {
+            "this client cannot ask its user (it did not declare MCP elicitation). Use a client that can: the owner marked this device sensitive, so a person is asked even under --sensitive-without-confirmation"
+        } else {
+            "this client cannot ask its user (it did not declare MCP elicitation). Use a client that can, or the owner can start the server with --sensitive-without-confirmation, which lets any agent do it unasked"
+        })
+    }
+
+    /// What the form asks: one required yes/no field, `confirm`.
+    pub fn schema() -> Result<ElicitationSchema, ToolError> {
+        ElicitationSchema::from_type::<Confirmation>()
+            .map_err(|err| ToolError::Encode(format!("the confirmation form: {err}")))
+    }
+}
+
 impl SensitivePolicy {
-    /// Whether `plan` may be carried out: at once when it is not sensitive; else only when
-    /// the owner allowed its class and a person said yes through `peer` (or the owner chose
-    /// to do without asking).
+    /// What a person must say yes to before `plan` is carried out on `node` (`device`,
+    /// described): nothing when it is not sensitive, or when the owner chose to do without
+    /// asking.
     ///
     /// # Errors
-    /// [`ToolError::Sensitive`] saying why nothing was sent and what would allow it.
-    pub(super) async fn check(
+    /// [`ToolError::Sensitive`] when no yes can allow it: the owner did not allow its class,
+    /// or anyone can be a client (HTTP without a token).
+    pub(super) fn question(
         &self,
         plan: &WritePlan,
         node: &NodeInfo,
         device: &str,
-        peer: &Peer<RoleServer>,
-    ) -> Result<(), ToolError> {
+    ) -> Result<Option<Question>, ToolError> {
         // Both rules apply, each only ever adding to what is needed: an action of a sensitive
         // class needs the owner's leave for its class, marked device or not; a device the
         // owner marked needs a person's yes for any action, whatever
         // --sensitive-without-confirmation says.
         let marked = self.devices.iter().any(|rule| rule.matches(node));
         let Some(sensitive) = plan.sensitive.or(marked.then_some(Sensitive::Marked)) else {
-            return Ok(());
+            return Ok(None);
         };
         let what = format!("{} {device}", gerund(sensitive));
         if self.unauthenticated_clients {
@@ -114,7 +150,7 @@ impl SensitivePolicy {
         }
         if self.without_confirmation && !marked {
             warn!(%device, action = %plan.words.infinitive, "sensitive action carried out without asking anyone (--sensitive-without-confirmation)");
-            return Ok(());
+            return Ok(None);
         }
         let reasons = match (sensitive, marked) {
             (Sensitive::Marked, _) | (_, false) => because(sensitive).to_owned(),
@@ -122,50 +158,52 @@ impl SensitivePolicy {
                 format!("{}; {}", because(class_rule), because(Sensitive::Marked))
             }
         };
-        let question = format!(
+        let message = format!(
             "{} {device}? An AI agent asks for it ({reasons}).",
             capitalized(&plan.words.infinitive),
         );
-        info!(%device, action = %plan.words.infinitive, "asking the user to confirm a sensitive action");
+        Ok(Some(Question {
+            what,
+            message,
+            marked,
+        }))
+    }
+
+    /// Asks `question` through `peer` (MCP elicitation, up to 2025-11-25) and waits for the
+    /// answer at most the ask timeout.
+    ///
+    /// # Errors
+    /// [`ToolError::Sensitive`] for every answer but an explicit yes.
+    pub(super) async fn elicit(
+        &self,
+        question: &Question,
+        device: &str,
+        peer: &Peer<RoleServer>,
+    ) -> Result<(), ToolError> {
+        info!(%device, "asking the user to confirm a sensitive action");
         let answer = peer
-            .elicit_with_timeout::<Confirmation>(question, Some(self.ask_timeout))
+            .elicit_with_timeout::<Confirmation>(question.message.clone(), Some(self.ask_timeout))
             .await;
-        let refused = |why: String| {
-            Err(ToolError::Sensitive(format!(
-                "{what} needs a person's yes, and {why}: nothing was sent."
-            )))
-        };
+        let refused = |why: &str| Err(question.refused(why));
         match answer {
             Ok(Some(Confirmation { confirm: true })) => {
-                info!(%device, action = %plan.words.infinitive, "the user confirmed the sensitive action");
+                info!(%device, "the user confirmed the sensitive action");
                 Ok(())
             }
-            Ok(Some(Confirmation { confirm: false })) => {
-                refused("the user answered no".to_owned())
-            }
-            Err(ElicitationError::UserDeclined) => refused("the user declined".to_owned()),
-            Err(ElicitationError::UserCancelled) => {
-                refused("the user dismissed the question".to_owned())
-            }
-            Err(ElicitationError::CapabilityNotSupported) if marked => refused(
-                "this client cannot ask its user (it did not declare MCP elicitation). Use a client that can: the owner marked this device sensitive, so a person is asked even under --sensitive-without-confirmation"
-                    .to_owned(),
-            ),
-            Err(ElicitationError::CapabilityNotSupported) => refused(
-                "this client cannot ask its user (it did not declare MCP elicitation). Use a client that can, or the owner can start the server with --sensitive-without-confirmation, which lets any agent do it unasked"
-                    .to_owned(),
-            ),
+            Ok(Some(Confirmation { confirm: false })) => refused("the user answered no"),
+            Err(ElicitationError::UserDeclined) => refused("the user declined"),
+            Err(ElicitationError::UserCancelled) => refused("the user dismissed the question"),
+            Err(ElicitationError::CapabilityNotSupported) => Err(question.cannot_ask()),
             Err(ElicitationError::Service(rmcp::ServiceError::Timeout { .. })) => {
-                refused(format!("nobody answered within {:?}", self.ask_timeout))
+                refused(&format!("nobody answered within {:?}", self.ask_timeout))
             }
-            Ok(None) | Err(ElicitationError::NoContent) => {
-                refused("the answer did not say yes".to_owned())
+            Ok(None) | Err(ElicitationError::NoContent) => refused("the answer did not say yes"),
+            // rmcp's words ("Service error: Mcp error: -32600: …") are for the log; the model
+            // reads ours.
+            Err(other) => {
+                warn!(%device, error = %other, "the question about a sensitive action could not be asked");
+                refused("the question could not be asked (the client did not take it)")
             }
-            // What the client sent back is echoed cut, as every argument is.
-            Err(other) => refused(format!(
-                "the question could not be asked ({})",
-                crate::network::text::echoed(&other.to_string())
-            )),
         }
     }
 }

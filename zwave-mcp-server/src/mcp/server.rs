@@ -18,6 +18,7 @@ use rmcp::{
 use super::{
     cache::{DirectoryCache, RowCache},
     commands::Commands,
+    seal::QuestionSeal,
     sensitive::SensitivePolicy,
 };
 use crate::{
@@ -42,6 +43,8 @@ pub struct ZwaveServer {
     pub(super) limits: Limits,
     /// What the owner allows of actions that open the home or silence an alarm.
     pub(super) sensitive: Arc<SensitivePolicy>,
+    /// Questions asked by answering a call (2026-07-28): sealed, and redeemed once.
+    pub(super) questions: Arc<QuestionSeal>,
     pub(super) tool_router: ToolRouter<Self>,
 }
 
@@ -58,6 +61,7 @@ impl ZwaveServer {
             commands: Arc::default(),
             limits: Limits::default(),
             sensitive: Arc::default(),
+            questions: Arc::default(),
             tool_router: Self::tool_router(),
         }
     }
@@ -84,6 +88,21 @@ impl ZwaveServer {
     pub fn with_sensitive(mut self, policy: SensitivePolicy) -> Self {
         self.sensitive = Arc::new(policy);
         self
+    }
+
+    /// Seals the questions asked by answering a call (MCP 2026-07-28's request state) under
+    /// `key` instead of a random key of this process, so that replicas serving the same
+    /// clients open each other's. Each replica then needs the answers redeemed by all of them
+    /// (see `QuestionSeal`): without a shared record, one key per process.
+    ///
+    /// # Errors
+    /// The key is shorter than 32 bytes.
+    pub fn with_request_state_key(
+        mut self,
+        key: &[u8],
+    ) -> Result<Self, rmcp::model::RequestStateError> {
+        self.questions = Arc::new(QuestionSeal::with_key(key)?);
+        Ok(self)
     }
 }
 

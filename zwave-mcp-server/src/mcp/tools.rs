@@ -6,8 +6,11 @@ use std::sync::Arc;
 
 use rmcp::{
     RoleServer,
-    handler::server::{tool::schema_for_output, wrapper::Parameters},
-    model::{CallToolResult, ContentBlock},
+    handler::server::{
+        tool::{InputResponses, RequestState, schema_for_output},
+        wrapper::Parameters,
+    },
+    model::{CallToolResponse, CallToolResult, ContentBlock},
     service::RequestContext,
     tool, tool_router,
 };
@@ -17,6 +20,7 @@ use tracing::warn;
 use super::{
     ZwaveServer,
     error::ToolError,
+    retry::{Asking, Retry},
     stale::Staleness,
     types::{
         CommandNote, ControlArgs, ControlOutcome, DeviceArgs, DeviceList, DeviceStatus, ListArgs,
@@ -54,10 +58,16 @@ impl ZwaveServer {
         &self,
         Parameters(args): Parameters<ControlArgs>,
         context: RequestContext<RoleServer>,
-    ) -> CallToolResult {
-        self.control(args, &context.ct, &context.peer)
+        RequestState(state): RequestState,
+        InputResponses(responses): InputResponses,
+    ) -> CallToolResponse {
+        let asking = match Retry::of(&context, state, responses) {
+            Some(retry) => Asking::Retry(retry),
+            None => Asking::Elicit(&context.peer),
+        };
+        self.control(args, &context.ct, asking)
             .await
-            .unwrap_or_else(CallToolResult::from)
+            .unwrap_or_else(|err| CallToolResult::from(err).into())
     }
 
     /// Returns every reading of a Z-Wave device (temperature, humidity, illuminance, motion and

@@ -14,6 +14,7 @@ mod captures;
 mod exposure;
 mod harness;
 mod http;
+mod input_required;
 mod misuse_and_failures;
 mod mqtt_backend;
 mod properties;

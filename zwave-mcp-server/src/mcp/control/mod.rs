@@ -21,7 +21,7 @@ mod confirm;
 
 use std::time::Instant;
 
-use rmcp::{Peer, RoleServer, model::CallToolResult};
+use rmcp::model::{CallToolResponse, CallToolResult, InputRequiredResult};
 use tokio_util::sync::CancellationToken;
 use tracing::{debug, info, warn};
 
@@ -29,6 +29,8 @@ use super::{
     ZwaveServer,
     commands::{AckedCommand, Reported, clock},
     error::ToolError,
+    retry::Asking,
+    seal::AskedCall,
     tools::structured,
     types::{ControlArgs, ControlOutcome, Outcome},
 };
@@ -36,6 +38,14 @@ use crate::{
     devices::{self, Purpose},
     network::{NodeInfo, now_ms},
 };
+
+/// What the checks of a command decided.
+enum Checked {
+    /// Write `plan` to the node (named so in answers); boxed, as it is most of the size.
+    Write(Box<(NodeInfo, devices::WritePlan, String)>),
+    /// Ask a person first: the call's answer.
+    Ask(InputRequiredResult),
+}
 
 /// A command sent and acknowledged, as its answer tells it.
 struct Sent {
@@ -56,14 +66,19 @@ struct Sent {
 impl ZwaveServer {
     /// What `control_zwave_device` does. A client's cancellation that arrives before the write
     /// is sent stops it; one that arrives later cannot recall it, and is logged. A sensitive
-    /// action needs the owner's leave and a person's yes, asked through `peer`.
+    /// action needs the owner's leave and a person's yes, asked as `asking` says: the answer
+    /// is then the question itself on 2026-07-28 (input required), until the call comes
+    /// back with the yes.
     pub(super) async fn control(
         &self,
         args: ControlArgs,
         cancelled: &CancellationToken,
-        peer: &Peer<RoleServer>,
-    ) -> Result<CallToolResult, ToolError> {
-        let (node, plan, name) = self.checked(&args, cancelled, peer).await?;
+        asking: Asking<'_>,
+    ) -> Result<CallToolResponse, ToolError> {
+        let (node, plan, name) = match self.checked(&args, cancelled, asking).await? {
+            Checked::Write(checked) => *checked,
+            Checked::Ask(question) => return Ok(question.into()),
+        };
         let before = last_report(&node, plan.current_key.as_str());
         let already = already(&node, &plan, before.as_ref());
         let seq = self.commands.next_seq();
@@ -97,31 +112,44 @@ impl ZwaveServer {
             command,
         };
         self.answer(&sent, args.action, &now, reported)
+            .map(CallToolResponse::from)
     }
 
     /// The device `args` names, resolved beyond doubt, and what to write to it, checked: a
-    /// sensitive action allowed by the owner and said yes to by a person (asked through
-    /// `peer`), and still what they were asked about. With the device's name.
+    /// sensitive action allowed by the owner and said yes to by a person (asked as `asking`
+    /// says), and still what they were asked about. With the device's name; or the question
+    /// to answer the call with, when the person is asked by a retried call.
     async fn checked(
         &self,
         args: &ControlArgs,
         cancelled: &CancellationToken,
-        peer: &Peer<RoleServer>,
-    ) -> Result<(NodeInfo, devices::WritePlan, String), ToolError> {
+        asking: Asking<'_>,
+    ) -> Result<Checked, ToolError> {
         let node = self
             .find_device(&args.device_name, Purpose::Control)
             .await?;
         let node = self.with_known_tones(node, args.action).await;
         let plan = devices::plan(&node, &args.request(), &self.limits)?;
         let name = devices::display_name(&node);
-        // A cancelled request withdraws its question: its place is freed at once, and a yes
-        // that comes later answers nothing.
         let described = devices::describe(&node);
-        tokio::select! {
-            checked = self.sensitive.check(&plan, &node, &described, peer) => checked?,
-            () = cancelled.cancelled() => {
-                info!(device = ?devices::display_name(&node), node = %node.id, action = %args.action, "not writing: the client cancelled the request while a person was asked");
-                return Err(ToolError::Cancelled);
+        if let Some(question) = self.sensitive.question(&plan, &node, &described)? {
+            match asking {
+                // A cancelled request withdraws its question: its place is freed at once, and
+                // a yes that comes later answers nothing.
+                Asking::Elicit(peer) => tokio::select! {
+                    asked = self.sensitive.elicit(&question, &described, peer) => asked?,
+                    () = cancelled.cancelled() => {
+                        info!(device = ?name, node = %node.id, action = %args.action, "not writing: the client cancelled the request while a person was asked");
+                        return Err(ToolError::Cancelled);
+                    }
+                },
+                Asking::Retry(retry) => {
+                    let call = asked_call(args, &node, &plan);
+                    let ttl = self.sensitive.ask_timeout;
+                    if let Some(ask) = retry.confirm(&question, call, &self.questions, ttl)? {
+                        return Ok(Checked::Ask(ask));
+                    }
+                }
             }
         }
         let node = self.as_it_was_asked(node, &plan, args)?;
@@ -129,7 +157,7 @@ impl ZwaveServer {
             info!(device = ?name, node = %node.id, action = %args.action, "not writing: the client cancelled the request");
             return Err(ToolError::Cancelled);
         }
-        Ok((node, plan, name))
+        Ok(Checked::Write(Box::new((node, plan, name))))
     }
 
     /// Writes `plan` to `node` (the device `name`); Z-Wave JS's status. Not sent when the
@@ -379,6 +407,29 @@ impl ZwaveServer {
             },
             None => node,
         }
+    }
+}
+
+/// The call a question about `plan` on `node` binds its answer to: the device as named and
+/// found (its name and location at the lookup), the action with its arguments, what would
+/// be written.
+fn asked_call(args: &ControlArgs, node: &NodeInfo, plan: &devices::WritePlan) -> AskedCall {
+    AskedCall {
+        tool: "control_zwave_device".to_owned(),
+        device_name: args.device_name.clone(),
+        node: node.id.0,
+        name: node.name.clone(),
+        location: node.loc.clone(),
+        request: serde_json::json!({
+            "action": args.action.to_string(),
+            "level": args.level,
+            "temperature": args.temperature,
+            "mode": args.mode,
+            "tone": args.tone,
+            "color": args.color,
+        }),
+        target: plan.target.to_string(),
+        value: plan.value.clone(),
     }
 }
 

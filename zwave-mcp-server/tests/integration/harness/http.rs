@@ -333,10 +333,21 @@ impl Mcp {
     /// A request of the 2026-07-28 lifecycle, which opens no session: the revision and the
     /// client in `_meta`, the method (and a tool's name) in headers too.
     pub fn stateless(&self, id: u64, method: &str, params: Value) -> reqwest::RequestBuilder {
+        self.stateless_with(id, method, params, json!({}))
+    }
+
+    /// [`Mcp::stateless`] from a client declaring `capabilities` (e.g. elicitation).
+    pub fn stateless_with(
+        &self,
+        id: u64,
+        method: &str,
+        params: Value,
+        capabilities: Value,
+    ) -> reqwest::RequestBuilder {
         let mut params = params;
         params["_meta"] = json!({
             "io.modelcontextprotocol/protocolVersion": "2026-07-28",
-            "io.modelcontextprotocol/clientCapabilities": {},
+            "io.modelcontextprotocol/clientCapabilities": capabilities,
             "io.modelcontextprotocol/clientInfo": {"name": "hostile", "version": "1"}});
         let name = params["name"].as_str().map(str::to_owned);
         let body = json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params});

@@ -11,9 +11,11 @@
 //! | `slow_clients` | connections that trickle their headers or never finish them |
 //! | `logs` | the token in no log line, at any level, on stderr or in the log file; refusals not a line each |
 //! | `sensitive` | sensitive actions: refused without a token, asked over HTTP with one |
+//! | `input_required` | the person's yes on 2026-07-28: the question as the answer, the yes on the retried call |
 //! | `protocol` | what else a client may send: DELETE, stateless requests, HTTP/1.0, pipelining, huge headers |
 
 mod body;
+mod input_required;
 mod logs;
 mod origin;
 mod protocol;
