@@ -80,6 +80,7 @@ impl Network {
             reload_lock: tokio::sync::Mutex::new(()),
             send_gate: std::sync::Mutex::new(()),
             reloads: ReloadRequests::default(),
+            status_seen: std::sync::Mutex::default(),
         });
         let span = info_span!("mqtt", url = %shared.settings.url);
         let shared_weak = Arc::downgrade(&shared);

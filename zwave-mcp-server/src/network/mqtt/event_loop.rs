@@ -321,6 +321,11 @@ fn on_node_status(shared: &Arc<Shared>, node: NodeId, payload: &[u8], retained: 
         request_reload(shared, true);
         return;
     };
+    shared
+        .status_seen
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+        .insert(node, std::time::Instant::now());
     let changed = {
         let mut state = write(&shared.core.state);
         match state.nodes.get_mut(&node) {

@@ -48,6 +48,15 @@ pub(in crate::network) async fn reload_nodes(
             *write(&shared.topics) = index;
             let mut state = write(&shared.core.state);
             keep_newer_values(&mut nodes, &state.nodes, sent);
+            keep_newer_status(
+                &mut nodes,
+                &state.nodes,
+                &shared
+                    .status_seen
+                    .lock()
+                    .unwrap_or_else(std::sync::PoisonError::into_inner),
+                sent,
+            );
             // Z-Wave JS UI's list holds zwave-js's optimistic values of writes the devices
             // have not confirmed: their last reports stay.
             shared.core.keep_reports(&mut nodes, &state.nodes);
@@ -103,6 +112,25 @@ fn keep_newer_values(
                 value.last_update = live.last_update;
                 value.seen_at = live.seen_at;
             }
+        }
+    }
+}
+
+/// A node whose status topic spoke after `getNodes` was sent keeps the status and
+/// availability it said: the reply's snapshot is older (a node that died and came back while
+/// the reload ran was otherwise shown dead again until the next reload).
+fn keep_newer_status(
+    fresh: &mut BTreeMap<NodeId, NodeInfo>,
+    cached: &BTreeMap<NodeId, NodeInfo>,
+    seen: &std::collections::HashMap<NodeId, std::time::Instant>,
+    sent: std::time::Instant,
+) {
+    for (id, node) in fresh.iter_mut() {
+        if let Some(old) = cached.get(id)
+            && seen.get(id).is_some_and(|at| *at > sent)
+        {
+            node.status = old.status.clone();
+            node.available = old.available;
         }
     }
 }
@@ -263,5 +291,35 @@ mod tests {
         let before = format!("{fresh:?}");
         keep_newer_values(&mut fresh, &cached, sent);
         assert_eq!(format!("{fresh:?}"), before);
+    }
+
+    #[test]
+    fn a_status_heard_after_the_request_was_sent_beats_the_reply() {
+        let sent = Instant::now();
+        let node = NodeId(6);
+        let with_status = |status: NodeStatus, available: bool| {
+            let mut nodes = home();
+            let info = nodes.get_mut(&node).unwrap();
+            info.status = Some(status);
+            info.available = available;
+            nodes
+        };
+        // The reply says Dead (snapshot taken before), the topic said Alive after it was sent.
+        let cached = with_status(NodeStatus::Alive, true);
+        let mut fresh = with_status(NodeStatus::Dead, false);
+        let seen = std::collections::HashMap::from([(node, sent + Duration::from_millis(5))]);
+        keep_newer_status(&mut fresh, &cached, &seen, sent);
+        assert_eq!(fresh[&node].status, Some(NodeStatus::Alive));
+        assert!(fresh[&node].available);
+        // Heard before the request (or never): the reply is the newer word.
+        for seen in [
+            std::collections::HashMap::from([(node, sent - Duration::from_millis(5))]),
+            std::collections::HashMap::new(),
+        ] {
+            let mut fresh = with_status(NodeStatus::Dead, false);
+            keep_newer_status(&mut fresh, &cached, &seen, sent);
+            assert_eq!(fresh[&node].status, Some(NodeStatus::Dead));
+            assert!(!fresh[&node].available);
+        }
     }
 }

@@ -27,6 +27,10 @@ pub(in crate::network) struct Shared {
     pub(in crate::network) send_gate: std::sync::Mutex<()>,
     /// Background node-list reloads, coalesced.
     pub(in crate::network) reloads: ReloadRequests,
+    /// When each node's status topic last said something: a `getNodes` reply sent before
+    /// that is older news about the node's status and availability than the topic.
+    pub(in crate::network) status_seen:
+        std::sync::Mutex<std::collections::HashMap<crate::network::NodeId, std::time::Instant>>,
 }
 
 /// Background reload requests, coalesced.
