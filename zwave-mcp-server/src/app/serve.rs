@@ -24,7 +24,6 @@ use crate::{
 pub(super) async fn serve(config: Config) -> anyhow::Result<()> {
     let exposure = config.exposure()?;
     let http = config.http()?;
-    let request_state_key = config.request_state_key()?;
     // Take the protocol pipes first: from here on a stray write to fd 1 goes to stderr.
     let io = http.is_none().then(stdio::take);
     // The demo's simulator lives as long as this function: until the MCP session ends.
@@ -33,15 +32,10 @@ pub(super) async fn serve(config: Config) -> anyhow::Result<()> {
     let mut sensitive = config.sensitive();
     sensitive.unauthenticated_clients = http.as_ref().is_some_and(|http| http.token.is_none());
     warn_of_idle_rules(&network, audit, sensitive.devices.clone());
-    let mut server = ZwaveServer::new(network, config.timeouts.confirm_timeout)
+    let server = ZwaveServer::new(network, config.timeouts.confirm_timeout)
         .with_exposure(exposure)
         .with_limits(config.limits())
         .with_sensitive(sensitive);
-    if let Some(key) = request_state_key {
-        server = server
-            .with_request_state_key(&key)
-            .context("--request-state-key-file")?;
-    }
     // Completes only when the demo home failed to appear; otherwise never.
     let failed = async {
         let failed = match demo_failed {

@@ -83,27 +83,6 @@ pub enum ConfigError {
         #[source]
         source: std::io::Error,
     },
-    /// The request state's key file could not be read.
-    #[error("cannot read --request-state-key-file {path:?}")]
-    RequestStateKeyFile {
-        /// The file named by the flag.
-        path: PathBuf,
-        /// Why it could not be read.
-        #[source]
-        source: std::io::Error,
-    },
-    /// The request state's key is too short to be a secret.
-    #[error(
-        "the key in --request-state-key-file {path:?} is {bytes} bytes long; it needs at least {min} (e.g. `openssl rand -hex 32`)"
-    )]
-    WeakRequestStateKey {
-        /// The file named by the flag.
-        path: PathBuf,
-        /// Its length.
-        bytes: usize,
-        /// The shortest allowed.
-        min: usize,
-    },
     /// Both ways of giving the HTTP token were used.
     #[error("give the HTTP token either in ZWAVE_MCP_HTTP_TOKEN or in --http-token-file, not both")]
     TwoHttpTokens,

@@ -2,7 +2,7 @@
 //! devices marked sensitive, and the band a thermostat setpoint must lie in. Enforcing them
 //! is the tools' work (`mcp::sensitive`) and the write plans' ([`crate::devices::Limits`]).
 
-use std::{path::PathBuf, time::Duration};
+use std::time::Duration;
 
 use crate::devices::{Rule, SensitiveClass};
 
@@ -44,13 +44,6 @@ pub struct SafetyFlags {
     /// a no.
     #[arg(long, env = "ZWAVE_MCP_ASK_TIMEOUT", default_value = "60s", value_parser = parse_duration)]
     pub ask_timeout: Duration,
-
-    /// File holding the key (its bytes, at least 32, a trailing newline dropped) that seals
-    /// the question about a sensitive action into MCP 2026-07-28's request state, so that
-    /// replicas behind one address open each other's (each yes is still redeemed once per
-    /// process). Without it, a random key of this process: a restart voids pending questions.
-    #[arg(long, env = "ZWAVE_MCP_REQUEST_STATE_KEY_FILE", value_name = "FILE")]
-    pub request_state_key_file: Option<PathBuf>,
 
     /// The band a thermostat setpoint must lie in, in °C, as LOW..HIGH (a °F thermostat's
     /// band is this one converted); a setpoint outside it, or outside the device's own

@@ -11,9 +11,6 @@ use crate::{
 
 use super::{Config, ConfigError, backend::PASSWORD_ENV, http::TOKEN_ENV};
 
-/// The shortest key that seals request state (rmcp's `RequestStateCodec::MIN_KEY_LENGTH`).
-const MIN_REQUEST_STATE_KEY_BYTES: usize = 32;
-
 impl Config {
     /// What the owner allows of sensitive actions.
     pub fn sensitive(&self) -> SensitivePolicy {
@@ -25,32 +22,6 @@ impl Config {
             // A fact of the transport, which the session sets (HTTP without a token).
             unauthenticated_clients: false,
         }
-    }
-
-    /// The key that seals 2026-07-28's request state, when `--request-state-key-file` names
-    /// one: the file's bytes without a trailing newline.
-    ///
-    /// # Errors
-    /// The file cannot be read, or holds fewer than 32 bytes.
-    pub fn request_state_key(&self) -> Result<Option<Vec<u8>>, ConfigError> {
-        let Some(path) = &self.safety.request_state_key_file else {
-            return Ok(None);
-        };
-        let mut key = std::fs::read(path).map_err(|source| ConfigError::RequestStateKeyFile {
-            path: path.clone(),
-            source,
-        })?;
-        while key.last().is_some_and(|byte| matches!(byte, b'\n' | b'\r')) {
-            key.pop();
-        }
-        if key.len() < MIN_REQUEST_STATE_KEY_BYTES {
-            return Err(ConfigError::WeakRequestStateKey {
-                path: path.clone(),
-                bytes: key.len(),
-                min: MIN_REQUEST_STATE_KEY_BYTES,
-            });
-        }
-        Ok(Some(key))
     }
 
     /// The HTTP transport's settings, when `--http` was given, with the token read.
@@ -371,45 +342,6 @@ mod tests {
         assert_eq!(
             message(&["--http-allowed-origin", "https://a.example"]),
             "--http-allowed-origin applies to the HTTP transport only: add --http ADDR:PORT"
-        );
-        let _ = std::fs::remove_dir_all(dir);
-    }
-
-    #[test]
-    fn a_request_state_key_file_needs_32_bytes() {
-        let dir = std::env::temp_dir().join(format!("zwave-key-test-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
-        let file = |name: &str, text: &str| {
-            let path = dir.join(name);
-            std::fs::write(&path, text).unwrap();
-            path.to_str().unwrap().to_owned()
-        };
-        let good = file("good", "0123456789abcdef0123456789abcdef\n");
-        let short = file("short", "0123456789abcdef0123456789abcde\n");
-        assert_eq!(config(&[]).request_state_key().unwrap(), None);
-        assert_eq!(
-            config(&["--request-state-key-file", &good])
-                .request_state_key()
-                .unwrap()
-                .unwrap(),
-            b"0123456789abcdef0123456789abcdef"
-        );
-        assert_eq!(
-            config(&["--request-state-key-file", &short])
-                .request_state_key()
-                .unwrap_err()
-                .to_string(),
-            format!(
-                "the key in --request-state-key-file {short:?} is 31 bytes long; it needs at least 32 (e.g. `openssl rand -hex 32`)"
-            )
-        );
-        let missing = dir.join("missing").to_str().unwrap().to_owned();
-        assert_eq!(
-            config(&["--request-state-key-file", &missing])
-                .request_state_key()
-                .unwrap_err()
-                .to_string(),
-            format!("cannot read --request-state-key-file {missing:?}")
         );
         let _ = std::fs::remove_dir_all(dir);
     }

@@ -103,7 +103,7 @@ impl Retry {
         if let Err(unsealed) = seal.redeem(&state, &call) {
             warn!(device = %call.name, node = call.node, reason = ?unsealed, "a retried call's request state was refused");
             return Err(question.refused(&match unsealed {
-                Unsealed::Tampered => "the request state sent back does not verify (it was altered, or sealed by another server)".to_owned(),
+                Unsealed::Tampered => "the request state sent back does not verify (it was altered, or sealed by another server process: a replica, or this server before a restart; call again without it to be asked again)".to_owned(),
                 Unsealed::Expired => format!("nobody answered within {ttl:?}"),
                 Unsealed::OtherCall => "the answer was given to another call (another device, action or arguments, or the device was renamed or moved since)".to_owned(),
                 Unsealed::Replayed => "that answer was used already: one yes allows one command (call again without it to be asked again)".to_owned(),

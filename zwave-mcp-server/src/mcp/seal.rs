@@ -72,9 +72,9 @@ pub(super) struct QuestionSeal {
     codec: RequestStateCodec,
     /// Nonces of the states redeemed, with the instant (epoch ms) their question expires.
     /// Invariant: an entry is dropped only once expired, when a state bearing it fails
-    /// the expiry check anyway. Replicas that share a key must share this set too (a store
-    /// with set-if-absent and expiry), or a yes redeemed on one replica can be redeemed again
-    /// on another; without one, serve each key from a single process.
+    /// the expiry check anyway. It lives in this process only, which is why the key does too:
+    /// a key shared by replicas (or kept over a restart) would let one yes be redeemed once
+    /// per process. Sharing a key needs a shared record first (set-if-absent with expiry).
     used: Mutex<HashMap<String, i64>>,
 }
 
@@ -96,11 +96,9 @@ impl Default for QuestionSeal {
 }
 
 impl QuestionSeal {
-    /// Under `key` (at least [`RequestStateCodec::MIN_KEY_LENGTH`] bytes), shared by replicas.
-    ///
-    /// # Errors
-    /// The key is too short.
-    pub fn with_key(key: &[u8]) -> Result<Self, RequestStateError> {
+    /// Under `key` (at least [`RequestStateCodec::MIN_KEY_LENGTH`] bytes): the tests' fixed keys.
+    #[cfg(test)]
+    fn with_key(key: &[u8]) -> Result<Self, RequestStateError> {
         RequestStateCodec::try_new(key.to_vec()).map(Self::with_codec)
     }
 
@@ -227,6 +225,18 @@ mod tests {
         );
         // Untouched, it still opens.
         assert_eq!(seal.redeem(&state, &unlock()), Ok(()));
+    }
+
+    #[test]
+    fn another_process_or_a_restarted_one_refuses_this_ones_question() {
+        // Each process seals under its own random key, so a yes redeemed here can never be
+        // redeemed again by a replica or by this server after a restart.
+        let asked = QuestionSeal::default();
+        let state = asked.seal(unlock(), MINUTE);
+        let other = QuestionSeal::default();
+        assert_eq!(other.redeem(&state, &unlock()), Err(Unsealed::Tampered));
+        assert_eq!(asked.redeem(&state, &unlock()), Ok(()));
+        assert_eq!(other.redeem(&state, &unlock()), Err(Unsealed::Tampered));
     }
 
     #[test]

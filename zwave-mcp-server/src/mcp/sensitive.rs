@@ -46,10 +46,25 @@ impl Default for SensitivePolicy {
 }
 
 /// What a person is asked to confirm: one yes/no field.
-#[derive(Debug, Deserialize, JsonSchema)]
+#[derive(Debug, JsonSchema)]
 pub(super) struct Confirmation {
     /// Carry it out now?
     pub confirm: bool,
+}
+
+/// Only the form's own shape is an answer: an object with `confirm` a boolean. serde's derived
+/// reading of a struct also takes a list (`[true]`), which no form returns.
+impl<'de> Deserialize<'de> for Confirmation {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        #[derive(Deserialize)]
+        struct Fields {
+            confirm: bool,
+        }
+        let object = serde_json::Map::<String, serde_json::Value>::deserialize(deserializer)?;
+        let Fields { confirm } = Fields::deserialize(serde_json::Value::Object(object))
+            .map_err(serde::de::Error::custom)?;
+        Ok(Self { confirm })
+    }
 }
 
 rmcp::elicit_safe!(Confirmation);
@@ -215,4 +230,28 @@ fn capitalized(text: &str) -> String {
         .next()
         .map(|first| first.to_uppercase().chain(chars).collect())
         .unwrap_or_default()
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::Confirmation;
+
+    #[test]
+    fn only_an_object_with_a_boolean_confirm_is_an_answer() {
+        let read = |value| serde_json::from_value::<Confirmation>(value).map(|c| c.confirm);
+        assert_eq!(read(json!({"confirm": true})).ok(), Some(true));
+        assert_eq!(read(json!({"confirm": false})).ok(), Some(false));
+        for not_an_answer in [
+            json!([true]),
+            json!({"confirm": "true"}),
+            json!({"confirm": 1}),
+            json!({}),
+            json!(true),
+            json!(null),
+        ] {
+            assert!(read(not_an_answer.clone()).is_err(), "{not_an_answer}");
+        }
+    }
 }

@@ -89,21 +89,6 @@ impl ZwaveServer {
         self.sensitive = Arc::new(policy);
         self
     }
-
-    /// Seals the questions asked by answering a call (MCP 2026-07-28's request state) under
-    /// `key` instead of a random key of this process, so that replicas serving the same
-    /// clients open each other's. Each replica then needs the answers redeemed by all of them
-    /// (see `QuestionSeal`): without a shared record, one key per process.
-    ///
-    /// # Errors
-    /// The key is shorter than 32 bytes.
-    pub fn with_request_state_key(
-        mut self,
-        key: &[u8],
-    ) -> Result<Self, rmcp::model::RequestStateError> {
-        self.questions = Arc::new(QuestionSeal::with_key(key)?);
-        Ok(self)
-    }
 }
 
 #[tool_handler(router = self.tool_router)]

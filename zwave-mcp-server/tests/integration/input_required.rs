@@ -243,7 +243,7 @@ async fn on_2026_07_28_every_answer_but_a_fresh_yes_to_the_same_call_sends_nothi
         assert_refused(
             round(&client, unlock(), Some(yes()), Some(&forged)).await,
             UNLOCKING,
-            "the request state sent back does not verify (it was altered, or sealed by another server)",
+            "the request state sent back does not verify (it was altered, or sealed by another server process: a replica, or this server before a restart; call again without it to be asked again)",
         );
     }
     // The yes to a question about another call: another device, another action.

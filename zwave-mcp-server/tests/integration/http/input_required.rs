@@ -139,7 +139,7 @@ async fn over_http_at_2026_07_28_only_a_fresh_yes_to_the_same_call_unlocks() {
     let tampered = String::from_utf8(tampered).unwrap();
     assert_refused(
         &call(&client, retried(unlock(), Some(yes()), Some(&tampered))).await,
-        "the request state sent back does not verify (it was altered, or sealed by another server)",
+        "the request state sent back does not verify (it was altered, or sealed by another server process: a replica, or this server before a restart; call again without it to be asked again)",
     );
     // The state of the question about another device, answered on a call that unlocks.
     let switch = json!({"name": "control_zwave_device",
