@@ -144,9 +144,6 @@ pub(super) async fn service_error(
     err: ServiceError,
 ) -> ClientError {
     let server = live.name.clone();
-    let Some(process) = &live.process else {
-        return remote::service_error(live, method, timeout, err);
-    };
     match err {
         ServiceError::Timeout { .. } => ClientError::Timeout {
             server,
@@ -159,6 +156,9 @@ pub(super) async fn service_error(
             message: error.message.to_string(),
         },
         other => {
+            let Some(process) = &live.process else {
+                return remote::transport_error(live, method, other);
+            };
             let exit = process.wait_exit(EXIT_GRACE).await;
             if exit.is_some() {
                 process.stderr_drained(EXIT_GRACE).await;

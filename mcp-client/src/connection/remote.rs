@@ -2,10 +2,7 @@
 //! what the HTTP client's errors mean as ours. The rest of a session (requests, timeouts,
 //! cancellation, `tools/list_changed`, close) is the same as over stdio (`live`).
 
-use std::{
-    sync::{Arc, atomic::AtomicU64},
-    time::Duration,
-};
+use std::sync::{Arc, atomic::AtomicU64};
 
 use rmcp::service::ServiceError;
 
@@ -19,7 +16,7 @@ use crate::transport::HttpEndpoint;
 
 /// The longest a TCP (and TLS) connection to a remote server may take to open.
 #[cfg(feature = "http")]
-const CONNECT_TIMEOUT: Duration = Duration::from_secs(30);
+const CONNECT_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(30);
 
 /// One attempt: `initialize` over HTTP (bounded by the init timeout), then `tools/list`.
 #[cfg(feature = "http")]
@@ -123,13 +120,9 @@ pub(super) async fn connect_once(
     })
 }
 
-/// rmcp's error `err` for `method` on the remote session `live`, as ours.
-pub(super) fn service_error(
-    live: &Live,
-    method: &str,
-    timeout: Duration,
-    err: ServiceError,
-) -> ClientError {
+/// rmcp's transport error `err` for `method` on the remote session `live`, as ours (a
+/// timeout and the server's own error are `live::service_error`'s, as for stdio).
+pub(super) fn transport_error(live: &Live, method: &str, err: ServiceError) -> ClientError {
     let server = live.name.clone();
     let url = live.url.as_deref().unwrap_or_default();
     let failure = |reason: String, hint: Option<String>| Failure {
@@ -140,16 +133,6 @@ pub(super) fn service_error(
         hint,
     };
     match err {
-        ServiceError::Timeout { .. } => ClientError::Timeout {
-            server,
-            method: method.to_owned(),
-            timeout,
-        },
-        ServiceError::McpError(error) => ClientError::Refused {
-            server,
-            method: method.to_owned(),
-            message: error.message.to_string(),
-        },
         // rmcp says so when the answer's event stream ended before the answer (and could not
         // be resumed): the server stopped or restarted while it ran the request.
         ServiceError::TransportClosed => ClientError::Unreachable {

@@ -13,7 +13,7 @@ use std::{
 
 use serde_json::{Value, json};
 
-use super::{CALLS, micros, peak_rss_kib, thousands};
+use super::{CALLS, micros, peak_rss_kib, status_kib, thousands};
 
 /// One server's figures over HTTP.
 pub struct HttpRow {
@@ -125,18 +125,6 @@ fn open_session(connection: &mut Connection) -> String {
     session
 }
 
-fn resident_kib(pid: u32) -> u64 {
-    std::fs::read_to_string(format!("/proc/{pid}/status"))
-        .ok()
-        .and_then(|status| {
-            status
-                .lines()
-                .find(|l| l.starts_with("VmRSS:"))
-                .and_then(|l| l.split_whitespace().nth(1)?.parse().ok())
-        })
-        .unwrap_or(0)
-}
-
 fn free_port() -> u16 {
     std::net::TcpListener::bind("127.0.0.1:0")
         .unwrap()
@@ -186,7 +174,7 @@ fn measure(label: &str, mut command: Command, port: u16, tool: &str, args: &Valu
         open_session(&mut other);
         idle.push(other);
     }
-    let idle_sessions_rss_kib = resident_kib(child.id());
+    let idle_sessions_rss_kib = status_kib(child.id(), "VmRSS:");
     drop(idle);
     let _ = child.kill();
     let _ = child.wait();
