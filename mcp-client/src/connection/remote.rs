@@ -26,7 +26,7 @@ pub(super) async fn connect_once(
     changes: &Arc<AtomicU64>,
     elicitor: Option<&Elicitor>,
 ) -> Result<Live, AttemptFailure> {
-    use rmcp::ServiceExt as _;
+    use rmcp::ClientServiceExt as _;
 
     use super::handler::HostHandler;
 
@@ -45,19 +45,22 @@ pub(super) async fn connect_once(
                 failure: failure(reason, None),
                 retryable: false,
             })?;
-    let handler = HostHandler::new(&name, Arc::clone(changes)).with_elicitor(elicitor.cloned());
+    let handler = HostHandler::new(&name, Arc::clone(changes))
+        .with_elicitor(elicitor.cloned())
+        .with_protocol_version(config.protocol_version.clone());
     transport.set_notification_tap(handler.tap());
-    let service = match tokio::time::timeout(config.init_timeout, handler.clone().serve(transport))
-        .await
+    let service = match tokio::time::timeout(
+        config.init_timeout,
+        handler.clone().serve_with_lifecycle(
+            transport,
+            super::lifecycle::start(config.protocol_version.as_ref()),
+        ),
+    )
+    .await
     {
         Ok(Ok(service)) => service,
         Ok(Err(err)) => {
-            let problem = match &err {
-                rmcp::service::ClientInitializeError::TransportError { error, .. } => {
-                    crate::transport::http::explain(error.error.as_ref(), &endpoint.url)
-                }
-                _ => None,
-            };
+            let problem = http_problem(&err, &endpoint.url);
             return Err(match problem {
                 Some(problem) => AttemptFailure {
                     failure: failure(
@@ -67,7 +70,7 @@ pub(super) async fn connect_once(
                     retryable: problem.retryable,
                 },
                 None => failure(
-                    format!("initialize failed: {err}"),
+                    format!("initialize failed: {}", super::lifecycle::failure(&err)),
                     Some(format!("does {} serve MCP Streamable HTTP?", endpoint.url)),
                 )
                 .into(),
@@ -94,6 +97,23 @@ pub(super) async fn connect_once(
         Some(endpoint.url.clone()),
     )
     .await)
+}
+
+/// What the HTTP client saw when the session could not start: after `server/discover` was
+/// refused, the failure of the `initialize` that followed is the one that explains.
+#[cfg(feature = "http")]
+fn http_problem(
+    err: &rmcp::service::ClientInitializeError,
+    url: &str,
+) -> Option<crate::transport::http::HttpProblem> {
+    use rmcp::service::ClientInitializeError;
+    match err {
+        ClientInitializeError::TransportError { error, .. } => {
+            crate::transport::http::explain(error.error.as_ref(), url)
+        }
+        ClientInitializeError::LegacyFallbackFailed { fallback, .. } => http_problem(fallback, url),
+        _ => None,
+    }
 }
 
 /// Without the `http` feature: a remote server cannot be reached (configuration files refuse

@@ -11,6 +11,7 @@ mod conformance;
 mod end_to_end;
 mod fixtures_current;
 mod official_suite;
+mod official_suite_client;
 mod preflight;
 mod support;
 mod third_party_clients;
