@@ -62,6 +62,10 @@ pub(super) async fn call_tool(
     })
 }
 
+/// Why an `input_required` answer without questions or state cannot be answered.
+const NOTHING_ASKED: &str =
+    "it answered `input_required` with neither questions nor state to send back";
+
 /// What one exchange of a call ended with.
 enum Answer {
     Done(CallToolResult),
@@ -81,9 +85,7 @@ async fn answer(
     };
     let requests = asked.input_requests.unwrap_or_default();
     if requests.is_empty() && asked.request_state.is_none() {
-        return Err(unfinished(
-            "it answered `input_required` with neither questions nor state to send back".into(),
-        ));
+        return Err(unfinished(NOTHING_ASKED.into()));
     }
     let mut responses = InputResponses::new();
     for (key, request) in requests {
@@ -170,6 +172,17 @@ async fn exchange(
     match outcome {
         Ok(ServerResult::CallToolResult(result)) => Ok(Answer::Done(result)),
         Ok(ServerResult::InputRequiredResult(asked)) => Ok(Answer::Asks(asked)),
+        // rmcp types `input_required` without questions or state as no result it knows.
+        Ok(ServerResult::CustomResult(custom))
+            if custom.0.get("resultType").and_then(serde_json::Value::as_str)
+                == Some("input_required") =>
+        {
+            Err(ClientError::Unfinished {
+                server: live.name.clone(),
+                method,
+                reason: NOTHING_ASKED.into(),
+            })
+        }
         Ok(other) => Err(ClientError::Refused {
             server: live.name.clone(),
             method: method.clone(),
