@@ -174,7 +174,10 @@ async fn exchange(
         Ok(ServerResult::InputRequiredResult(asked)) => Ok(Answer::Asks(asked)),
         // rmcp types `input_required` without questions or state as no result it knows.
         Ok(ServerResult::CustomResult(custom))
-            if custom.0.get("resultType").and_then(serde_json::Value::as_str)
+            if custom
+                .0
+                .get("resultType")
+                .and_then(serde_json::Value::as_str)
                 == Some("input_required") =>
         {
             Err(ClientError::Unfinished {

@@ -13,6 +13,7 @@ mod fixtures_current;
 mod official_suite;
 mod official_suite_client;
 mod preflight;
+mod real_driver_yes;
 mod support;
 mod third_party_clients;
 mod third_party_clients_http;
