@@ -66,14 +66,24 @@ pub enum CliCommand {
     /// Read the stored conversations.
     #[command(subcommand)]
     History(history::HistoryCommand),
-    /// Start one server and report everything wrong with it: stdout pollution (with the
-    /// offending lines), slow start, missing capabilities, tool names and schemas, shutdown.
+    /// Start one server (or reach a remote one with --url) and report everything wrong with
+    /// it: stdout pollution (with the offending lines), slow start, the protocol revisions it
+    /// speaks, missing capabilities, tool names and schemas, shutdown; over HTTP what to fix
+    /// (TLS, the token, the path, an answer that is not MCP).
     Doctor {
-        /// Longest wait for `initialize`: seconds (60) or a duration (90s, 2m).
+        /// Longest wait for the session to start: seconds (60) or a duration (90s, 2m).
         #[arg(long, value_parser = common::parse_duration, default_value = "60")]
         init_timeout: std::time::Duration,
+        /// A remote server's Streamable HTTP endpoint (`https://host/mcp`) instead of a command.
+        #[arg(long, conflicts_with = "command")]
+        url: Option<String>,
+        /// A header for every request to --url, `Name: value`; `${VAR}` in the value is taken
+        /// from the environment (write it in single quotes, so the token stays off the
+        /// command line). Repeatable.
+        #[arg(long = "header", value_name = "NAME: VALUE", requires = "url")]
+        headers: Vec<String>,
         /// The server's command line, after `--`.
-        #[arg(required = true, last = true)]
+        #[arg(required_unless_present = "url", last = true)]
         command: Vec<String>,
     },
     /// Measure one server: start time, latency of sequential calls (p50/p90/p99/max),

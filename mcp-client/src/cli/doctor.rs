@@ -1,7 +1,9 @@
-//! `mcp-client doctor -- <server command>`: everything wrong with one server, as a host would
-//! meet it: start-up, capabilities, ping, its tool definitions (through
-//! [`tools::review`](crate::tools::review), the engine `mcp-conformance` uses too), stdout
-//! pollution, stderr, and whether it stops when stdin closes.
+//! `mcp-client doctor -- <server command>` (or `--url URL` for a remote server): everything
+//! wrong with one server, as a host would meet it: start-up (over HTTP with what to fix:
+//! TLS, the token, the path, an answer that is not MCP), the protocol revisions it speaks,
+//! capabilities, ping, its tool definitions (through [`tools::review`](crate::tools::review),
+//! the engine `mcp-conformance` uses too); for a started server also stdout pollution,
+//! stderr, and whether it stops when stdin closes.
 
 use std::{process::ExitCode, time::Duration};
 
@@ -9,8 +11,8 @@ use serde_json::Value;
 
 use super::{Stop, emit, one_server};
 use crate::{
-    ServerConnection,
-    connection::SessionInfo,
+    ServerConfig, ServerConnection,
+    connection::{SessionInfo, config},
     tools::review::{self, ToolParts, Verdict},
     transport::ServerProcess,
 };
@@ -18,8 +20,10 @@ use crate::{
 /// What `doctor` examines, in the order it reports them.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Check {
-    /// `initialize`, and how long it took.
+    /// `initialize` or `server/discover`, and how long it took.
     Start,
+    /// The protocol revisions it speaks: 2026-07-28's `server/discover`, and `initialize`.
+    Revisions,
     /// The `tools` capability.
     Capabilities,
     /// `ping`.
@@ -39,6 +43,7 @@ impl Check {
     fn name(self) -> &'static str {
         match self {
             Self::Start => "start",
+            Self::Revisions => "revisions",
             Self::Capabilities => "capabilities",
             Self::Ping => "ping",
             Self::Tools => "tools",
@@ -91,12 +96,33 @@ fn label(verdict: Verdict) -> &'static str {
     }
 }
 
-/// Examines the server `command` starts and prints one line per finding, then the counts.
-/// Fails when any finding is a `FAIL`.
-pub(super) async fn doctor(init_timeout: Duration, command: Vec<String>, stop: &Stop) -> ExitCode {
-    let config = one_server(command, init_timeout);
-    let findings =
-        examine(ServerConnection::new(config).with_processes(stop.processes.clone())).await;
+/// The server `doctor` examines.
+pub(super) enum Target {
+    /// A command line to start.
+    Command(Vec<String>),
+    /// A remote server's endpoint, with `Name: value` headers (`${VAR}` expanded).
+    Remote {
+        /// Its Streamable HTTP endpoint.
+        url: String,
+        /// Headers for every request.
+        headers: Vec<String>,
+    },
+}
+
+/// Examines the server and prints one line per finding, then the counts. Fails when any
+/// finding is a `FAIL`.
+pub(super) async fn doctor(init_timeout: Duration, target: Target, stop: &Stop) -> ExitCode {
+    let config = match target {
+        Target::Command(command) => one_server(command, init_timeout),
+        Target::Remote { url, headers } => match remote(&url, &headers, init_timeout) {
+            Ok(config) => config,
+            Err(problem) => {
+                emit(&format!("FAIL start: {problem}"));
+                return ExitCode::FAILURE;
+            }
+        },
+    };
+    let findings = examine(config, stop).await;
     let count = |verdict| findings.iter().filter(|f| f.verdict == verdict).count();
     let (problems, warnings) = (count(Verdict::Fail), count(Verdict::Warn));
     for finding in &findings {
@@ -114,17 +140,45 @@ pub(super) async fn doctor(init_timeout: Duration, command: Vec<String>, stop: &
     }
 }
 
+/// The remote server at `url` as an `mcpServers` entry would give it, so that the URL and the
+/// headers are checked, and `${VAR}` expanded, exactly as in a configuration file.
+fn remote(url: &str, headers: &[String], init_timeout: Duration) -> Result<ServerConfig, String> {
+    let mut named = serde_json::Map::new();
+    for header in headers {
+        let Some((name, value)) = header.split_once(':') else {
+            // Never quote it: it may be the token.
+            return Err("a --header has no `:`: write it `Name: value`".to_owned());
+        };
+        named.insert(name.trim().to_owned(), Value::from(value.trim()));
+    }
+    let entry = serde_json::json!({"url": url, "headers": named});
+    let text = serde_json::json!({"mcpServers": {"server": entry}}).to_string();
+    let lookup = |name: &str| std::env::var(name).ok();
+    let mut servers = config::parse(std::path::Path::new("--url"), &text, &lookup)
+        .map_err(|err| err.to_string())?;
+    let mut config = servers.remove(0);
+    config.init_timeout = init_timeout;
+    config.retry = crate::connection::RetryPolicy {
+        attempts: 1,
+        base_delay: Duration::ZERO,
+    };
+    Ok(config)
+}
+
 fn plural(n: usize) -> &'static str {
     if n == 1 { "" } else { "s" }
 }
 
 /// Every check, in order; a server that does not start gets only that finding.
-async fn examine(server: ServerConnection) -> Vec<Finding> {
+async fn examine(config: ServerConfig, stop: &Stop) -> Vec<Finding> {
+    let server = ServerConnection::new(config.clone()).with_processes(stop.processes.clone());
     let info = match server.connect().await {
         Ok(info) => info,
         Err(err) => return vec![Finding::new(Check::Start, Verdict::Fail, err.to_string())],
     };
-    let mut findings = vec![start(&info), capabilities(&info), ping(&server).await];
+    let mut findings = vec![start(&info)];
+    findings.push(revisions(&info, config, stop).await);
+    findings.extend([capabilities(&info), ping(&server).await]);
     findings.extend(tools(&server).await);
     if let Some(process) = server.process().await {
         findings.push(stdout(&process));
@@ -133,6 +187,41 @@ async fn examine(server: ServerConnection) -> Vec<Finding> {
     }
     server.shutdown().await;
     findings
+}
+
+/// Whether the server speaks both lifecycles: a session of the other kind than the one it
+/// chose, pinned (a second process, for a started server).
+async fn revisions(info: &SessionInfo, mut config: ServerConfig, stop: &Stop) -> Finding {
+    if info.protocol_version.as_str() < "2026-07-28" {
+        // It refused server/discover already, or the session would be of the newest.
+        return Finding::new(
+            Check::Revisions,
+            Verdict::Note,
+            format!(
+                "{} only (server/discover refused): clients of 2026-07-28 fall back to initialize",
+                info.protocol_version
+            ),
+        );
+    }
+    config.protocol_version = Some(rmcp::model::ProtocolVersion::V_2025_11_25);
+    let other = ServerConnection::new(config).with_processes(stop.processes.clone());
+    let answer = other.connect().await;
+    other.shutdown().await;
+    match answer {
+        Ok(old) => Finding::new(
+            Check::Revisions,
+            Verdict::Pass,
+            format!(
+                "2026-07-28 (server/discover) and, for older clients, {} (initialize)",
+                old.protocol_version
+            ),
+        ),
+        Err(err) => Finding::new(
+            Check::Revisions,
+            Verdict::Warn,
+            format!("only 2026-07-28: clients of 2025-11-25 and before cannot use it ({err})"),
+        ),
+    }
 }
 
 fn start(info: &SessionInfo) -> Finding {

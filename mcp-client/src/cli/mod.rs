@@ -84,8 +84,16 @@ pub async fn run(cli: Cli, stop: &Stop) -> anyhow::Result<ExitCode> {
         CliCommand::Servers { config } => servers::servers(&config, stop).await,
         CliCommand::Doctor {
             init_timeout,
+            url,
+            headers,
             command,
-        } => Ok(doctor::doctor(init_timeout, command, stop).await),
+        } => {
+            let target = match url {
+                Some(url) => doctor::Target::Remote { url, headers },
+                None => doctor::Target::Command(command),
+            };
+            Ok(doctor::doctor(init_timeout, target, stop).await)
+        }
         CliCommand::Tools {
             config,
             tool_files,

@@ -12,7 +12,10 @@ use std::{
 pub use super::state::ConnectionStatus;
 
 use common::Backoff;
-use rmcp::model::{CallToolResult, ClientRequest, JsonObject, PingRequest, Tool};
+use rmcp::model::{
+    CallToolResult, ClientRequest, DiscoverRequest, DiscoverRequestParams, JsonObject, PingRequest,
+    Tool,
+};
 use tokio::sync::Mutex;
 use tokio_util::sync::CancellationToken;
 use tracing::{debug, info, warn};
@@ -406,22 +409,29 @@ impl ServerConnection {
         result
     }
 
-    /// Sends `ping` and returns the round-trip time.
+    /// Sends `ping` and returns the round-trip time. Protocol 2026-07-28 has no `ping`: its
+    /// sessions are asked `server/discover` instead, the lightest request it has.
     ///
     /// # Errors
     /// As [`ServerConnection::call_tool`].
     pub async fn ping(&self) -> Result<Duration, ClientError> {
         let live = self.live().await?;
         let started = Instant::now();
-        let ping = ClientRequest::PingRequest(PingRequest {
-            method: Default::default(),
-            extensions: Default::default(),
-        });
+        let (method, probe) = if live.info.protocol_version.as_str() < "2026-07-28" {
+            let ping = PingRequest {
+                method: Default::default(),
+                extensions: Default::default(),
+            };
+            ("ping", ClientRequest::PingRequest(ping))
+        } else {
+            let discover = DiscoverRequest::new(DiscoverRequestParams {});
+            ("server/discover", ClientRequest::DiscoverRequest(discover))
+        };
         let answered = request(
             &live,
             self.config.call_timeout,
-            "ping",
-            live.peer.send_request(ping),
+            method,
+            live.peer.send_request(probe),
         )
         .await;
         self.settle(&live, answered).await?;

@@ -41,7 +41,11 @@ fn doctor_passes_a_clean_server() {
         lines[0].ends_with(" ms (fake 1.0, protocol 2025-11-25)"),
         "{stdout}"
     );
-    assert_eq!(lines[1], "ok   capabilities: tools announced");
+    assert_eq!(
+        lines[1],
+        "note revisions: 2025-11-25 only (server/discover refused): clients of 2026-07-28 fall back to initialize"
+    );
+    assert_eq!(lines[2], "ok   capabilities: tools announced");
     assert!(
         lines.contains(
             &"ok   tools: 8 tools, names valid for LLM providers, object schemas, descriptions"

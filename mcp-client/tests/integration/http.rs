@@ -497,3 +497,64 @@ fn the_command_line_lists_and_calls_an_http_servers_tools() {
     );
     assert_eq!(zwave.count("serving MCP"), 1);
 }
+
+#[test]
+fn doctor_examines_a_remote_server_and_says_what_to_fix() {
+    let zwave = ZwaveHttp::start("127.0.0.1:0");
+    let header = "Authorization: Bearer ${ZWAVE_MCP_TOKEN}";
+    let doctor = ["doctor", "--url", &zwave.url, "--header", header];
+    let (code, stdout, stderr) = client(&doctor, Some(TOKEN));
+    assert_eq!(code, Some(0), "{stdout}{stderr}");
+    let lines: Vec<&str> = stdout.lines().collect();
+    assert!(
+        lines[0].starts_with("ok   start: server/discover answered in ")
+            && lines[0].ends_with(" ms (zwave-mcp-server 0.1.0, protocol 2026-07-28)"),
+        "{stdout}"
+    );
+    assert_eq!(
+        lines[1],
+        "ok   revisions: 2026-07-28 (server/discover) and, for older clients, 2025-11-25 (initialize)"
+    );
+    assert!(
+        lines.contains(&"ok   capabilities: tools announced"),
+        "{stdout}"
+    );
+    assert!(
+        lines
+            .iter()
+            .any(|l| l.starts_with("ok   ping: answered in ")),
+        "{stdout}"
+    );
+    assert_eq!(lines.last(), Some(&"0 problems, 0 warnings"), "{stdout}");
+    assert!(!stdout.contains(TOKEN) && !stderr.contains(TOKEN));
+
+    // Without the variable, nothing is sent; with a wrong token, the 401 says what to check;
+    // a header without its colon is refused without being quoted (it may be the token).
+    let (code, stdout, _) = client(&doctor, None);
+    assert_eq!(code, Some(1));
+    assert_eq!(
+        stdout,
+        "FAIL start: \"--url\": server `server`: `headers.Authorization` refers to ${ZWAVE_MCP_TOKEN}, which is not set (set it, or write ${ZWAVE_MCP_TOKEN:-default})\n"
+    );
+    let (code, stdout, _) = client(&doctor, Some("a-wrong-token-of-some-length"));
+    assert_eq!(code, Some(1));
+    assert!(
+        stdout.starts_with("FAIL start: MCP connection failed after 1 attempt: server `server`: initialize failed: the server refused our credentials (HTTP 401)\n  check: check the token"),
+        "{stdout}"
+    );
+    let (code, stdout, _) = client(
+        &[
+            "doctor",
+            "--url",
+            &zwave.url,
+            "--header",
+            "Authorization Bearer s3cret-token",
+        ],
+        None,
+    );
+    assert_eq!(code, Some(1));
+    assert_eq!(
+        stdout,
+        "FAIL start: a --header has no `:`: write it `Name: value`\n"
+    );
+}

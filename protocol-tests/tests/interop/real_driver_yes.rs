@@ -131,7 +131,10 @@ async fn an_unlock_is_confirmed_by_the_real_lock_after_the_question_round_trip_a
     );
     assert_eq!(yes.lock().unwrap().len(), 1, "one question, one yes");
     let state = lock_state(&driver.url).await;
-    assert!(state.contains("a lock, online (node status Alive): unlocked,"), "{state}");
+    assert!(
+        state.contains("a lock, online (node status Alive): unlocked,"),
+        "{state}"
+    );
 
     // Locked again, then a person who says no: nothing reaches the lock.
     call(
@@ -163,6 +166,9 @@ async fn an_unlock_is_confirmed_by_the_real_lock_after_the_question_round_trip_a
     );
     assert_eq!(no.lock().unwrap().len(), 1);
     let state = lock_state(&driver.url).await;
-    assert!(state.contains("a lock, online (node status Alive): locked,"), "{state}");
+    assert!(
+        state.contains("a lock, online (node status Alive): locked,"),
+        "{state}"
+    );
     agent.shutdown().await;
 }
