@@ -26,7 +26,7 @@ async fn the_client_calls_a_fastmcp_server_and_leaves_its_snake_case_alone() {
     let catalog = McpTools::discover(&pool).await;
     let mut names: Vec<&str> = catalog.all().iter().map(|t| t.name.as_str()).collect();
     names.sort_unstable();
-    assert_eq!(names, ["add", "shout"]);
+    assert_eq!(names, ["add", "count", "favourite", "shout"]);
     let mut manager = ToolManager::new();
     manager.add_mcp(&catalog);
     let executor = ToolExecutor::new(manager).with_mcp(pool.clone(), McpTools::normalizer(&pool));

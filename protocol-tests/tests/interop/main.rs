@@ -6,6 +6,7 @@
 
 mod client_vs_everything;
 mod client_vs_fastmcp;
+mod client_vs_peers_http;
 mod client_vs_zwave;
 mod conformance;
 mod end_to_end;
