@@ -8,11 +8,11 @@ use std::{
 };
 
 use rmcp::{
-    model::Tool,
+    model::{SubscriptionFilter, Tool},
     service::{Peer, RoleClient, RunningService, ServiceError},
 };
 use tokio::sync::Mutex;
-use tracing::{info, warn};
+use tracing::{debug, info, warn};
 
 use super::{config::ServerConfig, error::Failure, handler::HostHandler};
 use crate::transport::ServerProcess;
@@ -67,6 +67,18 @@ pub(super) struct Live {
     pub(super) tools: std::sync::RwLock<Vec<Tool>>,
     /// Requests unanswered and not yet cancelled.
     pub(super) outstanding: Arc<Outstanding>,
+    /// On 2026-07-28, the `subscriptions/listen` that brings `tools/list_changed`; ended with
+    /// the session.
+    pub(super) _listening: Option<Listening>,
+}
+
+/// A task that lives as long as the session it listens to.
+pub(super) struct Listening(tokio::task::JoinHandle<()>);
+
+impl Drop for Listening {
+    fn drop(&mut self) {
+        self.0.abort();
+    }
 }
 
 /// What the handshake told us.
@@ -156,6 +168,45 @@ impl std::fmt::Display for AttemptFailure {
     }
 }
 
+/// From 2026-07-28 a server says its tools changed only to a client that listens
+/// (`subscriptions/listen`, a request whose answer is a stream of notifications). Opened when
+/// the server says it sends `tools/list_changed`, and acknowledged before the session counts
+/// as connected (within `timeout`); what arrives is marked by the handler's tap, which sees
+/// every notification in stream order.
+async fn listen_for_tool_changes(
+    peer: &Peer<RoleClient>,
+    name: &str,
+    timeout: Duration,
+) -> Option<Listening> {
+    let info = peer.peer_info()?;
+    let changes_told = info
+        .capabilities
+        .tools
+        .as_ref()
+        .and_then(|tools| tools.list_changed)
+        == Some(true);
+    if info.protocol_version.as_str() < "2026-07-28" || !changes_told {
+        return None;
+    }
+    let filter = SubscriptionFilter::builder().tools_list_changed().build();
+    let mut subscription = match tokio::time::timeout(timeout, peer.listen(filter)).await {
+        Ok(Ok(subscription)) => subscription,
+        failed => {
+            let error = match failed {
+                Ok(Err(err)) => err.to_string(),
+                _ => format!("no acknowledgment within {timeout:?}"),
+            };
+            warn!(server = %name, %error, "subscriptions/listen failed: changes to the tools are seen only when they are listed again");
+            return None;
+        }
+    };
+    let name = name.to_owned();
+    Some(Listening(tokio::spawn(async move {
+        while let Ok(Some(_)) = subscription.next().await {}
+        debug!(server = %name, "the subscription to tools/list_changed ended");
+    })))
+}
+
 /// The session `service` just initialized (`started` before it), with its first tools.
 pub(super) async fn session(
     config: &ServerConfig,
@@ -172,6 +223,7 @@ pub(super) async fn session(
     let info = session_info(&peer, init_time, pid);
     let tools = first_tools(&peer, &name, config.call_timeout).await;
     info!(server = %name, protocol = %info.protocol_version, tools = tools.len(), init = ?init_time, "MCP server connected");
+    let listening = listen_for_tool_changes(&peer, &name, config.call_timeout).await;
     Live {
         name,
         peer,
@@ -182,6 +234,7 @@ pub(super) async fn session(
         info,
         tools: std::sync::RwLock::new(tools),
         outstanding: Arc::default(),
+        _listening: listening,
     }
 }
 

@@ -2,7 +2,9 @@
 //! `InputRequiredResult` is answered by the host's `Elicitor` and sent again with the answers
 //! and the state, round after round, and the caller sees one call and one result; a server
 //! that never finishes, or asks for what this client does not offer, ends the call with an
-//! error that says so. Against the fake server's `modern` mode (2026-07-28 only).
+//! error that says so. And the tools a 2026-07-28 server adds are seen, through the
+//! `subscriptions/listen` the session opens. Against the fake server's `modern` mode
+//! (2026-07-28 only).
 
 use std::sync::{Arc, Mutex};
 
@@ -93,5 +95,25 @@ async fn questions_this_client_does_not_offer_or_none_at_all_end_the_call() {
     assert!(asked.lock().unwrap().is_empty());
     // The session is still good.
     assert!(connection.call_tool("other", Map::new()).await.is_ok());
+    connection.shutdown().await;
+}
+
+#[tokio::test]
+async fn tools_a_2026_07_28_server_adds_are_seen_through_its_subscription() {
+    let connection = modern(&Arc::default()).await;
+    let names = |tools: Vec<rmcp::model::Tool>| -> Vec<String> {
+        tools.iter().map(|tool| tool.name.to_string()).collect()
+    };
+    let before = names(connection.tools().await.unwrap());
+    assert!(!before.contains(&"grown".to_owned()), "{before:?}");
+    let (generation, session) = (connection.generation(), connection.session().await);
+    // The fake says `tools/list_changed` (on the subscription) before it answers the call.
+    let grown = connection.call_tool("grow", Map::new()).await.unwrap();
+    assert_eq!(grown.content[0].as_text().unwrap().text, "grown");
+    let after = names(connection.tools().await.unwrap());
+    assert!(after.contains(&"grown".to_owned()), "{after:?}");
+    // Counted as a change of the tools, within the same session.
+    assert_eq!(connection.generation(), generation + 1);
+    assert_eq!(connection.session().await, session);
     connection.shutdown().await;
 }
