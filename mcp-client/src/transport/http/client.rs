@@ -3,11 +3,12 @@
 //! request, and [`HttpTransport`], which shows the session's notifications to the handler's
 //! tap in stream order as the stdio transport does.
 //!
-//! Bounds are rmcp's (3.9.0, `common/reqwest/streamable_http_client.rs`): a JSON body is read
-//! up to 16 MiB and an error body up to 64 KiB before parsing, and each SSE event up to
-//! `max_sse_event_size`, which we set to the entry's `maxLineBytes`. rmcp's own re-initialize
-//! after a 404 is turned off: the connection starts the new session itself, so that its tools
-//! are listed again and its callers learn of it (see `ServerConnection`).
+//! Bounds are rmcp's (3.11.0, `common/reqwest/streamable_http_client.rs`): a JSON body and each
+//! SSE event are read up to the entry's `maxLineBytes`, an error body up to 64 KiB. Redirects
+//! are followed within the URL's origin only, at most [`MAX_REDIRECTS`] times:
+//! reqwest would send every header but `Authorization` and cookies to another origin. rmcp's
+//! own re-initialize after a 404 is turned off: the connection starts the new session itself,
+//! so that its tools are listed again and its callers learn of it (see `ServerConnection`).
 
 use std::{collections::HashMap, time::Duration};
 
@@ -25,6 +26,9 @@ use rmcp::{
 use super::HttpEndpoint;
 use crate::transport::NotificationTap;
 
+/// Most redirects followed for one request (reqwest's default).
+pub(super) const MAX_REDIRECTS: usize = 10;
+
 /// What rmcp's Streamable HTTP client reports, over reqwest.
 pub type HttpError = StreamableHttpError<reqwest::Error>;
 
@@ -40,6 +44,32 @@ impl HttpTransport {
     pub fn set_notification_tap(&mut self, tap: NotificationTap) {
         self.tap = Some(tap);
     }
+}
+
+/// Why the client did not follow a redirect.
+#[derive(Debug, thiserror::Error)]
+pub(super) enum RedirectRefused {
+    /// One redirect more than [`MAX_REDIRECTS`].
+    #[error("more than {MAX_REDIRECTS} redirects")]
+    Loop,
+    /// A redirect to another origin (scheme, host and port), given here.
+    #[error("a redirect to another origin, {0}")]
+    Elsewhere(String),
+}
+
+/// Follows a redirect within the first URL's origin, [`MAX_REDIRECTS`] times at most.
+fn redirect_policy() -> reqwest::redirect::Policy {
+    reqwest::redirect::Policy::custom(move |attempt| {
+        let first = attempt.previous().first().map(reqwest::Url::origin);
+        if first.is_some_and(|origin| origin != attempt.url().origin()) {
+            let origin = attempt.url().origin().ascii_serialization();
+            attempt.error(RedirectRefused::Elsewhere(origin))
+        } else if attempt.previous().len() > MAX_REDIRECTS {
+            attempt.error(RedirectRefused::Loop)
+        } else {
+            attempt.follow()
+        }
+    })
 }
 
 impl Transport<RoleClient> for HttpTransport {
@@ -92,11 +122,13 @@ pub fn connect(
     let client = reqwest::Client::builder()
         .connect_timeout(connect_timeout)
         .tcp_nodelay(true)
+        .redirect(redirect_policy())
         .build()
         .map_err(|err| format!("cannot set up the HTTP client: {err}"))?;
     let config = StreamableHttpClientTransportConfig::with_uri(url.as_str())
         .custom_headers(headers)
         .max_sse_event_size(endpoint.max_message)
+        .max_json_response_size(endpoint.max_message)
         .reinit_on_expired_session(false);
     Ok(HttpTransport {
         inner: StreamableHttpClientTransport::with_client(client, config),
