@@ -28,7 +28,7 @@ pub(super) async fn connect_once(
 ) -> Result<Live, AttemptFailure> {
     use rmcp::ServiceExt as _;
 
-    use super::handler::HostHandler;
+    use super::{handler::HostHandler, session::Remote};
 
     let name = config.name().to_owned();
     let started = std::time::Instant::now();
@@ -45,6 +45,7 @@ pub(super) async fn connect_once(
                 failure: failure(reason, None),
                 retryable: false,
             })?;
+    let cut = transport.cut_events();
     let handler = HostHandler::new(&name, Arc::clone(changes)).with_elicitor(elicitor.cloned());
     transport.set_notification_tap(handler.tap());
     let service = match tokio::time::timeout(config.init_timeout, handler.clone().serve(transport))
@@ -52,11 +53,12 @@ pub(super) async fn connect_once(
     {
         Ok(Ok(service)) => service,
         Ok(Err(err)) => {
+            // A cut SSE event shows only as a closed stream.
             let problem = match &err {
                 rmcp::service::ClientInitializeError::TransportError { error, .. } => {
                     crate::transport::http::explain(error.error.as_ref(), &endpoint.url)
                 }
-                _ => None,
+                _ => crate::transport::http::cut_event(&cut),
             };
             return Err(match problem {
                 Some(problem) => AttemptFailure {
@@ -91,7 +93,10 @@ pub(super) async fn connect_once(
         started,
         None,
         None,
-        Some(endpoint.url.clone()),
+        Some(Remote {
+            url: endpoint.url.clone(),
+            cut,
+        }),
     )
     .await)
 }
@@ -124,7 +129,11 @@ pub(super) async fn connect_once(
 /// timeout and the server's own error are `live::service_error`'s, as for stdio).
 pub(super) fn transport_error(live: &Live, method: &str, err: ServiceError) -> ClientError {
     let server = live.name.clone();
-    let url = live.url.as_deref().unwrap_or_default();
+    let url = live
+        .remote
+        .as_ref()
+        .map(|remote| remote.url.as_str())
+        .unwrap_or_default();
     let failure = |reason: String, hint: Option<String>| Failure {
         server: server.clone(),
         reason,
@@ -133,6 +142,20 @@ pub(super) fn transport_error(live: &Live, method: &str, err: ServiceError) -> C
         hint,
     };
     match err {
+        // rmcp ends the answer's stream when an event is over `maxLineBytes`, and says only
+        // that it closed.
+        #[cfg(feature = "http")]
+        ServiceError::TransportClosed
+            if let Some(problem) = live
+                .remote
+                .as_ref()
+                .and_then(|remote| crate::transport::http::cut_event(&remote.cut)) =>
+        {
+            ClientError::Unreachable {
+                method: method.to_owned(),
+                failure: failure(problem.reason, problem.hint),
+            }
+        }
         // rmcp says so when the answer's event stream ended before the answer (and could not
         // be resumed): the server stopped or restarted while it ran the request.
         ServiceError::TransportClosed => ClientError::Unreachable {

@@ -7,7 +7,10 @@ use std::error::Error;
 
 use rmcp::transport::streamable_http_client::StreamableHttpError;
 
-use super::client::{HttpError, MAX_REDIRECTS, RedirectRefused};
+use super::{
+    client::{HttpError, MAX_REDIRECTS, RedirectRefused},
+    guarded::CutEvents,
+};
 
 /// What went wrong talking to a remote server.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -111,6 +114,13 @@ fn classify(error: &HttpError, url: &str) -> HttpProblem {
         StreamableHttpError::ResponseBodyTooLarge { max_size } => too_large("an answer", *max_size),
         other => HttpProblem::new(other.to_string(), None, true),
     }
+}
+
+/// What the session's transport cut since it was last asked: an SSE event over `maxLineBytes`
+/// (rmcp then ends the answer's stream, and the request fails without saying why).
+pub(crate) fn cut_event(cut: &CutEvents) -> Option<HttpProblem> {
+    cut.take()
+        .map(|max_size| too_large("an SSE event", max_size))
 }
 
 /// The server sent `what` over `maxLineBytes` (`max_size`), so the client stopped reading.
