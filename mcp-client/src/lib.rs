@@ -77,7 +77,8 @@
 //!   judged and typed (tool results without rmcp's untagged search), the process group's
 //!   shutdown, safe reaping and parent-death signal, and the registry a host stops them with
 //!   ([`transport::ServerProcesses`]); remote servers ([`transport::http`]): their URL and
-//!   headers, rmcp's Streamable HTTP client, and what its failures mean.
+//!   headers, rmcp's Streamable HTTP client (the entry's header values cut out of what the
+//!   server sends back, redirects kept to the URL's origin), and what its failures mean.
 //! - [`bench`](mod@bench): `mcp-client bench`, how fast one server answers through a
 //!   [`ServerConnection`] (latency, throughput, the server's CPU and memory).
 //!

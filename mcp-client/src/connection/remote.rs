@@ -28,7 +28,7 @@ pub(super) async fn connect_once(
 ) -> Result<Live, AttemptFailure> {
     use rmcp::ClientServiceExt as _;
 
-    use super::handler::HostHandler;
+    use super::{handler::HostHandler, session::Remote};
 
     let name = config.name().to_owned();
     let started = std::time::Instant::now();
@@ -45,6 +45,7 @@ pub(super) async fn connect_once(
                 failure: failure(reason, None),
                 retryable: false,
             })?;
+    let cut = transport.cut_events();
     let handler = HostHandler::new(&name, Arc::clone(changes))
         .with_elicitor(elicitor.cloned())
         .with_protocol_version(config.protocol_version.clone());
@@ -60,7 +61,9 @@ pub(super) async fn connect_once(
     {
         Ok(Ok(service)) => service,
         Ok(Err(err)) => {
-            let problem = http_problem(&err, &endpoint.url);
+            // A cut SSE event shows only as a closed stream.
+            let problem = http_problem(&err, &endpoint.url)
+                .or_else(|| crate::transport::http::cut_event(&cut));
             return Err(match problem {
                 Some(problem) => AttemptFailure {
                     failure: failure(
@@ -94,7 +97,10 @@ pub(super) async fn connect_once(
         started,
         None,
         None,
-        Some(endpoint.url.clone()),
+        Some(Remote {
+            url: endpoint.url.clone(),
+            cut,
+        }),
     )
     .await)
 }
@@ -144,7 +150,11 @@ pub(super) async fn connect_once(
 /// timeout and the server's own error are `live::service_error`'s, as for stdio).
 pub(super) fn transport_error(live: &Live, method: &str, err: ServiceError) -> ClientError {
     let server = live.name.clone();
-    let url = live.url.as_deref().unwrap_or_default();
+    let url = live
+        .remote
+        .as_ref()
+        .map(|remote| remote.url.as_str())
+        .unwrap_or_default();
     let failure = |reason: String, hint: Option<String>| Failure {
         server: server.clone(),
         reason,
@@ -153,6 +163,20 @@ pub(super) fn transport_error(live: &Live, method: &str, err: ServiceError) -> C
         hint,
     };
     match err {
+        // rmcp ends the answer's stream when an event is over `maxLineBytes`, and says only
+        // that it closed.
+        #[cfg(feature = "http")]
+        ServiceError::TransportClosed
+            if let Some(problem) = live
+                .remote
+                .as_ref()
+                .and_then(|remote| crate::transport::http::cut_event(&remote.cut)) =>
+        {
+            ClientError::Unreachable {
+                method: method.to_owned(),
+                failure: failure(problem.reason, problem.hint),
+            }
+        }
         // rmcp says so when the answer's event stream ended before the answer (and could not
         // be resumed): the server stopped or restarted while it ran the request.
         ServiceError::TransportClosed => ClientError::Unreachable {

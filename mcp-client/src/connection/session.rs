@@ -61,8 +61,8 @@ pub(super) struct Live {
     pub(super) handler: HostHandler,
     /// The server's process, when the host started it (stdio); `None` for a remote server.
     pub(super) process: Option<Arc<ServerProcess>>,
-    /// The remote server's URL (Streamable HTTP); `None` for a process.
-    pub(super) url: Option<String>,
+    /// The remote server's session (Streamable HTTP); `None` for a process.
+    pub(super) remote: Option<Remote>,
     pub(super) info: SessionInfo,
     pub(super) tools: std::sync::RwLock<Vec<Tool>>,
     /// Requests unanswered and not yet cancelled.
@@ -79,6 +79,15 @@ impl Drop for Listening {
     fn drop(&mut self) {
         self.0.abort();
     }
+}
+
+/// What a remote session keeps to explain its failures.
+pub(super) struct Remote {
+    /// The server's URL.
+    pub(super) url: String,
+    /// The SSE events its transport cut at `maxLineBytes`.
+    #[cfg(feature = "http")]
+    pub(super) cut: crate::transport::http::CutEvents,
 }
 
 /// What the handshake told us.
@@ -215,7 +224,7 @@ pub(super) async fn session(
     started: Instant,
     pid: Option<u32>,
     process: Option<Arc<ServerProcess>>,
-    url: Option<String>,
+    remote: Option<Remote>,
 ) -> Live {
     let name = config.name().to_owned();
     let init_time = started.elapsed();
@@ -230,7 +239,7 @@ pub(super) async fn session(
         service: Mutex::new(Some(service)),
         handler,
         process,
-        url,
+        remote,
         info,
         tools: std::sync::RwLock::new(tools),
         outstanding: Arc::default(),

@@ -19,7 +19,7 @@ use test_support::{daemon::Daemon, mosquitto::ScratchDir};
 use crate::harness::args;
 
 /// The bearer token of the test servers (at least 16 characters, as the server wants).
-const TOKEN: &str = "t0ken-of-the-http-tests";
+pub(crate) const TOKEN: &str = "t0ken-of-the-http-tests";
 
 /// What `zwave-mcp-server --http` logs once it listens, followed by its URL.
 const SERVING: &str = "serving MCP over Streamable HTTP";
@@ -93,7 +93,7 @@ impl ZwaveHttp {
 }
 
 /// The one server of `entry` (an `mcpServers` entry), with `ZWAVE_MCP_TOKEN` = `token`.
-fn server(entry: &serde_json::Value, token: &str) -> ServerConfig {
+pub(crate) fn server(entry: &serde_json::Value, token: &str) -> ServerConfig {
     named("home", entry, token)
 }
 
@@ -113,7 +113,7 @@ fn named(name: &str, entry: &serde_json::Value, token: &str) -> ServerConfig {
 }
 
 /// An entry as Claude Code writes one: `type`, `url`, and the token from the environment.
-fn entry(url: &str) -> serde_json::Value {
+pub(crate) fn entry(url: &str) -> serde_json::Value {
     json!({"type": "http", "url": url,
            "headers": {"Authorization": "Bearer ${ZWAVE_MCP_TOKEN}"}})
 }
@@ -129,7 +129,7 @@ fn text_of(result: &rmcp::model::CallToolResult) -> String {
 }
 
 /// The failure of a connection that was expected to fail, as a person reads it.
-async fn connect_error(config: ServerConfig) -> String {
+pub(crate) async fn connect_error(config: ServerConfig) -> String {
     let connection = ServerConnection::new(config);
     let err = connection.connect().await.unwrap_err();
     assert!(
@@ -425,7 +425,7 @@ async fn server_everything_over_streamable_http_lists_and_echoes_and_a_wrong_pat
 
 /// `mcp-client ARGS` with `ZWAVE_MCP_TOKEN` = `token` (unset when `None`): its exit code,
 /// stdout and stderr.
-fn client(args: &[&str], token: Option<&str>) -> (Option<i32>, String, String) {
+pub(crate) fn client(args: &[&str], token: Option<&str>) -> (Option<i32>, String, String) {
     let mut command = Command::new(env!("CARGO_BIN_EXE_mcp-client"));
     command
         .args(args)

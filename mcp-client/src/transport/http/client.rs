@@ -3,11 +3,13 @@
 //! request, and [`HttpTransport`], which shows the session's notifications to the handler's
 //! tap in stream order as the stdio transport does.
 //!
-//! Bounds are rmcp's (3.9.0, `common/reqwest/streamable_http_client.rs`): a JSON body is read
-//! up to 16 MiB and an error body up to 64 KiB before parsing, and each SSE event up to
-//! `max_sse_event_size`, which we set to the entry's `maxLineBytes`. rmcp's own re-initialize
-//! after a 404 is turned off: the connection starts the new session itself, so that its tools
-//! are listed again and its callers learn of it (see `ServerConnection`).
+//! Bounds are rmcp's (3.11.0, `common/reqwest/streamable_http_client.rs`): a JSON body and each
+//! SSE event are read up to the entry's `maxLineBytes`, an error body up to 64 KiB. What the
+//! server sends back reaches rmcp through a [`GuardedClient`] (the entry's header values cut
+//! out). Redirects are followed within the URL's origin only, at most [`MAX_REDIRECTS`] times:
+//! reqwest would send every header but `Authorization` and cookies to another origin. rmcp's
+//! own re-initialize after a 404 is turned off: the connection starts the new session itself,
+//! so that its tools are listed again and its callers learn of it (see `ServerConnection`).
 
 use std::{collections::HashMap, time::Duration};
 
@@ -22,16 +24,24 @@ use rmcp::{
     },
 };
 
-use super::HttpEndpoint;
+use super::{
+    HttpEndpoint,
+    guarded::{CutEvents, GuardedClient},
+    secrets::Secrets,
+};
 use crate::transport::NotificationTap;
+
+/// Most redirects followed for one request (reqwest's default).
+pub(super) const MAX_REDIRECTS: usize = 10;
 
 /// What rmcp's Streamable HTTP client reports, over reqwest.
 pub type HttpError = StreamableHttpError<reqwest::Error>;
 
 /// The transport of one Streamable HTTP session: rmcp's, with the notification tap.
 pub struct HttpTransport {
-    inner: StreamableHttpClientTransport<reqwest::Client>,
+    inner: StreamableHttpClientTransport<GuardedClient>,
     tap: Option<NotificationTap>,
+    cut: CutEvents,
 }
 
 impl HttpTransport {
@@ -40,6 +50,39 @@ impl HttpTransport {
     pub fn set_notification_tap(&mut self, tap: NotificationTap) {
         self.tap = Some(tap);
     }
+
+    /// Where the session notes an SSE event it cut at `maxLineBytes` (rmcp then closes the
+    /// answer's stream, and the request fails without saying why).
+    pub(crate) fn cut_events(&self) -> CutEvents {
+        self.cut.clone()
+    }
+}
+
+/// Why the client did not follow a redirect.
+#[derive(Debug, thiserror::Error)]
+pub(super) enum RedirectRefused {
+    /// One redirect more than [`MAX_REDIRECTS`].
+    #[error("more than {MAX_REDIRECTS} redirects")]
+    Loop,
+    /// A redirect to another origin (scheme, host and port), given here.
+    #[error("a redirect to another origin, {0}")]
+    Elsewhere(String),
+}
+
+/// Follows a redirect within the first URL's origin, [`MAX_REDIRECTS`] times at most.
+fn redirect_policy(secrets: Secrets) -> reqwest::redirect::Policy {
+    reqwest::redirect::Policy::custom(move |attempt| {
+        let first = attempt.previous().first().map(reqwest::Url::origin);
+        if first.is_some_and(|origin| origin != attempt.url().origin()) {
+            let origin = attempt.url().origin().ascii_serialization();
+            let origin = secrets.scrub(&origin).into_owned();
+            attempt.error(RedirectRefused::Elsewhere(origin))
+        } else if attempt.previous().len() > MAX_REDIRECTS {
+            attempt.error(RedirectRefused::Loop)
+        } else {
+            attempt.follow()
+        }
+    })
 }
 
 impl Transport<RoleClient> for HttpTransport {
@@ -78,6 +121,7 @@ pub fn connect(
 ) -> Result<HttpTransport, String> {
     let url =
         reqwest::Url::parse(&endpoint.url).map_err(|err| format!("`url` is not a URL ({err})"))?;
+    let secrets = Secrets::of(endpoint.headers.values());
     let mut headers = HashMap::new();
     for (name, value) in &endpoint.headers {
         let name = HeaderName::from_bytes(name.as_bytes())
@@ -92,14 +136,23 @@ pub fn connect(
     let client = reqwest::Client::builder()
         .connect_timeout(connect_timeout)
         .tcp_nodelay(true)
+        .redirect(redirect_policy(secrets.clone()))
         .build()
         .map_err(|err| format!("cannot set up the HTTP client: {err}"))?;
     let config = StreamableHttpClientTransportConfig::with_uri(url.as_str())
         .custom_headers(headers)
         .max_sse_event_size(endpoint.max_message)
+        .max_json_response_size(endpoint.max_message)
         .reinit_on_expired_session(false);
+    let cut = CutEvents::default();
+    let client = GuardedClient {
+        inner: client,
+        secrets,
+        cut: cut.clone(),
+    };
     Ok(HttpTransport {
         inner: StreamableHttpClientTransport::with_client(client, config),
         tap: None,
+        cut,
     })
 }

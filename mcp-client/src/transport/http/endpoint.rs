@@ -13,7 +13,8 @@ pub struct HttpEndpoint {
     /// Its MCP endpoint (`http://host:port/mcp`, `https://…`).
     pub url: String,
     /// Headers sent with every request (`Authorization: Bearer …`). Their values are secrets:
-    /// `Debug` shows only the names.
+    /// `Debug` shows only the names, and the transport cuts them out of what the server sends
+    /// back.
     pub headers: BTreeMap<String, String>,
     /// Largest message accepted: a JSON body or one SSE event.
     pub max_message: usize,

@@ -1,12 +1,16 @@
 //! [`HttpProblem`]: what rmcp's Streamable HTTP client reported, said so that the user knows
 //! what to check: a refused connection, a TLS failure, a token refused (401), a client
-//! forbidden (403), a wrong path (404), an answer that is not MCP, a session the server forgot.
+//! forbidden (403), a wrong path (404), an answer that is not MCP or over `maxLineBytes`, a
+//! redirect not followed, a session the server forgot.
 
 use std::error::Error;
 
 use rmcp::transport::streamable_http_client::StreamableHttpError;
 
-use super::client::HttpError;
+use super::{
+    client::{HttpError, MAX_REDIRECTS, RedirectRefused},
+    guarded::CutEvents,
+};
 
 /// What went wrong talking to a remote server.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -71,7 +75,7 @@ fn classify(error: &HttpError, url: &str) -> HttpProblem {
         StreamableHttpError::AuthRequired(_) => unauthorized(),
         StreamableHttpError::InsufficientScope(_) => forbidden(None),
         StreamableHttpError::UnexpectedServerResponse(text) => {
-            // rmcp (=3.9.0) says a refusal without a JSON-RPC error as "HTTP {status}: {body}".
+            // rmcp (=3.11.0) says a refusal without a JSON-RPC error as "HTTP {status}: {body}".
             let (status, body) = status_of(text);
             match status {
                 Some(401) => unauthorized(),
@@ -107,19 +111,42 @@ fn classify(error: &HttpError, url: &str) -> HttpProblem {
             retryable: true,
             session_expired: true,
         },
-        StreamableHttpError::ResponseBodyTooLarge { max_size } => HttpProblem::new(
-            format!("an answer was larger than the {max_size} bytes a client reads"),
-            None,
-            false,
-        ),
+        StreamableHttpError::ResponseBodyTooLarge { max_size } => too_large("an answer", *max_size),
         other => HttpProblem::new(other.to_string(), None, true),
     }
 }
 
-/// A failure of the HTTP client itself: no connection, no TLS, no answer.
+/// What the session's transport cut since it was last asked: an SSE event over `maxLineBytes`
+/// (rmcp then ends the answer's stream, and the request fails without saying why).
+pub(crate) fn cut_event(cut: &CutEvents) -> Option<HttpProblem> {
+    cut.take()
+        .map(|max_size| too_large("an SSE event", max_size))
+}
+
+/// The server sent `what` over `maxLineBytes` (`max_size`), so the client stopped reading.
+fn too_large(what: &str, max_size: usize) -> HttpProblem {
+    HttpProblem::new(
+        format!(
+            "the server sent {what} over `maxLineBytes` ({max_size} bytes): the client stopped reading it"
+        ),
+        Some(
+            "raise `maxLineBytes` in the entry if the server's messages are really this large"
+                .into(),
+        ),
+        false,
+    )
+}
+
+/// A failure of the HTTP client itself: no connection, no TLS, no answer, a redirect refused.
 fn client(error: &reqwest::Error, url: &str) -> HttpProblem {
     let at = authority(url);
     let causes: Vec<&(dyn Error + 'static)> = chain(error).collect();
+    if let Some(refused) = causes
+        .iter()
+        .find_map(|cause| cause.downcast_ref::<RedirectRefused>())
+    {
+        return redirect_refused(refused, &at);
+    }
     if causes.iter().any(|cause| {
         cause
             .downcast_ref::<std::io::Error>()
@@ -163,6 +190,21 @@ fn client(error: &reqwest::Error, url: &str) -> HttpProblem {
         None,
         true,
     )
+}
+
+fn redirect_refused(refused: &RedirectRefused, at: &str) -> HttpProblem {
+    match refused {
+        RedirectRefused::Loop => HttpProblem::new(
+            format!("{at} redirected the request more than {MAX_REDIRECTS} times (a redirect loop?)"),
+            Some("give in `url` the address the server serves MCP at itself (`curl -i` on `url` shows where it redirects)".into()),
+            false,
+        ),
+        RedirectRefused::Elsewhere(origin) => HttpProblem::new(
+            format!("{at} redirects to another server, {origin}: not followed, so that the entry's `headers` go only where `url` says"),
+            Some(format!("if {origin} is where the MCP server is, write its address in `url`")),
+            false,
+        ),
+    }
 }
 
 fn unauthorized() -> HttpProblem {

@@ -1,0 +1,247 @@
+//! [`GuardedClient`]: reqwest's client as rmcp's Streamable HTTP worker uses it, with what the
+//! server sends back checked before rmcp reads (or logs) it: the entry's [`Secrets`] are cut
+//! out of every message, SSE event and error text, and an SSE event cut at `maxLineBytes` is
+//! noted in [`CutEvents`], so that the request it failed can say why (rmcp only closes the
+//! answer's stream).
+
+use std::{
+    borrow::Cow,
+    collections::HashMap,
+    sync::{
+        Arc,
+        atomic::{AtomicUsize, Ordering},
+    },
+};
+
+use futures_util::{StreamExt as _, stream::BoxStream};
+use reqwest::header::{HeaderName, HeaderValue};
+use rmcp::{
+    model::{ClientJsonRpcMessage, ServerJsonRpcMessage},
+    transport::streamable_http_client::{
+        AuthRequiredError, InsufficientScopeError, SseError, StreamableHttpClient,
+        StreamableHttpError, StreamableHttpPostResponse, StreamableHttpResponseLimits,
+    },
+};
+use sse_stream::Sse;
+
+use super::secrets::Secrets;
+
+/// What rmcp's client reports over reqwest (`client::HttpError`, which uses this module).
+type HttpError = StreamableHttpError<reqwest::Error>;
+
+/// The size bound at which the transport last cut an SSE event, until a failed request takes
+/// it. Shared by the session's client and whoever explains its failures.
+#[derive(Clone, Debug, Default)]
+pub struct CutEvents(Arc<AtomicUsize>);
+
+impl CutEvents {
+    fn note(&self, max_size: usize) {
+        self.0.store(max_size, Ordering::SeqCst);
+    }
+
+    /// The bound an SSE event was cut at since the last call, if one was.
+    pub fn take(&self) -> Option<usize> {
+        Some(self.0.swap(0, Ordering::SeqCst)).filter(|&max_size| max_size > 0)
+    }
+}
+
+/// reqwest's client, with the server's answers guarded.
+#[derive(Clone)]
+pub(super) struct GuardedClient {
+    pub(super) inner: reqwest::Client,
+    pub(super) secrets: Secrets,
+    pub(super) cut: CutEvents,
+}
+
+type SseStream = BoxStream<'static, Result<Sse, SseError>>;
+
+impl GuardedClient {
+    /// `error` without the secrets in its text.
+    fn error(&self, error: HttpError) -> HttpError {
+        let scrub = |text: &str| self.secrets.scrub(text).into_owned();
+        match error {
+            StreamableHttpError::UnexpectedServerResponse(text) => {
+                StreamableHttpError::UnexpectedServerResponse(scrub(&text).into())
+            }
+            StreamableHttpError::UnexpectedContentType(Some(content_type)) => {
+                StreamableHttpError::UnexpectedContentType(Some(scrub(&content_type)))
+            }
+            StreamableHttpError::AuthRequired(error) => StreamableHttpError::AuthRequired(
+                AuthRequiredError::new(scrub(&error.www_authenticate_header)),
+            ),
+            StreamableHttpError::InsufficientScope(error) => {
+                StreamableHttpError::InsufficientScope(InsufficientScopeError::new(
+                    scrub(&error.www_authenticate_header),
+                    error.required_scope.as_deref().map(scrub),
+                ))
+            }
+            // A redirect chosen by the server may have put a secret in the URL.
+            StreamableHttpError::Client(error)
+                if error
+                    .url()
+                    .is_some_and(|url| self.secrets.found_in(url.as_str())) =>
+            {
+                StreamableHttpError::Client(error.without_url())
+            }
+            other => other,
+        }
+    }
+
+    /// `message` without the secrets in its strings. (One in a method name or a key rmcp
+    /// reads would make the message unreadable once cut: it is left as it is.)
+    fn message(&self, message: ServerJsonRpcMessage) -> ServerJsonRpcMessage {
+        if self.secrets.is_empty() {
+            return message;
+        }
+        let Ok(json) = serde_json::to_string(&message) else {
+            return message;
+        };
+        match self.secrets.scrub_json(&json) {
+            Cow::Borrowed(_) => message,
+            Cow::Owned(scrubbed) => serde_json::from_str(&scrubbed).unwrap_or(message),
+        }
+    }
+
+    /// `stream` with the secrets cut out of each event's data, and a cut event noted.
+    fn stream(&self, stream: SseStream) -> SseStream {
+        let (secrets, cut) = (self.secrets.clone(), self.cut.clone());
+        stream
+            .map(move |event| match event {
+                Ok(mut event) => {
+                    if let Some(data) = &event.data
+                        && let Cow::Owned(scrubbed) = secrets.scrub_json(data)
+                    {
+                        event.data = Some(scrubbed);
+                    }
+                    Ok(event)
+                }
+                Err(error) => {
+                    if let Some(max_size) = cut_at(&error) {
+                        cut.note(max_size);
+                    }
+                    Err(error)
+                }
+            })
+            .boxed()
+    }
+}
+
+/// The bound of rmcp's "SSE event exceeded the maximum size of N bytes" (=3.11.0,
+/// `client_side_sse::BoundedSseStreamError::EventTooLarge`, a private type).
+fn cut_at(error: &SseError) -> Option<usize> {
+    let SseError::Body(error) = error else {
+        return None;
+    };
+    error
+        .to_string()
+        .strip_prefix("SSE event exceeded the maximum size of ")?
+        .strip_suffix(" bytes")?
+        .parse()
+        .ok()
+}
+
+impl StreamableHttpClient for GuardedClient {
+    type Error = reqwest::Error;
+
+    async fn post_message(
+        &self,
+        uri: Arc<str>,
+        message: ClientJsonRpcMessage,
+        session_id: Option<Arc<str>>,
+        auth_header: Option<String>,
+        custom_headers: HashMap<HeaderName, HeaderValue>,
+    ) -> Result<StreamableHttpPostResponse, HttpError> {
+        self.post_message_with_response_limits(
+            uri,
+            message,
+            session_id,
+            auth_header,
+            custom_headers,
+            StreamableHttpResponseLimits::default(),
+        )
+        .await
+    }
+
+    async fn post_message_with_response_limits(
+        &self,
+        uri: Arc<str>,
+        message: ClientJsonRpcMessage,
+        session_id: Option<Arc<str>>,
+        auth_header: Option<String>,
+        custom_headers: HashMap<HeaderName, HeaderValue>,
+        limits: StreamableHttpResponseLimits,
+    ) -> Result<StreamableHttpPostResponse, HttpError> {
+        let response = self
+            .inner
+            .post_message_with_response_limits(
+                uri,
+                message,
+                session_id,
+                auth_header,
+                custom_headers,
+                limits,
+            )
+            .await
+            .map_err(|error| self.error(error))?;
+        Ok(match response {
+            StreamableHttpPostResponse::Json(message, session) => {
+                StreamableHttpPostResponse::Json(self.message(message), session)
+            }
+            StreamableHttpPostResponse::Sse(stream, session) => {
+                StreamableHttpPostResponse::Sse(self.stream(stream), session)
+            }
+            other => other,
+        })
+    }
+
+    async fn delete_session(
+        &self,
+        uri: Arc<str>,
+        session_id: Arc<str>,
+        auth_header: Option<String>,
+        custom_headers: HashMap<HeaderName, HeaderValue>,
+    ) -> Result<(), HttpError> {
+        self.inner
+            .delete_session(uri, session_id, auth_header, custom_headers)
+            .await
+            .map_err(|error| self.error(error))
+    }
+
+    async fn get_stream(
+        &self,
+        uri: Arc<str>,
+        session_id: Option<Arc<str>>,
+        last_event_id: Option<String>,
+        auth_header: Option<String>,
+        custom_headers: HashMap<HeaderName, HeaderValue>,
+    ) -> Result<SseStream, HttpError> {
+        self.inner
+            .get_stream(uri, session_id, last_event_id, auth_header, custom_headers)
+            .await
+            .map(|stream| self.stream(stream))
+            .map_err(|error| self.error(error))
+    }
+
+    async fn get_stream_with_max_sse_event_size(
+        &self,
+        uri: Arc<str>,
+        session_id: Option<Arc<str>>,
+        last_event_id: Option<String>,
+        auth_header: Option<String>,
+        custom_headers: HashMap<HeaderName, HeaderValue>,
+        max_sse_event_size: usize,
+    ) -> Result<SseStream, HttpError> {
+        self.inner
+            .get_stream_with_max_sse_event_size(
+                uri,
+                session_id,
+                last_event_id,
+                auth_header,
+                custom_headers,
+                max_sse_event_size,
+            )
+            .await
+            .map(|stream| self.stream(stream))
+            .map_err(|error| self.error(error))
+    }
+}
