@@ -1,10 +1,11 @@
 //! Remote servers over MCP Streamable HTTP: where they are ([`HttpEndpoint`], always built),
 //! and with the `http` feature the transport (rmcp's client on reqwest and rustls) and what
-//! its failures mean for the user ([`HttpProblem`]).
+//! its failures mean for the user ([`HttpProblem`]); with `oauth`, signing in ([`oauth`]).
 //!
 //! The deprecated HTTP+SSE transport (2024-11-05) is not spoken: configurations refuse it.
 
 mod endpoint;
+pub mod oauth;
 
 #[cfg(feature = "http")]
 mod client;
@@ -14,6 +15,6 @@ mod failure;
 pub use endpoint::HttpEndpoint;
 
 #[cfg(feature = "http")]
-pub use client::{HttpError, HttpTransport, connect};
+pub use client::{HttpClient, HttpError, HttpTransport, connect, http_client};
 #[cfg(feature = "http")]
 pub use failure::{HttpProblem, explain};
