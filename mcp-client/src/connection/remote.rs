@@ -19,6 +19,10 @@ use crate::transport::HttpEndpoint;
 #[cfg(feature = "http")]
 const CONNECT_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(30);
 
+/// What to check when the server refuses the tokens signing in gave.
+#[cfg(feature = "http")]
+const SIGNED_IN_REFUSED: &str = "the server refused the tokens signing in with OAuth gave (signed in up to 3 times): does the account you signed in with have access to this server? check the entry's `oauth` settings (clientId, scopes)";
+
 /// What signing in to a remote server keeps from one session to the next (feature `oauth`):
 /// the host's OAuth options, and the server's [`SignIn`](crate::transport::http::oauth::SignIn)
 /// once made (its tokens, its count of sign-ins).
@@ -46,6 +50,14 @@ impl RemoteAuth {
         if let Some(sign_in) = self.sign_in.get() {
             sign_in.allow_again().await;
         }
+    }
+
+    /// Whether sessions are signed in with OAuth (a sign-in was set up).
+    fn signs_in(&self) -> bool {
+        #[cfg(feature = "oauth")]
+        return self.sign_in.initialized();
+        #[cfg(not(feature = "oauth"))]
+        false
     }
 
     /// Time sign-ins of this server waited for a person.
@@ -140,7 +152,14 @@ pub(super) async fn connect_once(
                 Some(problem) => AttemptFailure {
                     failure: failure(
                         format!("initialize failed: {}", problem.reason),
-                        problem.hint,
+                        if problem.authorization
+                            && auth.signs_in()
+                            && problem.reason.contains("HTTP 40")
+                        {
+                            Some(SIGNED_IN_REFUSED.to_owned())
+                        } else {
+                            problem.hint
+                        },
                     ),
                     retryable: problem.retryable,
                     authorization: problem.authorization,

@@ -22,6 +22,8 @@ mod history;
 mod http;
 mod library;
 mod misbehaving;
+#[cfg(feature = "oauth")]
+mod oauth;
 mod pool;
 mod properties;
 mod real_servers;
