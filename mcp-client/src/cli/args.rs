@@ -11,7 +11,7 @@ use super::{bench, chat, history};
 #[command(
     name = "mcp-client",
     version,
-    about = "Connect to MCP stdio servers, check them, and chat with a model that uses their tools"
+    about = "Connect to MCP servers (started over stdio, or remote over Streamable HTTP), check them, and chat with a model that uses their tools"
 )]
 pub struct Cli {
     /// What to do.

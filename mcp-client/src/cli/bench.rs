@@ -122,7 +122,7 @@ fn table(report: &Report) -> String {
         ),
         format!("request  {}", report.request),
         format!(
-            "start    {} from spawn to initialize answered",
+            "start    {} from spawn to a started session",
             micros(report.start_ms * 1e3)
         ),
     ];

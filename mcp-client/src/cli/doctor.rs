@@ -136,8 +136,14 @@ async fn examine(server: ServerConnection) -> Vec<Finding> {
 }
 
 fn start(info: &SessionInfo) -> Finding {
+    // From 2026-07-28 a session starts with `server/discover`, before it with `initialize`.
+    let handshake = if info.protocol_version.as_str() < "2026-07-28" {
+        "initialize"
+    } else {
+        "server/discover"
+    };
     let start = format!(
-        "initialize answered in {} ms ({}, protocol {})",
+        "{handshake} answered in {} ms ({}, protocol {})",
         info.init_time.as_millis(),
         info.server,
         info.protocol_version

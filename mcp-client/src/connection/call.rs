@@ -1,15 +1,23 @@
 //! One `tools/call` on a live session: its timeout (reset by progress, within a total), its
-//! cancellation when the caller stops waiting, and its answer as ours.
+//! cancellation when the caller stops waiting, the rounds of questions a 2026-07-28 server may
+//! answer it with, and its answer as ours.
+//!
+//! On protocol 2026-07-28 a server does not send requests to the client: a call that needs the
+//! person's answer comes back as `InputRequiredResult` (questions and an opaque state), and
+//! the client calls again with the answers and the state. Questions go to the host's
+//! [`Elicitor`](super::Elicitor), as `elicitation/create` does on earlier revisions; the caller
+//! sees one call and one result.
 
 use std::time::Duration;
 
 use rmcp::{
     model::{
-        CallToolRequest, CallToolRequestParams, CallToolResult, ClientRequest, JsonObject,
-        ServerResult,
+        CallToolRequest, CallToolRequestParams, CallToolResult, ClientRequest, InputRequest,
+        InputRequiredResult, InputResponses, JsonObject, ServerResult,
     },
     service::PeerRequestOptions,
 };
+use tokio_util::sync::CancellationToken;
 
 use super::{
     ClientError, ProgressFn,
@@ -20,8 +28,13 @@ use super::{
 /// With progress, a call may run this many times its timeout in total.
 const MAX_TOTAL_FACTOR: u32 = 4;
 
-/// Calls the tool `name` on `live`, allowing `timeout` (see [`MAX_TOTAL_FACTOR`] with
-/// `progress`).
+/// Rounds of questions (`InputRequiredResult`) one call may take before it is given up: the
+/// revision allows several (a form, then another that depends on it), never endless ones.
+pub const MAX_INPUT_ROUNDS: usize = 8;
+
+/// Calls the tool `name` on `live`, allowing `timeout` for each exchange (see
+/// [`MAX_TOTAL_FACTOR`] with `progress`); the time the person takes to answer a question is
+/// not the server's.
 pub(super) async fn call_tool(
     live: &Live,
     timeout: Duration,
@@ -29,6 +42,91 @@ pub(super) async fn call_tool(
     arguments: JsonObject,
     progress: Option<ProgressFn>,
 ) -> Result<CallToolResult, ClientError> {
+    let mut params = CallToolRequestParams::new(name.to_owned()).with_arguments(arguments);
+    for _ in 0..MAX_INPUT_ROUNDS {
+        match exchange(live, timeout, params.clone(), progress.clone()).await? {
+            Answer::Done(result) => return Ok(result),
+            Answer::Asks(asked) => {
+                let (responses, state) = answer(live, name, asked).await?;
+                params.input_responses = responses;
+                params.request_state = state;
+            }
+        }
+    }
+    Err(ClientError::Unfinished {
+        server: live.name.clone(),
+        method: format!("tools/call {name}"),
+        reason: format!(
+            "it asked for input {MAX_INPUT_ROUNDS} times without finishing the call; this client stops there, and the call was not completed"
+        ),
+    })
+}
+
+/// Why an `input_required` answer without questions or state cannot be answered.
+const NOTHING_ASKED: &str =
+    "it answered `input_required` with neither questions nor state to send back";
+
+/// What one exchange of a call ended with.
+enum Answer {
+    Done(CallToolResult),
+    Asks(InputRequiredResult),
+}
+
+/// The answers to a round of questions (and the state to send back with them).
+async fn answer(
+    live: &Live,
+    name: &str,
+    asked: InputRequiredResult,
+) -> Result<(Option<InputResponses>, Option<String>), ClientError> {
+    let unfinished = |reason: String| ClientError::Unfinished {
+        server: live.name.clone(),
+        method: format!("tools/call {name}"),
+        reason,
+    };
+    let requests = asked.input_requests.unwrap_or_default();
+    if requests.is_empty() && asked.request_state.is_none() {
+        return Err(unfinished(NOTHING_ASKED.into()));
+    }
+    let mut responses = InputResponses::new();
+    for (key, request) in requests {
+        let InputRequest::Elicitation(request) = request else {
+            return Err(unfinished(format!(
+                "it asked for `{}`, which this client does not offer (it only puts questions to the person)",
+                input_method(&request)
+            )));
+        };
+        // Nobody waits for the answer once this future is dropped; the host's elicitor also
+        // withdraws it when no call of this server runs any more.
+        let withdrawn = CancellationToken::new();
+        let _withdraw = withdrawn.clone().drop_guard();
+        let result = live.handler.ask(request.params, withdrawn).await;
+        let value = serde_json::to_value(result).map_err(|err| unfinished(err.to_string()))?;
+        responses.insert(key, value);
+    }
+    Ok((
+        (!responses.is_empty()).then_some(responses),
+        asked.request_state,
+    ))
+}
+
+/// The method an input request names, as the wire spells it.
+fn input_method(request: &InputRequest) -> &'static str {
+    match request {
+        InputRequest::CreateMessage(_) => "sampling/createMessage",
+        InputRequest::Elicitation(_) => "elicitation/create",
+        InputRequest::ListRoots(_) => "roots/list",
+        _ => "a kind of input this client does not know",
+    }
+}
+
+/// One `tools/call` request and its answer.
+async fn exchange(
+    live: &Live,
+    timeout: Duration,
+    params: CallToolRequestParams,
+    progress: Option<ProgressFn>,
+) -> Result<Answer, ClientError> {
+    let name = params.name.clone();
     let method = format!("tools/call {name}");
     let mut options = PeerRequestOptions::no_options();
     // rmcp times the request out and sends notifications/cancelled for it. Progress resets
@@ -39,7 +137,6 @@ pub(super) async fn call_tool(
         options.reset_timeout_on_progress = true;
         options.max_total_timeout = Some(timeout.saturating_mul(MAX_TOTAL_FACTOR));
     }
-    let params = CallToolRequestParams::new(name.to_owned()).with_arguments(arguments);
     let request = ClientRequest::CallToolRequest(CallToolRequest::new(params));
     // The request is sent from this future (no task per call: a task costs two
     // cross-thread wake-ups per call). If the caller stops waiting once the request is
@@ -73,7 +170,22 @@ pub(super) async fn call_tool(
         });
     };
     match outcome {
-        Ok(ServerResult::CallToolResult(result)) => Ok(result),
+        Ok(ServerResult::CallToolResult(result)) => Ok(Answer::Done(result)),
+        Ok(ServerResult::InputRequiredResult(asked)) => Ok(Answer::Asks(asked)),
+        // rmcp types `input_required` without questions or state as no result it knows.
+        Ok(ServerResult::CustomResult(custom))
+            if custom
+                .0
+                .get("resultType")
+                .and_then(serde_json::Value::as_str)
+                == Some("input_required") =>
+        {
+            Err(ClientError::Unfinished {
+                server: live.name.clone(),
+                method,
+                reason: NOTHING_ASKED.into(),
+            })
+        }
         Ok(other) => Err(ClientError::Refused {
             server: live.name.clone(),
             method: method.clone(),

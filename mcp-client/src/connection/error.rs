@@ -136,6 +136,18 @@ pub enum ClientError {
         /// Why, as the last attempt or request said.
         last: String,
     },
+    /// The server answered a call with questions for the person (protocol 2026-07-28's
+    /// `InputRequiredResult`) that this host cannot answer, or kept asking beyond
+    /// [`MAX_INPUT_ROUNDS`](crate::connection::MAX_INPUT_ROUNDS); the call was not finished.
+    #[error("MCP server `{server}` did not finish `{method}`: {reason}")]
+    Unfinished {
+        /// The server.
+        server: String,
+        /// The request.
+        method: String,
+        /// Why not, and what it means.
+        reason: String,
+    },
     /// The connection was shut down (its host is stopping or stopped): it never starts the
     /// server again.
     #[error("MCP server `{server}` was shut down with its host; nothing was sent")]

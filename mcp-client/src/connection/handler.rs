@@ -16,17 +16,18 @@ use rmcp::{
     ClientHandler,
     model::{
         ClientCapabilities, ClientConfig, ElicitRequestParams, ElicitResult, ElicitationAction,
-        ElicitationCapability, ErrorData, Implementation, ProgressNotificationParam, ProgressToken,
-        ProtocolVersion,
+        ElicitationCapability, ErrorData, FormElicitationCapability, Implementation,
+        ProgressNotificationParam, ProgressToken, ProtocolVersion,
     },
     service::{NotificationContext, RequestContext, RoleClient},
 };
 use tokio_util::sync::CancellationToken;
 use tracing::{debug, info};
 
-/// The protocol version we ask for. rmcp's default asks for 2026-07-28; servers that only
-/// speak older versions answer with theirs, which rmcp accepts.
-pub const PINNED_PROTOCOL_VERSION: ProtocolVersion = ProtocolVersion::V_2025_11_25;
+/// The revision asked for in `initialize`: the newest that has the handshake. A server of an
+/// older revision answers with its own, which rmcp accepts; newer revisions start with
+/// `server/discover` instead (see [`super::lifecycle`]).
+pub const PINNED_PROTOCOL_VERSION: ProtocolVersion = ProtocolVersion::LATEST_WITH_INITIALIZE;
 
 /// Progress notifications kept for a token nobody has registered yet.
 const EARLY_PROGRESS_KEPT: usize = 256;
@@ -237,6 +238,7 @@ pub struct HostHandler {
     tools_changed: Arc<AtomicBool>,
     changes: Arc<AtomicU64>,
     elicitor: Option<Elicitor>,
+    protocol_version: Option<ProtocolVersion>,
 }
 
 impl HostHandler {
@@ -248,7 +250,16 @@ impl HostHandler {
             tools_changed: Arc::new(AtomicBool::new(false)),
             changes,
             elicitor: None,
+            protocol_version: None,
         }
+    }
+
+    /// Announcing `version` in `initialize` (a configuration that pins a revision with the
+    /// handshake); `None`: [`PINNED_PROTOCOL_VERSION`].
+    #[must_use]
+    pub fn with_protocol_version(mut self, version: Option<ProtocolVersion>) -> Self {
+        self.protocol_version = version;
+        self
     }
 
     /// With `elicitor` answering the server's questions to the user (declared to the server
@@ -323,6 +334,49 @@ impl HostHandler {
     pub fn take_tools_changed(&self) -> bool {
         self.tools_changed.swap(false, Ordering::AcqRel)
     }
+
+    /// A server's question (`elicitation/create`, or an input request of a 2026-07-28
+    /// `InputRequiredResult`) put to the host's [`Elicitor`]; declined when nobody can be
+    /// asked or it is not a form. `withdrawn` is cancelled once nobody waits for the answer.
+    pub(super) async fn ask(
+        &self,
+        request: ElicitRequestParams,
+        withdrawn: CancellationToken,
+    ) -> ElicitResult {
+        let (
+            Some(elicitor),
+            ElicitRequestParams::FormElicitationParams {
+                message,
+                requested_schema,
+                ..
+            },
+        ) = (&self.elicitor, request)
+        else {
+            // Nobody to ask (or a URL to open, which this host does not do).
+            info!(server = %self.server, "declined a server's question: nobody here can answer it");
+            return ElicitResult::new(ElicitationAction::Decline);
+        };
+        // rmcp keeps the properties' order as the message has it (the transport types this
+        // request from its text for that).
+        let order = requested_schema
+            .property_order
+            .clone()
+            .unwrap_or_else(|| requested_schema.properties.keys().cloned().collect());
+        let question = Elicitation {
+            server: self.server.to_string(),
+            message,
+            schema: serde_json::to_value(&requested_schema).unwrap_or_default(),
+            order,
+            withdrawn,
+        };
+        match elicitor(question).await {
+            ElicitAnswer::Accept(content) => {
+                ElicitResult::new(ElicitationAction::Accept).with_content(content)
+            }
+            ElicitAnswer::Decline => ElicitResult::new(ElicitationAction::Decline),
+            ElicitAnswer::Cancel => ElicitResult::new(ElicitationAction::Cancel),
+        }
+    }
 }
 
 /// Unregisters a progress callback when dropped.
@@ -345,13 +399,18 @@ impl ClientHandler for HostHandler {
     fn get_info(&self) -> ClientConfig {
         let mut capabilities = ClientCapabilities::default();
         if self.elicitor.is_some() {
-            capabilities.elicitation = Some(ElicitationCapability::default());
+            capabilities.elicitation =
+                Some(ElicitationCapability::new().with_form(FormElicitationCapability::new()));
         }
         ClientConfig::new(
             capabilities,
             Implementation::new("mcp-client", env!("CARGO_PKG_VERSION")),
         )
-        .with_protocol_version(PINNED_PROTOCOL_VERSION)
+        .with_protocol_version(
+            self.protocol_version
+                .clone()
+                .unwrap_or(PINNED_PROTOCOL_VERSION),
+        )
     }
 
     async fn create_elicitation(
@@ -359,40 +418,8 @@ impl ClientHandler for HostHandler {
         request: ElicitRequestParams,
         context: RequestContext<RoleClient>,
     ) -> Result<ElicitResult, ErrorData> {
-        let (
-            Some(elicitor),
-            ElicitRequestParams::FormElicitationParams {
-                message,
-                requested_schema,
-                ..
-            },
-        ) = (&self.elicitor, request)
-        else {
-            // Nobody to ask (or a URL to open, which this host does not do).
-            info!(server = %self.server, "declined a server's question: nobody here can answer it");
-            return Ok(ElicitResult::new(ElicitationAction::Decline));
-        };
-        // rmcp keeps the properties' order as the message has it (the transport types this
-        // request from its text for that).
-        let order = requested_schema
-            .property_order
-            .clone()
-            .unwrap_or_else(|| requested_schema.properties.keys().cloned().collect());
-        let question = Elicitation {
-            server: self.server.to_string(),
-            message,
-            schema: serde_json::to_value(&requested_schema).unwrap_or_default(),
-            order,
-            // Cancelled with the server's notifications/cancelled for this request.
-            withdrawn: context.ct.child_token(),
-        };
-        Ok(match elicitor(question).await {
-            ElicitAnswer::Accept(content) => {
-                ElicitResult::new(ElicitationAction::Accept).with_content(content)
-            }
-            ElicitAnswer::Decline => ElicitResult::new(ElicitationAction::Decline),
-            ElicitAnswer::Cancel => ElicitResult::new(ElicitationAction::Cancel),
-        })
+        // Withdrawn with the server's notifications/cancelled for this request.
+        Ok(self.ask(request, context.ct.child_token()).await)
     }
 
     async fn on_progress(

@@ -9,7 +9,7 @@ use std::{
 };
 
 use rmcp::{
-    ServiceExt as _,
+    ClientServiceExt as _,
     model::{CancelledNotification, CancelledNotificationParam, ClientNotification, RequestId},
     service::{Peer, RoleClient, ServiceError},
 };
@@ -211,13 +211,24 @@ pub(super) async fn connect_once(
     let (mut transport, process) =
         transport::spawn(command, processes).map_err(|err| not_spawned(&name, &err))?;
     let process = Arc::new(process);
-    let handler = HostHandler::new(&name, Arc::clone(changes)).with_elicitor(elicitor.cloned());
+    let handler = HostHandler::new(&name, Arc::clone(changes))
+        .with_elicitor(elicitor.cloned())
+        .with_protocol_version(config.protocol_version.clone());
     transport.set_notification_tap(handler.tap());
-    let service = match tokio::time::timeout(config.init_timeout, handler.clone().serve(transport))
-        .await
+    let service = match tokio::time::timeout(
+        config.init_timeout,
+        handler.clone().serve_with_lifecycle(
+            transport,
+            super::lifecycle::start(config.protocol_version.as_ref()),
+        ),
+    )
+    .await
     {
         Ok(Ok(service)) => service,
-        Ok(Err(err)) => return Err(not_initialized(&name, &err, &process).await),
+        Ok(Err(err)) => {
+            let err = super::lifecycle::failure(&err);
+            return Err(not_initialized(&name, &err, &process).await);
+        }
         Err(_) => {
             let exit = process.shutdown().await;
             process.stderr_drained(EXIT_GRACE).await;

@@ -10,11 +10,12 @@
 //! |---|---|
 //! | `server_connection` | [`ServerConnection`]: the state machine (idle, connecting, live, down), restarts with backoff, calls with timeouts and cancellation |
 //! | `state` | [`ConnectionStatus`], and the state a connection keeps under its lock |
-//! | `call` | one `tools/call` on a session: timeout reset by progress, cancellation, the answer as ours |
+//! | `call` | one `tools/call` on a session: timeout reset by progress, cancellation, 2026-07-28 rounds of questions, the answer as ours |
 //! | `session` | what one session is, however reached: `Live`'s handles, [`SessionInfo`], the bounded `tools/list`, a failed attempt |
 //! | `live` | a session with a started server: connect once (spawn, `initialize`, `tools/list`), requests, rmcp's errors as ours, close |
 //! | `remote` | a session with a remote server (Streamable HTTP): connect once, the HTTP client's errors as ours |
-//! | `handler` | [`HostHandler`]: the identity we announce (the pinned protocol version), progress routing, `tools/list_changed` |
+//! | `handler` | [`HostHandler`]: the identity we announce, progress routing, `tools/list_changed`, the person's answers to a server's questions |
+//! | `lifecycle` | which MCP revision a session speaks and how it starts (`server/discover` or `initialize`) |
 //! | `error` | [`ClientError`] and [`Failure`], with exit status and stderr |
 //! | `config` | the `mcpServers` file |
 //! | `retry` | [`RetryPolicy`]: connection retry with exponential backoff |
@@ -24,6 +25,7 @@ mod call;
 pub mod config;
 mod error;
 mod handler;
+pub mod lifecycle;
 mod live;
 pub mod pool;
 mod remote;
@@ -32,11 +34,13 @@ mod server_connection;
 mod session;
 mod state;
 
+pub use call::MAX_INPUT_ROUNDS;
 pub use config::{ConfigError, Endpoint, ServerConfig};
 pub use error::{ClientError, Failure};
 pub use handler::{
     ElicitAnswer, Elicitation, Elicitor, HostHandler, PINNED_PROTOCOL_VERSION, Progress, ProgressFn,
 };
+pub use lifecycle::NEWEST_PROTOCOL_VERSION;
 pub use retry::RetryPolicy;
 pub use server_connection::{ConnectionStatus, ServerConnection};
 pub use session::{MAX_TOOL_PAGES, MAX_TOOLS, SessionInfo};

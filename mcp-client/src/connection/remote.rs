@@ -108,7 +108,7 @@ pub(super) async fn connect_once(
     elicitor: Option<&Elicitor>,
     auth: &RemoteAuth,
 ) -> Result<Live, AttemptFailure> {
-    use rmcp::ServiceExt as _;
+    use rmcp::ClientServiceExt as _;
 
     use super::handler::HostHandler;
 
@@ -130,24 +130,24 @@ pub(super) async fn connect_once(
         .map_err(lasting)?;
     let client = auth.client(endpoint, http).await.map_err(lasting)?;
     let mut transport = crate::transport::http::connect(endpoint, client).map_err(lasting)?;
-    let handler = HostHandler::new(&name, Arc::clone(changes)).with_elicitor(elicitor.cloned());
+    let handler = HostHandler::new(&name, Arc::clone(changes))
+        .with_elicitor(elicitor.cloned())
+        .with_protocol_version(config.protocol_version.clone());
     transport.set_notification_tap(handler.tap());
     let waited_before = auth.person_time();
     let initialized = within(
         config.init_timeout,
         || auth.person_time().saturating_sub(waited_before),
-        handler.clone().serve(transport),
+        handler.clone().serve_with_lifecycle(
+            transport,
+            super::lifecycle::start(config.protocol_version.as_ref()),
+        ),
     )
     .await;
     let service = match initialized {
         Some(Ok(service)) => service,
         Some(Err(err)) => {
-            let problem = match &err {
-                rmcp::service::ClientInitializeError::TransportError { error, .. } => {
-                    crate::transport::http::explain(error.error.as_ref(), &endpoint.url)
-                }
-                _ => None,
-            };
+            let problem = http_problem(&err, &endpoint.url);
             return Err(match problem {
                 Some(problem) => AttemptFailure {
                     failure: failure(
@@ -165,7 +165,7 @@ pub(super) async fn connect_once(
                     authorization: problem.authorization,
                 },
                 None => failure(
-                    format!("initialize failed: {err}"),
+                    format!("initialize failed: {}", super::lifecycle::failure(&err)),
                     Some(format!("does {} serve MCP Streamable HTTP?", endpoint.url)),
                 )
                 .into(),
@@ -211,6 +211,23 @@ async fn within<F: Future>(
             Err(_) if start + timeout + person() > tokio::time::Instant::now() => {}
             Err(_) => return None,
         }
+    }
+}
+
+/// What the HTTP client saw when the session could not start: after `server/discover` was
+/// refused, the failure of the `initialize` that followed is the one that explains.
+#[cfg(feature = "http")]
+fn http_problem(
+    err: &rmcp::service::ClientInitializeError,
+    url: &str,
+) -> Option<crate::transport::http::HttpProblem> {
+    use rmcp::service::ClientInitializeError;
+    match err {
+        ClientInitializeError::TransportError { error, .. } => {
+            crate::transport::http::explain(error.error.as_ref(), url)
+        }
+        ClientInitializeError::LegacyFallbackFailed { fallback, .. } => http_problem(fallback, url),
+        _ => None,
     }
 }
 

@@ -98,7 +98,7 @@ fn bench_without_a_tool_times_ping_and_prints_a_table() {
     assert_eq!(lines[1], "request  ping");
     assert!(lines[2].starts_with("start    "), "{stdout}");
     assert!(
-        lines[2].ends_with(" from spawn to initialize answered"),
+        lines[2].ends_with(" from spawn to a started session"),
         "{stdout}"
     );
     assert!(lines[3].starts_with("memory   "), "{stdout}");

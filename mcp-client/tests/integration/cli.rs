@@ -55,7 +55,7 @@ fn doctor_passes_a_clean_server() {
         "{stdout}"
     );
     assert!(
-        lines.contains(&"ok   stdout: clean: 3 messages, nothing else"),
+        lines.contains(&"ok   stdout: clean: 4 messages, nothing else"),
         "{stdout}"
     );
     assert_eq!(*lines.last().unwrap(), "0 problems, 0 warnings");
@@ -71,7 +71,7 @@ fn doctor_shows_stdout_pollution_with_the_offending_lines() {
         "garbage",
     ]);
     assert_eq!(output.status.code(), Some(1), "{stdout}");
-    assert!(stdout.contains("FAIL stdout: 6 lines were not MCP messages (they belong on stderr), 0 had invalid UTF-8:\n"), "{stdout}");
+    assert!(stdout.contains("FAIL stdout: 8 lines were not MCP messages (they belong on stderr), 0 had invalid UTF-8:\n"), "{stdout}");
     assert!(stdout.contains("stdout: not JSON: \"hello from a print() that should have gone to stderr\" (52 bytes)\n"), "{stdout}");
     assert!(stdout.ends_with("1 problem, 0 warnings\n"), "{stdout}");
 }
@@ -132,7 +132,7 @@ fn servers_lists_every_configured_server_with_its_state() {
         "{good}"
     );
     assert!(
-        good.ends_with(" ms, 8 tools, stdout: 2 messages, 4 lines dropped"),
+        good.ends_with(" ms, 8 tools, stdout: 3 messages, 6 lines dropped"),
         "{good}"
     );
     assert!(

@@ -9,20 +9,28 @@ use mcp_client::{
     McpTools, ServerCommand, ServerConfig, ServerPool, ToolExecutor, ToolManager,
     connection::{ElicitAnswer, Elicitation, Elicitor},
 };
+use rmcp::model::ProtocolVersion;
 use serde_json::json;
 
-fn zwave(extra: &[&str]) -> ServerConfig {
+/// The revisions a question reaches the person by: `elicitation/create` from the server
+/// (2025-11-25), or the answer `InputRequiredResult` and a second call (2026-07-28).
+const REVISIONS: [ProtocolVersion; 2] =
+    [ProtocolVersion::V_2025_11_25, ProtocolVersion::V_2026_07_28];
+
+fn zwave(revision: &ProtocolVersion, extra: &[&str]) -> ServerConfig {
     let mut args = vec![
         "--demo".to_owned(),
         "--allow-sensitive".to_owned(),
         "lock".to_owned(),
     ];
     args.extend(extra.iter().map(|s| (*s).to_owned()));
-    ServerConfig::new(ServerCommand::new(
+    let mut config = ServerConfig::new(ServerCommand::new(
         "zwave",
         test_support::workspace_bin("zwave-mcp-server").to_string_lossy(),
         args,
-    ))
+    ));
+    config.protocol_version = Some(revision.clone());
+    config
 }
 
 /// An elicitor answering `answer` (or never), keeping every question.
@@ -41,8 +49,12 @@ fn answering(answer: Option<ElicitAnswer>, asked: &Arc<Mutex<Vec<Elicitation>>>)
 }
 
 /// Unlocks the demo's front door through a pool with `elicitor`; the tool's text.
-async fn unlock(elicitor: Option<Elicitor>, extra: &[&str]) -> (bool, String) {
-    let pool = ServerPool::asking(vec![zwave(extra)], elicitor);
+async fn unlock(
+    revision: &ProtocolVersion,
+    elicitor: Option<Elicitor>,
+    extra: &[&str],
+) -> (bool, String) {
+    let pool = ServerPool::asking(vec![zwave(revision, extra)], elicitor);
     pool.connect_all().await;
     let mut manager = ToolManager::new();
     manager.add_mcp(&McpTools::discover(&pool).await);
@@ -62,48 +74,59 @@ async fn unlock(elicitor: Option<Elicitor>, extra: &[&str]) -> (bool, String) {
 
 #[tokio::test]
 async fn the_elicitor_is_asked_and_its_answer_decides() {
-    let asked = Arc::default();
-    let (error, text) = unlock(
-        Some(answering(
-            Some(ElicitAnswer::Accept(json!({"confirm": true}))),
-            &asked,
-        )),
-        &[],
-    )
-    .await;
-    assert!(!error, "{text}");
-    {
-        let asked = asked.lock().unwrap();
-        assert_eq!(asked.len(), 1);
-        assert_eq!(asked[0].server, "zwave");
-        assert_eq!(
-            asked[0].message,
-            "Unlock \"Front Door Lock\" (node 8, Entrance)? An AI agent asks for it (it opens the home)."
-        );
-        assert_eq!(asked[0].schema["properties"]["confirm"]["type"], "boolean");
-    }
-    for (answer, why) in [
-        (
-            ElicitAnswer::Accept(json!({"confirm": false})),
-            "the user answered no",
-        ),
-        (ElicitAnswer::Decline, "the user declined"),
-        (ElicitAnswer::Cancel, "the user dismissed the question"),
-    ] {
-        let (error, text) = unlock(Some(answering(Some(answer), &Arc::default())), &[]).await;
-        assert!(error, "{text}");
-        assert!(
-            text.ends_with(&format!(
-                "Unlocking \"Front Door Lock\" (node 8, Entrance) needs a person's yes, and {why}: nothing was sent."
+    for revision in &REVISIONS {
+        let asked = Arc::default();
+        let (error, text) = unlock(
+            revision,
+            Some(answering(
+                Some(ElicitAnswer::Accept(json!({"confirm": true}))),
+                &asked,
             )),
-            "{text}"
-        );
+            &[],
+        )
+        .await;
+        assert!(!error, "{revision}: {text}");
+        {
+            let asked = asked.lock().unwrap();
+            assert_eq!(asked.len(), 1, "{revision}");
+            assert_eq!(asked[0].server, "zwave");
+            assert_eq!(
+                asked[0].message,
+                "Unlock \"Front Door Lock\" (node 8, Entrance)? An AI agent asks for it (it opens the home)."
+            );
+            assert_eq!(asked[0].schema["properties"]["confirm"]["type"], "boolean");
+        }
+        for (answer, why) in [
+            (
+                ElicitAnswer::Accept(json!({"confirm": false})),
+                "the user answered no",
+            ),
+            (ElicitAnswer::Decline, "the user declined"),
+            (ElicitAnswer::Cancel, "the user dismissed the question"),
+        ] {
+            let (error, text) = unlock(
+                revision,
+                Some(answering(Some(answer), &Arc::default())),
+                &[],
+            )
+            .await;
+            assert!(error, "{revision}: {text}");
+            assert!(
+                text.ends_with(&format!(
+                    "Unlocking \"Front Door Lock\" (node 8, Entrance) needs a person's yes, and {why}: nothing was sent."
+                )),
+                "{revision}: {text}"
+            );
+        }
     }
 }
 
 #[tokio::test]
 async fn no_answer_in_time_and_no_elicitor_send_nothing() {
+    // The server waits for the answer only at 2025-11-25; from 2026-07-28 it waits for nothing
+    // (its question's state expires instead: see zwave-mcp-server's input_required tests).
     let (error, text) = unlock(
+        &ProtocolVersion::V_2025_11_25,
         Some(answering(None, &Arc::default())),
         &["--ask-timeout", "300ms"],
     )
@@ -114,12 +137,14 @@ async fn no_answer_in_time_and_no_elicitor_send_nothing() {
         "{text}"
     );
     // Without an elicitor the capability is not declared: the server knows nobody can be asked.
-    let (error, text) = unlock(None, &[]).await;
-    assert!(error, "{text}");
-    assert!(
-        text.contains("this client cannot ask its user (it did not declare MCP elicitation)"),
-        "{text}"
-    );
+    for revision in &REVISIONS {
+        let (error, text) = unlock(revision, None, &[]).await;
+        assert!(error, "{revision}: {text}");
+        assert!(
+            text.contains("this client cannot ask its user (it did not declare MCP elicitation)"),
+            "{revision}: {text}"
+        );
+    }
 }
 
 /// A server whose one tool, `ask`, asks a form of fields not in name order and answers with

@@ -200,7 +200,10 @@ async fn a_server_restarted_on_its_port_is_not_sent_the_call_again_and_the_next_
  {
     let zwave = ZwaveHttp::start("127.0.0.1:0");
     let addr = zwave.addr();
-    let connection = ServerConnection::new(named("restarted", &entry(&zwave.url), TOKEN));
+    // Sessions are 2025-11-25's (from 2026-07-28 every request stands alone).
+    let mut entry = entry(&zwave.url);
+    entry["protocolVersion"] = json!("2025-11-25");
+    let connection = ServerConnection::new(named("restarted", &entry, TOKEN));
     connection.connect().await.unwrap();
     let before = connection.generation();
     let status = connection
@@ -245,6 +248,29 @@ async fn a_server_restarted_on_its_port_is_not_sent_the_call_again_and_the_next_
         .unwrap();
     assert!(text_of(&status).contains("on"), "{status:?}");
     assert_eq!(zwave.count("value written"), 1);
+    connection.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn at_2026_07_28_there_is_no_session_to_lose_a_restarted_server_runs_the_next_call_once() {
+    let zwave = ZwaveHttp::start("127.0.0.1:0");
+    let addr = zwave.addr();
+    let connection = ServerConnection::new(named("stateless", &entry(&zwave.url), TOKEN));
+    let info = connection.connect().await.unwrap();
+    assert_eq!(info.protocol_version, "2026-07-28");
+    let before = connection.generation();
+    drop(zwave);
+    let zwave = ZwaveHttp::start(&addr);
+    let result = connection
+        .call_tool(
+            "control_zwave_device",
+            args(json!({"deviceName": "Switch One", "action": "on"})),
+        )
+        .await
+        .unwrap();
+    assert_ne!(result.is_error, Some(true), "{result:?}");
+    assert_eq!(zwave.count_at_least("value written", 1), 1);
+    assert_eq!(connection.generation(), before, "no new session was needed");
     connection.shutdown().await;
 }
 

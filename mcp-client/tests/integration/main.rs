@@ -20,6 +20,7 @@ mod formats;
 mod harness;
 mod history;
 mod http;
+mod input_required;
 mod library;
 mod misbehaving;
 #[cfg(feature = "oauth")]

@@ -32,15 +32,16 @@ async fn garbage_lines_between_responses_are_dropped_and_reported() {
     server.connect().await.unwrap();
     assert_eq!(echo(&server, "hi").await, "Echo: hi");
     let counts = server.process().await.unwrap().counts();
-    // initialize, tools/list and tools/call each came after two garbage lines.
-    assert_eq!(counts.not_json, 6);
-    assert_eq!(counts.dropped(), 6);
+    // The answers to server/discover (refused: the fake speaks 2025-11-25), initialize,
+    // tools/list and tools/call each came after two garbage lines.
+    assert_eq!(counts.not_json, 8);
+    assert_eq!(counts.dropped(), 8);
     let logs = logs_of("garbage-srv");
     let dropped: Vec<&String> = logs
         .iter()
         .filter(|l| l.contains("dropped a stdout line"))
         .collect();
-    assert_eq!(dropped.len(), 6, "{logs:#?}");
+    assert_eq!(dropped.len(), 8, "{logs:#?}");
     assert!(
         dropped[0].contains(r#"kind="not JSON""#)
             && dropped[0].contains(
@@ -65,7 +66,8 @@ async fn json_that_is_not_json_rpc_is_dropped_and_never_answered() {
     let server = ServerConnection::new(config);
     server.connect().await.unwrap();
     assert_eq!(echo(&server, "x").await, "Echo: x");
-    assert_eq!(server.process().await.unwrap().counts().not_jsonrpc, 3);
+    // One before each answer: server/discover's, initialize's, tools/list's, tools/call's.
+    assert_eq!(server.process().await.unwrap().counts().not_jsonrpc, 4);
     server.shutdown().await;
     let sent = std::fs::read_to_string(&record).unwrap();
     let methods: Vec<String> = sent
@@ -80,6 +82,7 @@ async fn json_that_is_not_json_rpc_is_dropped_and_never_answered() {
     assert_eq!(
         methods,
         [
+            "server/discover",
             "initialize",
             "notifications/initialized",
             "tools/list",

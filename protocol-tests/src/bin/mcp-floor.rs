@@ -3,8 +3,9 @@
 //! async runtime, no MCP semantics. What any stdio server costs above this is its own.
 //!
 //! Not an MCP server: it tells requests apart by a byte search for their method, answers
-//! `initialize`, `tools/list` (one tool, `any`) and `tools/call` with canned results and
-//! anything else with `{}`, and ignores notifications: enough for the raw driver and for
+//! `initialize`, `tools/list` (one tool, `any`) and `tools/call` with canned results,
+//! `server/discover` with "method not found" (as a server of 2025-11-25 does) and anything
+//! else with `{}`, and ignores notifications: enough for the raw driver and for
 //! SDK clients.
 
 use std::io::{BufRead as _, Write as _};
@@ -20,6 +21,12 @@ fn main() {
         let mut reply = Vec::with_capacity(160);
         reply.extend_from_slice(b"{\"jsonrpc\":\"2.0\",\"id\":");
         reply.extend_from_slice(id);
+        let answer: &[u8] = if contains(&line, b"\"server/discover\"") {
+            // A server of 2025-11-25: clients of later revisions fall back to `initialize`.
+            b",\"error\":{\"code\":-32601,\"message\":\"Method not found\"}}\n"
+        } else {
+            b""
+        };
         let result: &[u8] = if contains(&line, b"\"tools/call\"") {
             b"{\"content\":[{\"type\":\"text\",\"text\":\"ok\"}]}"
         } else if contains(&line, b"\"tools/list\"") {
@@ -29,9 +36,13 @@ fn main() {
         } else {
             b"{}"
         };
-        reply.extend_from_slice(b",\"result\":");
-        reply.extend_from_slice(result);
-        reply.extend_from_slice(b"}\n");
+        if answer.is_empty() {
+            reply.extend_from_slice(b",\"result\":");
+            reply.extend_from_slice(result);
+            reply.extend_from_slice(b"}\n");
+        } else {
+            reply.extend_from_slice(answer);
+        }
         if stdout
             .write_all(&reply)
             .and_then(|()| stdout.flush())

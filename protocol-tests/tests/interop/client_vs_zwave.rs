@@ -3,11 +3,24 @@
 use std::time::Duration;
 
 use mcp_client::{McpTools, ServerCommand, ServerConfig, ServerPool, ToolExecutor, ToolManager};
+use rmcp::model::ProtocolVersion;
 use serde_json::json;
 use test_support::workspace_bin;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_client_lists_and_calls_the_zwave_tools_with_normalized_arguments() {
+    // Unpinned, both speak the newest revision: server/discover, no handshake.
+    lists_and_calls(None, "2026-07-28").await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_same_at_2025_11_25_with_the_initialize_handshake() {
+    lists_and_calls(Some(ProtocolVersion::V_2025_11_25), "2025-11-25").await;
+}
+
+/// Lists the demo home's tools and calls them through the executor, with the configuration
+/// pinning `pinned`; the session must speak `expected`.
+async fn lists_and_calls(pinned: Option<ProtocolVersion>, expected: &str) {
     let binary = workspace_bin("zwave-mcp-server")
         .to_string_lossy()
         .into_owned();
@@ -19,10 +32,11 @@ async fn the_client_lists_and_calls_the_zwave_tools_with_normalized_arguments() 
         ["--demo", "--confirm-timeout", "3s"],
     ));
     config.init_timeout = Duration::from_secs(20);
+    config.protocol_version = pinned;
     let pool = ServerPool::new(vec![config]);
     let report = pool.connect_all().await;
     assert!(report.failed.is_empty(), "{}", report.summary());
-    assert_eq!(report.connected["zwave"].protocol_version, "2025-11-25");
+    assert_eq!(report.connected["zwave"].protocol_version, expected);
     assert_eq!(report.connected["zwave"].server, "zwave-mcp-server 0.1.0");
 
     let catalog = McpTools::discover(&pool).await;

@@ -247,7 +247,7 @@ fn baselined_checks() -> Vec<String> {
 }
 
 /// `text` without the terminal colour codes the suite always writes.
-fn strip_ansi(text: &str) -> String {
+pub(super) fn strip_ansi(text: &str) -> String {
     let mut plain = String::with_capacity(text.len());
     let mut rest = text;
     while let Some(start) = rest.find('\u{1b}') {

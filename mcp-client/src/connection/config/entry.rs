@@ -42,6 +42,7 @@ pub(super) struct Entry {
     parameter_mappings: Option<BTreeMap<String, BTreeMap<String, String>>>,
     tool_prefix: Option<String>,
     disabled: Option<bool>,
+    protocol_version: Option<String>,
 }
 
 #[derive(Debug, serde::Deserialize)]
@@ -156,6 +157,12 @@ impl Entry {
         config.parameter_mappings = self.parameter_mappings.unwrap_or_default();
         config.tool_prefix = self.tool_prefix;
         config.disabled = self.disabled.unwrap_or(false);
+        if let Some(version) = self.protocol_version {
+            config.protocol_version = Some(
+                crate::connection::lifecycle::parse(&version)
+                    .map_err(|problem| ("protocolVersion".to_owned(), problem))?,
+            );
+        }
         Ok(config)
     }
 

@@ -58,6 +58,9 @@ pub struct ServerConfig {
     pub tool_prefix: Option<String>,
     /// Whether the host should skip it.
     pub disabled: bool,
+    /// The MCP revision to speak (`protocolVersion`); `None`: the newest the server offers
+    /// (see [`NEWEST_PROTOCOL_VERSION`](crate::connection::NEWEST_PROTOCOL_VERSION)).
+    pub protocol_version: Option<rmcp::model::ProtocolVersion>,
 }
 
 impl ServerConfig {
@@ -80,6 +83,7 @@ impl ServerConfig {
             parameter_mappings: BTreeMap::new(),
             tool_prefix: None,
             disabled: false,
+            protocol_version: None,
         }
     }
 

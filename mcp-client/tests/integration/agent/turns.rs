@@ -161,8 +161,9 @@ async fn cancelling_mid_tool_cancels_the_mcp_call_and_answers_every_call() {
         "Error: the call was cancelled before it finished"
     );
     watcher.await.unwrap();
-    // The server hears about it, for the request it was working on.
-    wait_for(&record, r#""method":"notifications/cancelled","params":{"reason":"the client stopped waiting for the result","requestId":2}"#).await;
+    // The server hears about it, for the request it was working on (server/discover 0,
+    // initialize 1, tools/list 2, tools/call 3).
+    wait_for(&record, r#""method":"notifications/cancelled","params":{"reason":"the client stopped waiting for the result","requestId":3}"#).await;
     pool.shutdown().await;
 }
 
