@@ -53,6 +53,7 @@ impl RemoteAuth {
     }
 
     /// Whether sessions are signed in with OAuth (a sign-in was set up).
+    #[cfg(feature = "http")]
     fn signs_in(&self) -> bool {
         #[cfg(feature = "oauth")]
         return self.sign_in.initialized();
@@ -61,6 +62,7 @@ impl RemoteAuth {
     }
 
     /// Time sign-ins of this server waited for a person.
+    #[cfg(feature = "http")]
     fn person_time(&self) -> std::time::Duration {
         #[cfg(feature = "oauth")]
         if let Some(sign_in) = self.sign_in.get() {

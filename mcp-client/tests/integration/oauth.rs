@@ -581,11 +581,10 @@ async fn a_403_insufficient_scope_steps_up_to_the_union_of_scopes_and_the_call_g
             .contains("Switch One")
     );
     assert_eq!(sign_ins.load(Ordering::SeqCst), 2);
+    connection.shutdown().await;
     let record = home.record();
     assert_eq!(record.authorizations[0]["scope"], "home.read");
     assert_eq!(record.authorizations[1]["scope"], "home.read home.write");
-    drop(record);
-    connection.shutdown().await;
 }
 
 #[tokio::test]
@@ -650,14 +649,13 @@ async fn client_credentials_sign_in_without_a_person() {
             .unwrap()
             .contains("Switch One")
     );
+    connection.shutdown().await;
     let record = home.record();
     assert!(record.authorizations.is_empty());
     let exchange = &record.tokens[0];
     assert_eq!(exchange["grant_type"], "client_credentials");
     assert_eq!(exchange["resource"], home.resource);
     assert_eq!(exchange["scope"], "home.read");
-    drop(record);
-    connection.shutdown().await;
 }
 
 #[tokio::test]

@@ -10,9 +10,10 @@
 //!
 //! The `auth/*` scenarios protect their server with OAuth: the client signs in as a host
 //! without a person would, following the authorization server's redirect itself
-//! ([`follow_redirects`]), with the pre-registered client of the context when it gives one,
-//! the suite's Client ID Metadata Document where its authorization server takes them, and the
-//! client-credentials grant for the scenarios of that extension.
+//! ([`follow_redirects`](mcp_client::transport::http::oauth::follow_redirects)), with the
+//! pre-registered client of the context when it gives one, the suite's Client ID Metadata
+//! Document where its authorization server takes them, and the client-credentials grant for
+//! the scenarios of that extension.
 //!
 //! Exit status: 0 when the session ran to its end (a call the server refused with a JSON-RPC
 //! error is its answer, shown on stderr), 1 with the reason on stderr otherwise.

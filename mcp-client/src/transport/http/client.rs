@@ -192,19 +192,13 @@ impl Transport<RoleClient> for HttpTransport {
     }
 }
 
-/// Makes rustls usable: reqwest is built without a crypto provider of its own, and ring is
-/// the workspace's.
-pub(super) fn tls_ready() {
-    let _ = rustls::crypto::ring::default_provider().install_default();
-}
-
 /// The HTTP client of remote sessions: connecting a socket may take at most
 /// `connect_timeout`.
 ///
 /// # Errors
 /// The TLS setup failed: a message for the user.
 pub fn http_client(connect_timeout: Duration) -> Result<reqwest::Client, String> {
-    tls_ready();
+    super::tls::ready();
     reqwest::Client::builder()
         .connect_timeout(connect_timeout)
         .tcp_nodelay(true)

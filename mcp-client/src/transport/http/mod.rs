@@ -11,6 +11,8 @@ pub mod oauth;
 mod client;
 #[cfg(feature = "http")]
 mod failure;
+#[cfg(feature = "http")]
+mod tls;
 
 pub use endpoint::HttpEndpoint;
 

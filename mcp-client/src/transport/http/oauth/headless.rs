@@ -22,7 +22,7 @@ pub async fn follow_redirects(
     prompt: AuthorizationPrompt,
 ) -> Result<AuthorizationRedirect, AuthorizeError> {
     let failed = |reason: String| AuthorizeError::Failed(reason);
-    super::super::client::tls_ready();
+    super::super::tls::ready();
     let client = reqwest::Client::builder()
         .redirect(reqwest::redirect::Policy::none())
         .timeout(HOP_TIMEOUT)

@@ -377,7 +377,7 @@ impl SignIn {
 
 /// rmcp's OAuth manager for the server at `url`, its tokens in `store`.
 async fn manager(url: &str, store: &TokenStore) -> Result<AuthorizationManager, AuthError> {
-    super::super::client::tls_ready();
+    super::super::tls::ready();
     let mut manager = AuthorizationManager::new(url).await?;
     manager.set_credential_store(store.clone());
     Ok(manager)
