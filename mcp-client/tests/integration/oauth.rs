@@ -300,21 +300,23 @@ async fn mcp(
         );
     }
     let mut request = home.http.request(method, &home.upstream).body(body);
-    for name in [
-        "content-type",
-        "accept",
-        "mcp-session-id",
-        "mcp-protocol-version",
-        "last-event-id",
-    ] {
-        if let Some(value) = headers.get(name) {
+    // Everything but what the hop itself decides (and the token, which is ours).
+    let hop = [
+        "host",
+        "authorization",
+        "content-length",
+        "connection",
+        "transfer-encoding",
+    ];
+    for (name, value) in &headers {
+        if !hop.contains(&name.as_str()) {
             request = request.header(name, value.clone());
         }
     }
     let answer = request.send().await.unwrap();
     let mut response = Response::builder().status(answer.status().as_u16());
-    for name in ["content-type", "mcp-session-id"] {
-        if let Some(value) = answer.headers().get(name) {
+    for (name, value) in answer.headers() {
+        if !hop.contains(&name.as_str()) {
             response = response.header(name, value.clone());
         }
     }
