@@ -11,6 +11,7 @@ RUSTDOCFLAGS=-Dwarnings cargo doc --workspace --no-deps --locked
 cargo clippy -p mcp-client --no-default-features --lib --examples --locked -- -D warnings
 cargo clippy -p mcp-client --no-default-features --features providers,history --lib --locked -- -D warnings
 cargo clippy -p mcp-client --no-default-features --features http --lib --locked -- -D warnings
+cargo clippy -p mcp-client --no-default-features --features oauth --lib --locked -- -D warnings
 # The shape the sources keep: no import circle between files, no source file past 600 lines
 # (tests aside); clippy's too_many_lines (clippy.toml) holds functions to 120.
 python3 scripts/import-circles.py common/src zwave-mcp-server/src mcp-client/src protocol-tests/src test-support/src

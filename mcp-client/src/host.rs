@@ -61,6 +61,8 @@ pub struct HostBuilder {
     call_timeout: Option<Duration>,
     tool_timeout: Option<Duration>,
     processes: ServerProcesses,
+    #[cfg(feature = "oauth")]
+    oauth: crate::transport::http::oauth::OAuthOptions,
 }
 
 impl HostBuilder {
@@ -99,6 +101,16 @@ impl HostBuilder {
     /// servers are told that nobody can be asked.
     pub fn elicitor(mut self, elicitor: Elicitor) -> Self {
         self.elicitor = Some(elicitor);
+        self
+    }
+
+    /// How remote servers that ask for OAuth are signed in to: who signs a person in (the
+    /// host's [`Authorizer`](crate::transport::http::oauth::Authorizer)) and where tokens
+    /// are kept. Without it, only entries with `"grant": "client_credentials"` sign in, and
+    /// tokens last as long as the host.
+    #[cfg(feature = "oauth")]
+    pub fn oauth(mut self, options: crate::transport::http::oauth::OAuthOptions) -> Self {
+        self.oauth = options;
         self
     }
 
@@ -178,6 +190,9 @@ impl HostBuilder {
                 server
             })
             .collect();
+        #[cfg(feature = "oauth")]
+        let pool = ServerPool::signing_in(servers, self.elicitor, self.processes, &self.oauth);
+        #[cfg(not(feature = "oauth"))]
         let pool = ServerPool::in_registry(servers, self.elicitor, self.processes);
         let report = pool.connect_all().await;
         manager.add_mcp(&McpTools::discover(&pool).await);

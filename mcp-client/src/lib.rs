@@ -37,6 +37,9 @@
 //! [`Provider`]). Layers to add:
 //! - `http`: remote MCP servers over Streamable HTTP (an `mcpServers` entry with a `url`):
 //!   rmcp's client on reqwest and rustls.
+//! - `oauth`: signing in to remote servers that ask for OAuth 2.1 (rmcp's `auth`): the host's
+//!   [`Authorizer`](transport::http::oauth::Authorizer) does the interactive step
+//!   ([`HostBuilder::oauth`]), tokens are kept in a 0600 file per server.
 //! - `providers`: [`HttpProvider`] for Ollama/Qwen,
 //!   OpenAI-compatible servers and Anthropic (reqwest, rustls).
 //! - `history`: the SQLite conversation store ([`history`](mod@history)).
@@ -78,7 +81,8 @@
 //!   shutdown, safe reaping and parent-death signal, and the registry a host stops them with
 //!   ([`transport::ServerProcesses`]); remote servers ([`transport::http`]): their URL and
 //!   headers, rmcp's Streamable HTTP client (the entry's header values cut out of what the
-//!   server sends back, redirects kept to the URL's origin), and what its failures mean.
+//!   server sends back, redirects kept to the URL's origin), what its failures mean, and
+//!   signing in with OAuth ([`transport::http::oauth`]).
 //! - [`bench`](mod@bench): `mcp-client bench`, how fast one server answers through a
 //!   [`ServerConnection`] (latency, throughput, the server's CPU and memory).
 //!

@@ -7,8 +7,14 @@ use mcp_client::cli::{Cli, run_until_stopped};
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    // rmcp's OAuth logs the authorization code at debug: never below info, whatever is asked.
     let filter = tracing_subscriber::EnvFilter::try_new(&cli.log_level)
-        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn"));
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn"))
+        .add_directive(
+            mcp_client::cli::QUIET_OAUTH_LOG
+                .parse()
+                .expect("a valid directive"),
+        );
     tracing_subscriber::fmt()
         .with_writer(std::io::stderr)
         .with_ansi(false)

@@ -11,6 +11,7 @@
 //! | `history` | `history`: the stored conversations |
 //! | `input`, `elicit` | the one reader of stdin; a server's questions to the user asked on the terminal |
 //! | `bench` | `bench`: how fast one server answers |
+//! | `sign_in` | signing in to remote servers with OAuth: the address on stderr, the redirect on a loopback port |
 //! | `signals` | the signals that ask the CLI to stop |
 
 mod args;
@@ -21,6 +22,7 @@ mod elicit;
 mod history;
 mod input;
 mod servers;
+mod sign_in;
 mod signals;
 mod tools;
 mod view;
@@ -28,6 +30,7 @@ mod view;
 use std::{process::ExitCode, time::Duration};
 
 pub use args::{Cli, CliCommand};
+pub use sign_in::QUIET_OAUTH_LOG;
 
 use tokio_util::sync::CancellationToken;
 

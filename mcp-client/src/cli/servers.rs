@@ -12,7 +12,12 @@ use crate::{
 /// (with the stdout lines it dropped); fails when any server is down.
 pub(super) async fn servers(path: &std::path::Path, stop: &Stop) -> anyhow::Result<ExitCode> {
     let configs = config::load(path)?;
-    let pool = ServerPool::in_registry(configs, None, stop.processes.clone());
+    let pool = ServerPool::signing_in(
+        configs,
+        None,
+        stop.processes.clone(),
+        &super::sign_in::options(),
+    );
     let report = pool.connect_all().await;
     let mut all_up = true;
     for server in pool.servers() {

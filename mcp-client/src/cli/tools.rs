@@ -18,7 +18,9 @@ pub(super) async fn host(
     elicitor: Option<Elicitor>,
     stop: &Stop,
 ) -> anyhow::Result<Host> {
-    let mut builder = Host::builder().processes(stop.processes.clone());
+    let mut builder = Host::builder()
+        .processes(stop.processes.clone())
+        .oauth(super::sign_in::options());
     for file in tool_files {
         builder = builder.tools_from_file(file)?;
     }

@@ -124,6 +124,18 @@ pub enum ClientError {
         /// The server's error.
         message: String,
     },
+    /// The server refused our credentials, or signing in failed: the connection does not try
+    /// again by itself (each try could ask a person to sign in), until the host connects
+    /// anew ([`ServerConnection::connect`](super::ServerConnection::connect)).
+    #[error(
+        "MCP server `{server}` is not authorized ({last}); nothing was sent: connect again once the credentials are fixed (the entry's `headers` or `oauth`)"
+    )]
+    NotAuthorized {
+        /// The server.
+        server: String,
+        /// Why, as the last attempt or request said.
+        last: String,
+    },
     /// The server answered a call with questions for the person (protocol 2026-07-28's
     /// `InputRequiredResult`) that this host cannot answer, or kept asking beyond
     /// [`MAX_INPUT_ROUNDS`](crate::connection::MAX_INPUT_ROUNDS); the call was not finished.
@@ -186,7 +198,10 @@ impl ClientError {
     pub fn ends_session(&self) -> bool {
         matches!(
             self,
-            Self::ServerDied { .. } | Self::Unreachable { .. } | Self::SessionExpired { .. }
+            Self::ServerDied { .. }
+                | Self::Unreachable { .. }
+                | Self::SessionExpired { .. }
+                | Self::NotAuthorized { .. }
         )
     }
 

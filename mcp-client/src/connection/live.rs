@@ -198,11 +198,12 @@ pub(super) async fn connect_once(
     changes: &Arc<AtomicU64>,
     elicitor: Option<&Elicitor>,
     processes: &ServerProcesses,
+    auth: &remote::RemoteAuth,
 ) -> Result<Live, AttemptFailure> {
     let command = match &config.endpoint {
         Endpoint::Stdio(command) => command,
         Endpoint::Http(endpoint) => {
-            return remote::connect_once(config, endpoint, changes, elicitor).await;
+            return remote::connect_once(config, endpoint, changes, elicitor, auth).await;
         }
     };
     let name = config.name().to_owned();
@@ -249,6 +250,7 @@ pub(super) async fn connect_once(
 fn not_spawned(name: &str, err: &SpawnError) -> AttemptFailure {
     AttemptFailure {
         retryable: !err.is_permanent(),
+        authorization: false,
         failure: Failure {
             server: name.to_owned(),
             hint: Some(match err {
@@ -304,5 +306,6 @@ async fn not_initialized(
             hint: Some(hint),
         },
         retryable,
+        authorization: false,
     }
 }

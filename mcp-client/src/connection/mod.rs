@@ -13,7 +13,7 @@
 //! | `call` | one `tools/call` on a session: timeout reset by progress, cancellation, 2026-07-28 rounds of questions, the answer as ours |
 //! | `session` | what one session is, however reached: `Live`'s handles, [`SessionInfo`], the bounded `tools/list`, a failed attempt |
 //! | `live` | a session with a started server: connect once (spawn, `initialize`, `tools/list`), requests, rmcp's errors as ours, close |
-//! | `remote` | a session with a remote server (Streamable HTTP): connect once, the HTTP client's errors as ours |
+//! | `remote` | a session with a remote server (Streamable HTTP): connect once (signed in with OAuth when it asks), the HTTP client's errors as ours |
 //! | `handler` | [`HostHandler`]: the identity we announce, progress routing, `tools/list_changed`, the person's answers to a server's questions |
 //! | `lifecycle` | which MCP revision a session speaks and how it starts (`server/discover` or `initialize`) |
 //! | `error` | [`ClientError`] and [`Failure`], with exit status and stderr |

@@ -78,12 +78,48 @@ impl ServerPool {
         elicitor: Option<super::Elicitor>,
         processes: ServerProcesses,
     ) -> Self {
+        Self::of(
+            configs,
+            |config| {
+                ServerConnection::new(config)
+                    .with_elicitor(elicitor.clone())
+                    .with_processes(processes.clone())
+            },
+            processes.clone(),
+        )
+    }
+
+    /// [`ServerPool::in_registry`], remote servers that ask for OAuth signed in to with
+    /// `oauth` (who signs a person in, where tokens are kept).
+    #[cfg(feature = "oauth")]
+    pub fn signing_in(
+        configs: Vec<ServerConfig>,
+        elicitor: Option<super::Elicitor>,
+        processes: ServerProcesses,
+        oauth: &crate::transport::http::oauth::OAuthOptions,
+    ) -> Self {
+        Self::of(
+            configs,
+            |config| {
+                ServerConnection::new(config)
+                    .with_elicitor(elicitor.clone())
+                    .with_processes(processes.clone())
+                    .with_oauth(oauth.clone())
+            },
+            processes.clone(),
+        )
+    }
+
+    /// A pool of `configs`, each connection made by `connection`.
+    fn of(
+        configs: Vec<ServerConfig>,
+        connection: impl Fn(ServerConfig) -> ServerConnection,
+        processes: ServerProcesses,
+    ) -> Self {
         let servers = configs
             .into_iter()
             .map(|config| {
-                let connection = ServerConnection::new(config)
-                    .with_elicitor(elicitor.clone())
-                    .with_processes(processes.clone());
+                let connection = connection(config);
                 (connection.name().to_owned(), Arc::new(connection))
             })
             .collect();

@@ -1,4 +1,5 @@
-//! A session with a remote server over Streamable HTTP (feature `http`): connecting once, and
+//! A session with a remote server over Streamable HTTP (feature `http`): connecting once
+//! (signed in with OAuth when the server asks, feature `oauth`, see [`RemoteAuth`]), and
 //! what the HTTP client's errors mean as ours. The rest of a session (requests, timeouts,
 //! cancellation, `tools/list_changed`, close) is the same as over stdio (`live`).
 
@@ -18,13 +19,96 @@ use crate::transport::HttpEndpoint;
 #[cfg(feature = "http")]
 const CONNECT_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(30);
 
-/// One attempt: `initialize` over HTTP (bounded by the init timeout), then `tools/list`.
+/// What to check when the server refuses the tokens signing in gave.
+#[cfg(feature = "http")]
+const SIGNED_IN_REFUSED: &str = "the server refused the tokens signing in with OAuth gave (signed in up to 3 times): does the account you signed in with have access to this server? check the entry's `oauth` settings (clientId, scopes)";
+
+/// What signing in to a remote server keeps from one session to the next (feature `oauth`):
+/// the host's OAuth options, and the server's [`SignIn`](crate::transport::http::oauth::SignIn)
+/// once made (its tokens, its count of sign-ins).
+#[derive(Default)]
+pub(super) struct RemoteAuth {
+    #[cfg(feature = "oauth")]
+    options: crate::transport::http::oauth::OAuthOptions,
+    #[cfg(feature = "oauth")]
+    sign_in: tokio::sync::OnceCell<Arc<crate::transport::http::oauth::SignIn>>,
+}
+
+impl RemoteAuth {
+    /// Signing in with `options`.
+    #[cfg(feature = "oauth")]
+    pub(super) fn new(options: crate::transport::http::oauth::OAuthOptions) -> Self {
+        Self {
+            options,
+            sign_in: tokio::sync::OnceCell::new(),
+        }
+    }
+
+    /// The host connects anew: sign-ins are allowed again.
+    pub(super) async fn allow_again(&self) {
+        #[cfg(feature = "oauth")]
+        if let Some(sign_in) = self.sign_in.get() {
+            sign_in.allow_again().await;
+        }
+    }
+
+    /// Whether sessions are signed in with OAuth (a sign-in was set up).
+    #[cfg(feature = "http")]
+    fn signs_in(&self) -> bool {
+        #[cfg(feature = "oauth")]
+        return self.sign_in.initialized();
+        #[cfg(not(feature = "oauth"))]
+        false
+    }
+
+    /// Time sign-ins of this server waited for a person.
+    #[cfg(feature = "http")]
+    fn person_time(&self) -> std::time::Duration {
+        #[cfg(feature = "oauth")]
+        if let Some(sign_in) = self.sign_in.get() {
+            return sign_in.person_time();
+        }
+        std::time::Duration::ZERO
+    }
+
+    /// The HTTP client of a session with `endpoint`: signed in with OAuth unless the entry
+    /// has an `Authorization` header of its own (or the feature is off).
+    #[cfg(feature = "http")]
+    async fn client(
+        &self,
+        endpoint: &HttpEndpoint,
+        http: reqwest::Client,
+    ) -> Result<crate::transport::http::HttpClient, String> {
+        use crate::transport::http::HttpClient;
+        #[cfg(feature = "oauth")]
+        if !endpoint.has_static_authorization() {
+            use crate::transport::http::oauth::{SignIn, SignedInClient};
+            let sign_in = self
+                .sign_in
+                .get_or_try_init(|| async {
+                    SignIn::new(endpoint, self.options.clone(), http)
+                        .await
+                        .map(Arc::new)
+                })
+                .await?;
+            return Ok(HttpClient::SignedIn(SignedInClient::new(Arc::clone(
+                sign_in,
+            ))));
+        }
+        let _ = endpoint;
+        Ok(HttpClient::Plain(http))
+    }
+}
+
+/// One attempt: `initialize` over HTTP (bounded by the init timeout, not counting the time a
+/// person took to sign in), then `tools/list`.
 #[cfg(feature = "http")]
 pub(super) async fn connect_once(
     config: &ServerConfig,
     endpoint: &HttpEndpoint,
     changes: &Arc<AtomicU64>,
     elicitor: Option<&Elicitor>,
+    auth: &RemoteAuth,
 ) -> Result<Live, AttemptFailure> {
     use rmcp::ClientServiceExt as _;
 
@@ -39,28 +123,36 @@ pub(super) async fn connect_once(
         stderr: Vec::new(),
         hint,
     };
-    let mut transport =
-        crate::transport::http::connect(endpoint, CONNECT_TIMEOUT.min(config.init_timeout))
-            .map_err(|reason| AttemptFailure {
-                failure: failure(reason, None),
-                retryable: false,
-            })?;
+    let lasting = |reason: String| AttemptFailure {
+        failure: failure(reason, None),
+        retryable: false,
+        authorization: false,
+    };
+    let http = crate::transport::http::http_client(
+        endpoint,
+        CONNECT_TIMEOUT.min(config.init_timeout),
+    )
+        .map_err(lasting)?;
+    let client = auth.client(endpoint, http).await.map_err(lasting)?;
+    let mut transport = crate::transport::http::connect(endpoint, client).map_err(lasting)?;
     let cut = transport.cut_events();
     let handler = HostHandler::new(&name, Arc::clone(changes))
         .with_elicitor(elicitor.cloned())
         .with_protocol_version(config.protocol_version.clone());
     transport.set_notification_tap(handler.tap());
-    let service = match tokio::time::timeout(
+    let waited_before = auth.person_time();
+    let initialized = within(
         config.init_timeout,
+        || auth.person_time().saturating_sub(waited_before),
         handler.clone().serve_with_lifecycle(
             transport,
             super::lifecycle::start(config.protocol_version.as_ref()),
         ),
     )
-    .await
-    {
-        Ok(Ok(service)) => service,
-        Ok(Err(err)) => {
+    .await;
+    let service = match initialized {
+        Some(Ok(service)) => service,
+        Some(Err(err)) => {
             // A cut SSE event shows only as a closed stream.
             let problem = http_problem(&err, &endpoint.url)
                 .or_else(|| crate::transport::http::cut_event(&cut));
@@ -68,9 +160,17 @@ pub(super) async fn connect_once(
                 Some(problem) => AttemptFailure {
                     failure: failure(
                         format!("initialize failed: {}", problem.reason),
-                        problem.hint,
+                        if problem.authorization
+                            && auth.signs_in()
+                            && problem.reason.contains("HTTP 40")
+                        {
+                            Some(SIGNED_IN_REFUSED.to_owned())
+                        } else {
+                            problem.hint
+                        },
                     ),
                     retryable: problem.retryable,
+                    authorization: problem.authorization,
                 },
                 None => failure(
                     format!("initialize failed: {}", super::lifecycle::failure(&err)),
@@ -79,7 +179,7 @@ pub(super) async fn connect_once(
                 .into(),
             });
         }
-        Err(_) => {
+        None => {
             return Err(failure(
                 format!("no answer to initialize within {:?}", config.init_timeout),
                 Some(format!(
@@ -103,6 +203,26 @@ pub(super) async fn connect_once(
         }),
     )
     .await)
+}
+
+/// `work` within `timeout` plus the time `person` says a person took meanwhile (signing
+/// in is not the server's time); `None` when it ran out.
+#[cfg(feature = "http")]
+async fn within<F: Future>(
+    timeout: std::time::Duration,
+    person: impl Fn() -> std::time::Duration,
+    work: F,
+) -> Option<F::Output> {
+    let start = tokio::time::Instant::now();
+    let mut work = std::pin::pin!(work);
+    loop {
+        let deadline = start + timeout + person();
+        match tokio::time::timeout_at(deadline, &mut work).await {
+            Ok(output) => return Some(output),
+            Err(_) if start + timeout + person() > tokio::time::Instant::now() => {}
+            Err(_) => return None,
+        }
+    }
 }
 
 /// What the HTTP client saw when the session could not start: after `server/discover` was
@@ -130,6 +250,7 @@ pub(super) async fn connect_once(
     endpoint: &HttpEndpoint,
     _changes: &Arc<AtomicU64>,
     _elicitor: Option<&Elicitor>,
+    _auth: &RemoteAuth,
 ) -> Result<Live, AttemptFailure> {
     Err(AttemptFailure {
         failure: Failure {
@@ -143,6 +264,7 @@ pub(super) async fn connect_once(
             hint: Some("build it with `--features http`".into()),
         },
         retryable: false,
+        authorization: false,
     })
 }
 
@@ -193,6 +315,12 @@ pub(super) fn transport_error(live: &Live, method: &str, err: ServiceError) -> C
                     return ClientError::SessionExpired {
                         server,
                         method: method.to_owned(),
+                    };
+                }
+                if problem.authorization {
+                    return ClientError::NotAuthorized {
+                        server,
+                        last: format!("`{method}`: {}", problem.reason),
                     };
                 }
                 return ClientError::Unreachable {

@@ -53,6 +53,8 @@ pub struct ServerConnection {
     processes: ServerProcesses,
     /// Set by [`ServerConnection::shutdown`]: from then on nothing starts the server again.
     closed: std::sync::atomic::AtomicBool,
+    /// Signing in to a remote server, kept across its sessions.
+    auth: super::remote::RemoteAuth,
 }
 
 impl ServerConnection {
@@ -67,7 +69,18 @@ impl ServerConnection {
             attention: Arc::default(),
             processes: ServerProcesses::new(),
             closed: std::sync::atomic::AtomicBool::new(false),
+            auth: super::remote::RemoteAuth::default(),
         }
+    }
+
+    /// With `options` for signing in when the server is remote and asks for OAuth (who signs
+    /// a person in, where tokens are kept); set before the first connection. Without them a
+    /// server that needs a person to sign in cannot be reached.
+    #[cfg(feature = "oauth")]
+    #[must_use]
+    pub fn with_oauth(mut self, options: crate::transport::http::oauth::OAuthOptions) -> Self {
+        self.auth = super::remote::RemoteAuth::new(options);
+        self
     }
 
     /// With the server's processes registered in `processes` (the host's registry, shared by
@@ -111,7 +124,9 @@ impl ServerConnection {
     }
 
     /// Connects with the retry policy (3 attempts, 0/2/4 s by default). A failure that would
-    /// repeat (a program that is missing or cannot be run) ends it at the first attempt.
+    /// repeat (a program that is missing or cannot be run, credentials refused) ends it at the
+    /// first attempt. It also tries a server whose credentials were refused, which nothing
+    /// else does: sign-ins are allowed again.
     ///
     /// # Errors
     /// [`ClientError::ConnectFailed`] with the last attempt's failure, or
@@ -123,6 +138,7 @@ impl ServerConnection {
             Begin::Refuse(err) => return Err(err),
             Begin::Start { ticket, cancel, .. } => (ticket, cancel),
         };
+        self.auth.allow_again().await;
         let attempts = self.config.retry.run_if(
             self.name(),
             |attempt| async move {
@@ -132,23 +148,27 @@ impl ServerConnection {
                     &self.changes,
                     self.elicitor.as_ref(),
                     &self.processes,
+                    &self.auth,
                 )
                 .await
             },
             |failed: &AttemptFailure| failed.retryable,
         );
         let result = tokio::select! {
-            result = attempts => result.map_err(|(failed, attempts)| (failed.failure, attempts)),
-            () = cancel.cancelled() => Err((self.shut_down_while_starting(), 1)),
+            result = attempts => result,
+            () = cancel.cancelled() => Err((self.shut_down_while_starting().into(), 1)),
         };
         match result {
             Ok(live) => self
                 .finish_connect(ticket, live)
                 .await
                 .map(|live| live.info.clone()),
-            Err((failure, attempts)) => {
-                self.fail_connect(ticket, 0, &failure).await;
-                Err(ClientError::ConnectFailed { attempts, failure })
+            Err((failed, attempts)) => {
+                self.fail_connect(ticket, 0, &failed).await;
+                Err(ClientError::ConnectFailed {
+                    attempts,
+                    failure: failed.failure,
+                })
             }
         }
     }
@@ -184,15 +204,28 @@ impl ServerConnection {
                 });
             }
             State::Down {
+                retry_at: None,
+                reason,
+                ..
+            } if !fresh => {
+                return Begin::Refuse(ClientError::NotAuthorized {
+                    server: self.name().to_owned(),
+                    last: reason.clone(),
+                });
+            }
+            State::Down {
                 retry_at,
                 failures,
                 reason,
             } => {
                 let now = Instant::now();
-                if !fresh && now < *retry_at {
+                if let Some(retry_at) = *retry_at
+                    && !fresh
+                    && now < retry_at
+                {
                     return Begin::Refuse(ClientError::BackingOff {
                         server: self.name().to_owned(),
-                        retry_in: *retry_at - now,
+                        retry_in: retry_at - now,
                         last: reason.clone(),
                     });
                 }
@@ -264,14 +297,16 @@ impl ServerConnection {
         })
     }
 
-    /// Records a failed connection `ticket` (unless it was shut down meanwhile).
-    async fn fail_connect(&self, ticket: u64, failures: u32, failure: &Failure) {
+    /// Records a failed connection `ticket` (unless it was shut down meanwhile). Refused
+    /// credentials are not tried again by time: only the host connecting anew tries them.
+    async fn fail_connect(&self, ticket: u64, failures: u32, failed: &AttemptFailure) {
         let mut state = self.state.lock().await;
         if matches!(&*state, State::Connecting { ticket: t, .. } if *t == ticket) {
             *state = State::Down {
-                retry_at: Instant::now() + RESTART_BACKOFF.after(failures.saturating_add(1)),
+                retry_at: (!failed.authorization)
+                    .then(|| Instant::now() + RESTART_BACKOFF.after(failures.saturating_add(1))),
                 failures: failures.saturating_add(1),
-                reason: failure.reason.clone(),
+                reason: failed.failure.reason.clone(),
             };
         }
     }
@@ -399,12 +434,13 @@ impl ServerConnection {
         if let Err(err) = &result
             && err.ends_session()
         {
-            let reason = match err {
+            let (reason, retry) = match err {
                 ClientError::ServerDied { failure, .. }
-                | ClientError::Unreachable { failure, .. } => failure.reason.clone(),
-                other => other.to_string(),
+                | ClientError::Unreachable { failure, .. } => (failure.reason.clone(), true),
+                ClientError::NotAuthorized { last, .. } => (last.clone(), false),
+                other => (other.to_string(), true),
             };
-            self.mark_down(live, reason).await;
+            self.mark_down_for(live, reason, retry).await;
         }
         result
     }
@@ -466,10 +502,8 @@ impl ServerConnection {
             } => (ticket, failures, cancel),
         };
         let attempt = tokio::select! {
-            attempt = connect_once(&self.config, &self.changes, self.elicitor.as_ref(), &self.processes) => {
-                attempt.map_err(|failed| failed.failure)
-            }
-            () = cancel.cancelled() => Err(self.shut_down_while_starting()),
+            attempt = connect_once(&self.config, &self.changes, self.elicitor.as_ref(), &self.processes, &self.auth) => attempt,
+            () = cancel.cancelled() => Err(self.shut_down_while_starting().into()),
         };
         match attempt {
             Ok(live) => {
@@ -477,11 +511,11 @@ impl ServerConnection {
                 info!(server = self.name(), "MCP server (re)started");
                 Ok(live)
             }
-            Err(failure) => {
-                self.fail_connect(ticket, failures, &failure).await;
+            Err(failed) => {
+                self.fail_connect(ticket, failures, &failed).await;
                 Err(ClientError::ConnectFailed {
                     attempts: 1,
-                    failure,
+                    failure: failed.failure,
                 })
             }
         }
@@ -495,7 +529,7 @@ impl ServerConnection {
         tokio::spawn(async move {
             let due = match &*server.state.lock().await {
                 State::Idle => true,
-                State::Down { retry_at, .. } => Instant::now() >= *retry_at,
+                State::Down { retry_at, .. } => retry_at.is_some_and(|at| Instant::now() >= at),
                 State::Connecting { .. } | State::Live(_) => false,
             };
             if due
@@ -509,13 +543,19 @@ impl ServerConnection {
     }
 
     async fn mark_down(&self, dead: &Arc<Live>, reason: String) {
+        self.mark_down_for(dead, reason, true).await;
+    }
+
+    /// Marks the session `dead` down; `retry` false when only the host connecting anew may
+    /// start another (credentials refused).
+    async fn mark_down_for(&self, dead: &Arc<Live>, reason: String, retry: bool) {
         let mut state = self.state.lock().await;
         if let State::Live(live) = &*state
             && Arc::ptr_eq(live, dead)
         {
             // Restart on the next use without waiting: the first restart after a crash is free.
             *state = State::Down {
-                retry_at: Instant::now(),
+                retry_at: retry.then(Instant::now),
                 failures: 0,
                 reason,
             };

@@ -160,6 +160,8 @@ pub(super) struct AttemptFailure {
     /// or cannot be run, its `cwd` is missing, or it exited at once with 126 or 127 (how shells
     /// and exec wrappers say a program could not be run or found).
     pub(super) retryable: bool,
+    /// The server refused our credentials, or signing in failed: no later try by time.
+    pub(super) authorization: bool,
 }
 
 impl From<Failure> for AttemptFailure {
@@ -167,6 +169,7 @@ impl From<Failure> for AttemptFailure {
         Self {
             failure,
             retryable: true,
+            authorization: false,
         }
     }
 }

@@ -42,8 +42,10 @@ pub(super) enum State {
     },
     Live(Arc<Live>),
     Down {
-        /// When a restart may be tried (decided once, when the failure happened).
-        retry_at: Instant,
+        /// When a restart may be tried (decided once, when the failure happened); `None`
+        /// when only the host connecting anew may try (credentials refused: a try could ask a
+        /// person to sign in each time).
+        retry_at: Option<Instant>,
         failures: u32,
         reason: String,
     },

@@ -93,18 +93,55 @@ fn the_library_alone_builds_without_the_clis_layers() {
         "the library without features has rmcp's HTTP client: {alone:?}"
     );
 
+    // OAuth: rmcp's `auth` (oauth2 without its own HTTP client) on the same reqwest and
+    // rustls (ring): no second TLS stack, and nothing of the CLI's.
+    let oauth = dependencies(&["oauth"]);
+    for name in CLI_ONLY.iter().chain(&["rusqlite"]) {
+        assert!(
+            !oauth.iter().any(|dep| dep == name),
+            "oauth depends on {name}: {oauth:?}"
+        );
+    }
+    for name in ["oauth2", "reqwest", "rustls"] {
+        assert!(oauth.iter().any(|dep| dep == name), "{name}: {oauth:?}");
+    }
+    for tree in [&alone, &http] {
+        assert!(!tree.iter().any(|dep| dep == "oauth2"), "{tree:?}");
+    }
+    let tls_stacks = [
+        "native-tls",
+        "openssl",
+        "openssl-sys",
+        "aws-lc-rs",
+        "aws-lc-sys",
+    ];
+    for name in tls_stacks {
+        assert!(
+            !oauth.iter().any(|dep| dep == name),
+            "oauth pulls in {name}"
+        );
+    }
+
     // The default (the CLI) has them all: the check above looks at the right tree.
     let cli = dependencies(&["default"]);
     for name in CLI_ONLY
         .iter()
-        .chain(&["rusqlite", "reqwest", "sse-stream"])
+        .chain(&["rusqlite", "reqwest", "sse-stream", "oauth2"])
     {
         assert!(cli.iter().any(|dep| dep == name), "{name}: {cli:?}");
     }
+    for name in tls_stacks {
+        assert!(
+            !cli.iter().any(|dep| dep == name),
+            "the CLI pulls in {name}"
+        );
+    }
     eprintln!(
-        "mcp-client depends on {} packages alone, {} with providers + history, {} with the CLI",
+        "mcp-client depends on {} packages alone, {} with providers + history, {} with http, {} with oauth, {} with the CLI",
         alone.len(),
         layers.len(),
+        http.len(),
+        oauth.len(),
         cli.len()
     );
 }

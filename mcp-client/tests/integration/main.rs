@@ -24,6 +24,8 @@ mod http_hostile;
 mod input_required;
 mod library;
 mod misbehaving;
+#[cfg(feature = "oauth")]
+mod oauth;
 mod pool;
 mod properties;
 mod real_servers;

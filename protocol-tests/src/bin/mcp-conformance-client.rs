@@ -8,6 +8,13 @@
 //! `server/discover` from 2026-07-28), list the tools and call each, answering every question
 //! the server asks with the defaults its form gives. The suite judges the traffic.
 //!
+//! The `auth/*` scenarios protect their server with OAuth: the client signs in as a host
+//! without a person would, following the authorization server's redirect itself
+//! ([`follow_redirects`](mcp_client::transport::http::oauth::follow_redirects)), with the
+//! pre-registered client of the context when it gives one, the suite's Client ID Metadata
+//! Document where its authorization server takes them, and the client-credentials grant for
+//! the scenarios of that extension.
+//!
 //! Exit status: 0 when the session ran to its end (a call the server refused with a JSON-RPC
 //! error is its answer, shown on stderr), 1 with the reason on stderr otherwise.
 
@@ -16,8 +23,14 @@ use std::{process::ExitCode, sync::Arc, time::Duration};
 use mcp_client::{
     ClientError, ServerConfig, ServerConnection,
     connection::{ElicitAnswer, Elicitation, Elicitor, RetryPolicy, lifecycle},
-    transport::HttpEndpoint,
+    transport::{
+        HttpEndpoint,
+        http::oauth::{OAuthGrant, OAuthOptions, OAuthSettings, headless_authorizer},
+    },
 };
+
+/// The Client ID Metadata Document the suite's authorization servers expect as client id.
+const CONFORMANCE_CLIENT_METADATA: &str = "https://conformance-test.local/client-metadata.json";
 use serde_json::{Map, Value};
 
 #[tokio::main(flavor = "current_thread")]
@@ -38,7 +51,11 @@ async fn run() -> Result<(), String> {
         .ok_or("give the server's URL as the last argument")?;
     let scenario = std::env::var("MCP_CONFORMANCE_SCENARIO").unwrap_or_default();
     let context = context()?;
-    let mut config = ServerConfig::http(HttpEndpoint::new("under-test", url));
+    let mut endpoint = HttpEndpoint::new("under-test", url);
+    if scenario.starts_with("auth/") {
+        endpoint.oauth = Some(oauth_settings(&scenario, &context));
+    }
+    let mut config = ServerConfig::http(endpoint);
     config.retry = RetryPolicy {
         attempts: 1,
         ..RetryPolicy::default()
@@ -48,10 +65,34 @@ async fn run() -> Result<(), String> {
     if let Ok(version) = std::env::var("MCP_CONFORMANCE_PROTOCOL_VERSION") {
         config.protocol_version = Some(lifecycle::parse(&version)?);
     }
-    let connection = ServerConnection::new(config).with_elicitor(Some(defaults_elicitor()));
+    let connection = ServerConnection::new(config)
+        .with_elicitor(Some(defaults_elicitor()))
+        .with_oauth(OAuthOptions {
+            authorizer: Some(headless_authorizer()),
+            token_dir: None,
+        });
     let outcome = session(&connection, &context).await;
     connection.shutdown().await;
     outcome.map_err(|err| format!("scenario `{scenario}`: {err}"))
+}
+
+/// How an `auth/*` scenario signs in: the context's client (`client_id`, `client_secret`)
+/// when it gives one, with the client-credentials grant for that extension's scenarios.
+fn oauth_settings(scenario: &str, context: &Value) -> OAuthSettings {
+    let text = |key: &str| context[key].as_str().map(str::to_owned);
+    let grant = if scenario.contains("client-credentials") {
+        OAuthGrant::ClientCredentials
+    } else {
+        OAuthGrant::AuthorizationCode
+    };
+    let mut settings = OAuthSettings {
+        client_id: text("client_id"),
+        client_secret: text("client_secret"),
+        client_metadata_url: Some(CONFORMANCE_CLIENT_METADATA.to_owned()),
+        ..OAuthSettings::default()
+    };
+    settings.grant = grant;
+    settings
 }
 
 /// `MCP_CONFORMANCE_CONTEXT` as JSON (an empty object when unset).

@@ -2,7 +2,8 @@
 //! `test_support::peers`) judges mcp-client as a client: `conformance client --requirements
 //! REV` runs each client scenario a revision requires against a test server of its own, with
 //! `mcp-conformance-client` (mcp-client's library, nothing else) as the client under test.
-//! Every scored scenario must pass; there is no expected-failures file for the client.
+//! Every scored scenario must pass, the `auth/*` ones (OAuth, signed in headlessly) too;
+//! there is no expected-failures file for the client.
 
 use std::time::{Duration, Instant};
 
@@ -10,41 +11,70 @@ use test_support::{child, mosquitto::ScratchDir, peers::conformance_suite, works
 
 use super::official_suite::strip_ansi;
 
-/// Scored scenarios that wait for mcp-client's OAuth (issue 34); each must still run, and
-/// fails today. Empty once OAuth lands: then every scored scenario passes.
-const AWAITING_OAUTH: &str = "auth/";
+/// The OAuth scenarios both revisions require.
+const AUTH: [&str; 14] = [
+    "auth/metadata-default",
+    "auth/metadata-var1",
+    "auth/metadata-var2",
+    "auth/metadata-var3",
+    "auth/basic-cimd",
+    "auth/scope-from-www-authenticate",
+    "auth/scope-from-scopes-supported",
+    "auth/scope-omitted-when-undefined",
+    "auth/scope-step-up",
+    "auth/scope-retry-limit",
+    "auth/token-endpoint-auth-basic",
+    "auth/token-endpoint-auth-post",
+    "auth/token-endpoint-auth-none",
+    "auth/pre-registration",
+];
+
+/// The OAuth scenarios 2026-07-28 adds: the resource and the issuer checked, refresh tokens
+/// asked for, a new authorization server registered with afresh.
+const AUTH_2026: [&str; 11] = [
+    "auth/resource-mismatch",
+    "auth/offline-access-scope",
+    "auth/offline-access-not-supported",
+    "auth/authorization-server-migration",
+    "auth/iss-supported",
+    "auth/iss-not-advertised",
+    "auth/iss-supported-missing",
+    "auth/iss-wrong-issuer",
+    "auth/iss-unexpected",
+    "auth/iss-normalized",
+    "auth/metadata-issuer-mismatch",
+];
 
 #[test]
 fn the_official_suite_passes_the_client_at_2025_11_25() {
-    judge(
-        "2025-11-25",
-        &[
-            "initialize",
-            "tools_call",
-            "elicitation-sep1034-client-defaults",
-            "sse-retry",
-        ],
-    );
+    let mut must_pass = vec![
+        "initialize",
+        "tools_call",
+        "elicitation-sep1034-client-defaults",
+        "sse-retry",
+    ];
+    must_pass.extend(AUTH);
+    judge("2025-11-25", &must_pass);
 }
 
 #[test]
 fn the_official_suite_passes_the_client_at_2026_07_28() {
-    judge(
-        "2026-07-28",
-        &[
-            "tools_call",
-            "request-metadata",
-            "sep-2322-client-request-state",
-            "http-standard-headers",
-            "http-custom-headers",
-            "http-invalid-tool-headers",
-            "json-schema-ref-no-deref",
-        ],
-    );
+    let mut must_pass = vec![
+        "tools_call",
+        "request-metadata",
+        "sep-2322-client-request-state",
+        "http-standard-headers",
+        "http-custom-headers",
+        "http-invalid-tool-headers",
+        "json-schema-ref-no-deref",
+    ];
+    must_pass.extend(AUTH);
+    must_pass.extend(AUTH_2026);
+    judge("2026-07-28", &must_pass);
 }
 
 /// Runs what `revision` requires of a client and checks that every scenario in `must_pass`
-/// ran and passed, and that no other scored scenario failed but those awaiting OAuth.
+/// ran and passed, and that no other scored scenario failed.
 fn judge(revision: &str, must_pass: &[&str]) {
     let results = ScratchDir::new();
     let client = workspace_bin("mcp-conformance-client");
@@ -94,7 +124,7 @@ fn judge(revision: &str, must_pass: &[&str]) {
     }
     let failed: Vec<&str> = verdicts
         .iter()
-        .filter(|(passed, name)| !passed && !name.starts_with(AWAITING_OAUTH))
+        .filter(|(passed, _)| !passed)
         .map(|(_, name)| *name)
         .collect();
     assert!(
@@ -103,7 +133,7 @@ fn judge(revision: &str, must_pass: &[&str]) {
         report()
     );
     assert!(
-        verdicts.len() > must_pass.len(),
+        verdicts.len() >= must_pass.len(),
         "the suite ran too few scenarios:\n{}",
         report()
     );

@@ -32,6 +32,7 @@ pub(super) struct Entry {
     command: Option<String>,
     url: Option<String>,
     headers: Option<BTreeMap<String, String>>,
+    oauth: Option<remote::OAuthEntry>,
     args: Option<Vec<String>>,
     env: Option<BTreeMap<String, String>>,
     cwd: Option<PathBuf>,
@@ -118,17 +119,21 @@ impl Entry {
                 }
                 let url = self.url.unwrap_or_default();
                 let headers = self.headers.unwrap_or_default();
-                ServerConfig::http(remote::endpoint(
-                    name,
-                    &url,
-                    headers,
-                    self.max_line_bytes,
-                    lookup,
-                )?)
+                let mut endpoint =
+                    remote::endpoint(name, &url, headers, self.max_line_bytes, lookup)?;
+                if let Some(oauth) = self.oauth {
+                    endpoint.oauth = Some(remote::oauth(oauth, &endpoint, lookup)?);
+                }
+                ServerConfig::http(endpoint)
             }
             Transport::Stdio => {
-                if self.headers.is_some() {
-                    return Err(("headers".to_owned(), "is for a remote server (`url`); a program started with `command` takes `env`".to_owned()));
+                for (key, given) in [
+                    ("headers", self.headers.is_some()),
+                    ("oauth", self.oauth.is_some()),
+                ] {
+                    if given {
+                        return Err((key.to_owned(), "is for a remote server (`url`); a program started with `command` takes `env`".to_owned()));
+                    }
                 }
                 ServerConfig::new(self.command_of(name, lookup, folder)?)
             }

@@ -9,7 +9,10 @@
 use std::collections::BTreeMap;
 
 use super::{error::KeyError, values::expand};
-use crate::transport::{DEFAULT_MAX_LINE, HttpEndpoint};
+use crate::transport::{
+    DEFAULT_MAX_LINE, HttpEndpoint,
+    http::oauth::{OAuthGrant, OAuthSettings},
+};
 
 /// The transport an entry asks for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -119,6 +122,143 @@ pub(super) fn endpoint(
     Ok(endpoint)
 }
 
+/// An entry's `"oauth"` object as the file has it.
+#[derive(Debug, serde::Deserialize)]
+#[serde(
+    rename_all = "camelCase",
+    expecting = "an object of OAuth settings (clientId, clientSecret, scopes, redirectPort, clientMetadataUrl, grant)"
+)]
+pub(super) struct OAuthEntry {
+    client_id: Option<String>,
+    client_secret: Option<Secret>,
+    scopes: Option<Scopes>,
+    redirect_port: Option<u16>,
+    client_metadata_url: Option<String>,
+    grant: Option<String>,
+}
+
+/// A value that is a secret: `Debug` never shows it.
+#[derive(serde::Deserialize)]
+#[serde(transparent)]
+struct Secret(String);
+
+impl std::fmt::Debug for Secret {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("[redacted]")
+    }
+}
+
+/// Scopes as a list, or as OAuth writes them: one string, space-separated.
+#[derive(Debug, serde::Deserialize)]
+#[serde(
+    untagged,
+    expecting = "a list of scopes, or one string of scopes separated by spaces"
+)]
+enum Scopes {
+    List(Vec<String>),
+    Spaced(String),
+}
+
+/// The OAuth settings of the remote server `endpoint`, `${VAR}` expanded in `clientId`,
+/// `clientSecret` and `clientMetadataUrl`.
+pub(super) fn oauth(
+    entry: OAuthEntry,
+    endpoint: &HttpEndpoint,
+    lookup: &dyn Fn(&str) -> Option<String>,
+) -> Result<OAuthSettings, KeyError> {
+    let problem = |key: &str, problem: &str| Err((format!("oauth.{key}"), problem.to_owned()));
+    if !cfg!(feature = "oauth") {
+        return Err((
+            "oauth".into(),
+            "asks for OAuth, but this mcp-client was built without the `oauth` feature: build it with `--features oauth`, or give a token in `headers`".into(),
+        ));
+    }
+    if endpoint.has_static_authorization() {
+        return Err((
+            "oauth".into(),
+            "is given with an `Authorization` header: the client either signs in with OAuth or sends that header, so remove one of them".into(),
+        ));
+    }
+    let expanded = |key: &str, value: Option<String>| {
+        value
+            .map(|value| {
+                expand(&value, lookup).map_err(|problem| (format!("oauth.{key}"), problem))
+            })
+            .transpose()
+    };
+    let client_id = expanded("clientId", entry.client_id)?.filter(|id| !id.is_empty());
+    let client_secret = expanded("clientSecret", entry.client_secret.map(|secret| secret.0))?
+        .filter(|s| !s.is_empty());
+    let client_metadata_url = expanded("clientMetadataUrl", entry.client_metadata_url)?;
+    if client_secret.is_some() && client_id.is_none() {
+        return problem(
+            "clientSecret",
+            "is given without `oauth.clientId`: a secret belongs to a client registered beforehand, so give its id too",
+        );
+    }
+    if let Some(url) = &client_metadata_url {
+        let usable = is_cimd_address(url);
+        if !usable {
+            return problem(
+                "clientMetadataUrl",
+                "is not an https:// address with a path (such as https://example.com/mcp-client.json): a Client ID Metadata Document is served over HTTPS at its own path",
+            );
+        }
+    }
+    let grant = match entry.grant.as_deref() {
+        None | Some("authorization_code") => OAuthGrant::AuthorizationCode,
+        Some("client_credentials") => {
+            if client_id.is_none() || client_secret.is_none() {
+                return problem(
+                    "grant",
+                    "is \"client_credentials\", which needs `oauth.clientId` and `oauth.clientSecret` (the client signs in as itself)",
+                );
+            }
+            OAuthGrant::ClientCredentials
+        }
+        Some(_) => {
+            return problem(
+                "grant",
+                "is not one this client speaks: use \"authorization_code\" (a person signs in in a browser) or \"client_credentials\" (the client signs in as itself with clientId and clientSecret)",
+            );
+        }
+    };
+    let scopes = match entry.scopes {
+        None => Vec::new(),
+        Some(Scopes::List(scopes)) => scopes,
+        Some(Scopes::Spaced(scopes)) => scopes.split_whitespace().map(str::to_owned).collect(),
+    };
+    if let Some(n) = scopes
+        .iter()
+        .position(|scope| scope.is_empty() || scope.contains(char::is_whitespace))
+    {
+        return Err((
+            format!("oauth.scopes.{n}"),
+            "is not a scope: a scope is one word without spaces".into(),
+        ));
+    }
+    Ok(OAuthSettings {
+        client_id,
+        client_secret,
+        scopes,
+        redirect_port: entry.redirect_port.filter(|port| *port != 0),
+        client_metadata_url,
+        grant,
+    })
+}
+
+/// Whether `url` is `https://host/path` with a path other than `/` (a Client ID Metadata
+/// Document's address), read without an URL library so that files parse without `http`.
+fn is_cimd_address(url: &str) -> bool {
+    let Some(rest) = url.strip_prefix("https://") else {
+        return false;
+    };
+    match rest.split_once('/') {
+        Some((host, path)) => !host.is_empty() && !path.is_empty(),
+        None => false,
+    }
+}
+
 /// A character of an HTTP token (RFC 9110, section 5.6.2), which header names are.
 fn is_token_byte(byte: u8) -> bool {
     byte.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&byte)
@@ -129,6 +269,8 @@ mod tests {
     use std::path::Path;
 
     use super::super::{ConfigError, Endpoint, ServerConfig, parse};
+    #[cfg(feature = "oauth")]
+    use crate::transport::http::oauth::{OAuthGrant, OAuthSettings};
 
     fn parse_str(text: &str) -> Result<Vec<ServerConfig>, ConfigError> {
         let vars = |name: &str| match name {
@@ -236,6 +378,84 @@ mod tests {
             (
                 r#"{"mcpServers": {"s": {"url": "http://h/mcp", "headers": {"X-Token": 5}}}}"#,
                 "\"servers.json\": server `s`: `headers.X-Token` is 5: invalid type: integer `5`, expected a string",
+            ),
+        ];
+        for (text, expected) in cases {
+            assert_eq!(error(text), expected);
+        }
+    }
+
+    #[cfg(feature = "oauth")]
+    #[test]
+    fn an_oauth_object_gives_the_sign_in_settings_with_the_secret_expanded() {
+        let servers = parse_str(
+            r#"{"mcpServers": {
+                "a": {"url": "https://home.example/mcp",
+                      "oauth": {"clientId": "home-agent", "clientSecret": "${ZWAVE_MCP_TOKEN}",
+                                "scopes": "read write", "redirectPort": 8765,
+                                "clientMetadataUrl": "https://agent.example/client.json"}},
+                "b": {"url": "https://home.example/mcp", "oauth": {}},
+                "c": {"url": "https://home.example/mcp",
+                      "oauth": {"clientId": "m", "clientSecret": "x", "grant": "client_credentials", "scopes": ["a"]}},
+                "d": {"url": "https://home.example/mcp"}
+            }}"#,
+        )
+        .unwrap();
+        let oauth = |n: usize| match &servers[n].endpoint {
+            Endpoint::Http(endpoint) => endpoint.oauth.clone(),
+            Endpoint::Stdio(_) => panic!("{:?}", servers[n]),
+        };
+        let a = oauth(0).unwrap();
+        assert_eq!(a.client_id.as_deref(), Some("home-agent"));
+        assert_eq!(a.client_secret.as_deref(), Some("s3cret"));
+        assert_eq!(a.scopes, ["read", "write"]);
+        assert_eq!(a.redirect_port, Some(8765));
+        assert_eq!(a.grant, OAuthGrant::AuthorizationCode);
+        assert_eq!(oauth(1), Some(OAuthSettings::default()));
+        assert_eq!(oauth(2).unwrap().grant, OAuthGrant::ClientCredentials);
+        assert_eq!(oauth(3), None);
+        assert!(!format!("{servers:?}").contains("s3cret"));
+    }
+
+    #[cfg(feature = "oauth")]
+    #[test]
+    fn oauth_settings_that_cannot_work_name_the_key_and_what_would() {
+        let cases = [
+            (
+                r#"{"mcpServers": {"s": {"url": "http://h/mcp", "headers": {"Authorization": "Bearer x"}, "oauth": {}}}}"#,
+                "\"servers.json\": server `s`: `oauth` is given with an `Authorization` header: the client either signs in with OAuth or sends that header, so remove one of them",
+            ),
+            (
+                r#"{"mcpServers": {"s": {"command": "x", "oauth": {}}}}"#,
+                "\"servers.json\": server `s`: `oauth` is for a remote server (`url`); a program started with `command` takes `env`",
+            ),
+            (
+                r#"{"mcpServers": {"s": {"url": "http://h/mcp", "oauth": {"clientSecret": "x"}}}}"#,
+                "\"servers.json\": server `s`: `oauth.clientSecret` is given without `oauth.clientId`: a secret belongs to a client registered beforehand, so give its id too",
+            ),
+            (
+                r#"{"mcpServers": {"s": {"url": "http://h/mcp", "oauth": {"grant": "password"}}}}"#,
+                "\"servers.json\": server `s`: `oauth.grant` is not one this client speaks: use \"authorization_code\" (a person signs in in a browser) or \"client_credentials\" (the client signs in as itself with clientId and clientSecret)",
+            ),
+            (
+                r#"{"mcpServers": {"s": {"url": "http://h/mcp", "oauth": {"grant": "client_credentials", "clientId": "m"}}}}"#,
+                "\"servers.json\": server `s`: `oauth.grant` is \"client_credentials\", which needs `oauth.clientId` and `oauth.clientSecret` (the client signs in as itself)",
+            ),
+            (
+                r#"{"mcpServers": {"s": {"url": "http://h/mcp", "oauth": {"clientMetadataUrl": "http://agent.example/c.json"}}}}"#,
+                "\"servers.json\": server `s`: `oauth.clientMetadataUrl` is not an https:// address with a path (such as https://example.com/mcp-client.json): a Client ID Metadata Document is served over HTTPS at its own path",
+            ),
+            (
+                r#"{"mcpServers": {"s": {"url": "http://h/mcp", "oauth": {"clientId": "${NOPE}"}}}}"#,
+                "\"servers.json\": server `s`: `oauth.clientId` refers to ${NOPE}, which is not set (set it, or write ${NOPE:-default})",
+            ),
+            (
+                r#"{"mcpServers": {"s": {"url": "http://h/mcp", "oauth": {"redirectPort": 70000}}}}"#,
+                "\"servers.json\": server `s`: `oauth.redirectPort` is 70000: invalid value: integer `70000`, expected u16",
+            ),
+            (
+                r#"{"mcpServers": {"s": {"url": "http://h/mcp", "oauth": {"scopes": ["read", ""]}}}}"#,
+                "\"servers.json\": server `s`: `oauth.scopes.1` is not a scope: a scope is one word without spaces",
             ),
         ];
         for (text, expected) in cases {

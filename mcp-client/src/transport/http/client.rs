@@ -3,6 +3,10 @@
 //! request, and [`HttpTransport`], which shows the session's notifications to the handler's
 //! tap in stream order as the stdio transport does.
 //!
+//! With the `oauth` feature, the requests of an entry without an `Authorization` header of
+//! its own go through [`SignedInClient`](super::oauth::SignedInClient): tokens on each, and a
+//! sign-in when the server asks for one.
+//!
 //! Bounds are rmcp's (3.11.0, `common/reqwest/streamable_http_client.rs`): a JSON body and each
 //! SSE event are read up to the entry's `maxLineBytes`, an error body up to 64 KiB. What the
 //! server sends back reaches rmcp through a [`GuardedClient`] (the entry's header values cut
@@ -11,16 +15,20 @@
 //! own re-initialize after a 404 is turned off: the connection starts the new session itself,
 //! so that its tools are listed again and its callers learn of it (see `ServerConnection`).
 
-use std::{collections::HashMap, time::Duration};
+use std::{collections::HashMap, sync::Arc, time::Duration};
 
+use futures_util::stream::BoxStream;
 use reqwest::header::{HeaderName, HeaderValue};
 use rmcp::{
     RoleClient,
-    model::JsonRpcMessage,
+    model::{ClientJsonRpcMessage, JsonRpcMessage},
     service::{RxJsonRpcMessage, TxJsonRpcMessage},
     transport::{
         StreamableHttpClientTransport, Transport,
-        streamable_http_client::{StreamableHttpClientTransportConfig, StreamableHttpError},
+        streamable_http_client::{
+            SseError, StreamableHttpClient, StreamableHttpClientTransportConfig,
+            StreamableHttpError, StreamableHttpPostResponse, StreamableHttpResponseLimits,
+        },
     },
 };
 
@@ -36,6 +44,123 @@ pub(super) const MAX_REDIRECTS: usize = 10;
 
 /// What rmcp's Streamable HTTP client reports, over reqwest.
 pub type HttpError = StreamableHttpError<reqwest::Error>;
+
+/// The HTTP client of a session: plain reqwest, or signed in with OAuth.
+#[derive(Clone, Debug)]
+#[non_exhaustive]
+pub enum HttpClient {
+    /// Requests as they are (with the entry's headers).
+    Plain(reqwest::Client),
+    /// Requests with our OAuth token, signing in when the server asks.
+    #[cfg(feature = "oauth")]
+    SignedIn(super::oauth::SignedInClient),
+}
+
+/// The body of each [`StreamableHttpClient`] method: the same call on either client.
+macro_rules! either {
+    ($self:ident . $method:ident ( $($arg:expr),* )) => {
+        match $self {
+            HttpClient::Plain(client) => client.$method($($arg),*).await,
+            #[cfg(feature = "oauth")]
+            HttpClient::SignedIn(client) => client.$method($($arg),*).await,
+        }
+    };
+}
+
+type SseStream = BoxStream<'static, Result<sse_stream::Sse, SseError>>;
+
+impl StreamableHttpClient for HttpClient {
+    type Error = reqwest::Error;
+
+    async fn post_message(
+        &self,
+        uri: Arc<str>,
+        message: ClientJsonRpcMessage,
+        session_id: Option<Arc<str>>,
+        auth_header: Option<String>,
+        custom_headers: HashMap<HeaderName, HeaderValue>,
+    ) -> Result<StreamableHttpPostResponse, HttpError> {
+        either!(self.post_message(uri, message, session_id, auth_header, custom_headers))
+    }
+
+    async fn post_message_with_max_sse_event_size(
+        &self,
+        uri: Arc<str>,
+        message: ClientJsonRpcMessage,
+        session_id: Option<Arc<str>>,
+        auth_header: Option<String>,
+        custom_headers: HashMap<HeaderName, HeaderValue>,
+        max_sse_event_size: usize,
+    ) -> Result<StreamableHttpPostResponse, HttpError> {
+        either!(self.post_message_with_max_sse_event_size(
+            uri,
+            message,
+            session_id,
+            auth_header,
+            custom_headers,
+            max_sse_event_size
+        ))
+    }
+
+    async fn post_message_with_response_limits(
+        &self,
+        uri: Arc<str>,
+        message: ClientJsonRpcMessage,
+        session_id: Option<Arc<str>>,
+        auth_header: Option<String>,
+        custom_headers: HashMap<HeaderName, HeaderValue>,
+        limits: StreamableHttpResponseLimits,
+    ) -> Result<StreamableHttpPostResponse, HttpError> {
+        either!(self.post_message_with_response_limits(
+            uri,
+            message,
+            session_id,
+            auth_header,
+            custom_headers,
+            limits
+        ))
+    }
+
+    async fn delete_session(
+        &self,
+        uri: Arc<str>,
+        session_id: Arc<str>,
+        auth_header: Option<String>,
+        custom_headers: HashMap<HeaderName, HeaderValue>,
+    ) -> Result<(), HttpError> {
+        either!(self.delete_session(uri, session_id, auth_header, custom_headers))
+    }
+
+    async fn get_stream(
+        &self,
+        uri: Arc<str>,
+        session_id: Option<Arc<str>>,
+        last_event_id: Option<String>,
+        auth_header: Option<String>,
+        custom_headers: HashMap<HeaderName, HeaderValue>,
+    ) -> Result<SseStream, HttpError> {
+        either!(self.get_stream(uri, session_id, last_event_id, auth_header, custom_headers))
+    }
+
+    async fn get_stream_with_max_sse_event_size(
+        &self,
+        uri: Arc<str>,
+        session_id: Option<Arc<str>>,
+        last_event_id: Option<String>,
+        auth_header: Option<String>,
+        custom_headers: HashMap<HeaderName, HeaderValue>,
+        max_sse_event_size: usize,
+    ) -> Result<SseStream, HttpError> {
+        either!(self.get_stream_with_max_sse_event_size(
+            uri,
+            session_id,
+            last_event_id,
+            auth_header,
+            custom_headers,
+            max_sse_event_size
+        ))
+    }
+}
 
 /// The transport of one Streamable HTTP session: rmcp's, with the notification tap.
 pub struct HttpTransport {
@@ -110,15 +235,29 @@ impl Transport<RoleClient> for HttpTransport {
     }
 }
 
-/// The transport to `endpoint` (nothing is sent until `initialize`); connecting a socket may
-/// take at most `connect_timeout`.
+/// The HTTP client of the remote server `endpoint`: connecting a socket may take at most
+/// `connect_timeout`; redirects stay within the first URL's origin.
 ///
 /// # Errors
-/// The URL or a header cannot be used, or the TLS setup failed: a message for the user.
-pub fn connect(
+/// The TLS setup failed: a message for the user.
+pub fn http_client(
     endpoint: &HttpEndpoint,
     connect_timeout: Duration,
-) -> Result<HttpTransport, String> {
+) -> Result<reqwest::Client, String> {
+    super::tls::ready();
+    reqwest::Client::builder()
+        .connect_timeout(connect_timeout)
+        .tcp_nodelay(true)
+        .redirect(redirect_policy(Secrets::of(endpoint.headers.values())))
+        .build()
+        .map_err(|err| format!("cannot set up the HTTP client: {err}"))
+}
+
+/// The transport to `endpoint` over `client` (nothing is sent until `initialize`).
+///
+/// # Errors
+/// The URL or a header cannot be used: a message for the user.
+pub fn connect(endpoint: &HttpEndpoint, client: HttpClient) -> Result<HttpTransport, String> {
     let url =
         reqwest::Url::parse(&endpoint.url).map_err(|err| format!("`url` is not a URL ({err})"))?;
     let secrets = Secrets::of(endpoint.headers.values());
@@ -131,14 +270,6 @@ pub fn connect(
             .map_err(|_| format!("`headers.{name}` has a character a header cannot hold"))?;
         headers.insert(name, value);
     }
-    // reqwest is built without a crypto provider of its own; ring is the workspace's.
-    let _ = rustls::crypto::ring::default_provider().install_default();
-    let client = reqwest::Client::builder()
-        .connect_timeout(connect_timeout)
-        .tcp_nodelay(true)
-        .redirect(redirect_policy(secrets.clone()))
-        .build()
-        .map_err(|err| format!("cannot set up the HTTP client: {err}"))?;
     let config = StreamableHttpClientTransportConfig::with_uri(url.as_str())
         .custom_headers(headers)
         .max_sse_event_size(endpoint.max_message)

@@ -3,7 +3,7 @@
 
 use std::collections::BTreeMap;
 
-use super::super::DEFAULT_MAX_LINE;
+use super::{super::DEFAULT_MAX_LINE, oauth::OAuthSettings};
 
 /// A remote MCP server reached over Streamable HTTP.
 #[derive(Clone, PartialEq, Eq)]
@@ -18,6 +18,9 @@ pub struct HttpEndpoint {
     pub headers: BTreeMap<String, String>,
     /// Largest message accepted: a JSON body or one SSE event.
     pub max_message: usize,
+    /// How to sign in with OAuth (feature `oauth`). `None` still signs in when the server
+    /// answers 401 pointing at its OAuth metadata, unless `headers` hold an `Authorization`.
+    pub oauth: Option<OAuthSettings>,
 }
 
 impl HttpEndpoint {
@@ -28,7 +31,16 @@ impl HttpEndpoint {
             url: url.into(),
             headers: BTreeMap::new(),
             max_message: DEFAULT_MAX_LINE,
+            oauth: None,
         }
+    }
+
+    /// Whether `headers` hold an `Authorization` of the entry's own (a static token): the
+    /// client then never signs in with OAuth.
+    pub fn has_static_authorization(&self) -> bool {
+        self.headers
+            .keys()
+            .any(|name| name.eq_ignore_ascii_case("authorization"))
     }
 
     /// With the header `name: value` on every request.
@@ -46,6 +58,7 @@ impl std::fmt::Debug for HttpEndpoint {
             .field("url", &self.url)
             .field("headers", &self.headers.keys().collect::<Vec<_>>())
             .field("max_message", &self.max_message)
+            .field("oauth", &self.oauth)
             .finish()
     }
 }

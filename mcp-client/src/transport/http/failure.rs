@@ -24,6 +24,9 @@ pub struct HttpProblem {
     /// The server answered 404 to a request of our session: it no longer knows the session
     /// (it restarted, or ended it), so it did not run the request.
     pub session_expired: bool,
+    /// The server refused our credentials (401, 403), or signing in failed: trying again
+    /// later needs someone to change something (a token, a sign-in, a right), never just time.
+    pub authorization: bool,
 }
 
 impl HttpProblem {
@@ -33,7 +36,14 @@ impl HttpProblem {
             hint,
             retryable,
             session_expired: false,
+            authorization: false,
         }
+    }
+
+    fn authorization(mut self) -> Self {
+        self.authorization = true;
+        self.retryable = false;
+        self
     }
 }
 
@@ -74,6 +84,8 @@ fn classify(error: &HttpError, url: &str) -> HttpProblem {
         StreamableHttpError::Client(error) => client(error, url),
         StreamableHttpError::AuthRequired(_) => unauthorized(),
         StreamableHttpError::InsufficientScope(_) => forbidden(None),
+        #[cfg(feature = "oauth")]
+        StreamableHttpError::Auth(error) => sign_in_failed(error),
         StreamableHttpError::UnexpectedServerResponse(text) => {
             // rmcp (=3.11.0) says a refusal without a JSON-RPC error as "HTTP {status}: {body}".
             let (status, body) = status_of(text);
@@ -110,6 +122,7 @@ fn classify(error: &HttpError, url: &str) -> HttpProblem {
             hint: None,
             retryable: true,
             session_expired: true,
+            authorization: false,
         },
         StreamableHttpError::ResponseBodyTooLarge { max_size } => too_large("an answer", *max_size),
         other => HttpProblem::new(other.to_string(), None, true),
@@ -213,6 +226,46 @@ fn unauthorized() -> HttpProblem {
         Some("check the token in the entry's `headers` (\"Authorization\": \"Bearer ${TOKEN}\"): is the variable set, to this server's token?".into()),
         false,
     )
+    .authorization()
+}
+
+/// Signing in with OAuth failed: what rmcp (or our sign-in) said, and what to check.
+#[cfg(feature = "oauth")]
+fn sign_in_failed(error: &rmcp::transport::auth::AuthError) -> HttpProblem {
+    use rmcp::transport::auth::AuthError;
+    let retryable = matches!(
+        error,
+        AuthError::TokenRefreshFailed(_)
+            | AuthError::HttpError(_)
+            | AuthError::DiscoveryRequestFailed { .. }
+    );
+    let hint = match error {
+        AuthError::TokenRefreshFailed(_)
+        | AuthError::HttpError(_)
+        | AuthError::DiscoveryRequestFailed { .. } => {
+            "is the authorization server reachable from here?"
+        }
+        AuthError::ProtectedResourceMetadataInvalid { .. }
+        | AuthError::AuthorizationServerMismatch { .. }
+        | AuthError::AuthorizationServerMissingIssuer { .. }
+        | AuthError::AuthorizationServersUnavailable { .. }
+        | AuthError::PkceUnsupported => {
+            "the server's OAuth setup is not one this client may trust or use: its operator can fix it; nothing was sent to the authorization server"
+        }
+        _ => {
+            "check the entry's `oauth` settings (clientId, clientSecret, scopes, redirectPort); signing in starts again when the host connects anew"
+        }
+    };
+    let mut problem = HttpProblem::new(
+        format!(
+            "signing in with OAuth failed: {}",
+            common::printable(&common::clip(error.to_string().trim(), 600))
+        ),
+        Some(hint.into()),
+        retryable,
+    );
+    problem.authorization = !retryable;
+    problem
 }
 
 fn forbidden(said: Option<&str>) -> HttpProblem {
@@ -226,6 +279,7 @@ fn forbidden(said: Option<&str>) -> HttpProblem {
         Some("the token may lack the rights this needs, or the server may refuse the host name in `url`: its log says why".into()),
         false,
     )
+    .authorization()
 }
 
 /// The status and body of rmcp's "HTTP 404 Not Found: body".

@@ -1,4 +1,4 @@
-//! [`GuardedClient`]: reqwest's client as rmcp's Streamable HTTP worker uses it, with what the
+//! [`GuardedClient`]: the session's HTTP client as rmcp's Streamable HTTP worker uses it, with what the
 //! server sends back checked before rmcp reads (or logs) it: the entry's [`Secrets`] are cut
 //! out of every message, SSE event and error text, and an SSE event cut at `maxLineBytes` is
 //! noted in [`CutEvents`], so that the request it failed can say why (rmcp only closes the
@@ -45,10 +45,10 @@ impl CutEvents {
     }
 }
 
-/// reqwest's client, with the server's answers guarded.
+/// The session's HTTP client (reqwest, signed in or not), with the server's answers guarded.
 #[derive(Clone)]
 pub(super) struct GuardedClient {
-    pub(super) inner: reqwest::Client,
+    pub(super) inner: super::HttpClient,
     pub(super) secrets: Secrets,
     pub(super) cut: CutEvents,
 }

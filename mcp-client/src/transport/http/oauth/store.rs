@@ -1,0 +1,295 @@
+//! [`TokenStore`]: what signing in to one server left, kept for the next run: the
+//! authorization server's metadata, the client it registered, and the tokens. One JSON file
+//! per server URL in the token folder, created 0600 in a 0700 folder and replaced atomically
+//! (written beside, then renamed); without a folder, kept in memory only. Tokens are never
+//! logged, and the store's `Debug` shows none.
+
+use std::{
+    os::unix::fs::{DirBuilderExt as _, OpenOptionsExt as _, PermissionsExt as _},
+    path::{Path, PathBuf},
+    sync::{Arc, Mutex, PoisonError},
+};
+
+use rmcp::transport::auth::{AuthError, AuthorizationMetadata, CredentialStore, StoredCredentials};
+use serde::{Deserialize, Serialize};
+
+/// `$XDG_STATE_HOME/mcp-client/oauth`, else `~/.local/state/mcp-client/oauth`: tokens are
+/// state the client keeps between runs, not the person's data (XDG base directories).
+pub fn default_token_dir(xdg_state_home: Option<&str>, home: Option<&str>) -> Option<PathBuf> {
+    let base = match (xdg_state_home.filter(|dir| !dir.is_empty()), home) {
+        (Some(state), _) => PathBuf::from(state),
+        (None, Some(home)) if !home.is_empty() => Path::new(home).join(".local/state"),
+        _ => return None,
+    };
+    Some(base.join("mcp-client").join("oauth"))
+}
+
+/// The client the authorization server knows us as.
+#[derive(Clone, Serialize, Deserialize, PartialEq, Eq)]
+pub(super) struct ClientRecord {
+    pub(super) id: String,
+    /// A secret the authorization server issued at registration (never one from the
+    /// configuration, which stays there).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(super) secret: Option<String>,
+    /// The redirect address it was registered with.
+    pub(super) redirect_uri: String,
+}
+
+/// What the file holds.
+#[derive(Clone, Default, Serialize, Deserialize)]
+struct Record {
+    /// The server's URL: a file is only ever read for the URL it was written for.
+    url: String,
+    #[serde(default)]
+    metadata: Option<AuthorizationMetadata>,
+    #[serde(default)]
+    client: Option<ClientRecord>,
+    #[serde(default)]
+    credentials: Option<StoredCredentials>,
+}
+
+/// One server's tokens: in memory, written through to its file when there is a folder.
+#[derive(Clone)]
+pub(super) struct TokenStore {
+    path: Option<PathBuf>,
+    record: Arc<Mutex<Record>>,
+}
+
+impl std::fmt::Debug for TokenStore {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("TokenStore")
+            .field("path", &self.path)
+            .finish_non_exhaustive()
+    }
+}
+
+impl TokenStore {
+    /// The store of the server at `url`, in `dir` (read now if its file exists).
+    ///
+    /// # Errors
+    /// The file exists but cannot be read: a message naming it.
+    pub(super) fn open(dir: Option<&Path>, url: &str) -> Result<Self, String> {
+        let path = dir.map(|dir| dir.join(file_name(url)));
+        let mut record = Record {
+            url: url.to_owned(),
+            ..Record::default()
+        };
+        if let Some(path) = &path {
+            match std::fs::read(path) {
+                Ok(bytes) => match serde_json::from_slice::<Record>(&bytes) {
+                    Ok(read) if read.url == url => record = read,
+                    Ok(_) => {}
+                    // Never quote it: the file holds tokens.
+                    Err(_) => {
+                        tracing::warn!(path = %path.display(), "ignoring a token file that cannot be read as one; signing in again")
+                    }
+                },
+                Err(err) if err.kind() == std::io::ErrorKind::NotFound => {}
+                Err(err) => {
+                    return Err(format!(
+                        "cannot read the token file {}: {err}",
+                        path.display()
+                    ));
+                }
+            }
+        }
+        Ok(Self {
+            path,
+            record: Arc::new(Mutex::new(record)),
+        })
+    }
+
+    /// The file, when tokens are kept between runs.
+    #[cfg(test)]
+    pub(super) fn path(&self) -> Option<&Path> {
+        self.path.as_deref()
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Record> {
+        self.record.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// What a previous sign-in left that lets tokens be refreshed without discovery: the
+    /// authorization server's metadata and our client there, when there are tokens too.
+    pub(super) fn restorable(&self) -> Option<(AuthorizationMetadata, ClientRecord)> {
+        let record = self.lock();
+        record.credentials.as_ref()?.token_response.as_ref()?;
+        Some((record.metadata.clone()?, record.client.clone()?))
+    }
+
+    /// The scopes the last token was granted.
+    pub(super) fn granted_scopes(&self) -> Vec<String> {
+        self.lock()
+            .credentials
+            .as_ref()
+            .map(|credentials| credentials.granted_scopes.clone())
+            .unwrap_or_default()
+    }
+
+    /// Remembers the authorization server and the client of a sign-in under way; written
+    /// with its tokens.
+    pub(super) fn remember(&self, metadata: AuthorizationMetadata, client: ClientRecord) {
+        let mut record = self.lock();
+        record.metadata = Some(metadata);
+        record.client = Some(client);
+    }
+
+    /// Writes the record, replacing the file atomically; nothing without a folder.
+    fn write(&self, record: &Record) -> Result<(), AuthError> {
+        let Some(path) = &self.path else {
+            return Ok(());
+        };
+        let failed = |what: &str, err: std::io::Error| {
+            AuthError::CredentialStoreError(format!("cannot {what} {}: {err}", path.display()))
+        };
+        let dir = path.parent().unwrap_or(Path::new("."));
+        std::fs::DirBuilder::new()
+            .recursive(true)
+            .mode(0o700)
+            .create(dir)
+            .map_err(|err| failed("create the folder of", err))?;
+        // A folder made earlier with the umask's permissions is made private too.
+        let _ = std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700));
+        let bytes = serde_json::to_vec(record)
+            .map_err(|err| AuthError::CredentialStoreError(err.to_string()))?;
+        let temporary = dir.join(format!(
+            ".{}.{}.tmp",
+            path.file_name()
+                .and_then(|name| name.to_str())
+                .unwrap_or("tokens"),
+            std::process::id()
+        ));
+        let _ = std::fs::remove_file(&temporary);
+        let written = (|| {
+            use std::io::Write as _;
+            let mut file = std::fs::OpenOptions::new()
+                .write(true)
+                .create_new(true)
+                .mode(0o600)
+                .open(&temporary)?;
+            file.write_all(&bytes)?;
+            file.sync_all()?;
+            std::fs::rename(&temporary, path)
+        })();
+        if let Err(err) = written {
+            let _ = std::fs::remove_file(&temporary);
+            return Err(failed("write", err));
+        }
+        Ok(())
+    }
+}
+
+#[async_trait::async_trait]
+impl CredentialStore for TokenStore {
+    async fn load(&self) -> Result<Option<StoredCredentials>, AuthError> {
+        Ok(self.lock().credentials.clone())
+    }
+
+    async fn save(&self, credentials: StoredCredentials) -> Result<(), AuthError> {
+        let record = {
+            let mut record = self.lock();
+            record.credentials = Some(credentials);
+            record.clone()
+        };
+        self.write(&record)
+    }
+
+    async fn clear(&self) -> Result<(), AuthError> {
+        let record = {
+            let mut record = self.lock();
+            record.credentials = None;
+            record.clone()
+        };
+        self.write(&record)
+    }
+}
+
+/// The file of the server at `url`: its host and port to be recognisable, and a hash of the
+/// whole URL to be one per URL (`home.example_443-3f1c….json`).
+fn file_name(url: &str) -> String {
+    let authority = reqwest::Url::parse(url).map_or_else(
+        |_| "server".to_owned(),
+        |parsed| {
+            format!(
+                "{}_{}",
+                parsed.host_str().unwrap_or("server"),
+                parsed.port_or_known_default().unwrap_or(0)
+            )
+        },
+    );
+    let readable: String = authority
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '.' || c == '_' {
+                c
+            } else {
+                '-'
+            }
+        })
+        .take(80)
+        .collect();
+    // FNV-1a, 64 bits: stable across runs and builds (std's hasher is not).
+    let hash = url.bytes().fold(0xcbf2_9ce4_8422_2325_u64, |hash, byte| {
+        (hash ^ u64::from(byte)).wrapping_mul(0x0100_0000_01b3)
+    });
+    format!("{readable}-{hash:016x}.json")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_token_folder_is_the_users_state_folder() {
+        assert_eq!(
+            default_token_dir(Some("/x/state"), Some("/home/u")),
+            Some(PathBuf::from("/x/state/mcp-client/oauth"))
+        );
+        assert_eq!(
+            default_token_dir(Some(""), Some("/home/u")),
+            Some(PathBuf::from("/home/u/.local/state/mcp-client/oauth"))
+        );
+        assert_eq!(default_token_dir(None, None), None);
+    }
+
+    #[test]
+    fn each_url_has_its_own_recognisable_file() {
+        let a = file_name("https://home.example/mcp");
+        assert!(a.starts_with("home.example_443-"), "{a}");
+        assert!(a.ends_with(".json"));
+        assert_ne!(a, file_name("https://home.example/other"));
+        assert_eq!(a, file_name("https://home.example/mcp"));
+        assert!(!file_name("http://[::1]:8080/mcp").contains('/'));
+    }
+
+    #[tokio::test]
+    async fn tokens_are_written_0600_in_a_0700_folder_and_read_back_for_their_url_only() {
+        let dir = std::env::temp_dir().join(format!("mcp-client-store-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        let tokens = dir.join("oauth");
+        let url = "http://127.0.0.1:9/mcp";
+        let store = TokenStore::open(Some(&tokens), url).unwrap();
+        let credentials: StoredCredentials = serde_json::from_value(serde_json::json!({
+            "client_id": "c1",
+            "token_response": {"access_token": "at-s3cret", "token_type": "bearer"},
+            "granted_scopes": ["read"]
+        }))
+        .unwrap();
+        store.save(credentials).await.unwrap();
+        let path = store.path().unwrap().to_owned();
+        let mode = |path: &Path| std::fs::metadata(path).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode(&path), 0o600);
+        assert_eq!(mode(&tokens), 0o700);
+        assert!(!format!("{store:?}").contains("s3cret"));
+        let again = TokenStore::open(Some(&tokens), url).unwrap();
+        assert_eq!(again.granted_scopes(), ["read"]);
+        // Only the temporary file's rename ever wrote the file: nothing else is left.
+        assert_eq!(std::fs::read_dir(&tokens).unwrap().count(), 1);
+        // A file written for another URL is not read for this one.
+        std::fs::copy(&path, tokens.join(file_name("http://127.0.0.1:9/other"))).unwrap();
+        let other = TokenStore::open(Some(&tokens), "http://127.0.0.1:9/other").unwrap();
+        assert!(other.load().await.unwrap().is_none());
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+}
