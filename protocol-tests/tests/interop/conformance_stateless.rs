@@ -14,7 +14,11 @@ use protocol_tests::{
     stateless::Stateless,
 };
 use serde_json::json;
-use test_support::{fixture_path, workspace_bin};
+use test_support::{
+    fixture_path,
+    peers::{PYTHON_SDK, python_venv},
+    workspace_bin,
+};
 
 fn zwave(args: &[&str]) -> Vec<String> {
     std::iter::once(
@@ -109,6 +113,56 @@ async fn our_server_passes_the_input_required_checks_on_the_demo_lock() {
     assert_eq!(
         evidence(&report, "2026-07-28 resultType"),
         "all 12 results: 9 complete, 3 input_required"
+    );
+}
+
+/// Calibration: the official Python SDK 2.x's MCPServer, pinned, with one tool that asks for a
+/// yes (`fixtures/peers/mcpserver_asks.py`), at both revisions.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_python_sdks_mcpserver_gets_the_expected_verdicts() {
+    let python = python_venv("mcp2", PYTHON_SDK)
+        .to_string_lossy()
+        .into_owned();
+    let script = fixture_path("peers/mcpserver_asks.py")
+        .to_string_lossy()
+        .into_owned();
+    let report = protocol_tests::run(&[python, script]).await;
+    let not_passed: Vec<(&str, Verdict)> = verdicts(&report)
+        .into_iter()
+        .filter(|(_, verdict)| *verdict != Verdict::Pass)
+        .collect();
+    assert_eq!(
+        not_passed,
+        [
+            // At 2025-11-25, as FastMCP: no batch, unknown tools and lines that are no
+            // requests answered the lenient way, no tool with required parameters (its one
+            // parameter is the person's answer), nothing slow to cancel.
+            ("batch under 2025-03-26", Verdict::Fail),
+            ("unknown tool", Verdict::Warn),
+            ("invalid arguments", Verdict::Skip),
+            ("malformed JSON", Verdict::Warn),
+            ("non-object line", Verdict::Warn),
+            ("notifications/cancelled", Verdict::NotApplicable),
+            // At 2026-07-28 it keeps no record of redeemed states.
+            ("2026-07-28 input required: replayed state", Verdict::Warn),
+        ],
+        "{}",
+        report.text()
+    );
+    // Its tool asked when the checker called it with no arguments, so that call was used.
+    assert_eq!(
+        evidence(&report, "2026-07-28 input required: round trip"),
+        "`open_garage` {} asked for `__main__:approval` (elicitation/create), a requestState; answered {\"__main__:approval\":{\"action\":\"accept\",\"content\":{\"confirm\":true}}}, the state sent back as given: a result \"opened\" after 2 rounds"
+    );
+    assert!(
+        evidence(&report, "2026-07-28 input required: tampered state")
+            .ends_with("changed: refused with error -32602"),
+        "{}",
+        report.text()
+    );
+    assert_eq!(
+        evidence(&report, "2026-07-28 input required: replayed state"),
+        "the same requestState and answers succeeded twice (a result \"opened\"): a state that allows an action should be redeemed once"
     );
 }
 
