@@ -30,6 +30,15 @@ pub struct Violation {
 /// Shared record of stdout violations across sessions.
 pub type Violations = Arc<Mutex<Vec<Violation>>>;
 
+/// A request the server sent to the client (a message with a `method` and an `id`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ServerRequest {
+    /// Its method.
+    pub method: String,
+    /// Its id, as JSON text.
+    pub id: String,
+}
+
 /// One started server.
 pub struct Session {
     label: String,
@@ -38,6 +47,8 @@ pub struct Session {
     messages: mpsc::Receiver<Value>,
     /// Messages read but not yet asked for (responses to other ids, notifications).
     backlog: Vec<Value>,
+    /// Every request the server sent that the checker has read so far (none is answered).
+    server_requests: Vec<ServerRequest>,
     next_id: i64,
     violations: Violations,
 }
@@ -96,6 +107,7 @@ impl Session {
             stdin,
             messages,
             backlog: Vec::new(),
+            server_requests: Vec::new(),
             next_id: 1,
             violations,
         })
@@ -127,6 +139,18 @@ impl Session {
                     ),
                 ))
             })
+    }
+
+    /// Notes `message` when it is a request from the server; every message read passes here.
+    fn note(&mut self, message: &Value) {
+        if let (Some(method), Some(id)) = (message.get("method"), message.get("id")) {
+            self.server_requests.push(ServerRequest {
+                method: method
+                    .as_str()
+                    .map_or_else(|| method.to_string(), str::to_owned),
+                id: id.to_string(),
+            });
+        }
     }
 
     /// Keeps a message no check has asked for yet (bounded: the oldest go first).
@@ -182,6 +206,7 @@ impl Session {
             let message = tokio::time::timeout_at(deadline, self.messages.recv())
                 .await
                 .ok()??;
+            self.note(&message);
             if message.get("id") == Some(&json!(id)) && message.get("method").is_none() {
                 return Some(message);
             }
@@ -206,12 +231,22 @@ impl Session {
         let deadline = tokio::time::Instant::now() + window;
         while let Ok(Some(message)) = tokio::time::timeout_at(deadline, self.messages.recv()).await
         {
+            self.note(&message);
             if out.len() == BACKLOG_KEPT {
                 out.remove(0);
             }
             out.push(message);
         }
         out
+    }
+
+    /// The requests the server has sent so far, including those read but not yet asked for.
+    pub fn server_requests(&mut self) -> &[ServerRequest] {
+        while let Ok(message) = self.messages.try_recv() {
+            self.note(&message);
+            self.keep(message);
+        }
+        &self.server_requests
     }
 
     /// The legacy handshake: `initialize` for `version`, then `notifications/initialized`.

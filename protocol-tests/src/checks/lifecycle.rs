@@ -1,9 +1,9 @@
-//! The lifecycle: `initialize` (each version, and an unknown one), `server/discover`, requests
+//! The lifecycle up to 2025-11-25: `initialize` (each version, and an unknown one), requests
 //! before `initialize`, `ping`.
 
 use std::time::Duration;
 
-use serde_json::{Value, json};
+use serde_json::Value;
 
 use super::{
     report::{Outcome, Verdict},
@@ -13,8 +13,6 @@ use crate::session::{ANSWER_TIMEOUT, Session};
 
 /// Protocol versions with the legacy `initialize` handshake.
 pub const LEGACY_VERSIONS: [&str; 4] = ["2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25"];
-/// The version that replaced the handshake with `server/discover`.
-pub const MODERN_VERSION: &str = "2026-07-28";
 
 pub(super) async fn check_initialize(
     session: &mut Session,
@@ -72,33 +70,6 @@ pub(super) async fn check_initialize(
         )
     } else {
         (Verdict::Fail, format!("answered {answered:?} to {version}"))
-    }
-}
-
-pub(super) async fn check_discover(session: &mut Session) -> Outcome {
-    let params = json!({"_meta": {
-        "io.modelcontextprotocol/protocolVersion": MODERN_VERSION,
-        "io.modelcontextprotocol/clientInfo": {"name": "mcp-conformance", "version": env!("CARGO_PKG_VERSION")},
-        "io.modelcontextprotocol/clientCapabilities": {},
-    }});
-    let response = session
-        .request("server/discover", Some(params), ANSWER_TIMEOUT)
-        .await;
-    match &response {
-        Some(r) if r.get("result").is_some() => {
-            let versions = r
-                .pointer("/result/supportedVersions")
-                .map_or_else(|| "no supportedVersions".to_owned(), Value::to_string);
-            (Verdict::Pass, format!("answered; {versions}"))
-        }
-        Some(r) => (
-            Verdict::Warn,
-            format!(
-                "not supported (error {}): the server speaks only the legacy initialize handshake",
-                error_code(r).unwrap_or_default()
-            ),
-        ),
-        None => (Verdict::Fail, "no answer within 10 s".into()),
     }
 }
 

@@ -1,53 +1,61 @@
-//! The conformance suite: each check starts from what the MCP spec (2025-11-25 stdio transport,
-//! lifecycle, tools) requires, drives the server with raw JSON-RPC, and reports a verdict
-//! with the evidence.
+//! The conformance suite: each check starts from what the MCP spec requires (2025-11-25 and
+//! before: stdio transport, lifecycle, tools; 2026-07-28: the stateless lifecycle and its
+//! questions), drives the server with raw JSON-RPC, and reports a verdict with the evidence.
 //!
 //! | module | checks |
 //! |---|---|
-//! | `lifecycle` | `initialize` per version, `server/discover`, requests before `initialize`, `ping` |
+//! | `v2025` | the run at 2025-11-25 and before, in order |
+//! | `lifecycle` | `initialize` per version, requests before `initialize`, `ping` |
 //! | `tools` | `tools/list`, an unknown tool, invalid arguments |
 //! | `errors` | an unknown method, malformed and non-object lines |
 //! | `robustness` | 32 concurrent requests, an id reused in flight, a batch (2025-03-26), a 1 MiB argument, ignored notifications, cancellation |
 //! | `shutdown` | exit on stdin EOF |
+//! | `v2026` | the run at 2026-07-28, in order |
+//! | `discover` | `server/discover`: whether the server speaks 2026-07-28, and its answer |
+//! | `wire` | caching hints, the request `_meta`, `resultType`, no request from the server |
+//! | [`input_required`] | a call that asks: round trip, replayed and tampered state, declined |
+//! | [`answers`] | what the checker answers to a server's questions |
 //! | `report` | [`Verdict`], [`CheckResult`], [`Report`] |
 //! | `response` | what a check reads of an answer: its error code, or the answer on one line |
 
+pub mod answers;
+mod discover;
 mod errors;
+pub mod input_required;
 mod lifecycle;
 mod report;
 mod response;
 mod robustness;
 mod shutdown;
 mod tools;
+mod v2025;
+mod v2026;
+mod wire;
 
 use std::sync::{Arc, Mutex};
 
-pub use report::{CheckResult, Report, Verdict};
+pub use lifecycle::LEGACY_VERSIONS;
+pub use report::{CheckResult, Outcome, Report, Verdict};
 
-use crate::session::{Session, Violations};
-use errors::{check_garbage, check_unknown_method};
-pub use lifecycle::{LEGACY_VERSIONS, MODERN_VERSION};
-use lifecycle::{check_before_initialize, check_discover, check_initialize, check_ping};
-use response::show;
-use robustness::{
-    check_batch, check_big_argument, check_cancelled, check_concurrency, check_duplicate_id,
-    check_notifications,
+use crate::{
+    options::Options,
+    session::{Session, Violations},
 };
-use shutdown::check_exit;
-use tools::{check_invalid_arguments, check_tools_list, check_unknown_tool};
 
-struct Suite {
+/// A run in progress: the server's command line, what its sessions wrote that is not
+/// JSON-RPC, and the results so far.
+pub(crate) struct Suite {
     command: Vec<String>,
     violations: Violations,
     results: Vec<CheckResult>,
 }
 
 impl Suite {
-    fn record(&mut self, name: &str, verdict: Verdict, evidence: impl Into<String>) {
+    fn record(&mut self, name: &str, (verdict, evidence): Outcome) {
         self.results.push(CheckResult {
             name: name.to_owned(),
             verdict,
-            evidence: evidence.into(),
+            evidence,
         });
     }
 
@@ -57,121 +65,71 @@ impl Suite {
             Err(err) => {
                 self.record(
                     label,
-                    Verdict::Fail,
-                    format!("cannot start the server: {err}"),
+                    (Verdict::Fail, format!("cannot start the server: {err}")),
                 );
                 None
             }
         }
     }
-}
 
-/// Runs every check against the server started by `command`.
-pub async fn run(command: &[String]) -> Report {
-    let mut suite = Suite {
-        command: command.to_vec(),
-        violations: Arc::new(Mutex::new(Vec::new())),
-        results: Vec::new(),
-    };
-    for version in LEGACY_VERSIONS {
-        let name = format!("initialize {version}");
-        if let Some(mut session) = suite.session(&name) {
-            let (verdict, evidence) = check_initialize(&mut session, version, false).await;
-            suite.record(&name, verdict, evidence);
+    /// The last check: every byte any session read from stdout was JSON-RPC.
+    fn check_stdout(&mut self) {
+        let violations = self
+            .violations
+            .lock()
+            .map(|v| v.clone())
+            .unwrap_or_default();
+        if violations.is_empty() {
+            self.record(
+                "stdout is only JSON-RPC",
+                (
+                    Verdict::Pass,
+                    "every byte on stdout, in every check, was part of a complete JSON-RPC message"
+                        .into(),
+                ),
+            );
+            return;
         }
-    }
-    if let Some(mut session) = suite.session("initialize unknown version") {
-        let (verdict, evidence) = check_initialize(&mut session, "1999-01-01", true).await;
-        suite.record("initialize unknown version", verdict, evidence);
-    }
-    if let Some(mut session) = suite.session("server/discover") {
-        let (verdict, evidence) = check_discover(&mut session).await;
-        suite.record("server/discover", verdict, evidence);
-    }
-    if let Some(mut session) = suite.session("requests before initialize") {
-        let (verdict, evidence) = check_before_initialize(&mut session).await;
-        suite.record("requests before initialize", verdict, evidence);
-    }
-    if let Some(mut session) = suite.session("batch under 2025-03-26") {
-        let (verdict, evidence) = check_batch(&mut session).await;
-        suite.record("batch under 2025-03-26", verdict, evidence);
-    }
-    if let Some(mut session) = suite.session("session") {
-        match session.initialize("2025-11-25").await {
-            Some(response) if response.get("result").is_some() => {
-                main_session(&mut suite, &mut session).await
-            }
-            other => suite.record(
-                "session",
-                Verdict::Fail,
-                format!("initialize 2025-11-25 failed: {}", show(&other)),
-            ),
-        }
-    }
-    let violations = suite
-        .violations
-        .lock()
-        .map(|v| v.clone())
-        .unwrap_or_default();
-    if violations.is_empty() {
-        suite.record(
-            "stdout is only JSON-RPC",
-            Verdict::Pass,
-            "every byte on stdout, in every check, was part of a complete JSON-RPC message",
-        );
-    } else {
         let shown: Vec<String> = violations
             .iter()
             .take(5)
             .map(|v| format!("[{}] {}: {}", v.session, v.problem, v.line))
             .collect();
-        suite.record(
+        self.record(
             "stdout is only JSON-RPC",
-            Verdict::Fail,
-            format!(
-                "{} stdout lines were not JSON-RPC messages: {}",
-                violations.len(),
-                shown.join("; ")
+            (
+                Verdict::Fail,
+                format!(
+                    "{} stdout lines were not JSON-RPC messages: {}",
+                    violations.len(),
+                    shown.join("; ")
+                ),
             ),
         );
     }
+}
+
+/// Runs every check, at both revisions, against the server started by `command`.
+pub async fn run(command: &[String]) -> Report {
+    run_with(command, &Options::default()).await
+}
+
+/// Runs the checks `options` choose against the server started by `command`.
+pub async fn run_with(command: &[String], options: &Options) -> Report {
+    let mut suite = Suite {
+        command: command.to_vec(),
+        violations: Arc::new(Mutex::new(Vec::new())),
+        results: Vec::new(),
+    };
+    if options.protocol.has_initialize() {
+        v2025::run(&mut suite).await;
+    }
+    if options.protocol.has_stateless() {
+        v2026::run(&mut suite, options).await;
+    }
+    suite.check_stdout();
     Report {
         server: command.join(" "),
         checks: suite.results,
     }
-}
-
-async fn main_session(suite: &mut Suite, session: &mut Session) {
-    let (verdict, evidence) = check_ping(session).await;
-    suite.record("ping", verdict, evidence);
-    let mut tools = Vec::new();
-    let (verdict, evidence) = check_tools_list(session, &mut tools).await;
-    suite.record("tools/list", verdict, evidence);
-    let (verdict, evidence) = check_unknown_tool(session).await;
-    suite.record("unknown tool", verdict, evidence);
-    let (verdict, evidence) = check_invalid_arguments(session, &tools).await;
-    suite.record("invalid arguments", verdict, evidence);
-    let (verdict, evidence) = check_unknown_method(session).await;
-    suite.record("unknown method", verdict, evidence);
-    let (verdict, evidence) = check_garbage(
-        session,
-        "{\"jsonrpc\": \"2.0\", \"id\": 9000, \"method\": \"ping\"",
-        -32700,
-    )
-    .await;
-    suite.record("malformed JSON", verdict, evidence);
-    let (verdict, evidence) = check_garbage(session, "\"just a string\"", -32600).await;
-    suite.record("non-object line", verdict, evidence);
-    let (verdict, evidence) = check_concurrency(session).await;
-    suite.record("32 concurrent requests", verdict, evidence);
-    let (verdict, evidence) = check_duplicate_id(session).await;
-    suite.record("id reused in flight", verdict, evidence);
-    let (verdict, evidence) = check_big_argument(session, &tools).await;
-    suite.record("1 MiB argument", verdict, evidence);
-    let (verdict, evidence) = check_notifications(session).await;
-    suite.record("notifications ignored", verdict, evidence);
-    let (verdict, evidence) = check_cancelled(session, &tools).await;
-    suite.record("notifications/cancelled", verdict, evidence);
-    let (verdict, evidence) = check_exit(session).await;
-    suite.record("exit on stdin EOF", verdict, evidence);
 }

@@ -6,7 +6,7 @@ pub use mcp_client::tools::review::Verdict;
 use serde::Serialize;
 
 /// A check's verdict and what was seen, as each check returns it.
-pub(super) type Outcome = (Verdict, String);
+pub type Outcome = (Verdict, String);
 
 /// One check's result.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -55,11 +55,13 @@ impl Report {
                 )
             })
             .collect();
+        let plural = |n: usize, one: &str| format!("{n} {one}{}", if n == 1 { "" } else { "s" });
         lines.push(format!(
-            "{} passed, {} failed, {} warnings, {} skipped, {} not applicable",
+            "{} passed, {} failed, {}, {}, {} skipped, {} not applicable",
             self.count(Verdict::Pass),
             self.count(Verdict::Fail),
-            self.count(Verdict::Warn),
+            plural(self.count(Verdict::Warn), "warning"),
+            plural(self.count(Verdict::Note), "note"),
             self.count(Verdict::Skip),
             self.count(Verdict::NotApplicable)
         ));
@@ -109,7 +111,7 @@ mod tests {
         };
         assert_eq!(
             report.text(),
-            "PASS invalid arguments: 2 validation errors\n    x\n      Field required\\r\\u{1b}[31m\nPASS ping: answered\n2 passed, 0 failed, 0 warnings, 0 skipped, 0 not applicable"
+            "PASS invalid arguments: 2 validation errors\n    x\n      Field required\\r\\u{1b}[31m\nPASS ping: answered\n2 passed, 0 failed, 0 warnings, 0 notes, 0 skipped, 0 not applicable"
         );
     }
 }

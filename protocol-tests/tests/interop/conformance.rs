@@ -4,7 +4,11 @@
 use std::{collections::BTreeMap, net::TcpListener, process::Command, time::Duration};
 
 use protocol_tests::{Verdict, checks::Report};
-use test_support::{child, fixture_path, peers::server_everything, workspace_bin};
+use test_support::{
+    child, fixture_path,
+    peers::{PYTHON_FASTMCP, python_venv, server_everything},
+    workspace_bin,
+};
 
 fn verdicts(report: &Report) -> BTreeMap<String, Verdict> {
     report
@@ -14,13 +18,13 @@ fn verdicts(report: &Report) -> BTreeMap<String, Verdict> {
         .collect()
 }
 
-const ALL_CHECKS: [&str; 22] = [
+/// The checks at 2025-11-25 and before, in order.
+const CHECKS_2025: [&str; 20] = [
     "initialize 2024-11-05",
     "initialize 2025-03-26",
     "initialize 2025-06-18",
     "initialize 2025-11-25",
     "initialize unknown version",
-    "server/discover",
     "requests before initialize",
     "batch under 2025-03-26",
     "ping",
@@ -36,18 +40,34 @@ const ALL_CHECKS: [&str; 22] = [
     "notifications ignored",
     "notifications/cancelled",
     "exit on stdin EOF",
-    "stdout is only JSON-RPC",
 ];
 
-/// Every check passes, except `notifications/cancelled`, which does not apply: the Z-Wave
-/// server has no slow tool whose cancellation could be seen.
+/// The checks at 2026-07-28 of a server that offers it and has no call that asks, in order.
+const CHECKS_2026: [&str; 6] = [
+    "2026-07-28 server/discover",
+    "2026-07-28 caching hints",
+    "2026-07-28 request _meta",
+    "2026-07-28 input required",
+    "2026-07-28 resultType",
+    "2026-07-28 no requests to the client",
+];
+
+/// Every check passes, except two that do not apply: `notifications/cancelled` (the Z-Wave
+/// server has no slow tool whose cancellation could be seen) and the input-required checks
+/// (without --allow-sensitive none of its calls asks for a person's yes).
 fn assert_all_pass(report: &Report) {
     let names: Vec<&str> = report.checks.iter().map(|c| c.name.as_str()).collect();
-    assert_eq!(names, ALL_CHECKS, "every check ran, in order");
+    let all: Vec<&str> = CHECKS_2025
+        .into_iter()
+        .chain(CHECKS_2026)
+        .chain(["stdout is only JSON-RPC"])
+        .collect();
+    assert_eq!(names, all, "every check ran, in order");
+    let not_applicable = ["notifications/cancelled", "2026-07-28 input required"];
     let not_passed: Vec<&protocol_tests::checks::CheckResult> = report
         .checks
         .iter()
-        .filter(|c| c.verdict != Verdict::Pass && c.name != "notifications/cancelled")
+        .filter(|c| c.verdict != Verdict::Pass && !not_applicable.contains(&c.name.as_str()))
         .collect();
     assert!(not_passed.is_empty(), "{}", report.text());
     let cancelled = report.get("notifications/cancelled").unwrap();
@@ -61,6 +81,12 @@ fn assert_all_pass(report: &Report) {
         cancelled.evidence,
         "no slow tool (a name with long, slow, sleep or wait) to cancel; a fast tool's answer shows nothing either way"
     );
+    let input_required = report.get("2026-07-28 input required").unwrap();
+    assert_eq!(input_required.verdict, Verdict::NotApplicable);
+    assert_eq!(
+        input_required.evidence,
+        "no --input-required-call given, and `control_zwave_device` {} did not ask for input: an isError result \"failed to deserialize parameters: missing field `deviceName`\""
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -70,12 +96,13 @@ async fn our_server_passes_every_check_in_demo_mode() {
         .into_owned();
     let report = protocol_tests::run(&[server, "--demo".into()]).await;
     assert_all_pass(&report);
-    assert!(
-        report
-            .get("server/discover")
-            .unwrap()
-            .evidence
-            .contains("2026-07-28")
+    assert_eq!(
+        report.get("2026-07-28 server/discover").unwrap().evidence,
+        "supports [\"2024-11-05\",\"2025-03-26\",\"2025-06-18\",\"2025-11-25\",\"2026-07-28\"]; capabilities: completions, prompts, resources, tools; zwave-mcp-server 0.1.0"
+    );
+    assert_eq!(
+        report.get("2026-07-28 caching hints").unwrap().evidence,
+        "tools/list (ttlMs 0, public), prompts/list (ttlMs 0, private), resources/list (ttlMs 0, private), resources/templates/list (ttlMs 0, private)"
     );
     assert_eq!(
         report.get("invalid arguments").unwrap().evidence,
@@ -147,12 +174,13 @@ async fn server_everything_gets_the_expected_verdicts() {
     let (node, args) = server_everything();
     let command: Vec<String> = std::iter::once(node).chain(args).collect();
     let report = protocol_tests::run(&command).await;
-    let mut expected: BTreeMap<String, Verdict> = ALL_CHECKS
+    let mut expected: BTreeMap<String, Verdict> = CHECKS_2025
         .iter()
+        .chain(&["stdout is only JSON-RPC"])
         .map(|c| ((*c).to_owned(), Verdict::Pass))
         .collect();
-    // Legacy-only server (MCP_AND_LLM.md): no server/discover.
-    expected.insert("server/discover".into(), Verdict::Warn);
+    // A 2025-11-25 server (MCP_AND_LLM.md): no server/discover, so no 2026-07-28 checks.
+    expected.insert("2026-07-28 server/discover".into(), Verdict::Note);
     // It serves tools/list before initialize.
     expected.insert("requests before initialize".into(), Verdict::Warn);
     // It answers an unknown tool with an isError result, not a JSON-RPC error.
@@ -173,6 +201,44 @@ async fn server_everything_gets_the_expected_verdicts() {
     assert_eq!(
         report.get("batch under 2025-03-26").unwrap().evidence,
         "no answer to a batch of two pings within 2 s, although the server agreed on 2025-03-26, which requires batches"
+    );
+    assert_eq!(
+        report.get("2026-07-28 server/discover").unwrap().evidence,
+        "refused (error -32601: Method not found): a 2025-11-25 server; the 2026-07-28 checks do not apply"
+    );
+}
+
+/// Calibration: a FastMCP server (the Python SDK 1.x line), pinned, gets these verdicts.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn fastmcp_gets_the_expected_verdicts() {
+    let python = python_venv("mcp1", PYTHON_FASTMCP)
+        .to_string_lossy()
+        .into_owned();
+    let script = fixture_path("peers/fastmcp_server.py")
+        .to_string_lossy()
+        .into_owned();
+    let report = protocol_tests::run(&[python, script]).await;
+    let mut expected: BTreeMap<String, Verdict> = CHECKS_2025
+        .iter()
+        .chain(&["stdout is only JSON-RPC"])
+        .map(|c| ((*c).to_owned(), Verdict::Pass))
+        .collect();
+    // It refuses server/discover with -32602 (invalid params): a 2025-11-25 server.
+    expected.insert("2026-07-28 server/discover".into(), Verdict::Note);
+    // Like server-everything: no batch, an isError result for an unknown tool, and lines that
+    // are no requests ignored.
+    expected.insert("batch under 2025-03-26".into(), Verdict::Fail);
+    expected.insert("unknown tool".into(), Verdict::Warn);
+    expected.insert("malformed JSON".into(), Verdict::Warn);
+    expected.insert("non-object line".into(), Verdict::Warn);
+    // It answers an unknown method with -32602, not -32601.
+    expected.insert("unknown method".into(), Verdict::Warn);
+    // Its tools are fast: nothing to cancel.
+    expected.insert("notifications/cancelled".into(), Verdict::NotApplicable);
+    assert_eq!(verdicts(&report), expected, "{}", report.text());
+    assert_eq!(
+        report.get("2026-07-28 server/discover").unwrap().evidence,
+        "refused (error -32602: Invalid request parameters): a 2025-11-25 server; the 2026-07-28 checks do not apply"
     );
 }
 
@@ -258,13 +324,17 @@ fn the_binary_prints_one_line_per_check_and_exits_1_on_failure() {
     let lines: Vec<&str> = stdout.lines().collect();
     assert_eq!(lines.len(), 23, "{stdout}");
     assert!(
-        lines[9].starts_with(
+        lines[8].starts_with(
             "FAIL tools/list: 2 tools in 1 page: `files.read`: name is not valid for LLM providers"
         ),
         "{stdout}"
     );
     assert!(
-        lines[22].ends_with(" failed, 4 warnings, 1 skipped, 1 not applicable"),
+        lines[20].starts_with("NOTE 2026-07-28 server/discover: refused (error -32601"),
+        "{stdout}"
+    );
+    assert!(
+        lines[22].ends_with(" failed, 3 warnings, 1 note, 1 skipped, 1 not applicable"),
         "{stdout}"
     );
 
@@ -277,11 +347,67 @@ fn the_binary_prints_one_line_per_check_and_exits_1_on_failure() {
     );
     assert_eq!(output.status.code(), Some(0));
     let report: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
-    assert_eq!(report["checks"].as_array().unwrap().len(), 22);
+    assert_eq!(report["checks"].as_array().unwrap().len(), 27);
     assert_eq!(
         report["checks"][0],
         serde_json::json!({"name": "initialize 2024-11-05", "verdict": "pass", "evidence": "agreed on 2024-11-05 (zwave-mcp-server 0.1.0)"})
     );
+}
+
+#[test]
+fn the_binary_checks_one_revision_with_the_call_that_asks() {
+    let output = child::output(
+        Command::new(workspace_bin("mcp-conformance"))
+            .args(["--protocol", "2026-07-28", "--input-required-call"])
+            .args([
+                "control_zwave_device",
+                r#"{"deviceName":"Front Door Lock","action":"unlock"}"#,
+                "--",
+            ])
+            .arg(workspace_bin("zwave-mcp-server"))
+            .args(["--demo", "--allow-sensitive", "lock"]),
+        Duration::from_secs(120),
+    );
+    let stdout = String::from_utf8(output.stdout).unwrap();
+    assert_eq!(output.status.code(), Some(0), "{stdout}");
+    let lines: Vec<&str> = stdout.lines().collect();
+    assert_eq!(lines.len(), 11, "{stdout}");
+    assert!(
+        lines[3].starts_with("PASS 2026-07-28 input required: round trip: "),
+        "{stdout}"
+    );
+    assert_eq!(
+        lines[10],
+        "10 passed, 0 failed, 0 warnings, 0 notes, 0 skipped, 0 not applicable"
+    );
+
+    // Its arguments must be a JSON object, and it is a 2026-07-28 check.
+    for (args, said) in [
+        (
+            vec!["--input-required-call", "control_zwave_device", "[]"],
+            "the arguments of `control_zwave_device` must be a JSON object, got an array",
+        ),
+        (
+            vec![
+                "--protocol",
+                "2025-11-25",
+                "--input-required-call",
+                "control_zwave_device",
+                "{}",
+            ],
+            "--input-required-call is a 2026-07-28 check: use --protocol 2026-07-28 or both",
+        ),
+    ] {
+        let output = child::output(
+            Command::new(workspace_bin("mcp-conformance"))
+                .args(args)
+                .args(["--", "true"]),
+            Duration::from_secs(30),
+        );
+        assert_eq!(output.status.code(), Some(2));
+        let stderr = String::from_utf8(output.stderr).unwrap();
+        assert!(stderr.contains(said), "{stderr}");
+    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -9,6 +9,7 @@ mod client_vs_fastmcp;
 mod client_vs_peers_http;
 mod client_vs_zwave;
 mod conformance;
+mod conformance_stateless;
 mod end_to_end;
 mod fixtures_current;
 mod official_suite;
