@@ -128,11 +128,9 @@ pub(super) async fn connect_once(
         retryable: false,
         authorization: false,
     };
-    let http = crate::transport::http::http_client(
-        endpoint,
-        CONNECT_TIMEOUT.min(config.init_timeout),
-    )
-        .map_err(lasting)?;
+    let http =
+        crate::transport::http::http_client(endpoint, CONNECT_TIMEOUT.min(config.init_timeout))
+            .map_err(lasting)?;
     let client = auth.client(endpoint, http).await.map_err(lasting)?;
     let mut transport = crate::transport::http::connect(endpoint, client).map_err(lasting)?;
     let cut = transport.cut_events();

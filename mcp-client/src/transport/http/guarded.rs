@@ -48,7 +48,7 @@ impl CutEvents {
 /// The session's HTTP client (reqwest, signed in or not), with the server's answers guarded.
 #[derive(Clone)]
 pub(super) struct GuardedClient {
-    pub(super) inner: super::HttpClient,
+    pub(super) inner: super::session_client::HttpClient,
     pub(super) secrets: Secrets,
     pub(super) cut: CutEvents,
 }

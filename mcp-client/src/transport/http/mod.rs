@@ -17,15 +17,19 @@ mod guarded;
 #[cfg(feature = "http")]
 mod secrets;
 #[cfg(feature = "http")]
+mod session_client;
+#[cfg(feature = "http")]
 mod tls;
 
 pub use endpoint::HttpEndpoint;
 
 #[cfg(feature = "http")]
-pub use client::{HttpClient, HttpError, HttpTransport, connect, http_client};
+pub use client::{HttpError, HttpTransport, connect, http_client};
 #[cfg(feature = "http")]
 pub(crate) use failure::cut_event;
 #[cfg(feature = "http")]
 pub use failure::{HttpProblem, explain};
 #[cfg(feature = "http")]
 pub(crate) use guarded::CutEvents;
+#[cfg(feature = "http")]
+pub use session_client::HttpClient;
