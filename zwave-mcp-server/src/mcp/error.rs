@@ -1,7 +1,7 @@
 //! [`ToolError`]: every way a tool call can fail, typed until the edge, where it becomes an
 //! `isError` result whose text names the device and what would be valid.
 
-use rmcp::model::{CallToolResult, ContentBlock};
+use rmcp::model::{CallToolResult, ContentBlock, ErrorData};
 
 use crate::{
     devices::{ActionError, ResolveError},
@@ -39,6 +39,10 @@ pub(crate) enum ToolError {
     /// A sensitive action the owner did not allow, or a person did not confirm.
     #[error("{0}")]
     Sensitive(String),
+    /// A request the protocol itself refuses (from 2026-07-28: a request state that does not
+    /// verify, a capability the client did not declare): a JSON-RPC error, not a tool result.
+    #[error("{}", .0.message)]
+    Protocol(ErrorData),
     /// A refresh was asked of a device that cannot answer.
     #[error(
         "{device} is offline (status {status}): its values cannot be refreshed; call again without refresh for the last known readings"

@@ -10,8 +10,8 @@ use std::{collections::BTreeMap, time::Duration};
 use rmcp::{
     Peer, RoleServer,
     model::{
-        ElicitRequest, ElicitRequestParams, ElicitResult, ElicitationAction, InputRequest,
-        InputRequiredResult, InputResponses, ProtocolVersion,
+        ElicitRequest, ElicitRequestParams, ElicitResult, ElicitationAction, ErrorData,
+        InputRequest, InputRequiredResult, InputResponses, ProtocolVersion,
     },
     service::RequestContext,
 };
@@ -84,7 +84,7 @@ impl Retry {
         ttl: Duration,
     ) -> Result<Option<InputRequiredResult>, ToolError> {
         if !self.can_ask {
-            return Err(question.cannot_ask());
+            return Err(question.missing_capability());
         }
         let answer = self
             .responses
@@ -102,13 +102,21 @@ impl Retry {
         };
         if let Err(unsealed) = seal.redeem(&state, &call) {
             warn!(device = %call.name, node = call.node, reason = ?unsealed, "a retried call's request state was refused");
-            return Err(question.refused(&match unsealed {
-                Unsealed::Tampered => "the request state sent back does not verify (it was altered, or sealed by another server process: a replica, or this server before a restart; call again without it to be asked again)".to_owned(),
+            let why = match unsealed {
+                Unsealed::Tampered => {
+                    // Not the person's answer: the request itself is not valid (-32602).
+                    let refused = question.refused("the request state sent back does not verify (it was altered, or sealed by another server process: a replica, or this server before a restart; call again without it to be asked again)");
+                    return Err(ToolError::Protocol(ErrorData::invalid_params(
+                        refused.to_string(),
+                        None,
+                    )));
+                }
                 Unsealed::Expired => format!("nobody answered within {ttl:?}"),
                 Unsealed::OtherCall => "the answer was given to another call (another device, action or arguments, or the device was renamed or moved since)".to_owned(),
                 Unsealed::Replayed => "that answer was used already: one yes allows one command (call again without it to be asked again)".to_owned(),
                 Unsealed::Full => "too many answers came in the last while to remember one more; try again later".to_owned(),
-            }));
+            };
+            return Err(question.refused(&why));
         }
         let Some(answer) = answer else {
             return Err(question.refused("the retried call carried no answer to the question"));

@@ -5,7 +5,11 @@
 
 use std::{collections::BTreeSet, time::Duration};
 
-use rmcp::{Peer, RoleServer, model::ElicitationSchema, service::ElicitationError};
+use rmcp::{
+    Peer, RoleServer,
+    model::{ElicitationSchema, ErrorCode, ErrorData},
+    service::ElicitationError,
+};
 use schemars::JsonSchema;
 use serde::Deserialize;
 use tracing::{info, warn};
@@ -112,11 +116,25 @@ impl Question {
 
     /// The refusal for a client that did not declare MCP elicitation.
     pub fn cannot_ask(&self) -> ToolError {
-        self.refused(if self.marked {
+        self.refused(self.cannot_ask_why())
+    }
+
+    /// [`Question::cannot_ask`] on 2026-07-28, where the protocol has an error for it:
+    /// -32021 (missing required client capability), naming form elicitation in its data.
+    pub fn missing_capability(&self) -> ToolError {
+        ToolError::Protocol(ErrorData::new(
+            ErrorCode::MISSING_REQUIRED_CLIENT_CAPABILITY,
+            self.refused(self.cannot_ask_why()).to_string(),
+            Some(serde_json::json!({"requiredCapabilities": {"elicitation": {"form": {}}}})),
+        ))
+    }
+
+    fn cannot_ask_why(&self) -> &'static str {
+        if self.marked {
             "this client cannot ask its user (it did not declare MCP elicitation). Use a client that can: the owner marked this device sensitive, so a person is asked even under --sensitive-without-confirmation"
         } else {
             "this client cannot ask its user (it did not declare MCP elicitation). Use a client that can, or the owner can start the server with --sensitive-without-confirmation, which lets any agent do it unasked"
-        })
+        }
     }
 
     /// What the form asks: one required yes/no field, `confirm`.

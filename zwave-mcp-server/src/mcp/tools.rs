@@ -1,6 +1,7 @@
 //! The four tools: what each does, and finding a device by name with the owner's exposure
 //! rules applied. Each tool's work returns `Result<_, ToolError>`; the error becomes an
-//! `isError` result only at the tool's edge.
+//! `isError` result only at the tool's edge (a request the protocol itself refuses, a
+//! JSON-RPC error).
 
 use std::sync::Arc;
 
@@ -10,7 +11,7 @@ use rmcp::{
         tool::{InputResponses, RequestState, schema_for_output},
         wrapper::Parameters,
     },
-    model::{CallToolResponse, CallToolResult, ContentBlock},
+    model::{CallToolResponse, CallToolResult, ContentBlock, ErrorData},
     service::RequestContext,
     tool, tool_router,
 };
@@ -60,14 +61,17 @@ impl ZwaveServer {
         context: RequestContext<RoleServer>,
         RequestState(state): RequestState,
         InputResponses(responses): InputResponses,
-    ) -> CallToolResponse {
+    ) -> Result<CallToolResponse, ErrorData> {
         let asking = match Retry::of(&context, state, responses) {
             Some(retry) => Asking::Retry(retry),
             None => Asking::Elicit(&context.peer),
         };
-        self.control(args, &context.ct, asking)
-            .await
-            .unwrap_or_else(|err| CallToolResult::from(err).into())
+        match self.control(args, &context.ct, asking).await {
+            Ok(response) => Ok(response),
+            // The request itself is refused (2026-07-28's rules): a JSON-RPC error.
+            Err(ToolError::Protocol(error)) => Err(error),
+            Err(err) => Ok(CallToolResult::from(err).into()),
+        }
     }
 
     /// Returns every reading of a Z-Wave device (temperature, humidity, illuminance, motion and

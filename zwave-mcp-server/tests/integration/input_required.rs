@@ -93,6 +93,16 @@ async fn round<C: ClientHandler>(
     answer: Option<Value>,
     state: Option<&str>,
 ) -> CallToolResponse {
+    try_round(client, args, answer, state).await.unwrap()
+}
+
+/// [`round`], when the request may be refused with a JSON-RPC error.
+async fn try_round<C: ClientHandler>(
+    client: &RunningService<RoleClient, C>,
+    args: Value,
+    answer: Option<Value>,
+    state: Option<&str>,
+) -> Result<CallToolResponse, rmcp::ServiceError> {
     let Value::Object(arguments) = args else {
         panic!("tool arguments must be an object")
     };
@@ -104,7 +114,24 @@ async fn round<C: ClientHandler>(
     tokio::time::timeout(Duration::from_secs(20), client.call_tool_once(params))
         .await
         .expect("the call is answered within 20 s")
-        .unwrap()
+}
+
+/// Asserts that the request was refused with the JSON-RPC error `code` (2026-07-28's rules
+/// for a request state that does not verify and a capability not declared), saying `why`.
+fn assert_rejected(
+    answer: Result<CallToolResponse, rmcp::ServiceError>,
+    code: rmcp::model::ErrorCode,
+    why: &str,
+) -> ErrorData {
+    let Err(rmcp::ServiceError::McpError(error)) = answer else {
+        panic!("expected a JSON-RPC error, got {answer:?}")
+    };
+    assert_eq!(error.code, code, "{error:?}");
+    assert_eq!(
+        error.message,
+        format!("{UNLOCKING} needs a person's yes, and {why}: nothing was sent.")
+    );
+    error
 }
 
 fn question(response: CallToolResponse) -> InputRequiredResult {
@@ -240,9 +267,9 @@ async fn on_2026_07_28_every_answer_but_a_fresh_yes_to_the_same_call_sends_nothi
         String::from_utf8(tampered).unwrap(),
         "rs1.e30.AAAA".to_owned(),
     ] {
-        assert_refused(
-            round(&client, unlock(), Some(yes()), Some(&forged)).await,
-            UNLOCKING,
+        assert_rejected(
+            try_round(&client, unlock(), Some(yes()), Some(&forged)).await,
+            rmcp::model::ErrorCode::INVALID_PARAMS,
             "the request state sent back does not verify (it was altered, or sealed by another server process: a replica, or this server before a restart; call again without it to be asked again)",
         );
     }
@@ -292,10 +319,14 @@ async fn on_2026_07_28_a_yes_after_the_ask_timeout_sends_nothing() {
 async fn on_2026_07_28_a_client_that_cannot_ask_is_refused_unasked() {
     let home = Home::start().await;
     let client = serve(&home, allowed(&["lock"], Duration::from_secs(60)), ()).await;
-    assert_refused(
-        round(&client, unlock(), None, None).await,
-        UNLOCKING,
+    let refused = assert_rejected(
+        try_round(&client, unlock(), None, None).await,
+        rmcp::model::ErrorCode::MISSING_REQUIRED_CLIENT_CAPABILITY,
         "this client cannot ask its user (it did not declare MCP elicitation). Use a client that can, or the owner can start the server with --sensitive-without-confirmation, which lets any agent do it unasked",
+    );
+    assert_eq!(
+        refused.data,
+        Some(json!({"requiredCapabilities": {"elicitation": {"form": {}}}}))
     );
     // What is not sensitive is carried out at once.
     let locked = result(

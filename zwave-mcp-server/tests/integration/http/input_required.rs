@@ -137,9 +137,13 @@ async fn over_http_at_2026_07_28_only_a_fresh_yes_to_the_same_call_unlocks() {
     let middle = tampered.len() / 2;
     tampered[middle] = if tampered[middle] == b'A' { b'B' } else { b'A' };
     let tampered = String::from_utf8(tampered).unwrap();
-    assert_refused(
-        &call(&client, retried(unlock(), Some(yes()), Some(&tampered))).await,
-        "the request state sent back does not verify (it was altered, or sealed by another server process: a replica, or this server before a restart; call again without it to be asked again)",
+    // Not the person's answer: the request is invalid (-32602), a JSON-RPC error.
+    let rejected = call(&client, retried(unlock(), Some(yes()), Some(&tampered))).await;
+    assert_eq!(rejected["error"]["code"], -32602, "{rejected}");
+    assert_eq!(
+        rejected["error"]["message"],
+        "Unlocking \"Front Door Lock\" (node 8, Entrance) needs a person's yes, and the request state sent back does not verify (it was altered, or sealed by another server process: a replica, or this server before a restart; call again without it to be asked again): nothing was sent.",
+        "{rejected}"
     );
     // The state of the question about another device, answered on a call that unlocks.
     let switch = json!({"name": "control_zwave_device",
