@@ -11,6 +11,7 @@
 //! | `history` | `history`: the stored conversations |
 //! | `input`, `elicit` | the one reader of stdin; a server's questions to the user asked on the terminal |
 //! | `bench` | `bench`: how fast one server answers |
+//! | `target` | the one server `doctor` and `bench` are given: a command, or `--url` |
 //! | `signals` | the signals that ask the CLI to stop |
 
 mod args;
@@ -22,16 +23,17 @@ mod history;
 mod input;
 mod servers;
 mod signals;
+mod target;
 mod tools;
 mod view;
 
-use std::{process::ExitCode, time::Duration};
+use std::process::ExitCode;
 
 pub use args::{Cli, CliCommand};
 
 use tokio_util::sync::CancellationToken;
 
-use crate::{ServerCommand, ServerConfig, connection::RetryPolicy, transport::ServerProcesses};
+use crate::transport::ServerProcesses;
 
 /// What a command shares with the signal handling around it: where the servers it starts are
 /// registered, and the request to stop that work able to end cleanly watches.
@@ -84,16 +86,8 @@ pub async fn run(cli: Cli, stop: &Stop) -> anyhow::Result<ExitCode> {
         CliCommand::Servers { config } => servers::servers(&config, stop).await,
         CliCommand::Doctor {
             init_timeout,
-            url,
-            headers,
-            command,
-        } => {
-            let target = match url {
-                Some(url) => doctor::Target::Remote { url, headers },
-                None => doctor::Target::Command(command),
-            };
-            Ok(doctor::doctor(init_timeout, target, stop).await)
-        }
+            target,
+        } => Ok(doctor::doctor(target.into_config(init_timeout), stop).await),
         CliCommand::Tools {
             config,
             tool_files,
@@ -115,20 +109,6 @@ pub async fn run(cli: Cli, stop: &Stop) -> anyhow::Result<ExitCode> {
 #[derive(Debug, thiserror::Error)]
 #[error("{0}")]
 pub struct UsageError(pub String);
-
-/// One server given on the command line (`doctor`, `bench`): a single connection attempt,
-/// so a server that cannot start is reported at once.
-pub(super) fn one_server(command: Vec<String>, init_timeout: Duration) -> ServerConfig {
-    let mut parts = command.into_iter();
-    let program = parts.next().unwrap_or_default();
-    let mut config = ServerConfig::new(ServerCommand::new("server", program, parts));
-    config.init_timeout = init_timeout;
-    config.retry = RetryPolicy {
-        attempts: 1,
-        base_delay: Duration::ZERO,
-    };
-    config
-}
 
 /// Writes one line of the command's answer to stdout.
 pub(super) fn emit(text: &str) {
