@@ -132,6 +132,8 @@ fn measure(label: &str, command: Vec<String>, tool: &str, args: Value) -> Row {
 /// A client's own timing of CALLS sequential calls.
 struct ClientTiming {
     label: String,
+    /// The protocol revision the client agreed with the server, when it says.
+    protocol: Option<String>,
     p50_us: f64,
     p99_us: f64,
     per_second: f64,
@@ -157,14 +159,20 @@ fn client_row(label: Option<&str>, command: &[String]) -> ClientTiming {
             || report["client"].as_str().unwrap().to_owned(),
             str::to_owned,
         ),
+        protocol: report
+            .get("protocol_version")
+            .or_else(|| report.get("protocol"))
+            .and_then(Value::as_str)
+            .map(str::to_owned),
         p50_us: timing["p50_us"].as_f64().unwrap(),
         p99_us: timing["p99_us"].as_f64().unwrap(),
         per_second: timing["calls_per_second"].as_f64().unwrap(),
     }
 }
 
-/// `mcp-client bench` making CALLS sequential calls of `tool` after 100 unmeasured ones, on
-/// `target` (`--url URL`, or `--` and a command line).
+/// `mcp-client bench` making CALLS sequential calls of `tool` after 100 unmeasured ones;
+/// `target` ends the command line (`--url URL`, or `--` and a command line, after any other
+/// flags).
 fn mcp_client_bench(
     mcp_client: &str,
     tool: &str,

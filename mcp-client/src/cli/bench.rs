@@ -40,6 +40,10 @@ pub struct BenchArgs {
     /// Longest wait for one call: seconds (30) or a duration (500ms, 1m).
     #[arg(long, value_parser = common::parse_duration, default_value = "30")]
     call_timeout: Duration,
+    /// The MCP revision to speak (such as 2025-11-25, with a session over HTTP); none: the
+    /// newest the server offers.
+    #[arg(long, value_parser = crate::connection::lifecycle::parse)]
+    protocol_version: Option<rmcp::model::ProtocolVersion>,
     /// Print the report as JSON instead of a table.
     #[arg(long)]
     json: bool,
@@ -71,6 +75,7 @@ pub(super) async fn run(args: BenchArgs, stop: &Stop) -> anyhow::Result<ExitCode
         .into_config(args.init_timeout)
         .map_err(UsageError)?;
     config.call_timeout = args.call_timeout;
+    config.protocol_version = args.protocol_version;
     let bar = progress_bar();
     let server = ServerConnection::new(config).with_processes(stop.processes.clone());
     let report = bench::run(server, &plan, &|event| match event {

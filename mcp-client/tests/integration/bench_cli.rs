@@ -209,6 +209,14 @@ fn bench_usage_errors_name_the_value_and_what_would_be_valid() {
         ),
         "{stderr}"
     );
+    let (output, _, stderr) = bench(&["--protocol-version", "2099-01-01"], &["clean"]);
+    assert_eq!(output.status.code(), Some(2));
+    assert!(
+        stderr.starts_with(
+            "error: invalid value '2099-01-01' for '--protocol-version <PROTOCOL_VERSION>': `2099-01-01` is not an MCP revision this client speaks: use one of "
+        ),
+        "{stderr}"
+    );
     let (output, _, stderr) = bench(&["--calls", "0"], &["clean"]);
     assert_eq!(output.status.code(), Some(2));
     assert!(
@@ -350,11 +358,13 @@ fn bench_measures_a_remote_server_and_says_it_has_no_figures_of_its_process() {
         assert_eq!(phase["server_cpu_per_call_us"], Value::Null, "{phase}");
     }
 
-    let (code, stdout, stderr) = run(&["--concurrency", "1"]);
+    // Pinned to the revision before 2026-07-28: one session over HTTP.
+    let (code, stdout, stderr) = run(&["--concurrency", "1", "--protocol-version", "2025-11-25"]);
     assert_eq!(code, Some(0), "{stderr}");
     let lines: Vec<&str> = stdout.lines().collect();
     assert!(
-        lines[0].starts_with("server   zwave-mcp-server "),
+        lines[0].starts_with("server   zwave-mcp-server ")
+            && lines[0].ends_with(" (protocol 2025-11-25)"),
         "{stdout}"
     );
     assert!(

@@ -2,7 +2,10 @@
 //! on each server (ours with `--demo --http`, server-everything's `streamableHttp`), the same
 //! tool and arguments, CALLS sequential `tools/call`s in one session, each client timing them
 //! itself (`mcp-client bench --url`, `fixtures/peers/*_client_bench.*` with `--url`). Every
-//! client gets a server started afresh, so none meets sessions or a heap another left.
+//! client gets a server started afresh, so none meets sessions or a heap another left. The
+//! revision each agreed is shown: on our server ours speaks 2026-07-28 (no session; rmcp
+//! serves each request on its own) and the SDKs 2025-11-25 (a session), so ours runs again
+//! pinned to 2025-11-25.
 
 use std::{
     process::{Child, Command, Stdio},
@@ -30,6 +33,9 @@ struct Server {
     /// Whether the tool is not marked read-only (`mcp-client bench` then wants
     /// `--allow-writes`).
     writes: bool,
+    /// Whether its newest revision is 2026-07-28: our client then runs a second time pinned
+    /// to 2025-11-25, the SDKs' revision, so each is also compared with its like.
+    speaks_2026: bool,
     /// The raw driver's p50 on it, from the servers' table.
     raw_p50: Duration,
 }
@@ -72,6 +78,13 @@ fn clients(server: &Server, mcp_client: &str, only_ours: bool) -> Vec<ClientTimi
             &["--url", url],
         )
     })];
+    if server.speaks_2026 {
+        let label = "mcp-client bench --url --protocol-version 2025-11-25";
+        rows.push(timed(server, Some(label), |url| {
+            let target = ["--protocol-version", "2025-11-25", "--url", url];
+            mcp_client_bench(mcp_client, server.tool, server.args, server.writes, &target)
+        }));
+    }
     if only_ours {
         return rows;
     }
@@ -116,6 +129,7 @@ pub fn compare(
         tool: "get_device_status",
         args: r#"{"deviceName": "Switch One"}"#,
         writes: false,
+        speaks_2026: true,
         raw_p50: raw_p50s[0],
     }];
     if let Some(everything) = everything {
@@ -126,22 +140,30 @@ pub fn compare(
             args: r#"{"message": "hi"}"#,
             // Not marked read-only; it answers without acting.
             writes: true,
+            speaks_2026: false,
             raw_p50: raw_p50s[1],
         });
     }
     println!(
-        "\n| client over HTTP (2,000 sequential `tools/call`, one session) | server | p50 | p99 | calls/s | × ours p50 | × raw driver p50 |"
+        "\n| client over HTTP (2,000 sequential `tools/call`) | server | revision | p50 | p99 | calls/s | × ours p50, same revision | × raw driver p50 |"
     );
-    println!("|---|---|---|---|---|---|---|");
+    println!("|---|---|---|---|---|---|---|---|");
     for server in &servers {
         let rows = clients(server, mcp_client, only_ours);
-        let ours = rows[0].p50_us;
         let raw = server.raw_p50.as_secs_f64() * 1e6;
-        for row in rows {
+        for row in &rows {
+            // Ours at the same revision, where it spoke it (the first row otherwise).
+            let ours = rows
+                .iter()
+                .take_while(|other| other.label.starts_with("mcp-client"))
+                .find(|other| other.protocol == row.protocol)
+                .unwrap_or(&rows[0])
+                .p50_us;
             println!(
-                "| {} | {} | {} | {} | {} | {:.1} | {:.1} |",
+                "| {} | {} | {} | {} | {} | {} | {:.1} | {:.1} |",
                 row.label,
                 server.label,
+                row.protocol.as_deref().unwrap_or("?"),
                 micros(Duration::from_secs_f64(row.p50_us / 1e6)),
                 micros(Duration::from_secs_f64(row.p99_us / 1e6)),
                 thousands(row.per_second.round() as u64),
@@ -151,6 +173,8 @@ pub fn compare(
         }
     }
     println!(
-        "\nThe raw driver p50 is the servers' table's: one blocking HTTP/1.1 connection, no MCP client."
+        "\nThe raw driver p50 is the servers' table's: one blocking HTTP/1.1 connection, no MCP client, \
+         speaking 2025-11-25 (a session). From 2026-07-28 there are no sessions: rmcp serves each \
+         request on its own."
     );
 }
