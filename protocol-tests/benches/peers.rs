@@ -2,7 +2,8 @@
 //! responder), all driven the same raw way in one run: start → initialize, round trip of
 //! sequential `tools/call`s, calls per second, peak memory. Then our client beside the
 //! official TypeScript and Python SDK clients, each making sequential `tools/call`s of the
-//! floor and timing them itself. Between the two, the servers over Streamable HTTP (`http`).
+//! floor and timing them itself. Between the two, the servers over Streamable HTTP (`http`);
+//! last, the three clients over Streamable HTTP on each HTTP server (`http_clients`).
 //! Run: `cargo build --release --workspace --bins && cargo bench -p protocol-tests --bench peers`.
 #![expect(
     clippy::unwrap_used,
@@ -12,6 +13,8 @@
 
 #[path = "peers/http.rs"]
 mod http;
+#[path = "peers/http_clients.rs"]
+mod http_clients;
 
 use std::time::{Duration, Instant};
 
@@ -126,8 +129,19 @@ fn measure(label: &str, command: Vec<String>, tool: &str, args: Value) -> Row {
     row
 }
 
-/// A client's own timing of CALLS sequential calls: (label, p50 µs, p99 µs).
-fn client_row(label: Option<&str>, command: &[String]) -> (String, f64, f64) {
+/// A client's own timing of CALLS sequential calls.
+struct ClientTiming {
+    label: String,
+    /// The protocol revision the client agreed with the server, when it says.
+    protocol: Option<String>,
+    p50_us: f64,
+    p99_us: f64,
+    per_second: f64,
+}
+
+/// Runs a client that times itself and prints its report: `mcp-client bench --json` (its
+/// first phase) or an SDK script's one object. `label` overrides the one the report gives.
+fn client_row(label: Option<&str>, command: &[String]) -> ClientTiming {
     let output = std::process::Command::new(&command[0])
         .args(&command[1..])
         .stderr(std::process::Stdio::inherit())
@@ -140,38 +154,63 @@ fn client_row(label: Option<&str>, command: &[String]) -> (String, f64, f64) {
         .get("phases")
         .and_then(|phases| phases.get(0))
         .unwrap_or(&report);
-    (
-        label.map_or_else(
+    ClientTiming {
+        label: label.map_or_else(
             || report["client"].as_str().unwrap().to_owned(),
             str::to_owned,
         ),
-        timing["p50_us"].as_f64().unwrap(),
-        timing["p99_us"].as_f64().unwrap(),
-    )
+        protocol: report
+            .get("protocol_version")
+            .or_else(|| report.get("protocol"))
+            .and_then(Value::as_str)
+            .map(str::to_owned),
+        p50_us: timing["p50_us"].as_f64().unwrap(),
+        p99_us: timing["p99_us"].as_f64().unwrap(),
+        per_second: timing["calls_per_second"].as_f64().unwrap(),
+    }
+}
+
+/// `mcp-client bench` making CALLS sequential calls of `tool` after 100 unmeasured ones;
+/// `target` ends the command line (`--url URL`, or `--` and a command line, after any other
+/// flags).
+fn mcp_client_bench(
+    mcp_client: &str,
+    tool: &str,
+    args: &str,
+    allow_writes: bool,
+    target: &[&str],
+) -> Vec<String> {
+    let calls = CALLS.to_string();
+    let mut command = [
+        mcp_client,
+        "bench",
+        "--json",
+        "--tool",
+        tool,
+        "--args",
+        args,
+        "--calls",
+        &calls,
+        "--warmup",
+        "100",
+        "--concurrency",
+        "1",
+    ]
+    .map(str::to_owned)
+    .to_vec();
+    if allow_writes {
+        command.push("--allow-writes".to_owned());
+    }
+    command.extend(target.iter().map(|part| (*part).to_owned()));
+    command
 }
 
 fn compare_clients(floor: &str, mcp_client: &str, floor_p50: Duration) {
     let calls = CALLS.to_string();
     let mut rows = vec![client_row(
         Some("mcp-client (ServerConnection::call_tool)"),
-        &[
-            mcp_client,
-            "bench",
-            "--json",
-            "--tool",
-            "any",
-            "--calls",
-            &calls,
-            "--warmup",
-            "100",
-            "--concurrency",
-            "1",
-            // The floor's one tool is not marked read-only, and answers without acting.
-            "--allow-writes",
-            "--",
-            floor,
-        ]
-        .map(str::to_owned),
+        // The floor's one tool is not marked read-only, and answers without acting.
+        &mcp_client_bench(mcp_client, "any", "{}", true, &["--", floor]),
     )];
     if std::env::var_os("BENCH_ONLY_OURS").is_none() {
         let sdk = typescript_sdk().to_string_lossy().into_owned();
@@ -213,9 +252,15 @@ fn compare_clients(floor: &str, mcp_client: &str, floor_p50: Duration) {
         "| client (2,000 sequential `tools/call` of `mcp-floor`) | p50 | p99 | × floor p50 | × ours p50 |"
     );
     println!("|---|---|---|---|---|");
-    let ours = rows[0].1;
+    let ours = rows[0].p50_us;
     let floor_us = floor_p50.as_secs_f64() * 1e6;
-    for (label, p50, p99) in rows {
+    for ClientTiming {
+        label,
+        p50_us: p50,
+        p99_us: p99,
+        ..
+    } in rows
+    {
         println!(
             "| {label} | {} | {} | {:.1} | {:.1} |",
             micros(Duration::from_secs_f64(p50 / 1e6)),
@@ -389,11 +434,10 @@ fn main() {
          Mosquitto, the same home is published by `zwave-mcp-server simulate` in a process of its \
          own, and the figures are the server's alone."
     );
-    http::compare(
-        &ours,
-        std::env::var_os("BENCH_ONLY_OURS")
-            .is_none()
-            .then(server_everything),
-    );
+    let everything = std::env::var_os("BENCH_ONLY_OURS")
+        .is_none()
+        .then(server_everything);
+    let raw_p50s = http::compare(&ours, everything.clone());
     compare_clients(&floor, &mcp_client, floor_p50);
+    http_clients::compare(&ours, everything, &mcp_client, &raw_p50s);
 }

@@ -14,12 +14,18 @@ pub struct Report {
     pub protocol_version: String,
     /// What every call asked ("tools/call NAME" or "ping").
     pub request: String,
-    /// Spawn → `initialize` answered, in milliseconds.
+    /// Spawn (for a remote server: the first request) → the session started, in
+    /// milliseconds.
     pub start_ms: f64,
     /// The measured phases, in the order they ran.
     pub phases: Vec<PhaseReport>,
-    /// The server's process tree; absent where `/proc` cannot be read.
+    /// The server's process tree; absent for a remote server, or where `/proc` cannot be
+    /// read.
     pub server_process: Option<ProcessReport>,
+    /// The remote server's URL: its process is not this run's, so the report has no figures
+    /// of it (`server_process` and every phase's `server_cpu_*` are absent). `None` for a
+    /// server the run started.
+    pub server_url: Option<String>,
 }
 
 /// One measured phase.
@@ -41,7 +47,7 @@ pub struct PhaseReport {
     #[serde(flatten)]
     pub latency: Summary,
     /// The server's CPU time (user + system) during the phase, in milliseconds; its
-    /// resolution is Linux's clock tick, 10 ms.
+    /// resolution is Linux's clock tick, 10 ms. Absent for a remote server.
     pub server_cpu_ms: Option<f64>,
     /// That CPU time divided by the calls, in microseconds.
     pub server_cpu_per_call_us: Option<f64>,

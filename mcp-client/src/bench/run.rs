@@ -10,7 +10,7 @@ use super::{
     report::{PhaseReport, ProcessReport, Report},
     usage::{self, Usage},
 };
-use crate::{ClientError, ServerConnection, tools::executor::error_text};
+use crate::{ClientError, ServerConnection, connection::Endpoint, tools::executor::error_text};
 
 /// Why a run could not measure anything useful.
 #[derive(Debug, thiserror::Error)]
@@ -69,7 +69,8 @@ fn offered(names: &[String]) -> String {
     }
 }
 
-/// Starts `server`, measures it as `plan` says, and stops it.
+/// Starts `server` (or opens a session with a remote one), measures it as `plan` says, and
+/// stops it (ends the session).
 ///
 /// # Errors
 /// See [`BenchError`]: nothing is reported when the server does not start, lacks the tool,
@@ -143,7 +144,12 @@ async fn measure(
             })?;
         progress(Progress::Call);
     }
-    let pid = info.pid;
+    // A remote server's process is not ours to read, whatever `/proc` holds.
+    let server_url = match &server.config().endpoint {
+        Endpoint::Http(endpoint) => Some(endpoint.url.clone()),
+        Endpoint::Stdio(_) => None,
+    };
+    let pid = info.pid.filter(|_| server_url.is_none());
     let mut phases = vec![phase(server, plan, 1, pid, progress).await?];
     if plan.concurrency > 1 {
         phases.push(phase(server, plan, plan.concurrency, pid, progress).await?);
@@ -163,6 +169,7 @@ async fn measure(
         start_ms: info.init_time.as_secs_f64() * 1e3,
         phases,
         server_process,
+        server_url,
     })
 }
 

@@ -4,7 +4,7 @@ use std::path::PathBuf;
 
 use clap::{Parser, Subcommand};
 
-use super::{bench, chat, history};
+use super::{bench, chat, history, target::TargetArgs};
 
 /// Command line of `mcp-client`.
 #[derive(Debug, Parser)]
@@ -74,19 +74,12 @@ pub enum CliCommand {
         /// Longest wait for the session to start: seconds (60) or a duration (90s, 2m).
         #[arg(long, value_parser = common::parse_duration, default_value = "60")]
         init_timeout: std::time::Duration,
-        /// A remote server's Streamable HTTP endpoint (`https://host/mcp`) instead of a command.
-        #[arg(long, conflicts_with = "command")]
-        url: Option<String>,
-        /// A header for every request to --url, `Name: value`; `${VAR}` in the value is taken
-        /// from the environment (write it in single quotes, so the token stays off the
-        /// command line). Repeatable.
-        #[arg(long = "header", value_name = "NAME: VALUE", requires = "url")]
-        headers: Vec<String>,
-        /// The server's command line, after `--`.
-        #[arg(required_unless_present = "url", last = true)]
-        command: Vec<String>,
+        /// The server: `-- COMMAND…`, or `--url URL`.
+        #[command(flatten)]
+        target: TargetArgs,
     },
-    /// Measure one server: start time, latency of sequential calls (p50/p90/p99/max),
-    /// throughput with calls in flight, its CPU time per call and peak memory.
+    /// Measure one server (started, or remote with --url): start time, latency of sequential
+    /// calls (p50/p90/p99/max), throughput with calls in flight, and for a started server its
+    /// CPU time per call and peak memory.
     Bench(bench::BenchArgs),
 }

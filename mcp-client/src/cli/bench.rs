@@ -1,12 +1,12 @@
-//! `mcp-client bench -- <server command>`: the command line of [`crate::bench`], its progress
-//! bar (on a terminal only) and its answer, a table or JSON. A tool not marked read-only is
-//! called only with `--allow-writes`.
+//! `mcp-client bench -- <server command>` (or `--url URL` for a remote server): the command
+//! line of [`crate::bench`], its progress bar (on a terminal only) and its answer, a table or
+//! JSON. A tool not marked read-only is called only with `--allow-writes`.
 
 use std::{io::IsTerminal as _, process::ExitCode, time::Duration};
 
 use clap::Args;
 
-use super::{Stop, UsageError, emit, one_server, tools::parse_arguments};
+use super::{Stop, UsageError, emit, target::TargetArgs, tools::parse_arguments};
 use crate::{
     ServerConnection,
     bench::{self, BenchError, PhaseReport, Plan, Progress, Report, Request},
@@ -40,12 +40,17 @@ pub struct BenchArgs {
     /// Longest wait for one call: seconds (30) or a duration (500ms, 1m).
     #[arg(long, value_parser = common::parse_duration, default_value = "30")]
     call_timeout: Duration,
+    /// The MCP revision to speak (such as 2025-11-25, with a session over HTTP); none: the
+    /// newest the server offers.
+    #[arg(long, value_parser = crate::connection::lifecycle::parse)]
+    protocol_version: Option<rmcp::model::ProtocolVersion>,
     /// Print the report as JSON instead of a table.
     #[arg(long)]
     json: bool,
-    /// The server's command line, after `--`.
-    #[arg(required = true, last = true, value_name = "COMMAND")]
-    command: Vec<String>,
+    /// The server: `-- COMMAND…`, or `--url URL` (a remote server: the report then has no
+    /// figures of its process).
+    #[command(flatten)]
+    target: TargetArgs,
 }
 
 /// Runs the benchmark; exit code 0 with a report, 1 when the server failed it, 2 on usage
@@ -65,8 +70,12 @@ pub(super) async fn run(args: BenchArgs, stop: &Stop) -> anyhow::Result<ExitCode
         warmup: args.warmup as usize,
         allow_writes: args.allow_writes,
     };
-    let mut config = one_server(args.command, args.init_timeout);
+    let mut config = args
+        .target
+        .into_config(args.init_timeout)
+        .map_err(UsageError)?;
     config.call_timeout = args.call_timeout;
+    config.protocol_version = args.protocol_version;
     let bar = progress_bar();
     let server = ServerConnection::new(config).with_processes(stop.processes.clone());
     let report = bench::run(server, &plan, &|event| match event {
@@ -122,11 +131,21 @@ fn table(report: &Report) -> String {
         ),
         format!("request  {}", report.request),
         format!(
-            "start    {} from spawn to a started session",
-            micros(report.start_ms * 1e3)
+            "start    {} from {} to a started session",
+            micros(report.start_ms * 1e3),
+            if report.server_url.is_some() {
+                "the first request"
+            } else {
+                "spawn"
+            }
         ),
     ];
-    if let Some(process) = &report.server_process {
+    if report.server_url.is_some() {
+        lines.push(
+            "memory   not measured: a remote server's process is not this run's (nor its CPU time)"
+                .to_owned(),
+        );
+    } else if let Some(process) = &report.server_process {
         lines.push(format!(
             "memory   {:.1} MiB peak resident ({} process{}, pid {})",
             process.peak_rss_kib as f64 / 1024.0,

@@ -9,10 +9,10 @@ use std::{process::ExitCode, time::Duration};
 
 use serde_json::Value;
 
-use super::{Stop, emit, one_server};
+use super::{Stop, emit};
 use crate::{
     ServerConfig, ServerConnection,
-    connection::{SessionInfo, config},
+    connection::SessionInfo,
     tools::review::{self, ToolParts, Verdict},
     transport::ServerProcess,
 };
@@ -96,31 +96,15 @@ fn label(verdict: Verdict) -> &'static str {
     }
 }
 
-/// The server `doctor` examines.
-pub(super) enum Target {
-    /// A command line to start.
-    Command(Vec<String>),
-    /// A remote server's endpoint, with `Name: value` headers (`${VAR}` expanded).
-    Remote {
-        /// Its Streamable HTTP endpoint.
-        url: String,
-        /// Headers for every request.
-        headers: Vec<String>,
-    },
-}
-
 /// Examines the server and prints one line per finding, then the counts. Fails when any
-/// finding is a `FAIL`.
-pub(super) async fn doctor(init_timeout: Duration, target: Target, stop: &Stop) -> ExitCode {
-    let config = match target {
-        Target::Command(command) => one_server(command, init_timeout),
-        Target::Remote { url, headers } => match remote(&url, &headers, init_timeout) {
-            Ok(config) => config,
-            Err(problem) => {
-                emit(&format!("FAIL start: {problem}"));
-                return ExitCode::FAILURE;
-            }
-        },
+/// finding is a `FAIL`, a configuration the flags could not make (`config`) among them.
+pub(super) async fn doctor(config: Result<ServerConfig, String>, stop: &Stop) -> ExitCode {
+    let config = match config {
+        Ok(config) => config,
+        Err(problem) => {
+            emit(&format!("FAIL start: {problem}"));
+            return ExitCode::FAILURE;
+        }
     };
     let findings = examine(config, stop).await;
     let count = |verdict| findings.iter().filter(|f| f.verdict == verdict).count();
@@ -138,31 +122,6 @@ pub(super) async fn doctor(init_timeout: Duration, target: Target, stop: &Stop) 
     } else {
         ExitCode::FAILURE
     }
-}
-
-/// The remote server at `url` as an `mcpServers` entry would give it, so that the URL and the
-/// headers are checked, and `${VAR}` expanded, exactly as in a configuration file.
-fn remote(url: &str, headers: &[String], init_timeout: Duration) -> Result<ServerConfig, String> {
-    let mut named = serde_json::Map::new();
-    for header in headers {
-        let Some((name, value)) = header.split_once(':') else {
-            // Never quote it: it may be the token.
-            return Err("a --header has no `:`: write it `Name: value`".to_owned());
-        };
-        named.insert(name.trim().to_owned(), Value::from(value.trim()));
-    }
-    let entry = serde_json::json!({"url": url, "headers": named});
-    let text = serde_json::json!({"mcpServers": {"server": entry}}).to_string();
-    let lookup = |name: &str| std::env::var(name).ok();
-    let mut servers = config::parse(std::path::Path::new("--url"), &text, &lookup)
-        .map_err(|err| err.to_string())?;
-    let mut config = servers.remove(0);
-    config.init_timeout = init_timeout;
-    config.retry = crate::connection::RetryPolicy {
-        attempts: 1,
-        base_delay: Duration::ZERO,
-    };
-    Ok(config)
 }
 
 fn plural(n: usize) -> &'static str {

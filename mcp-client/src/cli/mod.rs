@@ -12,6 +12,7 @@
 //! | `input`, `elicit` | the one reader of stdin; a server's questions to the user asked on the terminal |
 //! | `bench` | `bench`: how fast one server answers |
 //! | `sign_in` | signing in to remote servers with OAuth: the address on stderr, the redirect on a loopback port |
+//! | `target` | the one server `doctor` and `bench` are given: a command, or `--url` |
 //! | `signals` | the signals that ask the CLI to stop |
 
 mod args;
@@ -24,17 +25,18 @@ mod input;
 mod servers;
 mod sign_in;
 mod signals;
+mod target;
 mod tools;
 mod view;
 
-use std::{process::ExitCode, time::Duration};
+use std::process::ExitCode;
 
 pub use args::{Cli, CliCommand};
 pub use sign_in::QUIET_OAUTH_LOG;
 
 use tokio_util::sync::CancellationToken;
 
-use crate::{ServerCommand, ServerConfig, connection::RetryPolicy, transport::ServerProcesses};
+use crate::transport::ServerProcesses;
 
 /// What a command shares with the signal handling around it: where the servers it starts are
 /// registered, and the request to stop that work able to end cleanly watches.
@@ -87,16 +89,8 @@ pub async fn run(cli: Cli, stop: &Stop) -> anyhow::Result<ExitCode> {
         CliCommand::Servers { config } => servers::servers(&config, stop).await,
         CliCommand::Doctor {
             init_timeout,
-            url,
-            headers,
-            command,
-        } => {
-            let target = match url {
-                Some(url) => doctor::Target::Remote { url, headers },
-                None => doctor::Target::Command(command),
-            };
-            Ok(doctor::doctor(init_timeout, target, stop).await)
-        }
+            target,
+        } => Ok(doctor::doctor(target.into_config(init_timeout), stop).await),
         CliCommand::Tools {
             config,
             tool_files,
@@ -118,20 +112,6 @@ pub async fn run(cli: Cli, stop: &Stop) -> anyhow::Result<ExitCode> {
 #[derive(Debug, thiserror::Error)]
 #[error("{0}")]
 pub struct UsageError(pub String);
-
-/// One server given on the command line (`doctor`, `bench`): a single connection attempt,
-/// so a server that cannot start is reported at once.
-pub(super) fn one_server(command: Vec<String>, init_timeout: Duration) -> ServerConfig {
-    let mut parts = command.into_iter();
-    let program = parts.next().unwrap_or_default();
-    let mut config = ServerConfig::new(ServerCommand::new("server", program, parts));
-    config.init_timeout = init_timeout;
-    config.retry = RetryPolicy {
-        attempts: 1,
-        base_delay: Duration::ZERO,
-    };
-    config
-}
 
 /// Writes one line of the command's answer to stdout.
 pub(super) fn emit(text: &str) {

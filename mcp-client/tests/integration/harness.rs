@@ -1,13 +1,15 @@
-//! Test plumbing: fake servers, captured logs, process checks.
+//! Test plumbing: fake servers, our server over HTTP, captured logs, process checks.
 
 use std::{
     path::PathBuf,
+    process::Command,
     sync::{Arc, Mutex, OnceLock},
     time::Duration,
 };
 
 use mcp_client::{ServerCommand, ServerConfig, connection::RetryPolicy};
 use serde_json::{Map, Value};
+use test_support::{daemon::Daemon, mosquitto::ScratchDir};
 
 pub use test_support::fixture_path;
 
@@ -24,6 +26,81 @@ pub fn fake(name: &str, mode: &[&str]) -> ServerConfig {
         base_delay: Duration::from_millis(100),
     };
     config
+}
+
+/// The bearer token of the test servers (at least 16 characters, as the server wants).
+pub const TOKEN: &str = "t0ken-of-the-http-tests";
+
+/// What `zwave-mcp-server --http` logs once it listens, followed by its URL.
+const SERVING: &str = "serving MCP over Streamable HTTP";
+
+/// A `zwave-mcp-server --demo --http ADDR` with [`TOKEN`], and its URL.
+pub struct ZwaveHttp {
+    daemon: Daemon,
+    /// Its MCP endpoint, `http://127.0.0.1:PORT/mcp`.
+    pub url: String,
+}
+
+impl ZwaveHttp {
+    /// Starts the server at `addr` (`127.0.0.1:0` for any free port) and reads its URL from
+    /// the line it logs once it listens.
+    pub fn start(addr: &str) -> Self {
+        let dir = ScratchDir::new();
+        let token = dir.path().join("token");
+        std::fs::write(&token, format!("{TOKEN}\n")).unwrap();
+        let mut command = Command::new(test_support::workspace_bin("zwave-mcp-server"));
+        command
+            .args(["--demo", "--http", addr, "--http-token-file"])
+            .arg(&token)
+            .env("RUST_LOG", "info");
+        let daemon = Daemon::start_until_logged(
+            &command,
+            dir,
+            SERVING,
+            "zwave http",
+            Duration::from_secs(30),
+        );
+        let log = std::fs::read_to_string(Self::log_path(&daemon)).unwrap();
+        let url = log
+            .lines()
+            .find(|line| line.contains(SERVING))
+            .and_then(|line| line.split("url=").nth(1))
+            .and_then(|rest| rest.split_whitespace().next())
+            .unwrap_or_else(|| panic!("no url in the serving line:\n{log}"))
+            .to_owned();
+        Self { daemon, url }
+    }
+
+    fn log_path(daemon: &Daemon) -> PathBuf {
+        daemon.dir().join("zwave-http.log")
+    }
+
+    /// How often the server's log says `text`.
+    pub fn count(&self, text: &str) -> usize {
+        std::fs::read_to_string(Self::log_path(&self.daemon))
+            .unwrap()
+            .matches(text)
+            .count()
+    }
+
+    /// How many times its log says `text` once it says so at least `wanted` times (the server
+    /// logs through a queue, so a line can come after the answer), or after 10 s.
+    pub fn count_at_least(&self, text: &str, wanted: usize) -> usize {
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+        loop {
+            let count = self.count(text);
+            if count >= wanted || std::time::Instant::now() > deadline {
+                return count;
+            }
+            std::thread::yield_now();
+        }
+    }
+
+    /// Its address, `127.0.0.1:PORT`.
+    pub fn addr(&self) -> String {
+        let rest = self.url.strip_prefix("http://").unwrap();
+        rest.split('/').next().unwrap().to_owned()
+    }
 }
 
 /// JSON object arguments.

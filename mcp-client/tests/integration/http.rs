@@ -3,11 +3,7 @@
 //! that server restarted under a live session, server-everything's `streamableHttp` mode, and
 //! every failure a user can meet said with what to check.
 
-use std::{
-    path::{Path, PathBuf},
-    process::Command,
-    time::Duration,
-};
+use std::{path::Path, process::Command, time::Duration};
 
 use mcp_client::{
     ClientError, ServerConfig, ServerConnection, ServerPool,
@@ -16,81 +12,7 @@ use mcp_client::{
 use serde_json::json;
 use test_support::{daemon::Daemon, mosquitto::ScratchDir};
 
-use crate::harness::args;
-
-/// The bearer token of the test servers (at least 16 characters, as the server wants).
-pub(crate) const TOKEN: &str = "t0ken-of-the-http-tests";
-
-/// What `zwave-mcp-server --http` logs once it listens, followed by its URL.
-const SERVING: &str = "serving MCP over Streamable HTTP";
-
-/// A `zwave-mcp-server --demo --http ADDR` with [`TOKEN`], and its URL.
-struct ZwaveHttp {
-    daemon: Daemon,
-    url: String,
-}
-
-impl ZwaveHttp {
-    /// Starts the server at `addr` (`127.0.0.1:0` for any free port) and reads its URL from
-    /// the line it logs once it listens.
-    fn start(addr: &str) -> Self {
-        let dir = ScratchDir::new();
-        let token = dir.path().join("token");
-        std::fs::write(&token, format!("{TOKEN}\n")).unwrap();
-        let mut command = Command::new(test_support::workspace_bin("zwave-mcp-server"));
-        command
-            .args(["--demo", "--http", addr, "--http-token-file"])
-            .arg(&token)
-            .env("RUST_LOG", "info");
-        let daemon = Daemon::start_until_logged(
-            &command,
-            dir,
-            SERVING,
-            "zwave http",
-            Duration::from_secs(30),
-        );
-        let log = std::fs::read_to_string(Self::log_path(&daemon)).unwrap();
-        let url = log
-            .lines()
-            .find(|line| line.contains(SERVING))
-            .and_then(|line| line.split("url=").nth(1))
-            .and_then(|rest| rest.split_whitespace().next())
-            .unwrap_or_else(|| panic!("no url in the serving line:\n{log}"))
-            .to_owned();
-        Self { daemon, url }
-    }
-
-    fn log_path(daemon: &Daemon) -> PathBuf {
-        daemon.dir().join("zwave-http.log")
-    }
-
-    /// How often the server's log says `text`.
-    fn count(&self, text: &str) -> usize {
-        std::fs::read_to_string(Self::log_path(&self.daemon))
-            .unwrap()
-            .matches(text)
-            .count()
-    }
-
-    /// How many times its log says `text` once it says so at least `wanted` times (the server
-    /// logs through a queue, so a line can come after the answer), or after 10 s.
-    fn count_at_least(&self, text: &str, wanted: usize) -> usize {
-        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
-        loop {
-            let count = self.count(text);
-            if count >= wanted || std::time::Instant::now() > deadline {
-                return count;
-            }
-            std::thread::yield_now();
-        }
-    }
-
-    /// Its address, `127.0.0.1:PORT`.
-    fn addr(&self) -> String {
-        let rest = self.url.strip_prefix("http://").unwrap();
-        rest.split('/').next().unwrap().to_owned()
-    }
-}
+use crate::harness::{TOKEN, ZwaveHttp, args};
 
 /// The one server of `entry` (an `mcpServers` entry), with `ZWAVE_MCP_TOKEN` = `token`.
 pub(crate) fn server(entry: &serde_json::Value, token: &str) -> ServerConfig {
@@ -534,7 +456,7 @@ fn doctor_examines_a_remote_server_and_says_what_to_fix() {
     assert_eq!(code, Some(1));
     assert_eq!(
         stdout,
-        "FAIL start: \"--url\": server `server`: `headers.Authorization` refers to ${ZWAVE_MCP_TOKEN}, which is not set (set it, or write ${ZWAVE_MCP_TOKEN:-default})\n"
+        "FAIL start: --header `Authorization` refers to ${ZWAVE_MCP_TOKEN}, which is not set (set it, or write ${ZWAVE_MCP_TOKEN:-default})\n"
     );
     let (code, stdout, _) = client(&doctor, Some("a-wrong-token-of-some-length"));
     assert_eq!(code, Some(1));

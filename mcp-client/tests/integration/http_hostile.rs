@@ -10,8 +10,8 @@ use mcp_client::{ClientError, ServerConfig, ServerConnection};
 use serde_json::{Value, json};
 
 use crate::{
-    harness::args,
-    http::{TOKEN, connect_error, entry, server},
+    harness::{TOKEN, args},
+    http::{connect_error, entry, server},
     scripted_http::{Echo, Hostile, Scripted, When},
 };
 

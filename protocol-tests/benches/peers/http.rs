@@ -33,25 +33,56 @@ struct Connection {
     port: u16,
 }
 
+/// A connection to `port` once the server `child` listens there (waiting at most a minute).
+pub fn connect_when_listening(port: u16, child: &mut Child) -> TcpStream {
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        if let Ok(stream) = TcpStream::connect(("127.0.0.1", port)) {
+            return stream;
+        }
+        assert!(
+            child.try_wait().unwrap().is_none(),
+            "the server on port {port} exited before listening"
+        );
+        assert!(Instant::now() < deadline, "nothing listens on port {port}");
+        std::thread::sleep(Duration::from_millis(5));
+    }
+}
+
+/// Our server, `--demo --http` on `port` (loopback, so no token is needed).
+pub fn ours(binary: &str, port: u16) -> Command {
+    let mut command = Command::new(binary);
+    command.args(["--demo", "--http", &format!("127.0.0.1:{port}")]);
+    command
+}
+
+/// server-everything in its `streamableHttp` mode on `port`, from its stdio command line.
+pub fn everything((node, mut args): (String, Vec<String>), port: u16) -> Command {
+    args.pop(); // "stdio"
+    args.push("streamableHttp".to_owned());
+    let mut command = Command::new(node);
+    command.args(args).env("PORT", port.to_string());
+    command
+}
+
+/// A port free now (bound, then let go).
+pub fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
 impl Connection {
     /// Connects, waiting (bounded) for the server to listen.
     fn open(port: u16, child: &mut Child) -> Self {
-        let deadline = Instant::now() + Duration::from_secs(60);
-        loop {
-            if let Ok(stream) = TcpStream::connect(("127.0.0.1", port)) {
-                stream.set_nodelay(true).unwrap();
-                return Self {
-                    reader: BufReader::new(stream.try_clone().unwrap()),
-                    writer: stream,
-                    port,
-                };
-            }
-            assert!(
-                child.try_wait().unwrap().is_none(),
-                "the server on port {port} exited before listening"
-            );
-            assert!(Instant::now() < deadline, "nothing listens on port {port}");
-            std::thread::sleep(Duration::from_millis(5));
+        let stream = connect_when_listening(port, child);
+        stream.set_nodelay(true).unwrap();
+        Self {
+            reader: BufReader::new(stream.try_clone().unwrap()),
+            writer: stream,
+            port,
         }
     }
 
@@ -125,14 +156,6 @@ fn open_session(connection: &mut Connection) -> String {
     session
 }
 
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
-}
-
 /// Drives the server `command` starts (listening on `port`) as the stdio comparison does.
 fn measure(label: &str, mut command: Command, port: u16, tool: &str, args: &Value) -> HttpRow {
     let started = Instant::now();
@@ -189,32 +212,28 @@ fn measure(label: &str, mut command: Command, port: u16, tool: &str, args: &Valu
     }
 }
 
-/// Our server and (unless `only_ours`) server-everything over HTTP; prints the table.
-pub fn compare(ours: &str, everything: Option<(String, Vec<String>)>) {
+/// Our server and (when given) server-everything over HTTP; prints the table and returns
+/// each server's p50 in the order of the rows.
+pub fn compare(binary: &str, everything_command: Option<(String, Vec<String>)>) -> Vec<Duration> {
     let port = free_port();
-    let mut command = Command::new(ours);
-    command.args(["--demo", "--http", &format!("127.0.0.1:{port}")]);
     let mut rows = vec![measure(
         "zwave-mcp-server --demo --http",
-        command,
+        ours(binary, port),
         port,
         "get_device_status",
         &json!({"deviceName": "Switch One"}),
     )];
-    if let Some((node, mut args)) = everything {
+    if let Some(command) = everything_command {
         let port = free_port();
-        args.pop(); // "stdio"
-        args.push("streamableHttp".to_owned());
-        let mut command = Command::new(node);
-        command.args(args).env("PORT", port.to_string());
         rows.push(measure(
             "server-everything streamableHttp (Node)",
-            command,
+            everything(command, port),
             port,
             "echo",
             &json!({"message": "hi"}),
         ));
     }
+    let p50s = rows.iter().map(|row| row.p50).collect();
     println!(
         "\n| server over HTTP (2,000 sequential `tools/call`, one kept-alive connection) | start → initialize | p50 | p99 | calls/s | peak RSS | RSS, 100 sessions open |"
     );
@@ -231,4 +250,5 @@ pub fn compare(ours: &str, everything: Option<(String, Vec<String>)>) {
             row.idle_sessions_rss_kib as f64 / 1024.0,
         );
     }
+    p50s
 }
