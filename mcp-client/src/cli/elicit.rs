@@ -6,7 +6,9 @@
 //!
 //! A question is answered "cancel" when the person dismisses it (Ctrl-C, the end of input) or
 //! when it is withdrawn (the call that asked it ended, or the server stopped waiting), asked
-//! or not; "decline" when [`MOST_QUESTIONS`] are already at the desk.
+//! or not; "decline" when [`MOST_QUESTIONS`] are already at the desk. "Accept" goes only with
+//! something the person typed: a form without fields is asked as a yes/no (servers ask
+//! "proceed?" that way, and act on the accept alone), and a form left empty is declined.
 
 use std::sync::Arc;
 
@@ -79,6 +81,16 @@ async fn form(input: &Input, question: &Elicitation) -> ElicitAnswer {
         .as_array()
         .map(|names| names.iter().filter_map(Value::as_str).collect())
         .unwrap_or_default();
+    if fields.is_empty() {
+        // Nothing to fill in: the accept is the whole answer, so it needs an explicit yes.
+        return match input.read(Ask::Approval, "  Answer yes? [y/N] ").await {
+            Line::Text(text) if is_yes(text.trim()) => {
+                ElicitAnswer::Accept(Value::Object(Map::new()))
+            }
+            Line::Text(_) => ElicitAnswer::Decline,
+            Line::Interrupted | Line::End => ElicitAnswer::Cancel,
+        };
+    }
     let mut content = Map::new();
     for (name, field) in fields {
         let label = field["title"]
@@ -94,7 +106,16 @@ async fn form(input: &Input, question: &Elicitation) -> ElicitAnswer {
             Field::Dismissed => return ElicitAnswer::Cancel,
         }
     }
+    if content.is_empty() {
+        // Every field skipped: the person gave no answer, and an empty accept is not one.
+        return ElicitAnswer::Decline;
+    }
     ElicitAnswer::Accept(Value::Object(content))
+}
+
+/// Only an explicit yes is yes.
+fn is_yes(text: &str) -> bool {
+    matches!(text, "y" | "Y" | "yes" | "Yes" | "YES")
 }
 
 enum Field {
@@ -125,11 +146,7 @@ async fn ask_field(input: &Input, label: &str, field: &Value, required: bool) ->
             Line::Interrupted | Line::End => return Field::Dismissed,
         };
         let value = match kind {
-            // Only an explicit yes is yes.
-            "boolean" => Some(Value::Bool(matches!(
-                text.as_str(),
-                "y" | "Y" | "yes" | "Yes" | "YES"
-            ))),
+            "boolean" => Some(Value::Bool(is_yes(&text))),
             _ if text.is_empty() && !required => return Field::Skipped,
             "integer" => text.parse::<i64>().ok().map(Value::from),
             "number" => text

@@ -857,3 +857,47 @@ async fn a_resumed_chat_says_what_it_loaded_and_an_unkept_one_shows_no_id() {
         "{shown:#?}"
     );
 }
+
+/// A 2026-07-28 server whose form has no fields ("proceed?"): the accept would be the whole
+/// answer, so the person is asked a yes/no, and anything but `y` declines. Before, the accept
+/// went out with no key pressed.
+#[tokio::test]
+async fn a_question_without_fields_is_a_yes_no_and_only_y_accepts() {
+    let folder = test_support::mosquitto::ScratchDir::new();
+    let servers = folder.path().join("servers.json");
+    let script = test_support::fixture_path("fake-servers/fake_mcp_server.py");
+    std::fs::write(
+        &servers,
+        serde_json::json!({"mcpServers": {"modern": {"command": "python3", "args": [script, "modern"]}}})
+            .to_string(),
+    )
+    .unwrap();
+    for (typed, answer) in [("y", "accept"), ("", "decline"), ("n", "decline")] {
+        let fake = FakeProvider::start(vec![
+            calling(&[("proceed", serde_json::json!({}))], ""),
+            saying("Done."),
+        ])
+        .await;
+        let args = once_args(
+            &fake.url,
+            &["--config", servers.to_str().unwrap(), "--no-history"],
+            "wipe it",
+        );
+        let (drawn, _) = tokio::task::spawn_blocking(move || {
+            answering_on_terminal(args, vec![("Answer yes? [y/N] ", typed)])
+        })
+        .await
+        .unwrap();
+        let shown = screen(&drawn);
+        assert_eq!(shown[0], "modern asks: Wipe every file?", "{shown:#?}");
+        assert!(shown[1].starts_with("  Answer yes? [y/N]"), "{shown:#?}");
+        // The tool's result, as the model was sent it next.
+        let sent = fake.bodies();
+        assert!(
+            sent.last().is_some_and(|body| body
+                .to_string()
+                .contains(&format!("the person's answer: {answer}"))),
+            "{typed:?}: {sent:#?}"
+        );
+    }
+}
