@@ -13,7 +13,10 @@ use std::{
 use serde_json::Value;
 use tokio::sync::watch;
 
-use super::{Backend, HomeState, LinkState, NodeId, NodeInfo, Nodes};
+use super::{
+    Backend, HomeState, LinkState, NodeId, NodeInfo, NodeStatus, Nodes,
+    health::{ControllerStatistics, HealthBook, NodeStatistics},
+};
 
 /// What the handles and the backend share.
 pub(crate) struct Core {
@@ -36,6 +39,9 @@ pub(crate) struct Core {
     /// whole state (the driver's cache) that shows that value there is not the device's word,
     /// and does not replace its last report.
     pub(crate) awaiting_reports: Mutex<HashMap<(NodeId, String), (u64, Value)>>,
+    /// The network's health beside the node list: newer statistics, the controller's,
+    /// since when each status holds. Lock order: `state` first when both are held.
+    pub(crate) health: Mutex<HealthBook>,
 }
 
 /// The least time between two reloads of the node list for names not found in it.
@@ -66,6 +72,7 @@ impl Core {
             last_miss_reload: Mutex::new(None),
             writes_in_flight: Mutex::new(Vec::new()),
             awaiting_reports: Mutex::new(HashMap::new()),
+            health: Mutex::new(HealthBook::default()),
         }
     }
 
@@ -74,11 +81,46 @@ impl Core {
         self.changes.send_modify(|version| *version += 1);
     }
 
-    /// Tells the hook of a node list just loaded.
-    pub(crate) fn loaded(&self) {
+    /// A node list was just loaded, asked for at `sent`: the health book takes what it says
+    /// (the controller's statistics: `controller`, or those listed on the controller node),
+    /// and the hook is told.
+    pub(crate) fn loaded(&self, sent: Instant, controller: Option<ControllerStatistics>) {
+        {
+            let state = read(&self.state);
+            lock(&self.health).loaded(&state.nodes, controller, sent, now_ms());
+        }
         if let Some(hook) = read(&self.on_load).as_ref() {
             hook(&read(&self.state).nodes);
         }
+    }
+
+    /// The driver says `node` has `status` now (an event, a status topic): the health book
+    /// notes since when.
+    pub(crate) fn saw_status(&self, node: NodeId, status: &NodeStatus) {
+        lock(&self.health).saw_status(node, status, now_ms());
+    }
+
+    /// `node`'s statistics came in an event: kept when the node is in the list (an unknown
+    /// node's are dropped: they would only grow the book). Nobody is woken: they change no
+    /// state a waiter waits for. Returns whether the node is known.
+    pub(crate) fn record_statistics(&self, node: NodeId, statistics: NodeStatistics) -> bool {
+        let state = read(&self.state);
+        if !state.nodes.contains_key(&node) {
+            return false;
+        }
+        lock(&self.health).record(node, statistics);
+        true
+    }
+
+    /// A command this server sent to a device (a write, a poll, a ping) was answered, or
+    /// failed: the driver counted it in the device's statistics.
+    pub(crate) fn commanded(&self) {
+        lock(&self.health).commanded();
+    }
+
+    /// The controller's statistics came in an event.
+    pub(crate) fn record_controller_statistics(&self, statistics: ControllerStatistics) {
+        lock(&self.health).record_controller(statistics);
     }
 
     /// Stores the device's report of `value` for `key` of `node`; whether it was stored.
