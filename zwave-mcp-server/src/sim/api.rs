@@ -12,7 +12,7 @@ use tracing::{debug, warn};
 
 use super::{
     change::{find_node, set_value},
-    device,
+    device, health,
     node::value_key_of,
     state::{PayloadType, ReceivedRequest, Sim, SimOptions, lock},
     topics,
@@ -244,48 +244,47 @@ async fn answer(sim: &Arc<Sim>, api: &str, args: &[Value]) -> Result<Value, Stri
         })),
         "writeValue" => Ok(write_value(sim, args).await),
         "pollValue" => {
-            let (node, key) = address(args.first())
-                .ok_or("Cannot read properties of undefined (reading 'pollValue')")?;
-            let nodes = lock(&sim.nodes);
-            let node = find_node(&nodes, node)
-                .ok_or("Cannot read properties of undefined (reading 'pollValue')")?;
-            if node["status"] == json!("Dead") {
-                return Err("Failed to poll value: the node is dead (ZW0204)".into());
+            let polled = poll_value(sim, args)?;
+            if let Some((node, _)) = address(args.first()) {
+                health::counted(sim, node, true).await;
             }
-            let cached = node["values"]
-                .get(&key)
-                .and_then(|v| v.get("value"))
-                .cloned()
-                .unwrap_or(Value::Null);
-            let Some(id) = node["id"]
-                .as_u64()
-                .and_then(|id| u16::try_from(id).ok())
-                .map(NodeId)
-            else {
-                return Ok(cached);
-            };
-            // The device answers the Get with its own state, which the driver then caches.
-            let answer = devices(sim).answer(id, &key, cached.clone());
-            if answer != cached {
-                drop(nodes);
-                set_value(&mut lock(&sim.nodes), id, &key, answer.clone());
-            }
-            Ok(answer)
+            Ok(polled)
         }
         "refreshValues" | "refreshCCValues" | "refreshInfo" => Ok(Value::Null),
-        "pingNode" => {
-            let id = args
-                .first()
-                .and_then(Value::as_u64)
-                .and_then(|id| u16::try_from(id).ok())
-                .map_or(NodeId(0), NodeId);
-            let nodes = lock(&sim.nodes);
-            Ok(json!(
-                find_node(&nodes, id).is_some_and(|node| node["status"] != json!("Dead"))
-            ))
-        }
+        "pingNode" => health::ping(sim, args).await,
         _ => Err("Unknown API".into()),
     }
+}
+
+/// `pollValue [valueId]`: the device's answer to a Get, which the driver then caches.
+fn poll_value(sim: &Arc<Sim>, args: &[Value]) -> Result<Value, String> {
+    let (node, key) =
+        address(args.first()).ok_or("Cannot read properties of undefined (reading 'pollValue')")?;
+    let nodes = lock(&sim.nodes);
+    let node = find_node(&nodes, node)
+        .ok_or("Cannot read properties of undefined (reading 'pollValue')")?;
+    if node["status"] == json!("Dead") {
+        return Err("Failed to poll value: the node is dead (ZW0204)".into());
+    }
+    let cached = node["values"]
+        .get(&key)
+        .and_then(|v| v.get("value"))
+        .cloned()
+        .unwrap_or(Value::Null);
+    let Some(id) = node["id"]
+        .as_u64()
+        .and_then(|id| u16::try_from(id).ok())
+        .map(NodeId)
+    else {
+        return Ok(cached);
+    };
+    // The device answers the Get with its own state, which the driver then caches.
+    let answer = devices(sim).answer(id, &key, cached.clone());
+    if answer != cached {
+        drop(nodes);
+        set_value(&mut lock(&sim.nodes), id, &key, answer.clone());
+    }
+    Ok(answer)
 }
 
 /// `(nodeId, value key)` of a valueId argument.
@@ -310,6 +309,7 @@ async fn write_value(sim: &Arc<Sim>, args: &[Value]) -> Value {
         return json!({"status": 2});
     };
     let write = device::write(&devices(sim), node, &key, new);
+    health::counted(sim, node, write.result["status"] != json!(2)).await;
     for change in &write.optimistic {
         publish_value(sim, &change.node, &change.value).await;
     }

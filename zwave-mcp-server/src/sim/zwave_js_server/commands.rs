@@ -1,6 +1,7 @@
 //! The commands the simulated zwave-js-server answers (`set_api_schema`, `start_listening`,
-//! `node.set_value`, `node.poll_value`, `node.get_state`, `node.set_name`,
-//! `node.set_location`), each answered as the real server does, in its order.
+//! `node.set_value`, `node.poll_value`, `node.ping`, `node.get_state`, `node.set_name`,
+//! `node.set_location`), each answered as the real server does, in its order, with the
+//! `statistics updated` events of the commands that reach a device.
 
 use std::sync::Arc;
 
@@ -8,14 +9,15 @@ use serde_json::{Value, json};
 
 use super::{
     shared::ServerSim,
-    state::{node_state, state, value_updated},
+    state::{node_state, state, statistics_updated, status_event, value_updated},
 };
-use crate::network::NodeId;
+use crate::network::{NodeId, now_ms};
 use crate::sim::{
     change::{Change, find_node, set_value as set_home_value},
     device,
     node::value_key_of,
     state::lock,
+    statistics,
 };
 
 /// What to send for one command, in order.
@@ -71,7 +73,15 @@ pub(super) fn answer(
             None => vec![not_found()],
         },
         "node.poll_value" => match known {
-            Some(node) => poll_value(sim, connection, node, &command, ok),
+            Some(node) => {
+                let mut messages = poll_value(sim, connection, node, &command, ok);
+                messages.extend(counted(sim, connection, node, true));
+                messages
+            }
+            None => vec![not_found()],
+        },
+        "node.ping" => match known {
+            Some(node) => ping(sim, connection, node, ok),
             None => vec![not_found()],
         },
         "node.get_state" => match known {
@@ -121,7 +131,7 @@ fn set_value(
     for event in &events {
         let _ = sim.events.send((connection, event.clone()));
     }
-    let mut messages = Vec::with_capacity(events.len() + 1);
+    let mut messages = Vec::with_capacity(events.len() + 3);
     let mut events = events.into_iter();
     if write.result["status"] == json!(255) {
         // The target value's event, the result, then the rest.
@@ -129,6 +139,12 @@ fn set_value(
     }
     messages.push(result);
     messages.extend(events);
+    messages.extend(counted(
+        sim,
+        connection,
+        node,
+        write.result["status"] != json!(2),
+    ));
     for report in write.reports {
         let sim = Arc::clone(sim);
         tokio::spawn(async move {
@@ -139,6 +155,62 @@ fn set_value(
         });
     }
     messages
+}
+
+/// `node.ping`: `{"responded": …}`, then the status the driver gives the node when that
+/// changed (`alive`, `dead`: the recorded order), then the statistics.
+fn ping(
+    sim: &Arc<ServerSim>,
+    connection: u64,
+    node: NodeId,
+    ok: impl Fn(Value) -> String,
+) -> Vec<String> {
+    // The real controller gives up on a node that does not answer after ~3 s; here at once.
+    let responded = !lock(&sim.knobs).unanswering.contains(&node);
+    let mut messages = vec![ok(json!({ "responded": responded }))];
+    let (status, event) = if responded {
+        ("Alive", "alive")
+    } else {
+        ("Dead", "dead")
+    };
+    let was = {
+        let mut nodes = lock(&sim.nodes);
+        nodes
+            .iter_mut()
+            .find(|found| found["id"] == json!(node))
+            .filter(|found| found["status"] != json!(status))
+            .map(|found| {
+                found["available"] = json!(responded);
+                std::mem::replace(&mut found["status"], json!(status))
+            })
+    };
+    if let Some(was) = was {
+        let event = status_event(node, event, &was);
+        let _ = sim.events.send((connection, event.clone()));
+        messages.push(event);
+    }
+    messages.extend(counted(sim, connection, node, responded));
+    messages
+}
+
+/// A command to `node` was answered or not: the statistics count it, and every listener
+/// gets their `statistics updated` events (this connection in its answer's place).
+fn counted(sim: &ServerSim, connection: u64, node: NodeId, answered: bool) -> Vec<String> {
+    let counted = statistics::count(
+        &mut lock(&sim.nodes),
+        node,
+        answered,
+        statistics::ROUND_TRIP_MS,
+        now_ms(),
+    );
+    let Some((statistics, controller)) = counted else {
+        return Vec::new();
+    };
+    let events = statistics_updated(node, &statistics, &controller);
+    for event in &events {
+        let _ = sim.events.send((connection, event.clone()));
+    }
+    events.into()
 }
 
 /// `node.poll_value`: the device answers with its value, which is also an event.
