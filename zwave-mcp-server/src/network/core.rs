@@ -118,6 +118,24 @@ impl Core {
         lock(&self.health).commanded();
     }
 
+    /// `node` was heard from at `at_ms` (it answered a ping): its last activity moves there,
+    /// never back.
+    pub(crate) fn heard_from(&self, node: NodeId, at_ms: i64) {
+        let moved = {
+            let mut state = write(&self.state);
+            match state.nodes.get_mut(&node) {
+                Some(mut info) if info.last_active.is_none_or(|was| was < at_ms) => {
+                    info.set_last_active(at_ms);
+                    true
+                }
+                _ => false,
+            }
+        };
+        if moved {
+            self.changed();
+        }
+    }
+
     /// The controller's statistics came in an event.
     pub(crate) fn record_controller_statistics(&self, statistics: ControllerStatistics) {
         lock(&self.health).record_controller(statistics);
@@ -472,6 +490,26 @@ mod tests {
         core.await_reports(&refused);
         core.stop_awaiting(&refused);
         assert!(!core.is_awaited(NodeId(2), STATE, Some(&json!(true))));
+    }
+
+    /// A statistics event is kept for a node the list has, and wakes no waiter.
+    #[test]
+    fn statistics_are_kept_for_known_nodes_and_wake_nobody() {
+        let core = Core::new(Backend::ZwaveJsServer);
+        write(&core.state).nodes = Nodes::new(reloaded(false));
+        let changes = core.changes.subscribe();
+        let statistics = NodeStatistics {
+            commands_sent: Some(7),
+            ..NodeStatistics::default()
+        };
+        assert!(core.record_statistics(NodeId(2), statistics.clone()));
+        assert!(!core.record_statistics(NodeId(99), statistics.clone()));
+        assert!(!changes.has_changed().unwrap());
+        assert_eq!(lock(&core.health).statistics(NodeId(2)), Some(&statistics));
+        assert!(lock(&core.health).statistics(NodeId(99)).is_none());
+        // A ping answered: heard from now, and that is a change.
+        core.heard_from(NodeId(2), now_ms());
+        assert!(changes.has_changed().unwrap());
     }
 
     #[test]

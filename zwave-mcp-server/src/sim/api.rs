@@ -15,6 +15,7 @@ use super::{
     device, health,
     node::value_key_of,
     state::{PayloadType, ReceivedRequest, Sim, SimOptions, lock},
+    statistics::Outcome,
     topics,
 };
 use crate::network::{NodeId, now_ms};
@@ -246,7 +247,7 @@ async fn answer(sim: &Arc<Sim>, api: &str, args: &[Value]) -> Result<Value, Stri
         "pollValue" => {
             let polled = poll_value(sim, args)?;
             if let Some((node, _)) = address(args.first()) {
-                health::counted(sim, node, true).await;
+                health::counted(sim, node, Outcome::Answered).await;
             }
             Ok(polled)
         }
@@ -309,7 +310,12 @@ async fn write_value(sim: &Arc<Sim>, args: &[Value]) -> Value {
         return json!({"status": 2});
     };
     let write = device::write(&devices(sim), node, &key, new);
-    health::counted(sim, node, write.result["status"] != json!(2)).await;
+    let outcome = if write.result["status"] == json!(2) {
+        Outcome::Lost
+    } else {
+        Outcome::Acknowledged
+    };
+    health::counted(sim, node, outcome).await;
     for change in &write.optimistic {
         publish_value(sim, &change.node, &change.value).await;
     }

@@ -12,7 +12,8 @@ use super::{
     api::publish,
     change::find_node,
     state::{Sim, lock},
-    statistics, topics,
+    statistics::{self, Outcome},
+    topics,
 };
 use crate::network::{NodeId, now_ms};
 
@@ -29,24 +30,29 @@ pub(super) async fn ping(sim: &Arc<Sim>, args: &[Value]) -> Result<Value, String
     // The real controller gives up on a node that does not answer after ~3 s
     // (`captures/ws/FACTS.md`); here at once, in the same order.
     let answers = !lock(&sim.knobs).unanswering.contains(&node);
-    counted(sim, node, answers).await;
+    let outcome = if answers {
+        Outcome::Acknowledged
+    } else {
+        Outcome::Lost
+    };
+    counted(sim, node, outcome).await;
     set_status(sim, node, if answers { "Alive" } else { "Dead" }).await;
     Ok(json!(answers))
 }
 
-/// A command to `node` was answered or not: the statistics count it, and are published.
-pub(super) async fn counted(sim: &Arc<Sim>, node: NodeId, answered: bool) {
+/// A command to `node` ended as `outcome`: the statistics count it, and are published.
+pub(super) async fn counted(sim: &Arc<Sim>, node: NodeId, outcome: Outcome) {
     let now = now_ms();
     let counted = {
         let mut nodes = lock(&sim.nodes);
-        statistics::count(&mut nodes, node, answered, statistics::ROUND_TRIP_MS, now)
+        statistics::count(&mut nodes, node, outcome, statistics::ROUND_TRIP_MS, now)
             .and_then(|counts| Some((counts, find_node(&nodes, node)?.clone())))
     };
     let Some(((node_statistics, controller), found)) = counted else {
         return;
     };
     let options = &sim.options;
-    if answered {
+    if node_statistics.is_some() {
         let path = topics::node_topic(&options.prefix, options.topics, &found);
         let payload = json!({"time": now, "value": now});
         publish(
@@ -71,16 +77,18 @@ pub(super) async fn counted(sim: &Arc<Sim>, node: NodeId, answered: bool) {
         )
         .await;
         // Z-Wave JS UI sends the node (without its values) and its statistics.
-        let about = json!({"id": found["id"], "name": found["name"], "status": found["status"],
-            "ready": found["ready"]});
-        let event = json!({ "data": [about, node_statistics] });
-        publish(
-            sim,
-            format!("{events}/node/statistics_updated"),
-            event.to_string().into_bytes(),
-            false,
-        )
-        .await;
+        if let Some(node_statistics) = node_statistics {
+            let about = json!({"id": found["id"], "name": found["name"],
+                "status": found["status"], "ready": found["ready"]});
+            let event = json!({ "data": [about, node_statistics] });
+            publish(
+                sim,
+                format!("{events}/node/statistics_updated"),
+                event.to_string().into_bytes(),
+                false,
+            )
+            .await;
+        }
     }
 }
 

@@ -4,7 +4,6 @@
 
 use std::time::Duration;
 
-use schemars::JsonSchema;
 use serde::Serialize;
 
 use crate::{
@@ -35,7 +34,7 @@ pub const QUIET_FOR: Duration = Duration::from_secs(24 * 3600);
 pub const BATTERY_QUIET_FOR: Duration = Duration::from_secs(7 * 24 * 3600);
 
 /// What a device's link is like, the worst first.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, JsonSchema)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Condition {
     /// The controller cannot reach it (Z-Wave JS marked it dead or failed).

@@ -23,7 +23,8 @@ pub struct HealthBook {
     statuses: HashMap<NodeId, StatusSeen>,
     /// When the node list was last loaded.
     loaded_at: Option<Instant>,
-    /// When a statistics event last came (MQTT: only when Z-Wave JS UI sends events).
+    /// When a statistics event last came (MQTT: only when Z-Wave JS UI sends events); once
+    /// one has, they keep the statistics current.
     last_event_at: Option<Instant>,
     /// When a command this server sent to a device (a write, a poll, a ping) was last
     /// answered: the statistics moved then.
@@ -139,13 +140,17 @@ impl HealthBook {
         self.commanded_at = Some(Instant::now());
     }
 
-    /// Whether the statistics held may be out of date: the newest of them (the list's, or an
-    /// event's) is older than `age`, or older than a command this server sent since.
+    /// Whether the statistics held may be out of date. Once statistics events come, they
+    /// keep them current (a quiet network sends none: nothing changed). Until then, the
+    /// list's are out of date when older than `age`, or than a command this server sent.
     pub fn is_out_of_date(&self, age: std::time::Duration) -> bool {
-        match self.loaded_at.max(self.last_event_at) {
+        if self.last_event_at.is_some() {
+            return false;
+        }
+        match self.loaded_at {
             None => true,
-            Some(newest) => {
-                newest.elapsed() >= age || self.commanded_at.is_some_and(|at| at > newest)
+            Some(loaded) => {
+                loaded.elapsed() >= age || self.commanded_at.is_some_and(|at| at > loaded)
             }
         }
     }
@@ -221,12 +226,15 @@ mod tests {
         book.record_controller(ControllerStatistics::default());
         assert_eq!(book.controller(), Some(&ControllerStatistics::default()));
         let age = std::time::Duration::from_secs(5);
-        assert!(!book.is_out_of_date(age));
-        assert!(book.is_out_of_date(std::time::Duration::ZERO));
-        // A command answered after the newest statistics: they no longer count it.
-        book.commanded();
-        assert!(book.is_out_of_date(age));
-        book.record_controller(ControllerStatistics::default());
-        assert!(!book.is_out_of_date(age));
+        let mut quiet = HealthBook::default();
+        assert!(quiet.is_out_of_date(age), "never loaded");
+        quiet.loaded(&nodes, None, Instant::now(), 0);
+        assert!(!quiet.is_out_of_date(age));
+        assert!(quiet.is_out_of_date(std::time::Duration::ZERO));
+        // A command answered after the list: its figures no longer count it.
+        quiet.commanded();
+        assert!(quiet.is_out_of_date(age));
+        // Events keep them current from the first one on.
+        assert!(!book.is_out_of_date(std::time::Duration::ZERO));
     }
 }

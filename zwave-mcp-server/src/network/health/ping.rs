@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 use serde_json::{Value, json};
 
 use crate::network::{
-    Network, NetworkError, NodeId, NodeStatus, handle::Connection, mqtt::call,
+    Network, NetworkError, NodeId, NodeStatus, handle::Connection, mqtt::call, now_ms,
     zwave_js_server::ZwaveJsServerError,
 };
 
@@ -71,6 +71,11 @@ impl Network {
         };
         let took = started.elapsed();
         self.core.commanded();
+        if answered {
+            // The device acknowledged the frame: it was heard from now (its statistics,
+            // which say so too, may come a moment after the answer).
+            self.core.heard_from(node, now_ms());
+        }
         let dead = Some(NodeStatus::Dead);
         // Answered: it is not dead. Not answered: dead (a listening node), or asleep (a
         // battery one thought awake); already dead, nothing changes.

@@ -11,10 +11,10 @@ use crate::network::{
     handle::Connection,
 };
 
-/// How old the statistics held over MQTT may be before a health read loads the node list
-/// again (they are also out of date once a command this server sent was answered after
-/// them): `getNodes` of a full network takes some 50 ms, and a person asking about the
-/// network wants it as it is.
+/// How old the node list's statistics may be before a health read over MQTT loads it again,
+/// while Z-Wave JS UI sends no statistics events (they are also out of date once a command
+/// this server sent was answered after the list): `getNodes` of a full network takes some
+/// 50 ms, and a person asking about the network wants it as it is.
 pub const STATISTICS_MAX_AGE: Duration = Duration::from_secs(5);
 
 impl Network {
@@ -27,9 +27,10 @@ impl Network {
         f(&state.nodes, &book)
     }
 
-    /// Makes the statistics held at most [`STATISTICS_MAX_AGE`] old, and newer than the last
-    /// command this server sent, where the backend does not send them as they change: over
-    /// MQTT without statistics events, the node list is loaded again. Returns whether it was.
+    /// Makes the statistics held current where the backend does not send them as they
+    /// change: over MQTT without statistics events, the node list is loaded again when it is
+    /// older than [`STATISTICS_MAX_AGE`] or than the last command this server sent. Returns
+    /// whether it was.
     ///
     /// # Errors
     /// The error of loading the node list.

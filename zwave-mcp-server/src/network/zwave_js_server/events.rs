@@ -518,6 +518,46 @@ mod tests {
         ));
     }
 
+    /// `statistics updated` comes every ~250 ms per node under traffic: it changes the node
+    /// only when it was heard from later, and one for a node the cache does not know asks
+    /// for nothing (no reload).
+    #[test]
+    fn a_statistics_storm_changes_a_node_only_when_it_was_heard_from_later() {
+        let mut nodes = recorded_nodes();
+        let seen = nodes[&NodeId(3)].last_active.unwrap_or(0);
+        let statistics = |commands: u64, at: i64| {
+            json!({"source": "node", "event": "statistics updated", "nodeId": 3,
+                "statistics": {"commandsTX": commands, "rtt": 67.1,
+                    "lastSeen": jiff::Timestamp::from_millisecond(at).unwrap().to_string()}})
+        };
+        let revision = nodes[&NodeId(3)].revision;
+        for commands in 0..1_000 {
+            let event = read(&statistics(commands, seen)).unwrap();
+            assert_eq!(apply(&mut nodes, event, 0), Applied::Unchanged);
+        }
+        assert_eq!(
+            nodes[&NodeId(3)].revision,
+            revision,
+            "no change: no new revision"
+        );
+        let later = read(&statistics(1_000, seen + 1_000)).unwrap();
+        assert!(
+            matches!(&later, Event::Statistics { statistics, .. } if statistics.commands_sent == Some(1_000))
+        );
+        assert_eq!(apply(&mut nodes, later, 0), Applied::Changed);
+        assert_eq!(nodes[&NodeId(3)].last_active, Some(seen + 1_000));
+        let stranger = read(
+            &json!({"source": "node", "event": "statistics updated", "nodeId": 99,
+            "statistics": {"commandsTX": 1}}),
+        )
+        .unwrap();
+        assert_eq!(apply(&mut nodes, stranger, 0), Applied::Unchanged);
+        // Statistics past their bounds are refused unparsed.
+        let huge = json!({"source": "node", "event": "statistics updated", "nodeId": 3,
+            "statistics": {"pad": "x".repeat(5_000)}});
+        assert!(matches!(read(&huge).unwrap(), Event::RefusedStatistics(_)));
+    }
+
     #[test]
     fn events_that_cannot_be_read_say_why() {
         assert_eq!(

@@ -17,7 +17,7 @@ use crate::sim::{
     device,
     node::value_key_of,
     state::lock,
-    statistics,
+    statistics::{self, Outcome},
 };
 
 /// What to send for one command, in order.
@@ -74,8 +74,8 @@ pub(super) fn answer(
         },
         "node.poll_value" => match known {
             Some(node) => {
-                let mut messages = poll_value(sim, connection, node, &command, ok);
-                messages.extend(counted(sim, connection, node, true));
+                let mut messages = counted(sim, connection, node, Outcome::Answered);
+                messages.extend(poll_value(sim, connection, node, &command, ok));
                 messages
             }
             None => vec![not_found()],
@@ -131,7 +131,12 @@ fn set_value(
     for event in &events {
         let _ = sim.events.send((connection, event.clone()));
     }
-    let mut messages = Vec::with_capacity(events.len() + 3);
+    let outcome = if write.result["status"] == json!(2) {
+        Outcome::Lost
+    } else {
+        Outcome::Acknowledged
+    };
+    let mut messages = counted(sim, connection, node, outcome);
     let mut events = events.into_iter();
     if write.result["status"] == json!(255) {
         // The target value's event, the result, then the rest.
@@ -139,12 +144,6 @@ fn set_value(
     }
     messages.push(result);
     messages.extend(events);
-    messages.extend(counted(
-        sim,
-        connection,
-        node,
-        write.result["status"] != json!(2),
-    ));
     for report in write.reports {
         let sim = Arc::clone(sim);
         tokio::spawn(async move {
@@ -157,8 +156,8 @@ fn set_value(
     messages
 }
 
-/// `node.ping`: `{"responded": …}`, then the status the driver gives the node when that
-/// changed (`alive`, `dead`: the recorded order), then the statistics.
+/// `node.ping`: the statistics, `{"responded": …}`, then the status the driver gives the
+/// node when that changed (`alive`, `dead`): the recorded order.
 fn ping(
     sim: &Arc<ServerSim>,
     connection: u64,
@@ -167,7 +166,13 @@ fn ping(
 ) -> Vec<String> {
     // The real controller gives up on a node that does not answer after ~3 s; here at once.
     let responded = !lock(&sim.knobs).unanswering.contains(&node);
-    let mut messages = vec![ok(json!({ "responded": responded }))];
+    let outcome = if responded {
+        Outcome::Acknowledged
+    } else {
+        Outcome::Lost
+    };
+    let mut messages = counted(sim, connection, node, outcome);
+    messages.push(ok(json!({ "responded": responded })));
     let (status, event) = if responded {
         ("Alive", "alive")
     } else {
@@ -189,28 +194,28 @@ fn ping(
         let _ = sim.events.send((connection, event.clone()));
         messages.push(event);
     }
-    messages.extend(counted(sim, connection, node, responded));
     messages
 }
 
-/// A command to `node` was answered or not: the statistics count it, and every listener
-/// gets their `statistics updated` events (this connection in its answer's place).
-fn counted(sim: &ServerSim, connection: u64, node: NodeId, answered: bool) -> Vec<String> {
+/// A command to `node` ended as `outcome`: the statistics count it, and every listener gets
+/// their `statistics updated` events (this connection before the command's result, as
+/// recorded).
+fn counted(sim: &ServerSim, connection: u64, node: NodeId, outcome: Outcome) -> Vec<String> {
     let counted = statistics::count(
         &mut lock(&sim.nodes),
         node,
-        answered,
+        outcome,
         statistics::ROUND_TRIP_MS,
         now_ms(),
     );
     let Some((statistics, controller)) = counted else {
         return Vec::new();
     };
-    let events = statistics_updated(node, &statistics, &controller);
+    let events = statistics_updated(node, statistics.as_ref(), &controller);
     for event in &events {
         let _ = sim.events.send((connection, event.clone()));
     }
-    events.into()
+    events
 }
 
 /// `node.poll_value`: the device answers with its value, which is also an event.

@@ -39,20 +39,23 @@ pub(super) fn value_updated(change: &Change) -> String {
 }
 
 /// The `statistics updated` events of a command counted: the controller's, then the node's
-/// (the recorded order).
+/// when they changed (the recorded order).
 pub(super) fn statistics_updated(
     node: NodeId,
-    statistics: &Value,
+    statistics: Option<&Value>,
     controller: &Value,
-) -> [String; 2] {
-    [
+) -> Vec<String> {
+    let mut events = vec![
         json!({"type": "event", "event": {"source": "controller", "event": "statistics updated",
             "statistics": controller}})
         .to_string(),
+    ];
+    events.extend(statistics.map(|statistics| {
         json!({"type": "event", "event": {"source": "node", "event": "statistics updated",
             "nodeId": node, "statistics": statistics}})
-        .to_string(),
-    ]
+        .to_string()
+    }));
+    events
 }
 
 /// A node's status event (`alive`, `dead`), with the status it had (zwave-js's numbers).
