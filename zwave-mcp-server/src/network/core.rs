@@ -15,7 +15,10 @@ use tokio::sync::watch;
 
 use super::{
     Backend, HomeState, LinkState, NodeId, NodeInfo, NodeStatus, Nodes,
-    health::{ControllerStatistics, HealthBook, NodeStatistics},
+    health::{
+        book::HealthBook,
+        statistics::{ControllerStatistics, NodeStatistics},
+    },
 };
 
 /// What the handles and the backend share.

@@ -12,7 +12,7 @@ use serde_json::Value;
 use tracing::warn;
 
 use super::{
-    health::ListedStatistics,
+    health::statistics::ListedStatistics,
     node_id::NodeId,
     values::{ValueInfo, ValueKey, yes},
 };

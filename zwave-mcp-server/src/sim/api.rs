@@ -3,12 +3,10 @@
 //! captures show. [`SimGateway`](super::SimGateway) is the handle that starts it and turns
 //! its knobs.
 
-use std::sync::{Arc, atomic::Ordering};
-
-use rumqttc::QoS;
+use std::sync::Arc;
 
 use serde_json::{Value, json};
-use tracing::{debug, warn};
+use tracing::debug;
 
 use super::{
     change::{find_node, set_value},
@@ -55,16 +53,7 @@ pub(super) fn value_payload(options: &SimOptions, value: &Value) -> Vec<u8> {
 }
 
 pub(super) async fn publish(sim: &Sim, topic: String, payload: Vec<u8>, retain: bool) {
-    match sim
-        .client
-        .publish(topic.clone(), QoS::AtLeastOnce, retain, payload)
-        .await
-    {
-        Ok(()) => {
-            sim.sent.fetch_add(1, Ordering::SeqCst);
-        }
-        Err(err) => warn!(%topic, error = %err, "simulated gateway cannot publish"),
-    }
+    sim.publish(topic, payload, retain).await;
 }
 
 pub(super) async fn publish_value(sim: &Sim, node: &Value, value: &Value) {

@@ -9,7 +9,6 @@ use std::sync::Arc;
 use serde_json::{Value, json};
 
 use super::{
-    api::publish,
     change::find_node,
     state::{Sim, lock},
     statistics::{self, Outcome},
@@ -55,8 +54,7 @@ pub(super) async fn counted(sim: &Arc<Sim>, node: NodeId, outcome: Outcome) {
     if node_statistics.is_some() {
         let path = topics::node_topic(&options.prefix, options.topics, &found);
         let payload = json!({"time": now, "value": now});
-        publish(
-            sim,
+        sim.publish(
             format!("{path}/lastActive"),
             payload.to_string().into_bytes(),
             false,
@@ -69,8 +67,7 @@ pub(super) async fn counted(sim: &Arc<Sim>, node: NodeId, outcome: Outcome) {
             options.prefix, options.gateway_name
         );
         let controller = json!({ "data": [controller] });
-        publish(
-            sim,
+        sim.publish(
             format!("{events}/controller/statistics_updated"),
             controller.to_string().into_bytes(),
             false,
@@ -81,8 +78,7 @@ pub(super) async fn counted(sim: &Arc<Sim>, node: NodeId, outcome: Outcome) {
             let about = json!({"id": found["id"], "name": found["name"],
                 "status": found["status"], "ready": found["ready"]});
             let event = json!({ "data": [about, node_statistics] });
-            publish(
-                sim,
+            sim.publish(
                 format!("{events}/node/statistics_updated"),
                 event.to_string().into_bytes(),
                 false,
@@ -114,5 +110,6 @@ async fn set_status(sim: &Arc<Sim>, node: NodeId, status: &str) {
     );
     let payload =
         json!({"time": now_ms(), "value": status != "Dead", "status": status, "nodeId": node});
-    publish(sim, topic, payload.to_string().into_bytes(), true).await;
+    sim.publish(topic, payload.to_string().into_bytes(), true)
+        .await;
 }

@@ -184,6 +184,23 @@ pub(super) struct Sim {
     pub(super) interviewing: Mutex<HashMap<NodeId, Value>>,
 }
 
+impl Sim {
+    /// Hands a message to the gateway's MQTT client (QoS 1), counted for
+    /// [`SimGateway::wait_published`](super::SimGateway::wait_published).
+    pub(super) async fn publish(&self, topic: String, payload: Vec<u8>, retain: bool) {
+        match self
+            .client
+            .publish(topic.clone(), rumqttc::QoS::AtLeastOnce, retain, payload)
+            .await
+        {
+            Ok(()) => {
+                self.sent.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            }
+            Err(err) => tracing::warn!(%topic, error = %err, "simulated gateway cannot publish"),
+        }
+    }
+}
+
 /// An API request as the simulated gateway received it.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ReceivedRequest {

@@ -98,11 +98,10 @@ impl Problem {
 
 /// `part` of `whole` in whole percent, rounded.
 pub fn percent(part: u64, whole: u64) -> u64 {
-    if whole == 0 {
-        0
-    } else {
-        part.saturating_mul(100).saturating_add(whole / 2) / whole
-    }
+    part.saturating_mul(100)
+        .saturating_add(whole / 2)
+        .checked_div(whole)
+        .unwrap_or(0)
 }
 
 /// What is wrong with `node`'s link, from `statistics` (the latest known) at `now_ms`, worst

@@ -22,7 +22,7 @@
 //! each as a module of its own beside `ping`, sharing a per-node guard so that two never run
 //! on one device at once.
 
-mod book;
+pub(crate) mod book;
 mod ping;
 mod reads;
 pub mod statistics;

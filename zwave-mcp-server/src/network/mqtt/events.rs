@@ -9,7 +9,7 @@ use serde_json::value::RawValue;
 use tracing::debug;
 
 use super::{NodeId, shared::Shared};
-use crate::network::health::{ControllerStatistics, NodeStatistics, StatisticsRefused};
+use crate::network::health::statistics::{ControllerStatistics, NodeStatistics, StatisticsRefused};
 
 /// What an event topic carries, for this server.
 #[derive(Debug, PartialEq)]

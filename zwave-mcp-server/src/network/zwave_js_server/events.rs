@@ -12,7 +12,7 @@ use serde_json::{Map, Value, value::RawValue};
 use super::state::{StateError, key_of, node_from_state_raw};
 use crate::network::{
     NodeId, NodeInfo, NodeStatus, Nodes,
-    health::{ControllerStatistics, NodeStatistics, StatisticsRefused},
+    health::statistics::{ControllerStatistics, NodeStatistics, StatisticsRefused},
     values::{ValueRefused, parse_value},
 };
 

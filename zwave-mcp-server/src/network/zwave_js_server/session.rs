@@ -324,10 +324,10 @@ impl<'a> Session<'a> {
         let core = &self.shared.core;
         match &event {
             // Kept beside the cache, waking nobody; only a later `lastSeen` moves the node.
-            events::Event::Statistics { node, statistics } => {
-                if !core.record_statistics(*node, statistics.clone()) {
-                    return None;
-                }
+            events::Event::Statistics { node, statistics }
+                if !core.record_statistics(*node, statistics.clone()) =>
+            {
+                return None;
             }
             events::Event::ControllerStatistics(statistics) => {
                 core.record_controller_statistics(statistics.clone());

@@ -13,7 +13,9 @@ use std::collections::BTreeMap;
 use serde_json::{Map, Value, json, value::RawValue};
 use tracing::warn;
 
-use crate::network::{NodeId, NodeInfo, health::ControllerStatistics, values::parse_value};
+use crate::network::{
+    NodeId, NodeInfo, health::statistics::ControllerStatistics, values::parse_value,
+};
 
 /// Most bytes of one member of a node state other than its `values` (names, flags, device
 /// class, endpoints: under 1 KB recorded); a larger one is left out, unparsed. A value's
