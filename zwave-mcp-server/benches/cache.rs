@@ -1,6 +1,7 @@
 //! Micro benchmarks (divan) of the gateway cache in a full 232-node home: one value report
-//! taken in (topic lookup, payload decoding, storing it in its node), the topic index built
-//! from a fresh node list, and the list parsed from a `getNodes` reply.
+//! taken in (topic lookup, payload decoding, storing it in its node), one `statistics
+//! updated` event taken in (they come every ~250 ms per node under traffic), the topic index
+//! built from a fresh node list, and the list parsed from a `getNodes` reply.
 //! Run: `cargo bench -p zwave-mcp-server --bench cache`.
 //!
 //! The report benchmark is the cache's share of what the event loop does per value topic;
@@ -16,8 +17,9 @@ use std::{collections::BTreeMap, hint::black_box};
 use serde_json::{Value, json};
 use zwave_mcp_server::{
     network::{
-        NodeId, NodeInfo, Nodes, now_ms, parse_nodes,
+        HealthBook, NodeId, NodeInfo, Nodes, now_ms, parse_nodes,
         topics::{Route, TopicIndex, TopicStyle, node_path, value_path},
+        zwave_js_server::events::{self, Event},
     },
     sim::home::{MAX_NODES, sized_home},
 };
@@ -63,6 +65,34 @@ fn value_report(bencher: divan::Bencher) {
         };
         let value = zwave_mcp_server::network::topics::decode_value(payload).unwrap_or_default();
         black_box(nodes.record_report(target.node, &target.key, value, 0, true))
+    });
+}
+
+/// One zwave-js-server `statistics updated` event, as the connection takes it in: read
+/// (bounded, field by field), kept in the health book, and the node's last activity moved
+/// when it was heard from later (here, every other event).
+#[divan::bench(sample_count = 100, sample_size = 1000)]
+fn statistics_event(bencher: divan::Bencher) {
+    let mut nodes = Nodes::new(full_home());
+    let mut book = HealthBook::default();
+    let frames: Vec<Box<serde_json::value::RawValue>> = (0..1_000_u64)
+        .map(|i| {
+            let seen = jiff::Timestamp::from_millisecond(1_764_000_000_000 + (i / 2) as i64 * 1_000).unwrap();
+            let event = json!({"source": "node", "event": "statistics updated", "nodeId": 2 + i % 200,
+                "statistics": {"commandsTX": 30 + i, "commandsRX": 20, "commandsDroppedRX": 0,
+                    "commandsDroppedTX": 0, "timeoutResponse": 0, "rtt": 67.2,
+                    "lastSeen": seen.to_string()}});
+            serde_json::value::RawValue::from_string(event.to_string()).unwrap()
+        })
+        .collect();
+    let mut next = 0;
+    bencher.bench_local(|| {
+        let event = events::read(&frames[next % frames.len()]).unwrap();
+        next += 1;
+        if let Event::Statistics { node, statistics } = &event {
+            book.record(*node, statistics.clone());
+        }
+        black_box(events::apply(&mut nodes, event, 0))
     });
 }
 

@@ -21,9 +21,12 @@
 //!   pointed at stderr), newline-delimited messages, refusals, batches, the bound on requests
 //!   in flight; and MCP Streamable HTTP (`--http`): rmcp's service on hyper behind our gate
 //!   (the path, the bearer token, the cap on sessions, bounded bodies).
-//! - `mcp`: the rmcp server, its four tools and their typed errors.
-//! - [`devices`]: pure domain logic: device kinds, name resolution, actions, readings.
-//! - [`network`]: the backend-neutral core (cache, link state, the write path's rules) and its
+//! - `mcp`: the rmcp server, its five tools (the health read and its ping among them) and
+//!   their typed errors.
+//! - [`devices`]: pure domain logic: device kinds, name resolution, actions, readings, a
+//!   link's health in words ([`devices::health`]).
+//! - [`network`]: the backend-neutral core (cache, link state, the write path's rules, the
+//!   network's health: statistics, statuses since when, ping in [`network::health`]) and its
 //!   two backends, [`network::mqtt`] (Z-Wave JS UI's MQTT API, topics ↔ values) and
 //!   [`network::zwave_js_server`] (zwave-js-server's WebSocket API).
 //! - [`sim`]: an embedded MQTT broker, a simulated Z-Wave JS UI gateway and a simulated

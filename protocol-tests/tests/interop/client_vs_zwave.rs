@@ -48,6 +48,7 @@ async fn lists_and_calls(pinned: Option<ProtocolVersion>, expected: &str) {
             "control_zwave_device",
             "get_device_sensor_data",
             "get_device_status",
+            "get_zwave_health",
             "list_zwave_devices"
         ]
     );

@@ -88,6 +88,7 @@ fn the_python_sdk_lists_and_calls_every_zwave_tool() {
             "control_zwave_device",
             "get_device_sensor_data",
             "get_device_status",
+            "get_zwave_health",
             "list_zwave_devices"
         ])
     );

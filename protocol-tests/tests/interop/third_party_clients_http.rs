@@ -118,6 +118,7 @@ fn the_python_sdk_reads_and_switches_over_http_with_the_token() {
             "control_zwave_device",
             "get_device_sensor_data",
             "get_device_status",
+            "get_zwave_health",
             "list_zwave_devices"
         ])
     );

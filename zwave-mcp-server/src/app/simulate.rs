@@ -53,6 +53,7 @@ pub(super) async fn simulate(
         },
         payload: payload_type,
         reports: sim::ReportDelays::default(),
+        send_events: false,
     };
     let broker = config.mqtt()?;
     let simulator = sim::SimGateway::start_with(&broker, options, home(nodes));

@@ -13,9 +13,11 @@
 //! | `write` | what can be asked of a device, as a checked write plan ([`WritePlan`]) |
 //! | `names` | finding a device by the name a person or model gives ([`Directory`]) |
 //! | `exposure` | what the owner lets an agent see and switch ([`Exposure`]) |
+//! | [`health`] | a device's link: dead, weak (and why), asleep or fine, in words |
 
 mod classes;
 mod exposure;
+pub mod health;
 mod kind;
 mod level;
 mod names;

@@ -53,6 +53,27 @@ pub(crate) enum ToolError {
         /// Its node status.
         status: String,
     },
+    /// A ping was asked of the whole network.
+    #[error(
+        "ping needs deviceName: name the one device to ping (the whole network's health is read without pinging every device)"
+    )]
+    PingWithoutDevice,
+    /// A ping was asked of a sleeping battery device.
+    #[error(
+        "{device} is asleep (a battery device): it answers only when it wakes up, so a ping would wait until then; nothing was sent. Ask without ping for when it was last heard from"
+    )]
+    PingAsleep {
+        /// The device, described.
+        device: String,
+    },
+    /// The ping could not be carried out (the link, the gateway or server said no).
+    #[error("could not ping {device}: {source}")]
+    Ping {
+        /// The device, described.
+        device: String,
+        /// What the backend said.
+        source: NetworkError,
+    },
     /// The client cancelled the request before anything was written (the client never
     /// sees this: rmcp drops a cancelled request's answer).
     #[error("the client cancelled the request: nothing was written")]

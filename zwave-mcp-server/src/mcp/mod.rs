@@ -1,4 +1,4 @@
-//! The MCP tool surface: four Z-Wave tools on an rmcp `ServerHandler`.
+//! The MCP tool surface: five Z-Wave tools on an rmcp `ServerHandler`.
 //!
 //! An unknown tool is a JSON-RPC error (rmcp). Arguments that do not deserialize come back as
 //! an `isError` result from rmcp naming the valid values (MCP 2025-11-25 treats input
@@ -11,7 +11,8 @@
 //! | module | owns |
 //! |---|---|
 //! | `server` | [`ZwaveServer`]: the rmcp handler, its state and its instructions |
-//! | `tools` | the four tools, device lookup with the owner's exposure rules applied |
+//! | `tools` | the five tools, device lookup with the owner's exposure rules applied |
+//! | `health` | the network's or a device's health, and a ping: what `get_zwave_health` does |
 //! | `control` | a write, and what became of it (confirmed, acknowledged, contradicted) |
 //! | `sensitive` | unlock, open a garage door, silence a siren: the owner's leave and a person's yes |
 //! | `retry` | the person's yes on 2026-07-28: the question as the call's answer, the yes on its retry |
@@ -26,6 +27,7 @@ mod cache;
 mod commands;
 mod control;
 mod error;
+mod health;
 mod retry;
 mod seal;
 mod sensitive;

@@ -1,4 +1,4 @@
-//! [`ZwaveServer`]: the rmcp `ServerHandler` that offers the four tools over one network
+//! [`ZwaveServer`]: the rmcp `ServerHandler` that offers the five tools over one network
 //! connection, with the owner's exposure rules and the caches the tools share.
 
 use std::{sync::Arc, time::Duration};
@@ -150,7 +150,8 @@ impl ServerHandler for ZwaveServer {
                  on a device (switch, dim, lock, open or close a blind, set a thermostat, \
                  sound a siren), get_device_status tells its state and whether it is reachable, and \
                  get_device_sensor_data returns its readings (temperature, humidity, motion, \
-                 power, battery). Device names are matched exactly (or as `Node <id>`), then by \
+                 power, battery), and get_zwave_health tells which devices are dead or weak and \
+                 why, and pings a device. Device names are matched exactly (or as `Node <id>`), then by \
                  location + name, then by whole words; switching needs one of those, reads also \
                  accept a unique part of a name. An ambiguous name is refused with the candidates.",
             )

@@ -1,7 +1,7 @@
-//! The four tools: what each does, and finding a device by name with the owner's exposure
-//! rules applied. Each tool's work returns `Result<_, ToolError>`; the error becomes an
-//! `isError` result only at the tool's edge (a request the protocol itself refuses, a
-//! JSON-RPC error).
+//! The five tools: what each does (the health tool's work is in `health`), and finding a
+//! device by name with the owner's exposure rules applied. Each tool's work returns
+//! `Result<_, ToolError>`; the error becomes an `isError` result only at the tool's edge (a
+//! request the protocol itself refuses, a JSON-RPC error).
 
 use std::sync::Arc;
 
@@ -24,8 +24,8 @@ use super::{
     retry::{Asking, Retry},
     stale::Staleness,
     types::{
-        CommandNote, ControlArgs, ControlOutcome, DeviceArgs, DeviceList, DeviceStatus, ListArgs,
-        SensorArgs, SensorData,
+        CommandNote, ControlArgs, ControlOutcome, DeviceArgs, DeviceList, DeviceStatus, HealthArgs,
+        ListArgs, NetworkHealth, SensorArgs, SensorData,
     },
 };
 use crate::{
@@ -101,6 +101,18 @@ impl ZwaveServer {
     )]
     async fn get_device_status(&self, Parameters(args): Parameters<DeviceArgs>) -> CallToolResult {
         self.status(args).await.unwrap_or_else(CallToolResult::from)
+    }
+
+    /// Tells which Z-Wave devices are dead or weak and why, for the whole network or one
+    /// device, and pings a device when asked.
+    #[tool(
+        name = "get_zwave_health",
+        description = "Tells which Z-Wave devices are dead or have a weak link and why (lost or late commands, weak signal, slow or long route, last heard from), dead and weakest first; the whole network, or one device with deviceName. ping: true (with deviceName) checks that the device answers now and how fast, changing nothing on it.",
+        output_schema = schema_for_output::<NetworkHealth>(),
+        annotations(read_only_hint = true, open_world_hint = true)
+    )]
+    async fn get_zwave_health(&self, Parameters(args): Parameters<HealthArgs>) -> CallToolResult {
+        self.health(args).await.unwrap_or_else(CallToolResult::from)
     }
 }
 
@@ -304,7 +316,7 @@ impl ZwaveServer {
 
     /// Makes sure there are nodes to read: loaded now, or, while a link to the devices is
     /// down, the last known ones (results then say they are stale).
-    async fn readable(&self) -> Result<(), ToolError> {
+    pub(super) async fn readable(&self) -> Result<(), ToolError> {
         match self.network.ensure_nodes().await {
             Ok(()) => Ok(()),
             Err(_) if self.network.staleness().is_some() && self.network.has_nodes() => Ok(()),
@@ -314,7 +326,7 @@ impl ZwaveServer {
 
     /// When states may be out of date: puts the headline saying so before `text` and returns
     /// the structured form.
-    fn stale(&self, text: &mut String) -> Option<Staleness> {
+    pub(super) fn stale(&self, text: &mut String) -> Option<Staleness> {
         let stale = self.network.staleness()?;
         let staleness = Staleness::of(stale, now_ms());
         *text = format!("{}\n{text}", staleness.headline(stale));

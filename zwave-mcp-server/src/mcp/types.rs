@@ -1,4 +1,4 @@
-//! What the four tools take (arguments, with their JSON Schemas) and give (structured results,
+//! What the five tools take (arguments, with their JSON Schemas) and give (structured results,
 //! described by each tool's output schema).
 
 use std::sync::Arc;
@@ -8,7 +8,10 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::stale::Staleness;
-use crate::devices::{Action, DeviceKind, DeviceSummary, Reading, Request};
+use crate::devices::{
+    Action, DeviceKind, DeviceSummary, Reading, Request,
+    health::{ControllerHealth, DeviceHealth},
+};
 
 /// Arguments of `list_zwave_devices`.
 #[derive(Debug, Default, Deserialize, JsonSchema)]
@@ -222,4 +225,64 @@ pub struct DeviceStatus {
     /// zwave-js-server) is down: these states are only the last known ones.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub stale: Option<Staleness>,
+}
+
+/// Arguments of `get_zwave_health`.
+#[derive(Debug, Default, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct HealthArgs {
+    /// One device, as listed by list_zwave_devices; leave out for the whole network.
+    #[serde(default)]
+    pub device_name: Option<String>,
+    /// With deviceName: ping the device first (changes nothing on it) and say whether and how
+    /// fast it answered.
+    #[serde(default)]
+    pub ping: bool,
+}
+
+/// Result of `get_zwave_health`.
+#[derive(Debug, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct NetworkHealth {
+    /// The devices (or the one asked about): dead first, then the weakest.
+    pub devices: Vec<DeviceHealth>,
+    /// How many are dead, weak, unknown, asleep and fine.
+    pub counts: HealthCounts,
+    /// The controller's troubles, when it has any (whole network only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub controller: Option<ControllerHealth>,
+    /// What the ping found (with ping).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ping: Option<PingOutcome>,
+    /// Present when the way to the devices (the broker, Z-Wave JS UI or its driver, or
+    /// zwave-js-server) is down: these states are only the last known ones.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub stale: Option<Staleness>,
+}
+
+/// Devices by condition.
+#[derive(Debug, Default, Serialize, JsonSchema)]
+pub struct HealthCounts {
+    /// Dead.
+    pub dead: usize,
+    /// Weak.
+    pub weak: usize,
+    /// Not known yet.
+    pub unknown: usize,
+    /// Asleep.
+    pub asleep: usize,
+    /// Fine.
+    pub fine: usize,
+}
+
+/// What a ping found.
+#[derive(Debug, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct PingOutcome {
+    /// Whether the device answered.
+    pub answered: bool,
+    /// How long the answer (or Z-Wave JS giving up) took, in ms.
+    pub took_ms: f64,
+    /// It was dead and answered: Z-Wave JS counts it alive again.
+    pub alive_again: bool,
 }

@@ -13,7 +13,13 @@ use std::{
 use serde_json::Value;
 use tokio::sync::watch;
 
-use super::{Backend, HomeState, LinkState, NodeId, NodeInfo, Nodes};
+use super::{
+    Backend, HomeState, LinkState, NodeId, NodeInfo, NodeStatus, Nodes,
+    health::{
+        book::HealthBook,
+        statistics::{ControllerStatistics, NodeStatistics},
+    },
+};
 
 /// What the handles and the backend share.
 pub(crate) struct Core {
@@ -36,6 +42,9 @@ pub(crate) struct Core {
     /// whole state (the driver's cache) that shows that value there is not the device's word,
     /// and does not replace its last report.
     pub(crate) awaiting_reports: Mutex<HashMap<(NodeId, String), (u64, Value)>>,
+    /// The network's health beside the node list: newer statistics, the controller's,
+    /// since when each status holds. Lock order: `state` first when both are held.
+    pub(crate) health: Mutex<HealthBook>,
 }
 
 /// The least time between two reloads of the node list for names not found in it.
@@ -66,6 +75,7 @@ impl Core {
             last_miss_reload: Mutex::new(None),
             writes_in_flight: Mutex::new(Vec::new()),
             awaiting_reports: Mutex::new(HashMap::new()),
+            health: Mutex::new(HealthBook::default()),
         }
     }
 
@@ -74,11 +84,64 @@ impl Core {
         self.changes.send_modify(|version| *version += 1);
     }
 
-    /// Tells the hook of a node list just loaded.
-    pub(crate) fn loaded(&self) {
+    /// A node list was just loaded, asked for at `sent`: the health book takes what it says
+    /// (the controller's statistics: `controller`, or those listed on the controller node),
+    /// and the hook is told.
+    pub(crate) fn loaded(&self, sent: Instant, controller: Option<ControllerStatistics>) {
+        {
+            let state = read(&self.state);
+            lock(&self.health).loaded(&state.nodes, controller, sent, now_ms());
+        }
         if let Some(hook) = read(&self.on_load).as_ref() {
             hook(&read(&self.state).nodes);
         }
+    }
+
+    /// The driver says `node` has `status` now (an event, a status topic): the health book
+    /// notes since when.
+    pub(crate) fn saw_status(&self, node: NodeId, status: &NodeStatus) {
+        lock(&self.health).saw_status(node, status, now_ms());
+    }
+
+    /// `node`'s statistics came in an event: kept when the node is in the list (an unknown
+    /// node's are dropped: they would only grow the book). Nobody is woken: they change no
+    /// state a waiter waits for. Returns whether the node is known.
+    pub(crate) fn record_statistics(&self, node: NodeId, statistics: NodeStatistics) -> bool {
+        let state = read(&self.state);
+        if !state.nodes.contains_key(&node) {
+            return false;
+        }
+        lock(&self.health).record(node, statistics);
+        true
+    }
+
+    /// A command this server sent to a device (a write, a poll, a ping) was answered, or
+    /// failed: the driver counted it in the device's statistics.
+    pub(crate) fn commanded(&self) {
+        lock(&self.health).commanded();
+    }
+
+    /// `node` was heard from at `at_ms` (it answered a ping): its last activity moves there,
+    /// never back.
+    pub(crate) fn heard_from(&self, node: NodeId, at_ms: i64) {
+        let moved = {
+            let mut state = write(&self.state);
+            match state.nodes.get_mut(&node) {
+                Some(mut info) if info.last_active.is_none_or(|was| was < at_ms) => {
+                    info.set_last_active(at_ms);
+                    true
+                }
+                _ => false,
+            }
+        };
+        if moved {
+            self.changed();
+        }
+    }
+
+    /// The controller's statistics came in an event.
+    pub(crate) fn record_controller_statistics(&self, statistics: ControllerStatistics) {
+        lock(&self.health).record_controller(statistics);
     }
 
     /// Stores the device's report of `value` for `key` of `node`; whether it was stored.
@@ -430,6 +493,26 @@ mod tests {
         core.await_reports(&refused);
         core.stop_awaiting(&refused);
         assert!(!core.is_awaited(NodeId(2), STATE, Some(&json!(true))));
+    }
+
+    /// A statistics event is kept for a node the list has, and wakes no waiter.
+    #[test]
+    fn statistics_are_kept_for_known_nodes_and_wake_nobody() {
+        let core = Core::new(Backend::ZwaveJsServer);
+        write(&core.state).nodes = Nodes::new(reloaded(false));
+        let changes = core.changes.subscribe();
+        let statistics = NodeStatistics {
+            commands_sent: Some(7),
+            ..NodeStatistics::default()
+        };
+        assert!(core.record_statistics(NodeId(2), statistics.clone()));
+        assert!(!core.record_statistics(NodeId(99), statistics.clone()));
+        assert!(!changes.has_changed().unwrap());
+        assert_eq!(lock(&core.health).statistics(NodeId(2)), Some(&statistics));
+        assert!(lock(&core.health).statistics(NodeId(99)).is_none());
+        // A ping answered: heard from now, and that is a change.
+        core.heard_from(NodeId(2), now_ms());
+        assert!(changes.has_changed().unwrap());
     }
 
     #[test]

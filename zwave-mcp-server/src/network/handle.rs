@@ -30,13 +30,13 @@ use crate::network::zwave_js_server::{
 /// connection and one cache. The tools never ask which backend runs.
 #[derive(Clone)]
 pub struct Network {
-    core: Arc<Core>,
-    connection: Connection,
+    pub(in crate::network) core: Arc<Core>,
+    pub(in crate::network) connection: Connection,
 }
 
 /// The backend that feeds the core and carries the calls.
 #[derive(Clone)]
-enum Connection {
+pub(in crate::network) enum Connection {
     /// Z-Wave JS UI's MQTT gateway.
     Mqtt(Arc<Shared>),
     /// zwave-js-server, with the time a command may take.
@@ -74,6 +74,7 @@ impl Network {
             core: Arc::clone(&core),
             client,
             gateway_topic: settings.gateway_topic(),
+            events_topic: settings.events_topic(),
             settings,
             pending: PendingRequests::default(),
             topics: RwLock::new(TopicIndex::default()),
@@ -292,6 +293,7 @@ impl Network {
         let result = self
             .send_write(known, value_id, &value, in_flight.as_ref(), cancelled)
             .await;
+        self.core.commanded();
         if let (Some(write), Err(_)) = (&in_flight, &result) {
             // Never reached the driver (it set nothing), or its answer never came: its caller
             // was told it may have been carried out, and with no answer there is no write to
@@ -437,7 +439,7 @@ impl Network {
     }
 
     /// The node list is out of date: reload it without waiting.
-    fn request_reload(&self) {
+    pub(in crate::network) fn request_reload(&self) {
         match &self.connection {
             Connection::Mqtt(shared) => reload::request_reload(shared, true),
             Connection::ZwaveJsServer(client, timeout) => {
@@ -488,6 +490,7 @@ impl Network {
                 }
             }
         };
+        self.core.commanded();
         if let Some(value) = &value {
             // The device's answer to a Get: its report.
             self.core.store_value(

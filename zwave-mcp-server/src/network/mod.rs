@@ -31,12 +31,14 @@
 //! | `text` | text from Z-Wave JS as data: escaped and capped |
 //! | `node_id` | [`NodeId`] |
 //! | `error` | [`NetworkError`], the names of write statuses |
+//! | [`health`] | statistics, since when each status holds ([`HealthBook`]), [`Network::ping`] |
 //! | [`mqtt`] | the MQTT backend: Z-Wave JS UI's API over a broker, topics ↔ values |
 //! | [`zwave_js_server`] | the WebSocket backend: zwave-js-server's API, its state and events |
 
 pub(crate) mod core;
 mod error;
 mod handle;
+pub mod health;
 pub mod mqtt;
 mod node_id;
 pub mod nodes;
@@ -49,6 +51,7 @@ pub use common::Backoff;
 pub use core::{MISS_RELOAD_FLOOR, now_ms};
 pub use error::{NetworkError, write_status_name};
 pub use handle::Network;
+pub use health::{HealthBook, Ping};
 pub use mqtt::{
     ApiReply, MqttSettings, MqttUrl, PendingRequests, RECONNECT_BACKOFF, RequestId, Secret, topics,
 };

@@ -12,6 +12,7 @@ use serde_json::Value;
 use tracing::warn;
 
 use super::{
+    health::statistics::ListedStatistics,
     node_id::NodeId,
     values::{ValueInfo, ValueKey, yes},
 };
@@ -136,6 +137,14 @@ pub struct NodeInfo {
     /// Values keyed `"<cc>-<endpoint>-<property>[-<propertyKey>]"`.
     #[serde(default)]
     pub values: BTreeMap<ValueKey, ValueInfo>,
+    /// The communication statistics the list was loaded with (bounded, read field by field;
+    /// newer ones, from events, are in the [`super::HealthBook`]).
+    #[serde(
+        default,
+        deserialize_with = "super::health::statistics::listed",
+        skip_serializing
+    )]
+    pub statistics: Option<ListedStatistics>,
     /// Which version of the node this is: [`Nodes`] gives every node a new one when it is
     /// loaded and on every change, so what is derived from a node can be cached by it.
     #[serde(skip)]

@@ -3,18 +3,17 @@
 //! captures show. [`SimGateway`](super::SimGateway) is the handle that starts it and turns
 //! its knobs.
 
-use std::sync::{Arc, atomic::Ordering};
-
-use rumqttc::QoS;
+use std::sync::Arc;
 
 use serde_json::{Value, json};
-use tracing::{debug, warn};
+use tracing::debug;
 
 use super::{
     change::{find_node, set_value},
-    device,
+    device, health,
     node::value_key_of,
     state::{PayloadType, ReceivedRequest, Sim, SimOptions, lock},
+    statistics::Outcome,
     topics,
 };
 use crate::network::{NodeId, now_ms};
@@ -54,16 +53,7 @@ pub(super) fn value_payload(options: &SimOptions, value: &Value) -> Vec<u8> {
 }
 
 pub(super) async fn publish(sim: &Sim, topic: String, payload: Vec<u8>, retain: bool) {
-    match sim
-        .client
-        .publish(topic.clone(), QoS::AtLeastOnce, retain, payload)
-        .await
-    {
-        Ok(()) => {
-            sim.sent.fetch_add(1, Ordering::SeqCst);
-        }
-        Err(err) => warn!(%topic, error = %err, "simulated gateway cannot publish"),
-    }
+    sim.publish(topic, payload, retain).await;
 }
 
 pub(super) async fn publish_value(sim: &Sim, node: &Value, value: &Value) {
@@ -244,48 +234,47 @@ async fn answer(sim: &Arc<Sim>, api: &str, args: &[Value]) -> Result<Value, Stri
         })),
         "writeValue" => Ok(write_value(sim, args).await),
         "pollValue" => {
-            let (node, key) = address(args.first())
-                .ok_or("Cannot read properties of undefined (reading 'pollValue')")?;
-            let nodes = lock(&sim.nodes);
-            let node = find_node(&nodes, node)
-                .ok_or("Cannot read properties of undefined (reading 'pollValue')")?;
-            if node["status"] == json!("Dead") {
-                return Err("Failed to poll value: the node is dead (ZW0204)".into());
+            let polled = poll_value(sim, args)?;
+            if let Some((node, _)) = address(args.first()) {
+                health::counted(sim, node, Outcome::Answered).await;
             }
-            let cached = node["values"]
-                .get(&key)
-                .and_then(|v| v.get("value"))
-                .cloned()
-                .unwrap_or(Value::Null);
-            let Some(id) = node["id"]
-                .as_u64()
-                .and_then(|id| u16::try_from(id).ok())
-                .map(NodeId)
-            else {
-                return Ok(cached);
-            };
-            // The device answers the Get with its own state, which the driver then caches.
-            let answer = devices(sim).answer(id, &key, cached.clone());
-            if answer != cached {
-                drop(nodes);
-                set_value(&mut lock(&sim.nodes), id, &key, answer.clone());
-            }
-            Ok(answer)
+            Ok(polled)
         }
         "refreshValues" | "refreshCCValues" | "refreshInfo" => Ok(Value::Null),
-        "pingNode" => {
-            let id = args
-                .first()
-                .and_then(Value::as_u64)
-                .and_then(|id| u16::try_from(id).ok())
-                .map_or(NodeId(0), NodeId);
-            let nodes = lock(&sim.nodes);
-            Ok(json!(
-                find_node(&nodes, id).is_some_and(|node| node["status"] != json!("Dead"))
-            ))
-        }
+        "pingNode" => health::ping(sim, args).await,
         _ => Err("Unknown API".into()),
     }
+}
+
+/// `pollValue [valueId]`: the device's answer to a Get, which the driver then caches.
+fn poll_value(sim: &Arc<Sim>, args: &[Value]) -> Result<Value, String> {
+    let (node, key) =
+        address(args.first()).ok_or("Cannot read properties of undefined (reading 'pollValue')")?;
+    let nodes = lock(&sim.nodes);
+    let node = find_node(&nodes, node)
+        .ok_or("Cannot read properties of undefined (reading 'pollValue')")?;
+    if node["status"] == json!("Dead") {
+        return Err("Failed to poll value: the node is dead (ZW0204)".into());
+    }
+    let cached = node["values"]
+        .get(&key)
+        .and_then(|v| v.get("value"))
+        .cloned()
+        .unwrap_or(Value::Null);
+    let Some(id) = node["id"]
+        .as_u64()
+        .and_then(|id| u16::try_from(id).ok())
+        .map(NodeId)
+    else {
+        return Ok(cached);
+    };
+    // The device answers the Get with its own state, which the driver then caches.
+    let answer = devices(sim).answer(id, &key, cached.clone());
+    if answer != cached {
+        drop(nodes);
+        set_value(&mut lock(&sim.nodes), id, &key, answer.clone());
+    }
+    Ok(answer)
 }
 
 /// `(nodeId, value key)` of a valueId argument.
@@ -310,6 +299,12 @@ async fn write_value(sim: &Arc<Sim>, args: &[Value]) -> Value {
         return json!({"status": 2});
     };
     let write = device::write(&devices(sim), node, &key, new);
+    let outcome = if write.result["status"] == json!(2) {
+        Outcome::Lost
+    } else {
+        Outcome::Acknowledged
+    };
+    health::counted(sim, node, outcome).await;
     for change in &write.optimistic {
         publish_value(sim, &change.node, &change.value).await;
     }

@@ -194,6 +194,13 @@ impl SimGateway {
         lock(&self.sim.knobs).set_supervised(node, supervised);
     }
 
+    /// Makes `node` stop answering (`false`: a ping gets no answer, and the driver marks it
+    /// dead), or answer again.
+    pub fn set_answering(&self, node: impl Into<NodeId>, answering: bool) {
+        let node = node.into();
+        lock(&self.sim.knobs).set_answering(node, answering);
+    }
+
     /// Answers every request of `api` with `success: false` and `message` (`None`: answers
     /// them again).
     pub fn set_refusal(&self, api: &str, message: Option<&str>) {

@@ -63,15 +63,23 @@ pub fn basic_home(now_ms: i64) -> Vec<Value> {
             .sensor("Humidity", "%", json!(45), 5)
             .battery(87)
             .build(),
+        // A weak link: a faint signal, through two repeaters at 40 kbit/s.
         Node::new(5, "Hallway Motion", "Hallway", recent)
             .motion(0)
             .sensor("Illuminance", "Lux", json!(120), 3)
             .battery(64)
+            .statistics(json!({"rssi": -89, "rtt": 212.4,
+                "lwr": {"protocolDataRate": 2, "repeaters": [2, 3], "rssi": -80}}))
             .build(),
         Node::new(6, "", "", recent).binary_switch(true).build(),
+        // Dead: its last route went through Switch One, and commands to it timed out.
         Node::new(7, "Garage Light", "Garage", now_ms - 3 * 86_400_000)
             .binary_switch(false)
             .dead()
+            .statistics(
+                json!({"commandsTX": 16, "commandsRX": 11, "timeoutResponse": 5,
+                "lwr": {"protocolDataRate": 2, "repeaters": [2]}}),
+            )
             .build(),
         broadcast(now_ms),
     ]
@@ -126,6 +134,8 @@ fn controller(now_ms: i64) -> Value {
         "status": "Alive", "interviewStage": "Complete", "isControllerNode": true,
         "isListening": true, "lastActive": now_ms, "productLabel": "Demo controller",
         "manufacturer": "zwave-mcp-server", "deviceId": "0-0-0", "values": {},
+        // Z-Wave JS UI lists the controller's own statistics on its node.
+        "statistics": super::statistics::controller(),
     })
 }
 

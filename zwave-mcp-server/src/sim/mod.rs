@@ -9,8 +9,10 @@
 //! | `api` | what the simulated gateway publishes and how it answers API requests |
 //! | `change` | finding a node of the home and setting a value: the `Change` both servers publish |
 //! | `device` | how the simulated devices take a write, whichever server carries it |
+//! | `health` | the gateway's `pingNode`, and the statistics it publishes as commands count |
 //! | `topics` | its own topic naming, from the captures (shares no code with `network::topics`) |
 //! | `home`, `node` | the demo home and generated homes of any size, as `getNodes` shows them |
+//! | `statistics` | the driver's communication statistics: recorded at start, counted per command |
 //! | `storm` | [`Storm`]: a steady stream of new readings |
 //! | `zwave_js_server` | [`SimZwaveJsServer`]: the same home over zwave-js-server's WebSocket API |
 
@@ -19,9 +21,11 @@ mod broker;
 mod change;
 mod device;
 mod gateway;
+mod health;
 pub mod home;
 mod node;
 mod state;
+mod statistics;
 mod storm;
 pub mod topics;
 mod zwave_js_server;

@@ -128,6 +128,7 @@ impl Node {
                 "isControllerNode": false, "isListening": true, "lastActive": at,
                 "manufacturer": "zwave-mcp-server demo", "productLabel": "Simulated device",
                 "deviceId": "0-0-0", "values": {},
+                "statistics": super::statistics::node(10 + u64::from(id), at),
             }),
             at,
         }
@@ -490,6 +491,16 @@ impl Node {
     pub(super) fn dead(mut self) -> Self {
         self.json["status"] = json!("Dead");
         self.json["available"] = json!(false);
+        self
+    }
+
+    /// Sets statistics fields (`{"timeoutResponse": 5, "lwr": {...}}`) over the recorded ones.
+    pub(super) fn statistics(mut self, fields: Value) -> Self {
+        if let (Value::Object(statistics), Value::Object(fields)) =
+            (&mut self.json["statistics"], fields)
+        {
+            statistics.extend(fields);
+        }
         self
     }
 

@@ -42,6 +42,9 @@ pub struct SimOptions {
     /// How long after a write's reply a device without Supervision reports its state (the
     /// driver's verification Get).
     pub reports: ReportDelays,
+    /// Whether the gateway publishes the driver's events on `<prefix>/_EVENTS/…` (Z-Wave JS
+    /// UI's "send events" setting, off by default): here, the statistics updates.
+    pub send_events: bool,
 }
 
 impl Default for SimOptions {
@@ -52,6 +55,7 @@ impl Default for SimOptions {
             topics: TopicSettings::default(),
             payload: PayloadType::default(),
             reports: ReportDelays::default(),
+            send_events: false,
         }
     }
 }
@@ -101,6 +105,9 @@ pub(super) struct Knobs {
     /// Locks whose bolt jams: a lock or unlock is acknowledged, the lock reports "Lock jammed"
     /// (an Access Control notification) and then its old mode.
     pub(super) jammed: std::collections::HashSet<NodeId>,
+    /// Nodes that stopped answering (out of range, unplugged): a ping gets no answer, and the
+    /// driver marks them dead.
+    pub(super) unanswering: std::collections::HashSet<NodeId>,
 }
 
 impl Default for Knobs {
@@ -116,6 +123,7 @@ impl Default for Knobs {
             stuck: std::collections::HashSet::new(),
             supervised: std::collections::HashSet::new(),
             jammed: std::collections::HashSet::new(),
+            unanswering: std::collections::HashSet::new(),
         }
     }
 }
@@ -129,6 +137,11 @@ impl Knobs {
     /// Makes the lock `node` jam at every lock or unlock, or work again.
     pub(super) fn set_jammed(&mut self, node: NodeId, jammed: bool) {
         set_member(&mut self.jammed, node, jammed);
+    }
+
+    /// Makes `node` stop answering, or answer again.
+    pub(super) fn set_answering(&mut self, node: NodeId, answering: bool) {
+        set_member(&mut self.unanswering, node, !answering);
     }
 
     /// Gives `node` Supervision, or takes it away.
@@ -169,6 +182,23 @@ pub(super) struct Sim {
     pub(super) truth: Mutex<HashMap<(NodeId, String), Value>>,
     /// Values of nodes whose interview is running, restored when it completes.
     pub(super) interviewing: Mutex<HashMap<NodeId, Value>>,
+}
+
+impl Sim {
+    /// Hands a message to the gateway's MQTT client (QoS 1), counted for
+    /// [`SimGateway::wait_published`](super::SimGateway::wait_published).
+    pub(super) async fn publish(&self, topic: String, payload: Vec<u8>, retain: bool) {
+        match self
+            .client
+            .publish(topic.clone(), rumqttc::QoS::AtLeastOnce, retain, payload)
+            .await
+        {
+            Ok(()) => {
+                self.sent.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            }
+            Err(err) => tracing::warn!(%topic, error = %err, "simulated gateway cannot publish"),
+        }
+    }
 }
 
 /// An API request as the simulated gateway received it.

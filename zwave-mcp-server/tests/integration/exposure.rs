@@ -32,6 +32,7 @@ async fn read_only_offers_no_control_tool_at_all() {
         [
             "get_device_sensor_data",
             "get_device_status",
+            "get_zwave_health",
             "list_zwave_devices"
         ]
     );

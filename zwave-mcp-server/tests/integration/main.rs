@@ -13,6 +13,7 @@ mod binary;
 mod captures;
 mod exposure;
 mod harness;
+mod health;
 mod http;
 mod input_required;
 mod misuse_and_failures;

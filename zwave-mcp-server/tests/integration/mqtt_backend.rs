@@ -32,6 +32,8 @@ async fn replies_arriving_out_of_order_reach_the_right_callers() {
             .any(|r| r.api == "getInfo"))
         .await
     );
+    // Node 7, dead, does not answer: the gateway's answer is `false`.
+    home.sim.set_answering(7, false);
     let ping = home.network.call("pingNode", vec![json!(2)]).await.unwrap();
     let ping_done = tokio::time::Instant::now();
     let dead_ping = home.network.call("pingNode", vec![json!(7)]).await.unwrap();

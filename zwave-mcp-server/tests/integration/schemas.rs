@@ -17,6 +17,7 @@ async fn every_tool_has_documented_schemas_and_its_results_conform() {
             "control_zwave_device",
             "get_device_sensor_data",
             "get_device_status",
+            "get_zwave_health",
             "list_zwave_devices"
         ]
     );
@@ -32,6 +33,11 @@ async fn every_tool_has_documented_schemas_and_its_results_conform() {
             json!({"deviceName": "Hallway Motion", "refresh": true}),
         ),
         ("get_device_status", json!({"deviceName": "Switch One"})),
+        ("get_zwave_health", json!({})),
+        (
+            "get_zwave_health",
+            json!({"deviceName": "Garage Light", "ping": true}),
+        ),
     ];
     for (name, args) in calls {
         let tool = tools.iter().find(|t| t.name == name).unwrap();

@@ -70,7 +70,7 @@ async fn refinement_allows_one_more_search_then_forces_an_answer_without_tools()
         last(&bodies[1]),
         json!({"role": "user", "content": "If you need more specific info, you may search again."})
     );
-    assert_eq!(tool_names(Dialect::Ollama, &bodies[1]).len(), 4);
+    assert_eq!(tool_names(Dialect::Ollama, &bodies[1]).len(), 5);
     // Iteration 2: the follow-up forces an answer and the request has no tools.
     assert_eq!(
         last(&bodies[2]),

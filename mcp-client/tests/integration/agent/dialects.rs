@@ -52,6 +52,7 @@ async fn dims_the_light(dialect: Dialect, turns: [Reply; 2], stream: bool) {
             "control_zwave_device",
             "get_device_sensor_data",
             "get_device_status",
+            "get_zwave_health",
             "list_zwave_devices"
         ]
     );
@@ -300,7 +301,7 @@ async fn forces_the_named_tool_first(dialect: Dialect, turns: [Reply; 2]) {
         }
     }
     assert_eq!(second.get("tool_choice"), None, "{second}");
-    assert_eq!(tool_names(dialect, second).len(), 4);
+    assert_eq!(tool_names(dialect, second).len(), 5);
     pool.shutdown().await;
 }
 

@@ -10,6 +10,7 @@ use tracing::{debug, info, warn};
 use super::{
     ApiReply, Backoff, LinkState, NodeId,
     core::{now_ms, read, write},
+    events,
     reload::request_reload,
     settings::MAX_PAYLOAD,
     shared::Shared,
@@ -127,6 +128,8 @@ enum Topic<'a> {
     ApiReply(&'a str),
     /// Another topic under the gateway's client topic: nothing read from it.
     GatewayOther,
+    /// One of the gateway's event topics (`rest`: `<source>/<event>`).
+    Event(&'a str),
     /// Anything else under the prefix (`rest`: the topic after it): a value, a node's status
     /// or last activity, as the topic index routes it.
     Node {
@@ -149,6 +152,12 @@ impl<'a> Topic<'a> {
         }
         if rest == "driver/status" {
             return Self::DriverStatus;
+        }
+        if let Some(event) = topic
+            .strip_prefix(shared.events_topic.as_str())
+            .and_then(|rest| rest.strip_prefix('/'))
+        {
+            return Self::Event(event);
         }
         match topic.strip_prefix(shared.gateway_topic.as_str()) {
             Some("/status") => Self::GatewayStatus,
@@ -179,6 +188,7 @@ fn on_publish(shared: &Arc<Shared>, topic: &str, payload: &[u8], retained: bool)
         Topic::DriverStatus => on_driver_status(shared, payload),
         Topic::GatewayStatus => on_gateway_status(shared, payload),
         Topic::ApiReply(api) => on_api_reply(shared, topic, api, payload),
+        Topic::Event(event) => events::on_event(shared, event, payload),
         Topic::Node { rest } => {
             let route = read(&shared.topics).route(topic).cloned();
             match route {
@@ -332,14 +342,19 @@ fn on_node_status(shared: &Arc<Shared>, node: NodeId, payload: &[u8], retained: 
             Some(mut info) => {
                 let changed = status.is_some() && info.status != status;
                 info.set_available(available);
-                if let Some(status) = status {
-                    info.set_status(status);
+                if let Some(status) = &status {
+                    info.set_status(status.clone());
                 }
                 changed || !info.ready
             }
             None => true,
         }
     };
+    if let Some(status) = &status
+        && !retained
+    {
+        shared.core.saw_status(node, status);
+    }
     // An interview finished, a node woke up, died or came back: what getNodes says
     // about it (its values, even its kind) may have changed.
     if changed {

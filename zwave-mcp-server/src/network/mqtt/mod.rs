@@ -11,6 +11,7 @@
 //! | `settings` | [`MqttSettings`], [`Secret`], [`RECONNECT_BACKOFF`] |
 //! | `url` | [`MqttUrl`], the broker's address |
 //! | `event_loop` | the task owning rumqttc: reconnects, routes replies, status and value topics |
+//! | `events` | the gateway's event topics (when it sends events): the statistics they carry |
 //! | `reload` | loading the node list (`getNodes`) and rebuilding the topic index |
 //! | `api` | the request/reply envelope and [`PendingRequests`] (correlation) |
 //! | [`topics`] | which topic carries which value; collisions |
@@ -18,6 +19,7 @@
 mod api;
 pub(super) mod call;
 pub(super) mod event_loop;
+mod events;
 pub(super) mod reload;
 mod settings;
 pub(super) mod shared;

@@ -64,7 +64,7 @@ pub(in crate::network) async fn reload_nodes(
             state.nodes_loaded = true;
             state.reload_error = None;
             drop(state);
-            shared.core.loaded();
+            shared.core.loaded(sent, None);
             shared.core.changed();
             Ok(())
         }

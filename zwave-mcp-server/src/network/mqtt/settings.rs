@@ -73,6 +73,15 @@ impl MqttSettings {
         options
     }
 
+    /// `<prefix>/_EVENTS/ZWAVE_GATEWAY-<name>`: where the gateway publishes the driver's
+    /// events when its "send events" setting is on.
+    pub fn events_topic(&self) -> String {
+        format!(
+            "{}/_EVENTS/ZWAVE_GATEWAY-{}",
+            self.topic_prefix, self.gateway_name
+        )
+    }
+
     /// `<prefix>/_CLIENTS/ZWAVE_GATEWAY-<name>`: where the gateway's own topics live.
     pub fn gateway_topic(&self) -> String {
         format!(

@@ -15,6 +15,8 @@ pub(in crate::network) struct Shared {
     pub(in crate::network) settings: MqttSettings,
     /// `settings.gateway_topic()`, computed once: it is compared with every message.
     pub(in crate::network) gateway_topic: String,
+    /// `settings.events_topic()`, computed once, for the same reason.
+    pub(in crate::network) events_topic: String,
     pub(in crate::network) pending: PendingRequests,
     pub(in crate::network) topics: RwLock<TopicIndex>,
     /// Serializes node-list reloads so reconnect storms do not stack `getNodes` calls.

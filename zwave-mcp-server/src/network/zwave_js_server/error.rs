@@ -58,8 +58,9 @@ pub enum ZwaveJsServerError {
     },
 }
 
-/// Commands that only read the driver's state: unanswered, they changed nothing.
-const READS: [&str; 3] = ["node.get_state", "node.poll_value", RELOAD];
+/// Commands that change nothing (they read the driver's state, or ask a device to answer):
+/// unanswered, they changed nothing.
+const READS: [&str; 4] = ["node.get_state", "node.poll_value", "node.ping", RELOAD];
 
 /// What the caller of an unanswered `command` must know: one that only reads changed
 /// nothing; any other may have been carried out.

@@ -1,8 +1,8 @@
 //! zwave-js-server's events, read into what they change in the node cache, and applied.
 //!
-//! Only what the tools show is kept: a value's new state, a node's status, when it was last
-//! heard from, a node's whole state when it (re)appears, its removal. Interview stages,
-//! controller statistics and the like change nothing here.
+//! Only what the tools show is kept: a value's new state, a node's status, its statistics
+//! and when it was last heard from, the controller's statistics, a node's whole state when it
+//! (re)appears, its removal. Interview stages and the like change nothing here.
 
 use std::collections::HashMap;
 
@@ -12,6 +12,7 @@ use serde_json::{Map, Value, value::RawValue};
 use super::state::{StateError, key_of, node_from_state_raw};
 use crate::network::{
     NodeId, NodeInfo, NodeStatus, Nodes,
+    health::statistics::{ControllerStatistics, NodeStatistics, StatisticsRefused},
     values::{ValueRefused, parse_value},
 };
 
@@ -48,13 +49,17 @@ pub enum Event {
         /// What it is now.
         status: NodeStatus,
     },
-    /// The node was heard from (`statistics updated`: its `lastSeen`).
-    HeardFrom {
+    /// The node's statistics (`statistics updated`), with when it was last heard from.
+    Statistics {
         /// The node.
         node: NodeId,
-        /// When, epoch milliseconds.
-        at_ms: i64,
+        /// Its statistics, read field by field.
+        statistics: NodeStatistics,
     },
+    /// The controller's statistics (`statistics updated` from the controller).
+    ControllerStatistics(ControllerStatistics),
+    /// Statistics past their bounds: not parsed, not kept.
+    RefusedStatistics(StatisticsRefused),
     /// The node's whole state (`ready`, `node added`): names, values, all.
     Node(Box<NodeInfo>),
     /// The node left the network (`node removed`).
@@ -99,13 +104,6 @@ struct NodeRef {
     node_id: u64,
 }
 
-/// A `statistics updated` event's `statistics`, for when the node was last heard from.
-#[derive(Deserialize)]
-struct Statistics {
-    #[serde(rename = "lastSeen")]
-    last_seen: Option<String>,
-}
-
 /// An object's members as text, each parsed only when read.
 fn members(object: &RawValue) -> Option<HashMap<String, &RawValue>> {
     serde_json::from_str(object.get()).ok()
@@ -126,10 +124,16 @@ pub fn read(event: &RawValue) -> Result<Event, EventError> {
             .get(key)
             .and_then(|raw| serde_json::from_str::<String>(raw.get()).ok())
     };
-    if text("source").as_deref() != Some("node") {
-        return Ok(Event::Other);
-    }
     let name = text("event").unwrap_or_default();
+    match text("source").as_deref() {
+        Some("node") => {}
+        Some("controller") if name == "statistics updated" => {
+            return Ok(statistics(event.get("statistics").copied(), |text| {
+                ControllerStatistics::parse(text).map(Event::ControllerStatistics)
+            }));
+        }
+        _ => return Ok(Event::Other),
+    }
     let node = || {
         event
             .get("nodeId")
@@ -177,18 +181,12 @@ pub fn read(event: &RawValue) -> Result<Event, EventError> {
         "alive" => status(node()?, NodeStatus::Alive),
         "sleep" => status(node()?, NodeStatus::Asleep),
         "wake up" => status(node()?, NodeStatus::Awake),
-        "statistics updated" => match event
-            .get("statistics")
-            .and_then(|raw| serde_json::from_str::<Statistics>(raw.get()).ok())
-            .and_then(|statistics| statistics.last_seen)
-            .and_then(|date| date.parse::<jiff::Timestamp>().ok())
-        {
-            Some(at) => Event::HeardFrom {
-                node: node()?,
-                at_ms: at.as_millisecond(),
-            },
-            None => Event::Other,
-        },
+        "statistics updated" => {
+            let node = node()?;
+            statistics(event.get("statistics").copied(), |text| {
+                NodeStatistics::parse(text).map(|statistics| Event::Statistics { node, statistics })
+            })
+        }
         "ready" => Event::Node(Box::new(node_from_state_raw(
             event
                 .get("nodeState")
@@ -222,6 +220,18 @@ fn address(args: &HashMap<String, &RawValue>) -> Option<String> {
         })
         .collect();
     key_of(&Value::Object(parts))
+}
+
+/// A `statistics` member read by `parse`; none at all is nothing to keep.
+fn statistics(
+    raw: Option<&RawValue>,
+    parse: impl FnOnce(&str) -> Result<Event, StatisticsRefused>,
+) -> Event {
+    match raw.map(|raw| parse(raw.get())) {
+        Some(Ok(event)) => event,
+        Some(Err(why)) => Event::RefusedStatistics(why),
+        None => Event::Other,
+    }
 }
 
 fn status(node: NodeId, status: NodeStatus) -> Event {
@@ -264,13 +274,26 @@ pub fn apply(nodes: &mut Nodes, event: Event, now_ms: i64) -> Applied {
             }
             None => Applied::Unknown,
         },
-        Event::HeardFrom { node, at_ms } => match nodes.get_mut(&node) {
-            Some(mut known) => {
-                known.set_last_active(at_ms);
-                Applied::Changed
+        // Every ~250 ms per node while it talks: the node changes only when it was heard
+        // from later than known, and one the cache does not know is no reason to reload (a
+        // new node comes with `node added`).
+        Event::Statistics { node, statistics } => {
+            let later = |known: &NodeInfo| {
+                statistics
+                    .last_seen_ms
+                    .filter(|at| known.last_active.is_none_or(|was| was < *at))
+            };
+            match nodes.get(&node).and_then(later) {
+                Some(at) => match nodes.get_mut(&node) {
+                    Some(mut known) => {
+                        known.set_last_active(at);
+                        Applied::Changed
+                    }
+                    None => Applied::Unchanged,
+                },
+                None => Applied::Unchanged,
             }
-            None => Applied::Unknown,
-        },
+        }
         Event::Node(info) => {
             nodes.put(*info);
             Applied::Changed
@@ -283,7 +306,10 @@ pub fn apply(nodes: &mut Nodes, event: Event, now_ms: i64) -> Applied {
             }
         }
         Event::Reread => Applied::Unknown,
-        Event::Refused { .. } | Event::Other => Applied::Unchanged,
+        Event::Refused { .. }
+        | Event::ControllerStatistics(_)
+        | Event::RefusedStatistics(_)
+        | Event::Other => Applied::Unchanged,
     }
 }
 
@@ -327,8 +353,8 @@ mod tests {
                 "\"interview stage completed\" → other",
                 "\"interview started\" → other",
                 "\"ready\" → node",
-                "\"statistics updated\" → heard from",
-                "\"statistics updated\" → other",
+                "\"statistics updated\" → controller statistics",
+                "\"statistics updated\" → statistics",
                 "\"value added\" → value",
                 "\"value updated\" → value",
             ]
@@ -339,7 +365,9 @@ mod tests {
         match event {
             Event::Value { .. } => "value",
             Event::Status { .. } => "status",
-            Event::HeardFrom { .. } => "heard from",
+            Event::Statistics { .. } => "statistics",
+            Event::ControllerStatistics(_) => "controller statistics",
+            Event::RefusedStatistics(_) => "refused statistics",
             Event::Node(_) => "node",
             Event::Removed(_) => "removed",
             Event::Refused { .. } => "refused",
@@ -488,6 +516,46 @@ mod tests {
             super::read(&RawValue::from_string(event).unwrap()).unwrap(),
             Event::Value { value: Some(value), .. } if value == json!(40)
         ));
+    }
+
+    /// `statistics updated` comes every ~250 ms per node under traffic: it changes the node
+    /// only when it was heard from later, and one for a node the cache does not know asks
+    /// for nothing (no reload).
+    #[test]
+    fn a_statistics_storm_changes_a_node_only_when_it_was_heard_from_later() {
+        let mut nodes = recorded_nodes();
+        let seen = nodes[&NodeId(3)].last_active.unwrap_or(0);
+        let statistics = |commands: u64, at: i64| {
+            json!({"source": "node", "event": "statistics updated", "nodeId": 3,
+                "statistics": {"commandsTX": commands, "rtt": 67.1,
+                    "lastSeen": jiff::Timestamp::from_millisecond(at).unwrap().to_string()}})
+        };
+        let revision = nodes[&NodeId(3)].revision;
+        for commands in 0..1_000 {
+            let event = read(&statistics(commands, seen)).unwrap();
+            assert_eq!(apply(&mut nodes, event, 0), Applied::Unchanged);
+        }
+        assert_eq!(
+            nodes[&NodeId(3)].revision,
+            revision,
+            "no change: no new revision"
+        );
+        let later = read(&statistics(1_000, seen + 1_000)).unwrap();
+        assert!(
+            matches!(&later, Event::Statistics { statistics, .. } if statistics.commands_sent == Some(1_000))
+        );
+        assert_eq!(apply(&mut nodes, later, 0), Applied::Changed);
+        assert_eq!(nodes[&NodeId(3)].last_active, Some(seen + 1_000));
+        let stranger = read(
+            &json!({"source": "node", "event": "statistics updated", "nodeId": 99,
+            "statistics": {"commandsTX": 1}}),
+        )
+        .unwrap();
+        assert_eq!(apply(&mut nodes, stranger, 0), Applied::Unchanged);
+        // Statistics past their bounds are refused unparsed.
+        let huge = json!({"source": "node", "event": "statistics updated", "nodeId": 3,
+            "statistics": {"pad": "x".repeat(5_000)}});
+        assert!(matches!(read(&huge).unwrap(), Event::RefusedStatistics(_)));
     }
 
     #[test]

@@ -21,7 +21,7 @@ use super::{
     events::{self, Applied},
     protocol::{self, Incoming, RELOAD, SCHEMA_VERSION, ServerFailure},
     shared::{ECHO_WINDOW, Request, Shared},
-    state::{StateError, nodes_from_result},
+    state::{StateError, controller_statistics, nodes_from_result},
 };
 use crate::network::{
     LinkState, Nodes,
@@ -280,6 +280,7 @@ impl<'a> Session<'a> {
     /// The whole state (`start_listening`'s result) replaces the cache.
     fn listening(&mut self, result: Option<&RawValue>) -> Result<(), StateError> {
         let mut nodes = nodes_from_result(result)?;
+        let controller = controller_statistics(result);
         {
             let mut state = core::write(&self.shared.core.state);
             // The driver's cache holds its optimistic values of writes the devices have not
@@ -291,7 +292,10 @@ impl<'a> Session<'a> {
             state.link = LinkState::Connected;
             state.link_down_since = None;
         }
-        self.shared.core.loaded();
+        // Every event before this result came before the state it carries: older news.
+        self.shared
+            .core
+            .loaded(std::time::Instant::now(), controller);
         self.shared.core.changed();
         self.reload_asked = false;
         if !self.listened {
@@ -318,6 +322,23 @@ impl<'a> Session<'a> {
             return None;
         }
         let core = &self.shared.core;
+        match &event {
+            // Kept beside the cache, waking nobody; only a later `lastSeen` moves the node.
+            events::Event::Statistics { node, statistics }
+                if !core.record_statistics(*node, statistics.clone()) =>
+            {
+                return None;
+            }
+            events::Event::ControllerStatistics(statistics) => {
+                core.record_controller_statistics(statistics.clone());
+                return None;
+            }
+            events::Event::RefusedStatistics(why) => {
+                debug!(%why, "refused statistics zwave-js-server sent: not kept");
+                return None;
+            }
+            _ => {}
+        }
         if let events::Event::Value { node, key, value } = &event
             && core.is_echo(*node, key, value.as_ref())
         {
@@ -333,8 +354,16 @@ impl<'a> Session<'a> {
             }
             _ => {}
         }
+        let status = match &event {
+            events::Event::Status { node, status } => Some((*node, status.clone())),
+            events::Event::Node(info) => info.status.clone().map(|status| (info.id, status)),
+            _ => None,
+        };
         let applied = events::apply(&mut core::write(&core.state).nodes, event, now_ms());
         if applied == Applied::Changed {
+            if let Some((node, status)) = status {
+                core.saw_status(node, &status);
+            }
             core.changed();
         }
         if applied == Applied::Unknown && self.listened && !self.reload_asked {

@@ -13,7 +13,9 @@ use std::collections::BTreeMap;
 use serde_json::{Map, Value, json, value::RawValue};
 use tracing::warn;
 
-use crate::network::{NodeId, NodeInfo, values::parse_value};
+use crate::network::{
+    NodeId, NodeInfo, health::statistics::ControllerStatistics, values::parse_value,
+};
 
 /// Most bytes of one member of a node state other than its `values` (names, flags, device
 /// class, endpoints: under 1 KB recorded); a larger one is left out, unparsed. A value's
@@ -86,6 +88,17 @@ pub fn nodes_from_result(
         }
     }
     Ok(parsed)
+}
+
+/// The controller's statistics in `start_listening`'s result (`state.controller.statistics`),
+/// when it has readable ones.
+pub fn controller_statistics(result: Option<&RawValue>) -> Option<ControllerStatistics> {
+    let statistics = member(member(member(result, "state"), "controller"), "statistics")?;
+    ControllerStatistics::parse(statistics.get())
+        .inspect_err(
+            |why| warn!(%why, "the controller's statistics in the server's state were refused"),
+        )
+        .ok()
 }
 
 /// One node's state from its text ([`node_from_state`]), each member parsed only within its
@@ -191,6 +204,7 @@ pub fn node_from_state(node: &Value) -> Result<NodeInfo, StateError> {
         "status": node.get("status").cloned().unwrap_or(Value::Null),
         "isControllerNode": node.get("isControllerNode").and_then(Value::as_bool).unwrap_or(false),
         "lastActive": last_seen(node),
+        "statistics": node.get("statistics").cloned().unwrap_or(Value::Null),
         "productLabel": node.pointer("/deviceConfig/label").cloned().unwrap_or(Value::Null),
         "manufacturer": node.pointer("/deviceConfig/manufacturer").cloned().unwrap_or(Value::Null),
         "values": values,

@@ -1,6 +1,7 @@
 //! The commands the simulated zwave-js-server answers (`set_api_schema`, `start_listening`,
-//! `node.set_value`, `node.poll_value`, `node.get_state`, `node.set_name`,
-//! `node.set_location`), each answered as the real server does, in its order.
+//! `node.set_value`, `node.poll_value`, `node.ping`, `node.get_state`, `node.set_name`,
+//! `node.set_location`), each answered as the real server does, in its order, with the
+//! `statistics updated` events of the commands that reach a device.
 
 use std::sync::Arc;
 
@@ -8,14 +9,15 @@ use serde_json::{Value, json};
 
 use super::{
     shared::ServerSim,
-    state::{node_state, state, value_updated},
+    state::{node_state, state, statistics_updated, status_event, value_updated},
 };
-use crate::network::NodeId;
+use crate::network::{NodeId, now_ms};
 use crate::sim::{
     change::{Change, find_node, set_value as set_home_value},
     device,
     node::value_key_of,
     state::lock,
+    statistics::{self, Outcome},
 };
 
 /// What to send for one command, in order.
@@ -71,7 +73,15 @@ pub(super) fn answer(
             None => vec![not_found()],
         },
         "node.poll_value" => match known {
-            Some(node) => poll_value(sim, connection, node, &command, ok),
+            Some(node) => {
+                let mut messages = counted(sim, connection, node, Outcome::Answered);
+                messages.extend(poll_value(sim, connection, node, &command, ok));
+                messages
+            }
+            None => vec![not_found()],
+        },
+        "node.ping" => match known {
+            Some(node) => ping(sim, connection, node, ok),
             None => vec![not_found()],
         },
         "node.get_state" => match known {
@@ -121,7 +131,12 @@ fn set_value(
     for event in &events {
         let _ = sim.events.send((connection, event.clone()));
     }
-    let mut messages = Vec::with_capacity(events.len() + 1);
+    let outcome = if write.result["status"] == json!(2) {
+        Outcome::Lost
+    } else {
+        Outcome::Acknowledged
+    };
+    let mut messages = counted(sim, connection, node, outcome);
     let mut events = events.into_iter();
     if write.result["status"] == json!(255) {
         // The target value's event, the result, then the rest.
@@ -139,6 +154,68 @@ fn set_value(
         });
     }
     messages
+}
+
+/// `node.ping`: the statistics, `{"responded": …}`, then the status the driver gives the
+/// node when that changed (`alive`, `dead`): the recorded order.
+fn ping(
+    sim: &Arc<ServerSim>,
+    connection: u64,
+    node: NodeId,
+    ok: impl Fn(Value) -> String,
+) -> Vec<String> {
+    // The real controller gives up on a node that does not answer after ~3 s; here at once.
+    let responded = !lock(&sim.knobs).unanswering.contains(&node);
+    let outcome = if responded {
+        Outcome::Acknowledged
+    } else {
+        Outcome::Lost
+    };
+    let mut messages = counted(sim, connection, node, outcome);
+    messages.push(ok(json!({ "responded": responded })));
+    let (status, event) = if responded {
+        ("Alive", "alive")
+    } else {
+        ("Dead", "dead")
+    };
+    let was = {
+        let mut nodes = lock(&sim.nodes);
+        nodes
+            .iter_mut()
+            .find(|found| found["id"] == json!(node))
+            .filter(|found| found["status"] != json!(status))
+            .map(|found| {
+                found["available"] = json!(responded);
+                std::mem::replace(&mut found["status"], json!(status))
+            })
+    };
+    if let Some(was) = was {
+        let event = status_event(node, event, &was);
+        let _ = sim.events.send((connection, event.clone()));
+        messages.push(event);
+    }
+    messages
+}
+
+/// A command to `node` ended as `outcome`: the statistics count it, and every listener gets
+/// their `statistics updated` events (this connection before the command's result, as
+/// recorded).
+fn counted(sim: &ServerSim, connection: u64, node: NodeId, outcome: Outcome) -> Vec<String> {
+    let counted = statistics::count(
+        &mut lock(&sim.nodes),
+        node,
+        outcome,
+        statistics::ROUND_TRIP_MS,
+        now_ms(),
+    );
+    let Some((statistics, controller)) = counted else {
+        return Vec::new();
+    };
+    let events = statistics_updated(node, statistics.as_ref(), &controller);
+    for event in &events {
+        let _ = sim.events.send((connection, event.clone()));
+    }
+    events
 }
 
 /// `node.poll_value`: the device answers with its value, which is also an event.

@@ -89,6 +89,13 @@ impl SimZwaveJsServer {
         lock(&self.sim.knobs).set_supervised(node, supervised);
     }
 
+    /// Makes `node` stop answering (`false`: a ping gets no answer, and the driver marks it
+    /// dead), or answer again.
+    pub fn set_answering(&self, node: impl Into<NodeId>, answering: bool) {
+        let node = node.into();
+        lock(&self.sim.knobs).set_answering(node, answering);
+    }
+
     /// Whether devices report their state after a write (off: they acknowledge and stay
     /// silent, so all there is is zwave-js's optimistic update).
     pub fn set_confirm_writes(&self, confirm: bool) {

@@ -4,7 +4,7 @@
 
 use serde_json::{Value, json};
 
-use crate::sim::change::Change;
+use crate::{network::NodeId, sim::change::Change};
 
 /// The home id the simulated server gives.
 pub(super) const HOME_ID: u64 = 3_735_928_559;
@@ -38,11 +38,55 @@ pub(super) fn value_updated(change: &Change) -> String {
     .to_string()
 }
 
+/// The `statistics updated` events of a command counted: the controller's, then the node's
+/// when they changed (the recorded order).
+pub(super) fn statistics_updated(
+    node: NodeId,
+    statistics: Option<&Value>,
+    controller: &Value,
+) -> Vec<String> {
+    let mut events = vec![
+        json!({"type": "event", "event": {"source": "controller", "event": "statistics updated",
+            "statistics": controller}})
+        .to_string(),
+    ];
+    events.extend(statistics.map(|statistics| {
+        json!({"type": "event", "event": {"source": "node", "event": "statistics updated",
+            "nodeId": node, "statistics": statistics}})
+        .to_string()
+    }));
+    events
+}
+
+/// A node's status event (`alive`, `dead`), with the status it had (zwave-js's numbers).
+pub(super) fn status_event(node: NodeId, event: &str, old_status: &Value) -> String {
+    json!({"type": "event", "event": {"source": "node", "event": event, "nodeId": node,
+        "oldStatus": status_number(old_status)}})
+    .to_string()
+}
+
+/// zwave-js's number of a status word.
+fn status_number(status: &Value) -> u8 {
+    match status.as_str().unwrap_or("Unknown") {
+        "Asleep" => 1,
+        "Awake" => 2,
+        "Dead" => 3,
+        "Alive" => 4,
+        _ => 0,
+    }
+}
+
 /// The `start_listening` state of a home: the driver, the controller, every node.
 pub(super) fn state(nodes: &[Value]) -> Value {
+    // The controller's own statistics, which Z-Wave JS UI lists on the controller node.
+    let statistics = nodes
+        .iter()
+        .find(|node| node["isControllerNode"] == json!(true))
+        .map_or(Value::Null, |node| node["statistics"].clone());
     json!({
         "driver": {"logConfig": {"enabled": true, "level": "info"}, "statisticsEnabled": false},
-        "controller": {"type": 1, "homeId": HOME_ID, "ownNodeId": 1, "isSISPresent": true},
+        "controller": {"type": 1, "homeId": HOME_ID, "ownNodeId": 1, "isSISPresent": true,
+            "statistics": statistics},
         "nodes": nodes.iter().filter(|node| node["virtual"] != json!(true)).map(node_state).collect::<Vec<_>>(),
     })
 }
@@ -50,13 +94,7 @@ pub(super) fn state(nodes: &[Value]) -> Value {
 /// A node as zwave-js-server describes it: status as a number, location, `lastSeen` as a
 /// date, values as a list each with its metadata (states as a map).
 pub(super) fn node_state(node: &Value) -> Value {
-    let status = match node["status"].as_str().unwrap_or("Unknown") {
-        "Asleep" => 1,
-        "Awake" => 2,
-        "Dead" => 3,
-        "Alive" => 4,
-        _ => 0,
-    };
+    let status = status_number(&node["status"]);
     let values: Vec<Value> = node["values"]
         .as_object()
         .into_iter()
@@ -75,6 +113,13 @@ pub(super) fn node_state(node: &Value) -> Value {
         "deviceConfig": {"label": node["productLabel"], "manufacturer": node["manufacturer"]},
         "values": values,
     });
+    // The controller node counts no commands to itself (its statistics are the controller's).
+    state["statistics"] = if node["isControllerNode"] == json!(true) {
+        json!({"commandsTX": 0, "commandsRX": 0, "commandsDroppedRX": 0, "commandsDroppedTX": 0,
+            "timeoutResponse": 0})
+    } else {
+        node["statistics"].clone()
+    };
     for (field, key) in [("name", "name"), ("loc", "location")] {
         if let Some(text) = node[field].as_str().filter(|text| !text.is_empty()) {
             state[key] = json!(text);

@@ -242,7 +242,9 @@ fn exposure_flags_and_environment_shape_the_tools() {
         .map(|t| t["name"].as_str().unwrap())
         .collect();
     assert!(!tools.contains(&"control_zwave_device"), "{tools:?}");
-    assert_eq!(tools.len(), 3);
+    // Reads, the health read and its ping among them, stay.
+    assert_eq!(tools.len(), 4);
+    assert!(tools.contains(&"get_zwave_health"), "{tools:?}");
     let devices = by_id(&messages, 2)["result"]["structuredContent"]["devices"]
         .as_array()
         .unwrap()

@@ -58,6 +58,7 @@ fn demo_mode_answers_every_request_on_a_clean_stdout() {
             "control_zwave_device",
             "get_device_sensor_data",
             "get_device_status",
+            "get_zwave_health",
             "list_zwave_devices"
         ]
     );
@@ -108,7 +109,7 @@ fn an_unreachable_broker_still_answers_at_once_and_explains_tool_failures() {
             .as_array()
             .unwrap()
             .len(),
-        4
+        5
     );
     let call = &by_id(&messages, 2)["result"];
     assert_eq!(call["isError"], true);

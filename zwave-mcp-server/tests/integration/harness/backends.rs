@@ -108,6 +108,33 @@ impl TestHome {
         }
     }
 
+    /// Makes `node` stop answering (a ping gets no answer: the driver marks it dead), or
+    /// answer again.
+    pub fn set_answering(&self, node: u16, answering: bool) {
+        match self {
+            Self::Mqtt(home) => home.sim.set_answering(node, answering),
+            Self::ZwaveJsServer(server) => server.set_answering(node, answering),
+        }
+    }
+
+    /// The requests the server received, by name: Z-Wave JS UI's APIs (`pingNode`), or
+    /// zwave-js-server's commands (`node.ping`).
+    pub fn requests(&self) -> Vec<String> {
+        match self {
+            Self::Mqtt(home) => home
+                .sim
+                .received()
+                .into_iter()
+                .map(|request| request.api)
+                .collect(),
+            Self::ZwaveJsServer(server) => server
+                .received()
+                .into_iter()
+                .filter_map(|command| Some(command["command"].as_str()?.to_owned()))
+                .collect(),
+        }
+    }
+
     /// Whether devices report their state after a write.
     pub fn set_confirm_writes(&self, confirm: bool) {
         match self {

@@ -34,12 +34,17 @@ impl GatewayHome {
 
     /// A home of these nodes (`getNodes` objects), reporting after the test delays.
     pub async fn with_nodes(nodes: Vec<Value>) -> Self {
+        Self::with_options(nodes, SimOptions::default()).await
+    }
+
+    /// A home of these nodes behind a gateway with `options`, reporting after the test delays.
+    pub async fn with_options(nodes: Vec<Value>, options: SimOptions) -> Self {
         let broker = EmbeddedBroker::start().unwrap();
         let sim = SimGateway::start_with(
             &MqttSettings::new(broker.url()),
             SimOptions {
                 reports: zwave_mcp_server::sim::ReportDelays::FAST,
-                ..SimOptions::default()
+                ..options
             },
             nodes,
         );
