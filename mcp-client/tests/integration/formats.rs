@@ -61,7 +61,7 @@ fn ollama_tool_definitions() {
     assert!(
         crate::harness::all_logs()
             .iter()
-            .any(|l| l.contains("Converted 7 tools to Qwen format"))
+            .any(|l| l.contains("Converted 8 tools to Qwen format"))
     );
     for tool in &converted {
         let object = tool.as_object().unwrap();

@@ -393,7 +393,7 @@ async fn required_and_none_take_each_dialects_form_and_an_unknown_name_sends_not
     assert_eq!(
         answer.error.as_deref(),
         Some(
-            "--tool-choice names \"control_device\", which no server offers; the tools offered: control_zwave_device, get_device_sensor_data, get_device_status, list_zwave_devices"
+            "--tool-choice names \"control_device\", which no server offers; the tools offered: control_zwave_device, get_device_sensor_data, get_device_status, get_zwave_health, list_zwave_devices"
         )
     );
     assert!(fake.received().is_empty());
