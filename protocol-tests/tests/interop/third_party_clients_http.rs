@@ -264,7 +264,7 @@ fn the_inspector_cli_lists_and_calls_tools_over_http_with_the_token() {
     let (code, stdout, _) = inspect(&server, TOKEN, &["--method", "tools/list"]);
     assert_eq!(code, Some(0), "{stdout}");
     let listed: Value = serde_json::from_str(&stdout).unwrap();
-    assert_eq!(listed["tools"].as_array().unwrap().len(), 4);
+    assert_eq!(listed["tools"].as_array().unwrap().len(), 5);
 
     let (code, stdout, _) = inspect(
         &server,
