@@ -32,6 +32,10 @@ const MAX_TOTAL_FACTOR: u32 = 4;
 /// revision allows several (a form, then another that depends on it), never endless ones.
 pub const MAX_INPUT_ROUNDS: usize = 8;
 
+/// Questions one round may ask: a person answers a few, not thousands (each is a prompt, and
+/// each answer is kept until the call is sent again).
+pub const MAX_QUESTIONS_PER_ROUND: usize = 16;
+
 /// Calls the tool `name` on `live`, allowing `timeout` for each exchange (see
 /// [`MAX_TOTAL_FACTOR`] with `progress`); the time the person takes to answer a question is
 /// not the server's.
@@ -86,6 +90,12 @@ async fn answer(
     let requests = asked.input_requests.unwrap_or_default();
     if requests.is_empty() && asked.request_state.is_none() {
         return Err(unfinished(NOTHING_ASKED.into()));
+    }
+    if requests.len() > MAX_QUESTIONS_PER_ROUND {
+        return Err(unfinished(format!(
+            "it asked {} questions at once; this client puts at most {MAX_QUESTIONS_PER_ROUND} to the person in one round, so none was asked",
+            requests.len()
+        )));
     }
     let mut responses = InputResponses::new();
     for (key, request) in requests {

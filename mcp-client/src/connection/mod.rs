@@ -34,7 +34,7 @@ mod server_connection;
 mod session;
 mod state;
 
-pub use call::MAX_INPUT_ROUNDS;
+pub use call::{MAX_INPUT_ROUNDS, MAX_QUESTIONS_PER_ROUND};
 pub use config::{ConfigError, Endpoint, ServerConfig};
 pub use error::{ClientError, Failure};
 pub use handler::{

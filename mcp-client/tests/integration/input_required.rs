@@ -10,7 +10,7 @@ use std::sync::{Arc, Mutex};
 
 use mcp_client::{
     ClientError, ServerConnection,
-    connection::{ElicitAnswer, Elicitor, MAX_INPUT_ROUNDS},
+    connection::{ElicitAnswer, Elicitor, MAX_INPUT_ROUNDS, MAX_QUESTIONS_PER_ROUND},
 };
 use serde_json::{Map, json};
 
@@ -115,5 +115,36 @@ async fn tools_a_2026_07_28_server_adds_are_seen_through_its_subscription() {
     // Counted as a change of the tools, within the same session.
     assert_eq!(connection.generation(), generation + 1);
     assert_eq!(connection.session().await, session);
+    connection.shutdown().await;
+}
+
+#[tokio::test]
+async fn a_round_of_more_questions_than_a_person_answers_asks_none() {
+    let asked = Arc::default();
+    let connection = modern(&asked).await;
+    let err = connection
+        .call_tool("askmany", Map::new())
+        .await
+        .unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        format!(
+            "MCP server `modern` did not finish `tools/call askmany`: it asked 17 questions at once; this client puts at most {MAX_QUESTIONS_PER_ROUND} to the person in one round, so none was asked"
+        )
+    );
+    assert!(asked.lock().unwrap().is_empty());
+    // At the bound, every question is asked (and the fake then asks again: the round limit).
+    let mut sixteen = Map::new();
+    sixteen.insert("count".into(), json!(MAX_QUESTIONS_PER_ROUND));
+    let err = connection.call_tool("askmany", sixteen).await.unwrap_err();
+    assert!(
+        err.to_string()
+            .contains(&format!("asked for input {MAX_INPUT_ROUNDS} times")),
+        "{err}"
+    );
+    assert_eq!(
+        asked.lock().unwrap().len(),
+        MAX_QUESTIONS_PER_ROUND * MAX_INPUT_ROUNDS
+    );
     connection.shutdown().await;
 }
