@@ -151,7 +151,7 @@ async fn examine(config: ServerConfig, stop: &Stop) -> Vec<Finding> {
 /// Whether the server speaks both lifecycles: a session of the other kind than the one it
 /// chose, pinned (a second process, for a started server).
 async fn revisions(info: &SessionInfo, mut config: ServerConfig, stop: &Stop) -> Finding {
-    if info.protocol_version.as_str() < "2026-07-28" {
+    if info.has_initialize() {
         // It refused server/discover already, or the session would be of the newest.
         return Finding::new(
             Check::Revisions,
@@ -185,7 +185,7 @@ async fn revisions(info: &SessionInfo, mut config: ServerConfig, stop: &Stop) ->
 
 fn start(info: &SessionInfo) -> Finding {
     // From 2026-07-28 a session starts with `server/discover`, before it with `initialize`.
-    let handshake = if info.protocol_version.as_str() < "2026-07-28" {
+    let handshake = if info.has_initialize() {
         "initialize"
     } else {
         "server/discover"

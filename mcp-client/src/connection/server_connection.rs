@@ -453,7 +453,7 @@ impl ServerConnection {
     pub async fn ping(&self) -> Result<Duration, ClientError> {
         let live = self.live().await?;
         let started = Instant::now();
-        let (method, probe) = if live.info.protocol_version.as_str() < "2026-07-28" {
+        let (method, probe) = if live.info.has_initialize() {
             let ping = PingRequest {
                 method: Default::default(),
                 extensions: Default::default(),

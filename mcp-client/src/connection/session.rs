@@ -105,6 +105,15 @@ pub struct SessionInfo {
     pub has_tools: bool,
 }
 
+impl SessionInfo {
+    /// Whether the session started with `initialize` (revisions up to 2025-11-25); from
+    /// 2026-07-28 it started with `server/discover`, and every request stands alone.
+    pub fn has_initialize(&self) -> bool {
+        // rmcp's rule: dated revisions compare as text.
+        self.protocol_version.as_str() < rmcp::model::ProtocolVersion::NO_INITIALIZE.as_str()
+    }
+}
+
 /// Most pages of `tools/list` read; a server that keeps sending cursors is stopped there.
 pub const MAX_TOOL_PAGES: usize = 64;
 /// Most tools kept from one server.
@@ -197,7 +206,7 @@ async fn listen_for_tool_changes(
         .as_ref()
         .and_then(|tools| tools.list_changed)
         == Some(true);
-    if info.protocol_version.as_str() < "2026-07-28" || !changes_told {
+    if info.protocol_version.has_initialize() || !changes_told {
         return None;
     }
     let filter = SubscriptionFilter::builder().tools_list_changed().build();
