@@ -269,6 +269,9 @@ impl Core {
     /// In a node list just loaded (`fresh`), every value that shows the optimistic value of a
     /// write whose report is awaited gets back the device's last report from `cached` (its
     /// value, when it changed and when it was seen): the driver's cache is not the device.
+    /// When the node was last heard from never moves back: this server may have heard it
+    /// later than the list says (a ping it answered; Z-Wave JS UI's `lastActive` moves only
+    /// on some of the frames a device sends).
     pub(crate) fn keep_reports(&self, fresh: &mut BTreeMap<NodeId, NodeInfo>, cached: &Nodes) {
         for (id, node) in fresh.iter_mut() {
             self.keep_reports_of(node, cached.get(id));
@@ -278,6 +281,11 @@ impl Core {
     /// [`Core::keep_reports`] for one node (a node's whole state in a `ready` event).
     pub(crate) fn keep_reports_of(&self, fresh: &mut NodeInfo, cached: Option<&NodeInfo>) {
         let Some(cached) = cached else { return };
+        if let Some(heard) = cached.last_active
+            && fresh.last_active.is_none_or(|listed| listed < heard)
+        {
+            fresh.last_active = Some(heard);
+        }
         let id = fresh.id;
         let awaiting = lock(&self.awaiting_reports);
         for ((_, key), (_, optimistic)) in awaiting.iter().filter(|((node, _), _)| *node == id) {
@@ -529,5 +537,23 @@ mod tests {
         );
         assert!(core.store_value(NodeId(2), STATE, Some(json!(false)), true));
         assert!(heard(&core) > before, "{:?} → {:?}", before, heard(&core));
+    }
+
+    /// Found in the lab over MQTT: a ping answered, then a health read loaded the list again,
+    /// whose `lastActive` (Z-Wave JS UI's) was 35 s older: "last heard from 35 s ago".
+    #[test]
+    fn a_reload_never_moves_when_a_node_was_last_heard_from_back() {
+        let core = Core::new(Backend::Mqtt);
+        write(&core.state).nodes = Nodes::new(reloaded(false));
+        let listed = read(&core.state).nodes[&NodeId(2)].last_active.unwrap();
+        core.heard_from(NodeId(2), listed + 35_000);
+        let mut fresh = reloaded(false);
+        core.keep_reports(&mut fresh, &read(&core.state).nodes);
+        assert_eq!(fresh[&NodeId(2)].last_active, Some(listed + 35_000));
+        // A list that heard from it later than this server did wins.
+        let mut later = reloaded(false);
+        later.get_mut(&NodeId(2)).unwrap().last_active = Some(listed + 60_000);
+        core.keep_reports(&mut later, &read(&core.state).nodes);
+        assert_eq!(later[&NodeId(2)].last_active, Some(listed + 60_000));
     }
 }
