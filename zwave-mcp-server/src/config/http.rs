@@ -50,17 +50,23 @@ pub struct HttpFlags {
 
     /// The most MCP sessions (the 2025-11-25 lifecycle's) alive at once, 1 to 10,000 (each
     /// holds some 54 KiB); one more is refused (503) until one ends or expires. The
-    /// 2026-07-28 lifecycle keeps no session.
+    /// 2026-07-28 lifecycle keeps no session. [default: 100]
     #[arg(
         long,
         env = "ZWAVE_MCP_HTTP_MAX_SESSIONS",
-        default_value_t = 100,
         value_parser = clap::value_parser!(u32).range(1..=10_000),
         value_name = "N"
     )]
-    pub http_max_sessions: u32,
+    pub http_max_sessions: Option<u32>,
 
     /// A session with no request for this long ends; its client starts a new one.
-    #[arg(long, env = "ZWAVE_MCP_HTTP_SESSION_IDLE", default_value = "10m", value_parser = parse_duration, value_name = "DURATION")]
-    pub http_session_idle: Duration,
+    /// [default: 10m]
+    #[arg(long, env = "ZWAVE_MCP_HTTP_SESSION_IDLE", value_parser = parse_duration, value_name = "DURATION")]
+    pub http_session_idle: Option<Duration>,
 }
+
+/// Sessions alive at once when `--http-max-sessions` is not given.
+pub const DEFAULT_MAX_SESSIONS: u32 = 100;
+
+/// How long a session may be idle when `--http-session-idle` is not given.
+pub const DEFAULT_SESSION_IDLE: Duration = Duration::from_secs(600);

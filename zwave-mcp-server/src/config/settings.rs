@@ -9,7 +9,11 @@ use crate::{
     transport::http::{HttpSettings, MIN_TOKEN_CHARS, Token},
 };
 
-use super::{Config, ConfigError, backend::PASSWORD_ENV, http::TOKEN_ENV};
+use super::{
+    Config, ConfigError,
+    backend::PASSWORD_ENV,
+    http::{DEFAULT_MAX_SESSIONS, DEFAULT_SESSION_IDLE, TOKEN_ENV},
+};
 
 impl Config {
     /// What the owner allows of sensitive actions.
@@ -39,6 +43,8 @@ impl Config {
                     "--http-allowed-origin",
                     !flags.http_allowed_origin.is_empty(),
                 ),
+                ("--http-max-sessions", flags.http_max_sessions.is_some()),
+                ("--http-session-idle", flags.http_session_idle.is_some()),
             ];
             return match stray.into_iter().find(|(_, given)| *given) {
                 Some((flag, _)) => Err(ConfigError::HttpFlagWithoutHttp { flag }),
@@ -78,8 +84,8 @@ impl Config {
             token,
             extra_hosts: flags.http_allowed_host.clone(),
             extra_origins: flags.http_allowed_origin.clone(),
-            max_sessions: flags.http_max_sessions as usize,
-            session_idle: flags.http_session_idle,
+            max_sessions: flags.http_max_sessions.unwrap_or(DEFAULT_MAX_SESSIONS) as usize,
+            session_idle: flags.http_session_idle.unwrap_or(DEFAULT_SESSION_IDLE),
         }))
     }
 
@@ -342,6 +348,14 @@ mod tests {
         assert_eq!(
             message(&["--http-allowed-origin", "https://a.example"]),
             "--http-allowed-origin applies to the HTTP transport only: add --http ADDR:PORT"
+        );
+        assert_eq!(
+            message(&["--http-max-sessions", "5"]),
+            "--http-max-sessions applies to the HTTP transport only: add --http ADDR:PORT"
+        );
+        assert_eq!(
+            message(&["--http-session-idle", "1m"]),
+            "--http-session-idle applies to the HTTP transport only: add --http ADDR:PORT"
         );
         let _ = std::fs::remove_dir_all(dir);
     }
