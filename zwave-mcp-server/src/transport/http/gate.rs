@@ -98,26 +98,9 @@ impl<S: ServerHandler + Send + 'static> Gate<S> {
         if declared.is_some_and(|length| length > MAX_BODY_BYTES as u64) {
             return too_large();
         }
-        let read = tokio::time::timeout(BODY_TIMEOUT, Limited::new(body, MAX_BODY_BYTES).collect());
-        let body = match read.await {
-            Ok(Ok(collected)) => collected.to_bytes(),
-            Ok(Err(error)) if error.is::<http_body_util::LengthLimitError>() => {
-                return too_large();
-            }
-            Ok(Err(error)) => {
-                debug!(%error, "a request's body could not be read");
-                return refusal(
-                    StatusCode::BAD_REQUEST,
-                    "the request's body could not be read",
-                );
-            }
-            Err(_) => {
-                debug!("a request's body did not arrive in time");
-                return refusal(
-                    StatusCode::REQUEST_TIMEOUT,
-                    &format!("the request's body did not arrive within {BODY_TIMEOUT:?}"),
-                );
-            }
+        let body = match read_body(body).await {
+            Ok(body) => body,
+            Err(refused) => return refused,
         };
         // Checked on the body, not the headers: an `initialize` opens a session whatever
         // revision its `MCP-Protocol-Version` names (rmcp routes every handshake to the
@@ -260,6 +243,34 @@ fn too_large() -> HttpResponse {
 /// SDK's server answers; SDK clients show such an error's message to their user, where a
 /// plain-text body becomes "Server returned an error response"). A server that is full says
 /// so with the code of a busy stdio server; a request at fault gets "Invalid Request".
+/// `body` read whole, or the refusal: larger than [`MAX_BODY_BYTES`] (413), broken off (400),
+/// or not all there within [`BODY_TIMEOUT`] (408).
+async fn read_body<B>(body: B) -> Result<Bytes, HttpResponse>
+where
+    B: hyper::body::Body,
+    B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
+{
+    let read = tokio::time::timeout(BODY_TIMEOUT, Limited::new(body, MAX_BODY_BYTES).collect());
+    match read.await {
+        Ok(Ok(collected)) => Ok(collected.to_bytes()),
+        Ok(Err(error)) if error.is::<http_body_util::LengthLimitError>() => Err(too_large()),
+        Ok(Err(error)) => {
+            debug!(%error, "a request's body could not be read");
+            Err(refusal(
+                StatusCode::BAD_REQUEST,
+                "the request's body could not be read",
+            ))
+        }
+        Err(_) => {
+            debug!("a request's body did not arrive in time");
+            Err(refusal(
+                StatusCode::REQUEST_TIMEOUT,
+                &format!("the request's body did not arrive within {BODY_TIMEOUT:?}"),
+            ))
+        }
+    }
+}
+
 fn refusal(status: StatusCode, why: &str) -> HttpResponse {
     let code = if status == StatusCode::SERVICE_UNAVAILABLE {
         crate::transport::bounded::BUSY.0
@@ -303,5 +314,76 @@ mod tests {
         assert!(!opens_a_session(&parts("GET", &[]), initialize));
         assert!(!opens_a_session(&parts("POST", &[]), b"not json"));
         assert!(!opens_a_session(&parts("POST", &[]), b"[]"));
+    }
+
+    /// What a refusal says: its status and its JSON-RPC error's message.
+    async fn said(refused: HttpResponse) -> (StatusCode, String) {
+        let status = refused.status();
+        let body = refused.into_body().collect().await.unwrap().to_bytes();
+        let body: serde_json::Value = serde_json::from_slice(&body).unwrap();
+        (
+            status,
+            body["error"]["message"].as_str().unwrap().to_owned(),
+        )
+    }
+
+    /// A body of `chunks`, then (with `hang`) nothing more, ever.
+    fn trickled(
+        chunks: Vec<Result<Bytes, std::io::Error>>,
+        hang: bool,
+    ) -> impl hyper::body::Body<Data = Bytes, Error = std::io::Error> {
+        use futures_util::StreamExt as _;
+        let frames = futures_util::stream::iter(chunks)
+            .chain(futures_util::stream::pending().take(usize::from(hang)))
+            .map(|chunk| chunk.map(hyper::body::Frame::data));
+        http_body_util::StreamBody::new(frames)
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_body_that_stops_arriving_is_refused_with_408_after_the_deadline() {
+        let started = tokio::time::Instant::now();
+        let refused = read_body(trickled(
+            vec![Ok(Bytes::from_static(b"{\"jsonrpc\""))],
+            true,
+        ))
+        .await
+        .unwrap_err();
+        assert_eq!(started.elapsed(), BODY_TIMEOUT);
+        assert_eq!(
+            said(refused).await,
+            (
+                StatusCode::REQUEST_TIMEOUT,
+                "the request's body did not arrive within 30s".to_owned()
+            )
+        );
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_body_broken_off_or_too_large_is_refused_and_a_whole_one_read() {
+        let broken = trickled(
+            vec![
+                Ok(Bytes::from_static(b"{")),
+                Err(std::io::Error::other("connection reset")),
+            ],
+            false,
+        );
+        assert_eq!(
+            said(read_body(broken).await.unwrap_err()).await,
+            (
+                StatusCode::BAD_REQUEST,
+                "the request's body could not be read".to_owned()
+            )
+        );
+        let chunk = Bytes::from(vec![b' '; 1024 * 1024]);
+        let large = trickled((0..5).map(|_| Ok(chunk.clone())).collect(), false);
+        assert_eq!(
+            said(read_body(large).await.unwrap_err()).await,
+            (
+                StatusCode::PAYLOAD_TOO_LARGE,
+                "a request's body may hold at most 4194304 bytes: nothing was done".to_owned()
+            )
+        );
+        let whole = trickled(vec![Ok(Bytes::from_static(b"{}"))], false);
+        assert_eq!(read_body(whole).await.unwrap(), Bytes::from_static(b"{}"));
     }
 }
