@@ -285,6 +285,7 @@ pub async fn run(args: ChatArgs, stop: &super::Stop) -> anyhow::Result<ExitCode>
         agent = agent.with_journal(Arc::clone(store) as _);
     }
     let interrupt = Interrupt::listen(Arc::clone(&desk), stop.requested.clone());
+    stop.ctrl_c_taken.cancel();
     // A Ctrl-C typed at a question (read key by key, the terminal's signal off) does what the
     // signal does at a question, at once: the question being answered and every one waiting
     // are dismissed; it never ends the session.

@@ -47,6 +47,9 @@ pub struct Stop {
     /// Cancelled when the CLI is asked to stop (SIGTERM, SIGHUP): `chat` then cancels its
     /// question and stores it, within a grace period, before the servers are stopped.
     pub requested: CancellationToken,
+    /// Cancelled by `chat` once its own Ctrl-C handler listens (a Ctrl-C then cancels a
+    /// question, or ends the session between them); before that, Ctrl-C stops the CLI.
+    pub ctrl_c_taken: CancellationToken,
 }
 
 /// Runs the command until it ends or the host is asked to stop (SIGTERM, SIGHUP, and SIGINT
@@ -61,12 +64,13 @@ pub async fn run_until_stopped(cli: Cli) -> anyhow::Result<ExitCode> {
     let stop = Stop::default();
     let work = run(cli, &stop);
     tokio::pin!(work);
-    let signal = signals::stop_requested(!chat);
+    let signal = signals::stop_requested(chat.then(|| stop.ctrl_c_taken.clone()));
     tokio::select! {
         result = &mut work => result,
         Ok(signal) = signal => {
-            if chat {
-                // A grace in which the question is cancelled (its servers told) and stored.
+            if chat && stop.ctrl_c_taken.is_cancelled() {
+                // A session runs: a grace in which its question is cancelled (its servers
+                // told) and stored.
                 stop.requested.cancel();
                 let _ = tokio::time::timeout(STOP_GRACE, &mut work).await;
             }

@@ -30,28 +30,31 @@ impl StopSignal {
     }
 }
 
-/// Resolves when the host receives SIGTERM or SIGHUP, or SIGINT when `interrupt` is set
-/// (leave it unset where Ctrl-C means something else, as between questions in `chat`).
+/// Resolves when the host receives SIGTERM or SIGHUP, or SIGINT unless Ctrl-C means
+/// something else: with `ctrl_c_taken`, a SIGINT counts only until that token is cancelled
+/// (`chat`, once its own handler cancels questions with it; until then — while its servers
+/// start, a sign-in waits — Ctrl-C stops it like any command).
 ///
 /// # Errors
 /// When the signal handlers cannot be installed.
-pub async fn stop_requested(interrupt: bool) -> std::io::Result<StopSignal> {
+pub async fn stop_requested(
+    ctrl_c_taken: Option<tokio_util::sync::CancellationToken>,
+) -> std::io::Result<StopSignal> {
     let mut terminate = signal(SignalKind::terminate())?;
     let mut hangup = signal(SignalKind::hangup())?;
-    let mut ctrl_c = if interrupt {
-        Some(signal(SignalKind::interrupt())?)
-    } else {
-        None
-    };
+    let mut ctrl_c = signal(SignalKind::interrupt())?;
     let interrupted = async {
-        match &mut ctrl_c {
-            Some(ctrl_c) => ctrl_c.recv().await,
-            None => std::future::pending().await,
+        loop {
+            ctrl_c.recv().await;
+            match &ctrl_c_taken {
+                Some(taken) if taken.is_cancelled() => {}
+                _ => return,
+            }
         }
     };
     Ok(tokio::select! {
         _ = terminate.recv() => StopSignal::Terminate,
         _ = hangup.recv() => StopSignal::Hangup,
-        _ = interrupted => StopSignal::Interrupt,
+        () = interrupted => StopSignal::Interrupt,
     })
 }

@@ -330,6 +330,47 @@ fn a_host_stopped_with_sigterm_stops_its_servers_first_even_stubborn_ones() {
 }
 
 #[test]
+fn ctrl_c_while_chat_starts_its_servers_stops_them_and_their_children() {
+    // A server that never answers (so `chat` is still starting it), ignores SIGTERM and stdin
+    // EOF, and has a child of its own: before `chat` listens for Ctrl-C itself, Ctrl-C stops
+    // the CLI like any command, its servers' process groups first.
+    let pidfile = scratch_file("pids");
+    let record = scratch_file("record");
+    let config = scratch_file("config.json");
+    let script = fixture_path("fake-servers/fake_mcp_server.py");
+    let servers = serde_json::json!({"mcpServers": {"mute": {
+        "command": "python3",
+        "args": [script, "stubborn"],
+        "env": {"FAKE_PIDFILE": pidfile, "FAKE_RECORD": record, "FAKE_MUTE": "1"},
+    }}});
+    std::fs::write(&config, servers.to_string()).unwrap();
+    let mut host = Command::new(BIN)
+        .args(["chat", "--no-history", "--once", "hello", "--config"])
+        .arg(&config)
+        .args(["--provider", "openai", "--model", "m"])
+        .args(["--base-url", "http://127.0.0.1:9/v1"])
+        .env("OPENAI_API_KEY", "sk-test")
+        .env("MCP_CLIENT_LOG", "off")
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let starting = wait_until(|| std::fs::read_to_string(&record).is_ok_and(|r| !r.is_empty()));
+    assert!(starting, "the server never got the client's first message");
+    let pids = std::fs::read_to_string(&pidfile).unwrap();
+    let (server, grandchild) = pids.split_once(' ').unwrap();
+    let (server, grandchild): (u32, u32) = (server.parse().unwrap(), grandchild.parse().unwrap());
+    signal(&host, rustix::process::Signal::INT);
+    let status = host.wait().unwrap();
+    assert_eq!(status.code(), Some(130), "128 + SIGINT, not killed by it");
+    assert!(!is_running(server), "the server survived");
+    assert!(
+        wait_until(|| !is_running(grandchild)),
+        "the server's child survived"
+    );
+}
+
+#[test]
 fn a_host_killed_with_sigkill_takes_its_server_with_it() {
     // `clean` exits on stdin EOF too; `stubborn` would not: it is the case that needs the
     // parent-death signal.
