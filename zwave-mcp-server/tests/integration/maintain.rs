@@ -299,3 +299,42 @@ async fn absurd_answers_are_refused_naming_the_value() {
     assert_eq!(result["rounds"], json!([{"rating": 4}]));
     session.finish();
 }
+
+/// A route rebuild the gateway or server never answers: the caller's wait ends in words, and
+/// the operation's own bound ends it; the next call on the device says so.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_operation_never_answered_ends_at_its_bound_and_the_next_call_says_so() {
+    use crate::harness::{Backend, TestHome};
+    for backend in [Backend::Mqtt, Backend::ZwaveJsServer] {
+        let home = TestHome::start(backend).await;
+        match &home {
+            TestHome::Mqtt(gateway) => gateway
+                .sim
+                .set_delay("rebuildNodeRoutes", Duration::from_secs(600)),
+            TestHome::ZwaveJsServer(server) => {
+                server.set_unanswered("controller.rebuild_node_routes", true)
+            }
+        }
+        let mut session = Conversation::over(&mut home.command(&[ALLOW, "--upkeep-timeout", "1s"]));
+        let (error, text, _) = session.call(
+            "maintain_zwave_device",
+            maintain("Switch One", "rebuild_routes"),
+        );
+        assert!(error && text.starts_with("A route rebuild of \"Switch One\" (node 2, Kitchen) did not end within 1.0 s (--upkeep-timeout): a route rebuild cannot be aborted"), "{backend:?}: {text}");
+        let (error, text, _) = session.call_until(
+            "maintain_zwave_device",
+            &maintain("Switch One", "check_health"),
+            Duration::from_secs(20),
+            |_, text| !text.contains("running since"),
+        );
+        assert!(!error, "{backend:?}: {text}");
+        assert!(
+            text.contains("\nEarlier: a route rebuild asked at ")
+                && text.ends_with(
+                    " of \"Switch One\" (node 2, Kitchen) was not seen to end within 4.0 s."
+                ),
+            "{backend:?}: {text}"
+        );
+        session.finish();
+    }
+}

@@ -367,9 +367,9 @@ mod tests {
             [
                 "\"alive\" → status",
                 "\"dead\" → status",
-                "\"interview completed\" → other",
-                "\"interview stage completed\" → other",
-                "\"interview started\" → other",
+                "\"interview completed\" → upkeep",
+                "\"interview stage completed\" → upkeep",
+                "\"interview started\" → upkeep",
                 "\"ready\" → node",
                 "\"statistics updated\" → controller statistics",
                 "\"statistics updated\" → statistics",

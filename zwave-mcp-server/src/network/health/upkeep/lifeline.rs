@@ -15,9 +15,9 @@ use tokio_util::sync::CancellationToken;
 use tracing::{info, warn};
 
 use super::{
-    UpkeepProgress, UpkeepResult, UpkeepSignal,
+    Upkeep, UpkeepProgress, UpkeepResult, UpkeepSignal,
     outcome::{HEALTH_CHECK_ROUNDS, UpkeepError, lifeline_summary},
-    run::call_bound,
+    run::{call_bound, ended_or},
 };
 use crate::network::{Network, NetworkError, NodeId, handle::Connection, mqtt::call};
 
@@ -47,8 +47,9 @@ impl Network {
                         .await
                         .map(drop)
                 };
-                let summary =
-                    watch_check(check, node, progress, &mut signals, abort, send_abort).await?;
+                let summary = watch_check(check, node, progress, &mut signals, abort, send_abort)
+                    .await
+                    .map_err(ended_or(Upkeep::CheckLifeline, bound))?;
                 (api, summary)
             }
             Connection::ZwaveJsServer(client, timeout) => {
@@ -75,8 +76,9 @@ impl Network {
                         .map(drop)
                         .map_err(NetworkError::from)
                 };
-                let result =
-                    watch_check(check, node, progress, &mut signals, abort, send_abort).await?;
+                let result = watch_check(check, node, progress, &mut signals, abort, send_abort)
+                    .await
+                    .map_err(ended_or(Upkeep::CheckLifeline, bound))?;
                 (api, result.get("summary").cloned().unwrap_or(Value::Null))
             }
         };

@@ -11,9 +11,12 @@ use serde_json::json;
 use tokio::sync::{broadcast, mpsc};
 use tracing::debug;
 
-use super::{Upkeep, UpkeepError, UpkeepProgress, UpkeepResult, UpkeepSignal, run::call_bound};
+use super::{
+    Upkeep, UpkeepError, UpkeepProgress, UpkeepResult, UpkeepSignal,
+    run::{call_bound, ended_or},
+};
 use crate::network::{
-    Network, NetworkError, NodeId, NodeStatus, handle::Connection, mqtt::call,
+    Network, NodeId, NodeStatus, handle::Connection, mqtt::call,
     zwave_js_server::ZwaveJsServerError,
 };
 
@@ -57,7 +60,7 @@ impl Network {
                     )
                     .await
                     .inspect_err(|err| self.reload_when_not_found(err))
-                    .map_err(NetworkError::from)?;
+                    .map_err(|err| ended_or(Upkeep::Reinterview, bound)(err.into()))?;
                 let _ = progress.try_send(UpkeepProgress::Begun);
                 follow_interview(&mut signals, node, progress).await
             }

@@ -8,8 +8,11 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 
-use super::{UpkeepError, UpkeepResult, run::call_bound};
-use crate::network::{Network, NetworkError, NodeId, handle::Connection, mqtt::call};
+use super::{
+    Upkeep, UpkeepError, UpkeepResult,
+    run::{call_bound, ended_or},
+};
+use crate::network::{Network, NodeId, handle::Connection, mqtt::call};
 
 impl Network {
     /// Rebuilds `node`'s routes; returns the controller's word on it.
@@ -21,8 +24,9 @@ impl Network {
         let (api, rebuilt) = match &self.connection {
             Connection::Mqtt(shared) => {
                 let api = "rebuildNodeRoutes";
-                let result =
-                    call::call_within(shared, api, vec![json!(node.0)], call_bound(bound)).await?;
+                let result = call::call_within(shared, api, vec![json!(node.0)], call_bound(bound))
+                    .await
+                    .map_err(ended_or(Upkeep::RebuildRoutes, bound))?;
                 (api, result.as_bool().ok_or(result))
             }
             Connection::ZwaveJsServer(client, _) => {
@@ -30,7 +34,7 @@ impl Network {
                 let result = client
                     .request(api, json!({"nodeId": node.0}), call_bound(bound))
                     .await
-                    .map_err(NetworkError::from)?;
+                    .map_err(|err| ended_or(Upkeep::RebuildRoutes, bound)(err.into()))?;
                 let success = result.get("success").and_then(Value::as_bool);
                 (api, success.ok_or(result))
             }

@@ -13,7 +13,7 @@ use tracing::info;
 
 use super::{LateOutcome, Upkeep, UpkeepError, UpkeepOutcome, UpkeepResult};
 use crate::network::{
-    Network, NodeId,
+    Network, NetworkError, NodeId,
     core::{Core, lock},
     now_ms,
 };
@@ -163,7 +163,23 @@ impl Network {
     }
 }
 
-/// A call's own bound: past the task's, so that the task's bound is what ends it.
+/// A call's own bound: a moment inside the task's, so that the call ends itself (and forgets
+/// its request) before the task's bound drops it.
 pub(super) fn call_bound(bound: Duration) -> Duration {
-    bound.saturating_add(Duration::from_secs(1))
+    bound.saturating_sub(Duration::from_millis(250))
+}
+
+/// A call of `operation` that timed out at [`call_bound`] is the operation not ending within
+/// `bound`; any other error is itself.
+pub(super) fn ended_or(operation: Upkeep, bound: Duration) -> impl Fn(NetworkError) -> UpkeepError {
+    move |err| match err {
+        NetworkError::Timeout { .. }
+        | NetworkError::ZwaveJsServer(
+            crate::network::zwave_js_server::ZwaveJsServerError::Timeout { .. },
+        ) => UpkeepError::NotEnded {
+            operation,
+            after: bound,
+        },
+        other => UpkeepError::Network(other),
+    }
 }
