@@ -1,11 +1,11 @@
 //! `maintain_zwave_device` against the real zwave-js 15.29.0 behind the real zwave-js-server
-//! 3.10.2, on zwave-js's mock controller: a re-interview with its stages as progress; one of a
-//! node that stopped acknowledging, which the driver gives up; a lifeline health check, which
-//! the mock controller cannot run (it lacks GetRoutingInfo, which zwave-js asks for before
-//! the first ping: `captures/upkeep/FACTS.md`), refused in the driver's words with the device
-//! free again at once; and a route rebuild, which the mock fails, said as the controller said
-//! it. (A health check's rounds, rating and abort are therefore proven over the simulators
-//! only, which follow zwave-js's code for them.)
+//! 3.10.2, on zwave-js's mock controller (which answers GetRoutingInfo here: the stock one
+//! does not, and zwave-js then refuses every health check, `captures/upkeep/FACTS.md`): a
+//! re-interview with its stages as progress; one of a node that stopped acknowledging, which
+//! the driver gives up; a lifeline health check with each round's progress and its rating; a
+//! cancelled one aborted; and a route rebuild, which the mock fails, said as the controller
+//! said it. The mock nodes have no Powerlevel command class: the power-level part of a round
+//! is not exercised.
 
 use serde_json::json;
 use test_support::zwave_js::ZwaveJsServer;
@@ -13,7 +13,7 @@ use test_support::zwave_js::ZwaveJsServer;
 use crate::harness::{Conversation, command, other_client};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn the_real_driver_reinterviews_refuses_a_health_check_and_fails_a_route_rebuild() {
+async fn the_real_driver_reinterviews_checks_aborts_and_fails_a_route_rebuild() {
     // Started on this thread, which outlives them (see test_support::daemon).
     let server = ZwaveJsServer::start();
     // Every node interviewed before the first call.
@@ -73,15 +73,76 @@ async fn the_real_driver_reinterviews_refuses_a_health_check_and_fails_a_route_r
         "{status}"
     );
 
-    // The mock controller cannot check a lifeline: the driver's words; nothing stays claimed.
-    let (error, text, _) =
-        session.call("maintain_zwave_device", maintain("Node 2", "check_health"));
-    assert!(error, "{text}");
+    // A lifeline health check: five rounds of pings, each round's progress, the rating.
+    let id = session.send_with_progress(
+        "maintain_zwave_device",
+        maintain("Node 2", "check_health"),
+        "real-h",
+    );
+    let (error, text, result) = session.answer(id);
+    assert!(!error, "{text}\n{}", server.logs());
     assert!(
-        text.starts_with("A lifeline health check of \"Node 2\" (node 2) failed: zwave-js-server refused `node.check_lifeline_health`: ")
-            && text.contains("GetRoutingInfo function (ZW0105)"),
+        text.starts_with(
+            "The lifeline health check of \"Node 2\" (node 2) rated its link to the controller "
+        ),
         "{text}"
     );
+    assert_eq!(
+        result["rounds"].as_array().map(Vec::len),
+        Some(5),
+        "{result}"
+    );
+    // The rating follows the slowest ping (over 100 ms: 5, over 50 ms: 9; the lab measured
+    // 79-160 ms on the mock), so only its range is known in advance; nothing is lost.
+    let rating = result["rating"].as_u64().unwrap();
+    assert!(
+        text.contains(&format!(
+            "rated its link to the controller {rating} of 10, "
+        )),
+        "{text}"
+    );
+    assert!((1..=10).contains(&rating), "{text}");
+    assert!(text.contains(" no ping lost, 14 neighbours."), "{text}");
+    let rounds: Vec<String> = session
+        .progress("real-h")
+        .iter()
+        .filter(|p| p["total"].as_f64() == Some(5.0))
+        .map(|p| p["message"].as_str().unwrap().to_owned())
+        .collect();
+    assert_eq!(rounds.len(), 5, "{rounds:?}");
+    assert!(
+        rounds[4].starts_with("health check of \"Node 2\" (node 2): round 5 of 5 rated "),
+        "{rounds:?}"
+    );
+
+    // A health check of a node that stopped acknowledging, cancelled: the driver is asked to
+    // abort it, and the next call on the node tells what it found by then.
+    server.tell_mock("/ack", r#"{"node": 12, "on": false}"#);
+    let id = session.send_with_progress(
+        "maintain_zwave_device",
+        maintain("Node 12", "check_health"),
+        "real-c",
+    );
+    session.wait_for(|m| {
+        m["method"] == "notifications/progress" && m["params"]["progressToken"] == "real-c"
+    });
+    session.send_message(&crate::harness::cancel(id));
+    server.tell_mock("/ack", r#"{"node": 12, "on": true}"#);
+    let (error, text, _) = session.call_until(
+        "maintain_zwave_device",
+        &maintain("Node 12", "rebuild_routes"),
+        std::time::Duration::from_secs(60),
+        |_, text| !text.contains("running since"),
+    );
+    assert!(!error, "{text}");
+    assert!(
+        text.contains("\nEarlier: A lifeline health check asked at ")
+            && (text.contains("was aborted before its first round ended")
+                || text.contains("done before it was aborted")),
+        "{text}\n{}",
+        server.logs()
+    );
+
     // A route rebuild: the mock's controller answers that it failed.
     let (error, text, result) = session.call(
         "maintain_zwave_device",
