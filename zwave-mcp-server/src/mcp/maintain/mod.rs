@@ -90,6 +90,12 @@ impl ZwaveServer {
             .network
             .with_upkeep(|book| book.take_late(node.id))
             .map(|late| late_in_words(&device, &late, now_ms()));
+        if context.ct.is_cancelled() {
+            return Err(ToolError::Upkeep(format!(
+                "The call was cancelled before {} of {device} began: nothing was sent",
+                operation.with_article()
+            )));
+        }
         let limit = self.maintenance.limit;
         let mut run = self
             .network

@@ -107,7 +107,7 @@ pub const MAX_SUMMARY_BYTES: usize = 16 * 1024;
 #[non_exhaustive]
 pub enum UpkeepError {
     /// The node has an operation running already.
-    #[error("{} is already running on node {node} (since {since_ms} ms after the epoch): one upkeep operation at a time per device", running.with_article())]
+    #[error("{} is already running on node {node}: one upkeep operation at a time per device", running.with_article())]
     Busy {
         /// The node.
         node: NodeId,
