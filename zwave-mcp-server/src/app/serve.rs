@@ -35,7 +35,8 @@ pub(super) async fn serve(config: Config) -> anyhow::Result<()> {
     let server = ZwaveServer::new(network, config.timeouts.confirm_timeout)
         .with_exposure(exposure)
         .with_limits(config.limits())
-        .with_sensitive(sensitive);
+        .with_sensitive(sensitive)
+        .with_maintenance(config.maintenance());
     // Completes only when the demo home failed to appear; otherwise never.
     let failed = async {
         let failed = match demo_failed {

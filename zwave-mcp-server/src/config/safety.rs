@@ -1,5 +1,5 @@
 //! The safety flags: which sensitive actions the owner allows and who must say yes to them,
-//! devices marked sensitive, and the band a thermostat setpoint must lie in. Enforcing them
+//! devices marked sensitive, whether upkeep operations are offered, and the band a thermostat setpoint must lie in. Enforcing them
 //! is the tools' work (`mcp::sensitive`) and the write plans' ([`crate::devices::Limits`]).
 
 use std::time::Duration;
@@ -44,6 +44,12 @@ pub struct SafetyFlags {
     /// a no.
     #[arg(long, env = "ZWAVE_MCP_ASK_TIMEOUT", default_value = "60s", value_parser = parse_duration)]
     pub ask_timeout: Duration,
+
+    /// Offer the upkeep tool, maintain_zwave_device: re-interview a device, check its
+    /// lifeline health, rebuild its routes (each seconds to minutes of radio traffic, one at
+    /// a time per device). Off by default; never offered in --read-only mode.
+    #[arg(long, env = "ZWAVE_MCP_ALLOW_MAINTENANCE")]
+    pub allow_maintenance: bool,
 
     /// The band a thermostat setpoint must lie in, in °C, as LOW..HIGH (a °F thermostat's
     /// band is this one converted); a setpoint outside it, or outside the device's own

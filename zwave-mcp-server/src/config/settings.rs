@@ -4,7 +4,7 @@
 
 use crate::{
     devices::{Exposure, Limits, Rules},
-    mcp::SensitivePolicy,
+    mcp::{MaintenancePolicy, SensitivePolicy},
     network::{MqttSettings, Secret, zwave_js_server::client::Target},
     transport::http::{HttpSettings, MIN_TOKEN_CHARS, Token},
 };
@@ -25,6 +25,14 @@ impl Config {
             devices: self.safety.sensitive_device.clone(),
             // A fact of the transport, which the session sets (HTTP without a token).
             unauthenticated_clients: false,
+        }
+    }
+
+    /// Whether the owner allows upkeep operations, and how long a call waits for one.
+    pub fn maintenance(&self) -> MaintenancePolicy {
+        MaintenancePolicy {
+            allowed: self.safety.allow_maintenance,
+            limit: self.timeouts.upkeep_timeout,
         }
     }
 

@@ -18,4 +18,10 @@ pub struct TimeoutFlags {
     /// devices report about 1 s (switches) or 5 s (dimmers) after the command.
     #[arg(long, env = "ZWAVE_MCP_CONFIRM_TIMEOUT", default_value = "0s", value_parser = parse_duration)]
     pub confirm_timeout: Duration,
+
+    /// How long a call of maintain_zwave_device waits for its operation to end (a
+    /// re-interview, a lifeline health check, a route rebuild); the server watches it four
+    /// times as long, and a later call on the device tells how it ended.
+    #[arg(long, env = "ZWAVE_MCP_UPKEEP_TIMEOUT", default_value = "120s", value_parser = parse_duration)]
+    pub upkeep_timeout: Duration,
 }

@@ -66,6 +66,9 @@ pub(crate) enum ToolError {
         /// The device, described.
         device: String,
     },
+    /// An upkeep operation refused, failed, or not ended in time: its words, whole.
+    #[error("{0}")]
+    Upkeep(String),
     /// The ping could not be carried out (the link, the gateway or server said no).
     #[error("could not ping {device}: {source}")]
     Ping {

@@ -1,4 +1,5 @@
-//! The MCP tool surface: five Z-Wave tools on an rmcp `ServerHandler`.
+//! The MCP tool surface: five Z-Wave tools on an rmcp `ServerHandler`, and a sixth,
+//! `maintain_zwave_device`, when the owner allows maintenance.
 //!
 //! An unknown tool is a JSON-RPC error (rmcp). Arguments that do not deserialize come back as
 //! an `isError` result from rmcp naming the valid values (MCP 2025-11-25 treats input
@@ -13,6 +14,8 @@
 //! | `server` | [`ZwaveServer`]: the rmcp handler, its state and its instructions |
 //! | `tools` | the five tools, device lookup with the owner's exposure rules applied |
 //! | `health` | the network's or a device's health, and a ping: what `get_zwave_health` does |
+//! | `maintenance` | [`MaintenancePolicy`]: the owner's leave for upkeep, the refusal without it |
+//! | `maintain` | upkeep of one device (re-interview, health check, route rebuild), with progress: `maintain_zwave_device` |
 //! | `control` | a write, and what became of it (confirmed, acknowledged, contradicted) |
 //! | `sensitive` | unlock, open a garage door, silence a siren: the owner's leave and a person's yes |
 //! | `retry` | the person's yes on 2026-07-28: the question as the call's answer, the yes on its retry |
@@ -28,6 +31,8 @@ mod commands;
 mod control;
 mod error;
 mod health;
+mod maintain;
+mod maintenance;
 mod retry;
 mod seal;
 mod sensitive;
@@ -36,5 +41,6 @@ mod stale;
 mod tools;
 mod types;
 
+pub use maintenance::MaintenancePolicy;
 pub use sensitive::SensitivePolicy;
 pub use server::ZwaveServer;

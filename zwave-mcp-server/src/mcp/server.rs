@@ -1,4 +1,5 @@
-//! [`ZwaveServer`]: the rmcp `ServerHandler` that offers the five tools over one network
+//! [`ZwaveServer`]: the rmcp `ServerHandler` that offers the five tools (six with
+//! maintenance allowed) over one network
 //! connection, with the owner's exposure rules and the caches the tools share.
 
 use std::{sync::Arc, time::Duration};
@@ -18,6 +19,7 @@ use rmcp::{
 use super::{
     cache::{DirectoryCache, RowCache},
     commands::Commands,
+    maintenance::{MAINTAIN, MaintenancePolicy, refusal},
     seal::QuestionSeal,
     sensitive::SensitivePolicy,
 };
@@ -45,6 +47,8 @@ pub struct ZwaveServer {
     pub(super) sensitive: Arc<SensitivePolicy>,
     /// Questions asked by answering a call (2026-07-28): sealed, and redeemed once.
     pub(super) questions: Arc<QuestionSeal>,
+    /// Whether upkeep operations are offered, and how long a call waits for one.
+    pub(super) maintenance: Arc<MaintenancePolicy>,
     pub(super) tool_router: ToolRouter<Self>,
 }
 
@@ -62,6 +66,7 @@ impl ZwaveServer {
             limits: Limits::default(),
             sensitive: Arc::default(),
             questions: Arc::default(),
+            maintenance: Arc::default(),
             tool_router: Self::tool_router(),
         }
     }
@@ -71,6 +76,7 @@ impl ZwaveServer {
     pub fn with_exposure(mut self, exposure: Exposure) -> Self {
         if exposure.read_only {
             self.tool_router.remove_route("control_zwave_device");
+            self.tool_router.remove_route(MAINTAIN);
         }
         self.exposure = Arc::new(exposure);
         self
@@ -80,6 +86,20 @@ impl ZwaveServer {
     #[must_use]
     pub fn with_limits(mut self, limits: Limits) -> Self {
         self.limits = limits;
+        self
+    }
+
+    /// With the owner's leave for upkeep operations: `maintain_zwave_device` is listed only
+    /// when allowed and not read-only (set the exposure first); a call to it otherwise is
+    /// refused saying why.
+    #[must_use]
+    pub fn with_maintenance(mut self, policy: MaintenancePolicy) -> Self {
+        self.maintenance = Arc::new(policy);
+        if refusal(self.exposure.read_only, &self.maintenance).is_none()
+            && !self.tool_router.has_route(MAINTAIN)
+        {
+            self.tool_router += Self::maintain_router();
+        }
         self
     }
 
@@ -104,6 +124,12 @@ impl ServerHandler for ZwaveServer {
     ) -> Result<CallToolResponse, ErrorData> {
         let _place = context.extensions.clone();
         if let Some(refused) = request.arguments.as_ref().and_then(oversized_argument) {
+            return Ok(CallToolResult::error(vec![ContentBlock::text(refused)]).into());
+        }
+        // Not listed unless allowed, but named in the README: a call says how to allow it.
+        if request.name == MAINTAIN
+            && let Some(refused) = refusal(self.exposure.read_only, &self.maintenance)
+        {
             return Ok(CallToolResult::error(vec![ContentBlock::text(refused)]).into());
         }
         self.tool_router
@@ -151,7 +177,9 @@ impl ServerHandler for ZwaveServer {
                  sound a siren), get_device_status tells its state and whether it is reachable, and \
                  get_device_sensor_data returns its readings (temperature, humidity, motion, \
                  power, battery), and get_zwave_health tells which devices are dead or weak and \
-                 why, and pings a device. Device names are matched exactly (or as `Node <id>`), then by \
+                 why, and pings a device; when the owner allows it, maintain_zwave_device \
+                 re-interviews a device, checks its link (rated 0-10) or rebuilds its routes, \
+                 with progress. Device names are matched exactly (or as `Node <id>`), then by \
                  location + name, then by whole words; switching needs one of those, reads also \
                  accept a unique part of a name. An ambiguous name is refused with the candidates.",
             )

@@ -11,15 +11,20 @@ use std::{
 };
 
 use serde_json::Value;
-use tokio::sync::watch;
+use tokio::sync::{broadcast, watch};
 
 use super::{
     Backend, HomeState, LinkState, NodeId, NodeInfo, NodeStatus, Nodes,
     health::{
         book::HealthBook,
         statistics::{ControllerStatistics, NodeStatistics},
+        upkeep::{UpkeepBook, UpkeepSignal},
     },
 };
+
+/// Upkeep signals a slow listener may fall behind by before it misses some (each is only
+/// progress: an operation's end is its command's answer, or its last event, seen in turn).
+const UPKEEP_SIGNALS: usize = 64;
 
 /// What the handles and the backend share.
 pub(crate) struct Core {
@@ -45,6 +50,10 @@ pub(crate) struct Core {
     /// The network's health beside the node list: newer statistics, the controller's,
     /// since when each status holds. Lock order: `state` first when both are held.
     pub(crate) health: Mutex<HealthBook>,
+    /// Which upkeep operation runs on which node, and outcomes that came late.
+    pub(crate) upkeep: Mutex<UpkeepBook>,
+    /// What the backend hears of upkeep operations under way (zwave-js-server's events).
+    pub(crate) upkeep_signals: broadcast::Sender<(NodeId, UpkeepSignal)>,
 }
 
 /// The least time between two reloads of the node list for names not found in it.
@@ -76,6 +85,8 @@ impl Core {
             writes_in_flight: Mutex::new(Vec::new()),
             awaiting_reports: Mutex::new(HashMap::new()),
             health: Mutex::new(HealthBook::default()),
+            upkeep: Mutex::new(UpkeepBook::default()),
+            upkeep_signals: broadcast::channel(UPKEEP_SIGNALS).0,
         }
     }
 

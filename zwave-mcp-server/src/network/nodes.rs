@@ -110,6 +110,13 @@ pub struct NodeInfo {
     /// Whether the interview finished.
     #[serde(default)]
     pub ready: bool,
+    /// The interview's stage as Z-Wave JS UI lists it (`None`, `NodeInfo`, `CommandClasses`,
+    /// `Complete`, …): text, escaped and capped.
+    #[serde(default, deserialize_with = "stage", skip_serializing)]
+    pub interview_stage: Option<String>,
+    /// How far the interview is, 0–100, as Z-Wave JS UI lists it; anything else is unknown.
+    #[serde(default, deserialize_with = "percent", skip_serializing)]
+    pub interview_progress: Option<u8>,
     /// Whether the driver considers the node reachable.
     #[serde(default = "yes")]
     pub available: bool,
@@ -149,6 +156,25 @@ pub struct NodeInfo {
     /// loaded and on every change, so what is derived from a node can be cached by it.
     #[serde(skip)]
     pub revision: Revision,
+}
+
+/// An interview stage's name: text of at most 64 characters, escaped; anything else is
+/// unknown, never an error.
+fn stage<'de, D: serde::Deserializer<'de>>(deserializer: D) -> Result<Option<String>, D::Error> {
+    let value = Value::deserialize(deserializer)?;
+    Ok(value
+        .as_str()
+        .map(|stage| super::text::clean(stage, 64).into_owned()))
+}
+
+/// A percentage, 0–100; anything else (a number past it, a text) is unknown, never an error:
+/// one odd field must not make the whole node unreadable.
+fn percent<'de, D: serde::Deserializer<'de>>(deserializer: D) -> Result<Option<u8>, D::Error> {
+    let value = Value::deserialize(deserializer)?;
+    Ok(value
+        .as_u64()
+        .filter(|percent| *percent <= 100)
+        .and_then(|percent| u8::try_from(percent).ok()))
 }
 
 /// A node's version, unique in the process: equal revisions mean the same node content.

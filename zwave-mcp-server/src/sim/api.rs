@@ -14,7 +14,7 @@ use super::{
     node::value_key_of,
     state::{PayloadType, ReceivedRequest, Sim, SimOptions, lock},
     statistics::Outcome,
-    topics,
+    topics, upkeep,
 };
 use crate::network::{NodeId, now_ms};
 
@@ -225,6 +225,9 @@ struct NodesReply<'a> {
 
 /// The result of one API call, or the error message Z-Wave JS UI would give.
 async fn answer(sim: &Arc<Sim>, api: &str, args: &[Value]) -> Result<Value, String> {
+    if let Some(forced) = lock(&sim.knobs).forced.get(api).cloned() {
+        return Ok(forced);
+    }
     match api {
         "getNodes" => Ok(Value::Array(lock(&sim.nodes).clone())),
         "getInfo" => Ok(json!({
@@ -240,8 +243,12 @@ async fn answer(sim: &Arc<Sim>, api: &str, args: &[Value]) -> Result<Value, Stri
             }
             Ok(polled)
         }
-        "refreshValues" | "refreshCCValues" | "refreshInfo" => Ok(Value::Null),
+        "refreshValues" | "refreshCCValues" => Ok(Value::Null),
         "pingNode" => health::ping(sim, args).await,
+        "refreshInfo" => upkeep::gateway::refresh_info(sim, args).await,
+        "checkLifelineHealth" => upkeep::gateway::check_lifeline_health(sim, args).await,
+        "abortHealthCheck" => upkeep::gateway::abort_health_check(sim, args),
+        "rebuildNodeRoutes" => upkeep::gateway::rebuild_node_routes(sim, args).await,
         _ => Err("Unknown API".into()),
     }
 }

@@ -201,6 +201,17 @@ impl SimGateway {
         lock(&self.sim.knobs).set_answering(node, answering);
     }
 
+    /// Makes `node`'s interview stop in its command classes, never completing (`true`), or
+    /// complete again.
+    pub fn set_interview_stalls(&self, node: impl Into<NodeId>, stalls: bool) {
+        lock(&self.sim.knobs).set_interview_stalls(node.into(), stalls);
+    }
+
+    /// How long each round of a lifeline health check takes (20 ms by default).
+    pub fn set_health_round(&self, takes: std::time::Duration) {
+        lock(&self.sim.knobs).upkeep.health_round = takes;
+    }
+
     /// Answers every request of `api` with `success: false` and `message` (`None`: answers
     /// them again).
     pub fn set_refusal(&self, api: &str, message: Option<&str>) {
@@ -208,6 +219,16 @@ impl SimGateway {
         match message {
             Some(message) => knobs.refusals.insert(api.to_owned(), message.to_owned()),
             None => knobs.refusals.remove(api),
+        };
+    }
+
+    /// Answers every request of `api` with `success: true` and `result` (`None`: answers
+    /// them as the gateway does again): a gateway answering absurdly.
+    pub fn set_answer(&self, api: &str, result: Option<serde_json::Value>) {
+        let mut knobs = lock(&self.sim.knobs);
+        match result {
+            Some(result) => knobs.forced.insert(api.to_owned(), result),
+            None => knobs.forced.remove(api),
         };
     }
 

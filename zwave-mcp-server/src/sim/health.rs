@@ -90,7 +90,7 @@ pub(super) async fn counted(sim: &Arc<Sim>, node: NodeId, outcome: Outcome) {
 
 /// `node` has `status` now: when that is a change, it is served from now on and its status
 /// topic says so (`{"value": <available>, "status": …, "nodeId": …}`, retained).
-async fn set_status(sim: &Arc<Sim>, node: NodeId, status: &str) {
+pub(super) async fn set_status(sim: &Arc<Sim>, node: NodeId, status: &str) {
     let changed = {
         let mut nodes = lock(&sim.nodes);
         let Some(found) = nodes.iter_mut().find(|n| n["id"] == json!(node)) else {

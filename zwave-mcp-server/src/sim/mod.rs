@@ -10,6 +10,7 @@
 //! | `change` | finding a node of the home and setting a value: the `Change` both servers publish |
 //! | `device` | how the simulated devices take a write, whichever server carries it |
 //! | `health` | the gateway's `pingNode`, and the statistics it publishes as commands count |
+//! | `upkeep` | re-interviews, lifeline health checks and route rebuilds as zwave-js runs them |
 //! | `topics` | its own topic naming, from the captures (shares no code with `network::topics`) |
 //! | `home`, `node` | the demo home and generated homes of any size, as `getNodes` shows them |
 //! | `statistics` | the driver's communication statistics: recorded at start, counted per command |
@@ -28,6 +29,7 @@ mod state;
 mod statistics;
 mod storm;
 pub mod topics;
+mod upkeep;
 mod zwave_js_server;
 
 pub use broker::{BrokerError, EmbeddedBroker};

@@ -108,6 +108,11 @@ pub(super) struct Knobs {
     /// Nodes that stopped answering (out of range, unplugged): a ping gets no answer, and the
     /// driver marks them dead.
     pub(super) unanswering: std::collections::HashSet<NodeId>,
+    /// APIs answered with a success carrying this result, whatever was asked (a gateway
+    /// answering absurdly).
+    pub(super) forced: HashMap<String, Value>,
+    /// Upkeep: how the simulated driver re-interviews, checks and re-routes.
+    pub(super) upkeep: super::upkeep::UpkeepKnobs,
 }
 
 impl Default for Knobs {
@@ -124,6 +129,8 @@ impl Default for Knobs {
             supervised: std::collections::HashSet::new(),
             jammed: std::collections::HashSet::new(),
             unanswering: std::collections::HashSet::new(),
+            forced: HashMap::new(),
+            upkeep: super::upkeep::UpkeepKnobs::default(),
         }
     }
 }
@@ -142,6 +149,11 @@ impl Knobs {
     /// Makes `node` stop answering, or answer again.
     pub(super) fn set_answering(&mut self, node: NodeId, answering: bool) {
         set_member(&mut self.unanswering, node, !answering);
+    }
+
+    /// Makes `node`'s interview never complete, or complete again.
+    pub(super) fn set_interview_stalls(&mut self, node: NodeId, stalls: bool) {
+        set_member(&mut self.upkeep.stalls, node, stalls);
     }
 
     /// Gives `node` Supervision, or takes it away.

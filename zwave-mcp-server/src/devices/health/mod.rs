@@ -7,11 +7,13 @@
 //! | `assess` | [`Condition`], the problems of a link and the thresholds that define them |
 //! | `words` | problems, routes and times in words |
 //! | `report` | [`DeviceHealth`], [`ControllerHealth`]: the figures and a sentence; the order |
+//! | `upkeep` | upkeep operations in words: their outcome, their progress, why one was refused |
 
 mod assess;
 mod report;
+pub mod upkeep;
 mod words;
 
 pub use assess::{Condition, Problem};
 pub use report::{ControllerHealth, DeviceHealth, Facts};
-pub use words::millis;
+pub use words::{clock, millis};

@@ -17,15 +17,13 @@
 //! | `book` | [`HealthBook`]: statistics newer than the list, the controller's, statuses since when |
 //! | `ping` | [`Network::ping`](crate::network::Network::ping): [`Ping`] over either backend |
 //! | `reads` | reading the book with the nodes; statistics kept fresh over MQTT |
-//!
-//! Upkeep operations (re-interview, lifeline health checks, route rebuilds) belong here too,
-//! each as a module of its own beside `ping`, sharing a per-node guard so that two never run
-//! on one device at once.
+//! | [`upkeep`] | re-interviews, lifeline health checks, route rebuilds: one per device at once |
 
 pub(crate) mod book;
 mod ping;
 mod reads;
 pub mod statistics;
+pub mod upkeep;
 
 pub use book::HealthBook;
 pub use ping::Ping;

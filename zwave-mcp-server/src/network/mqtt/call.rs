@@ -27,11 +27,38 @@ pub(in crate::network) async fn call(
     }
 }
 
+/// [`call`], waiting at most `timeout` for the answer instead of the API timeout: for
+/// operations whose answer comes when they end (a health check, a route rebuild).
+pub(in crate::network) async fn call_within(
+    shared: &Shared,
+    api: &'static str,
+    args: Vec<Value>,
+    timeout: std::time::Duration,
+) -> Result<Value, NetworkError> {
+    match call_raw_within(shared, api, args, timeout).await? {
+        Some(raw) => serde_json::from_str(raw.get()).map_err(|err| NetworkError::BadReply {
+            api,
+            reason: err.to_string(),
+        }),
+        None => Ok(Value::Null),
+    }
+}
+
 /// [`call`], with the result as the gateway sent it (`None` when it sent none).
 pub(in crate::network) async fn call_raw(
     shared: &Shared,
     api: &'static str,
     args: Vec<Value>,
+) -> Result<Option<Box<RawValue>>, NetworkError> {
+    call_raw_within(shared, api, args, shared.settings.api_timeout).await
+}
+
+/// [`call_raw`], waiting at most `timeout` for the answer.
+async fn call_raw_within(
+    shared: &Shared,
+    api: &'static str,
+    args: Vec<Value>,
+    timeout: std::time::Duration,
 ) -> Result<Option<Box<RawValue>>, NetworkError> {
     let settings = &shared.settings;
     wait_while_connecting(shared).await;
@@ -101,7 +128,7 @@ pub(in crate::network) async fn call_raw(
         }
         driver_reports
     };
-    let reply = match tokio::time::timeout(settings.api_timeout, reply).await {
+    let reply = match tokio::time::timeout(timeout, reply).await {
         Ok(Ok(reply)) => reply,
         Ok(Err(_)) => return Err(NetworkError::ConnectionLost { api }),
         Err(_) => {
@@ -110,7 +137,7 @@ pub(in crate::network) async fn call_raw(
                 api,
                 gateway: settings.gateway_name.clone(),
                 prefix: settings.topic_prefix.clone(),
-                timeout: settings.api_timeout,
+                timeout,
             });
         }
     };

@@ -12,7 +12,10 @@ use serde_json::{Map, Value, value::RawValue};
 use super::state::{StateError, key_of, node_from_state_raw};
 use crate::network::{
     NodeId, NodeInfo, NodeStatus, Nodes,
-    health::statistics::{ControllerStatistics, NodeStatistics, StatisticsRefused},
+    health::{
+        statistics::{ControllerStatistics, NodeStatistics, StatisticsRefused},
+        upkeep::UpkeepSignal,
+    },
     values::{ValueRefused, parse_value},
 };
 
@@ -66,6 +69,14 @@ pub enum Event {
     Removed(NodeId),
     /// Something the cache keeps changed in a way only the whole state tells.
     Reread,
+    /// What an upkeep operation under way is doing (interview stages, health-check rounds):
+    /// nothing the cache keeps, told to the operation's waiter.
+    Upkeep {
+        /// The node.
+        node: NodeId,
+        /// What was heard.
+        signal: UpkeepSignal,
+    },
     /// Nothing the cache keeps.
     Other,
 }
@@ -204,7 +215,13 @@ pub fn read(event: &RawValue) -> Result<Event, EventError> {
                 })?,
         )?)),
         "node removed" => Event::Removed(node()?),
-        _ => Event::Other,
+        other => match UpkeepSignal::of_event(other, &event) {
+            Some(signal) => Event::Upkeep {
+                node: node()?,
+                signal,
+            },
+            None => Event::Other,
+        },
     })
 }
 
@@ -309,6 +326,7 @@ pub fn apply(nodes: &mut Nodes, event: Event, now_ms: i64) -> Applied {
         Event::Refused { .. }
         | Event::ControllerStatistics(_)
         | Event::RefusedStatistics(_)
+        | Event::Upkeep { .. }
         | Event::Other => Applied::Unchanged,
     }
 }
@@ -349,9 +367,9 @@ mod tests {
             [
                 "\"alive\" → status",
                 "\"dead\" → status",
-                "\"interview completed\" → other",
-                "\"interview stage completed\" → other",
-                "\"interview started\" → other",
+                "\"interview completed\" → upkeep",
+                "\"interview stage completed\" → upkeep",
+                "\"interview started\" → upkeep",
                 "\"ready\" → node",
                 "\"statistics updated\" → controller statistics",
                 "\"statistics updated\" → statistics",
@@ -372,6 +390,7 @@ mod tests {
             Event::Removed(_) => "removed",
             Event::Refused { .. } => "refused",
             Event::Reread => "reread",
+            Event::Upkeep { .. } => "upkeep",
             Event::Other => "other",
         }
     }

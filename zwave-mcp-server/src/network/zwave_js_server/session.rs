@@ -337,6 +337,11 @@ impl<'a> Session<'a> {
                 debug!(%why, "refused statistics zwave-js-server sent: not kept");
                 return None;
             }
+            events::Event::Upkeep { node, signal } => {
+                // Nobody listening is no error: nothing waits for it.
+                let _ = core.upkeep_signals.send((*node, signal.clone()));
+                return None;
+            }
             _ => {}
         }
         if let events::Event::Value { node, key, value } = &event

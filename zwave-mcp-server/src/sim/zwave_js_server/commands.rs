@@ -10,6 +10,7 @@ use serde_json::{Value, json};
 use super::{
     shared::ServerSim,
     state::{node_state, state, statistics_updated, status_event, value_updated},
+    upkeep,
 };
 use crate::network::{NodeId, now_ms};
 use crate::sim::{
@@ -107,6 +108,23 @@ pub(super) fn answer(
             }
             None => vec![not_found()],
         },
+        "node.refresh_info" => match known {
+            Some(node) => upkeep::refresh_info(sim, node, ok),
+            None => vec![not_found()],
+        },
+        "node.check_lifeline_health" => match known {
+            Some(node) => {
+                upkeep::check_lifeline_health(sim, connection, node, &command, id.clone())
+            }
+            None => vec![not_found()],
+        },
+        "node.abort_health_check" => match known {
+            Some(node) => upkeep::abort_health_check(sim, node, ok),
+            None => vec![not_found()],
+        },
+        "controller.rebuild_node_routes" => {
+            upkeep::rebuild_node_routes(sim, connection, node_id, id.clone())
+        }
         other => vec![failed(
             "unknown_command",
             json!({"args": {"command": other}}),

@@ -48,6 +48,7 @@ async fn serve(mut socket: Socket, sim: &Arc<ServerSim>) {
     let mut generation = sim.generation.subscribe();
     let mut frozen = sim.frozen.subscribe();
     let mut events = sim.events.subscribe();
+    let mut direct = sim.direct.subscribe();
     let mut listening = false;
     let version = json!({"type": "version", "driverVersion": DRIVER_VERSION,
         "serverVersion": SERVER_VERSION, "homeId": HOME_ID,
@@ -80,6 +81,11 @@ async fn serve(mut socket: Socket, sim: &Arc<ServerSim>) {
                 }
                 Some(Ok(Message::Close(_)) | Err(_)) | None => return,
                 Some(Ok(_)) => continue,
+            },
+            message = direct.recv() => match message {
+                Ok((to, message)) if to == id => vec![message],
+                Ok(_) | Err(broadcast::error::RecvError::Lagged(_)) => continue,
+                Err(broadcast::error::RecvError::Closed) => return,
             },
             event = events.recv() => match event {
                 Ok((origin, _)) if origin == id || !listening => continue,

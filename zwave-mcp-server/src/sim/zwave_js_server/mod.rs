@@ -22,11 +22,13 @@
 //! | `connection` | one client: the `version` message, its commands answered, everyone's events |
 //! | `commands` | each command answered as the real server does, in its order |
 //! | `state` | the home as the server describes it: the whole state, a node, a value, an event |
+//! | `upkeep` | `node.refresh_info`, `node.check_lifeline_health`, `node.abort_health_check`, `controller.rebuild_node_routes` |
 
 mod commands;
 mod connection;
 mod server;
 mod shared;
 mod state;
+mod upkeep;
 
 pub use server::SimZwaveJsServer;

@@ -53,6 +53,7 @@ impl SimZwaveJsServer {
             truth: Mutex::default(),
             reports,
             events: broadcast::channel(1024).0,
+            direct: broadcast::channel(256).0,
             received: Mutex::default(),
             interviewing: Mutex::default(),
             running: AtomicBool::new(true),
@@ -94,6 +95,17 @@ impl SimZwaveJsServer {
     pub fn set_answering(&self, node: impl Into<NodeId>, answering: bool) {
         let node = node.into();
         lock(&self.sim.knobs).set_answering(node, answering);
+    }
+
+    /// Makes `node`'s interview stop in its command classes, never completing (`true`), or
+    /// complete again.
+    pub fn set_interview_stalls(&self, node: impl Into<NodeId>, stalls: bool) {
+        lock(&self.sim.knobs).set_interview_stalls(node.into(), stalls);
+    }
+
+    /// How long each round of a lifeline health check takes (20 ms by default).
+    pub fn set_health_round(&self, takes: std::time::Duration) {
+        lock(&self.sim.knobs).upkeep.health_round = takes;
     }
 
     /// Whether devices report their state after a write (off: they acknowledge and stay

@@ -29,6 +29,9 @@ pub(super) struct ServerSim {
     /// Events for every listening client: `(the connection that caused it, the message)`;
     /// that connection has sent it already, in its place among its answers.
     pub(super) events: broadcast::Sender<(u64, String)>,
+    /// Messages for one connection alone: `(the connection, the message)` (a long command's
+    /// result, a health check's progress).
+    pub(super) direct: broadcast::Sender<(u64, String)>,
     /// Every command received, in order.
     pub(super) received: Mutex<Vec<Value>>,
     /// The values of nodes whose interview runs, given back when it completes.

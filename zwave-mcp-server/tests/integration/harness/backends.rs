@@ -117,6 +117,22 @@ impl TestHome {
         }
     }
 
+    /// Makes `node`'s interview never complete (it stops in its command classes).
+    pub fn set_interview_stalls(&self, node: u16, stalls: bool) {
+        match self {
+            Self::Mqtt(home) => home.sim.set_interview_stalls(node, stalls),
+            Self::ZwaveJsServer(server) => server.set_interview_stalls(node, stalls),
+        }
+    }
+
+    /// How long each round of a lifeline health check takes.
+    pub fn set_health_round(&self, takes: Duration) {
+        match self {
+            Self::Mqtt(home) => home.sim.set_health_round(takes),
+            Self::ZwaveJsServer(server) => server.set_health_round(takes),
+        }
+    }
+
     /// The requests the server received, by name: Z-Wave JS UI's APIs (`pingNode`), or
     /// zwave-js-server's commands (`node.ping`).
     pub fn requests(&self) -> Vec<String> {

@@ -134,6 +134,48 @@ impl Conversation {
         id
     }
 
+    /// Sends a call of `tool` carrying progress token `token`; returns its id.
+    pub fn send_with_progress(&mut self, tool: &str, args: Value, token: &str) -> u64 {
+        self.next_id += 1;
+        let id = self.next_id;
+        let request = json!({"jsonrpc":"2.0","id": id,"method":"tools/call","params":{"name": tool, "arguments": args, "_meta": {"progressToken": token}}});
+        self.server.send(lines(&[request]).as_bytes());
+        id
+    }
+
+    /// Sends `message` as it is (a notification of the client's).
+    pub fn send_message(&mut self, message: &Value) {
+        self.server
+            .send(lines(std::slice::from_ref(message)).as_bytes());
+    }
+
+    /// Reads messages until `check` holds of one (at most 30 s a line); returns it. Every
+    /// message read before it is kept for its turn.
+    pub fn wait_for(&mut self, check: impl Fn(&Value) -> bool) -> Value {
+        if let Some(at) = self.early.iter().position(&check) {
+            return self.early[at].clone();
+        }
+        loop {
+            let line = self.server.read_line(Duration::from_secs(30));
+            let message: Value = serde_json::from_str(&line).unwrap();
+            self.early.push(message.clone());
+            if check(&message) {
+                return message;
+            }
+        }
+    }
+
+    /// The `notifications/progress` read so far for `token`, in order.
+    pub fn progress(&self, token: &str) -> Vec<Value> {
+        self.early
+            .iter()
+            .filter(|m| {
+                m["method"] == "notifications/progress" && m["params"]["progressToken"] == token
+            })
+            .map(|m| m["params"].clone())
+            .collect()
+    }
+
     /// The answer to call `id`: `(is_error, text, structuredContent)`. Answers to other calls
     /// that come first are kept for their turn.
     pub fn answer(&mut self, id: u64) -> (bool, String, Value) {
