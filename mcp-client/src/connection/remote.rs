@@ -152,7 +152,7 @@ pub(super) async fn connect_once(
         Some(Ok(service)) => service,
         Some(Err(err)) => {
             // A cut SSE event shows only as a closed stream.
-            let problem = http_problem(&err, &endpoint.url)
+            let problem = http_problem(&err, &endpoint.shown_url())
                 .or_else(|| crate::transport::http::cut_event(&cut));
             return Err(match problem {
                 Some(problem) => AttemptFailure {
@@ -172,7 +172,10 @@ pub(super) async fn connect_once(
                 },
                 None => failure(
                     format!("initialize failed: {}", super::lifecycle::failure(&err)),
-                    Some(format!("does {} serve MCP Streamable HTTP?", endpoint.url)),
+                    Some(format!(
+                        "does {} serve MCP Streamable HTTP?",
+                        endpoint.shown_url()
+                    )),
                 )
                 .into(),
             });
@@ -182,7 +185,7 @@ pub(super) async fn connect_once(
                 format!("no answer to initialize within {:?}", config.init_timeout),
                 Some(format!(
                     "is the server at {} overloaded, or a proxy holding the request? raise timeouts.initialize if it is just slow",
-                    endpoint.url
+                    endpoint.shown_url()
                 )),
             )
             .into());
@@ -196,7 +199,7 @@ pub(super) async fn connect_once(
         None,
         None,
         Some(Remote {
-            url: endpoint.url.clone(),
+            url: endpoint.shown_url(),
             cut,
         }),
     )
@@ -255,7 +258,7 @@ pub(super) async fn connect_once(
             server: config.name().to_owned(),
             reason: format!(
                 "{} is a remote server, but this mcp-client was built without the `http` feature (Streamable HTTP)",
-                endpoint.url
+                endpoint.shown_url()
             ),
             exit: None,
             stderr: Vec::new(),

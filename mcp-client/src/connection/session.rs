@@ -83,7 +83,7 @@ impl Drop for Listening {
 
 /// What a remote session keeps to explain its failures.
 pub(super) struct Remote {
-    /// The server's URL.
+    /// The server's URL as shown (query values redacted).
     pub(super) url: String,
     /// The SSE events its transport cut at `maxLineBytes`.
     #[cfg(feature = "http")]

@@ -139,7 +139,7 @@ pub fn http_client(
 pub fn connect(endpoint: &HttpEndpoint, client: HttpClient) -> Result<HttpTransport, String> {
     let url =
         reqwest::Url::parse(&endpoint.url).map_err(|err| format!("`url` is not a URL ({err})"))?;
-    let secrets = Secrets::of(endpoint.headers.values());
+    let secrets = Secrets::of(endpoint.headers.values()).with_live(client.live_secrets());
     let mut headers = HashMap::new();
     for (name, value) in &endpoint.headers {
         let name = HeaderName::from_bytes(name.as_bytes())

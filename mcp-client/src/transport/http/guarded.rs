@@ -1,6 +1,7 @@
 //! [`GuardedClient`]: the session's HTTP client as rmcp's Streamable HTTP worker uses it, with what the
-//! server sends back checked before rmcp reads (or logs) it: the entry's [`Secrets`] are cut
-//! out of every message, SSE event and error text, and an SSE event cut at `maxLineBytes` is
+//! server sends back checked before rmcp reads (or logs) it: the entry's [`Secrets`] (its
+//! header values, and a signed-in client's tokens as they are at the time) are cut out of
+//! every message, SSE event and error text, and an SSE event cut at `maxLineBytes` is
 //! noted in [`CutEvents`], so that the request it failed can say why (rmcp only closes the
 //! answer's stream).
 
@@ -83,6 +84,8 @@ impl GuardedClient {
             {
                 StreamableHttpError::Client(error.without_url())
             }
+            #[cfg(feature = "oauth")]
+            StreamableHttpError::Auth(error) => StreamableHttpError::Auth(scrub_auth(error, scrub)),
             other => other,
         }
     }
@@ -123,6 +126,27 @@ impl GuardedClient {
                 }
             })
             .boxed()
+    }
+}
+
+/// `error` with `scrub` applied to its text, when rmcp kept a text (the token endpoint's
+/// answer may quote a code or a token).
+#[cfg(feature = "oauth")]
+fn scrub_auth(
+    error: rmcp::transport::auth::AuthError,
+    scrub: impl Fn(&str) -> String,
+) -> rmcp::transport::auth::AuthError {
+    use rmcp::transport::auth::AuthError;
+    match error {
+        AuthError::AuthorizationFailed(text) => AuthError::AuthorizationFailed(scrub(&text)),
+        AuthError::TokenExchangeFailed(text) => AuthError::TokenExchangeFailed(scrub(&text)),
+        AuthError::TokenRefreshFailed(text) => AuthError::TokenRefreshFailed(scrub(&text)),
+        AuthError::TokenRefreshRejected(text) => AuthError::TokenRefreshRejected(scrub(&text)),
+        AuthError::CredentialStoreError(text) => AuthError::CredentialStoreError(scrub(&text)),
+        AuthError::OAuthError(text) => AuthError::OAuthError(scrub(&text)),
+        AuthError::MetadataError(text) => AuthError::MetadataError(scrub(&text)),
+        AuthError::InternalError(text) => AuthError::InternalError(scrub(&text)),
+        other => other,
     }
 }
 

@@ -27,6 +27,17 @@ pub enum HttpClient {
     SignedIn(super::oauth::SignedInClient),
 }
 
+impl HttpClient {
+    /// The secrets that change while the client lives (a signed-in client's tokens).
+    pub(super) fn live_secrets(&self) -> Option<super::secrets::LiveSecrets> {
+        match self {
+            Self::Plain(_) => None,
+            #[cfg(feature = "oauth")]
+            Self::SignedIn(client) => Some(client.live_secrets()),
+        }
+    }
+}
+
 /// The body of each [`StreamableHttpClient`] method: the same call on either client.
 macro_rules! either {
     ($self:ident . $method:ident ( $($arg:expr),* )) => {
