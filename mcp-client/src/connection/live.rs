@@ -21,6 +21,7 @@ use super::{
     handler::{Elicitor, HostHandler},
     remote,
     session::{AttemptFailure, Live, Outstanding, session},
+    updates::ResourceUpdates,
 };
 use crate::transport::{self, Exit, ServerProcess, ServerProcesses, SpawnError};
 
@@ -196,6 +197,7 @@ fn could_not_run(exit: Option<&Exit>) -> bool {
 pub(super) async fn connect_once(
     config: &ServerConfig,
     changes: &Arc<AtomicU64>,
+    updates: &ResourceUpdates,
     elicitor: Option<&Elicitor>,
     processes: &ServerProcesses,
     auth: &remote::RemoteAuth,
@@ -203,7 +205,7 @@ pub(super) async fn connect_once(
     let command = match &config.endpoint {
         Endpoint::Stdio(command) => command,
         Endpoint::Http(endpoint) => {
-            return remote::connect_once(config, endpoint, changes, elicitor, auth).await;
+            return remote::connect_once(config, endpoint, changes, updates, elicitor, auth).await;
         }
     };
     let name = config.name().to_owned();
@@ -212,6 +214,7 @@ pub(super) async fn connect_once(
         transport::spawn(command, processes).map_err(|err| not_spawned(&name, &err))?;
     let process = Arc::new(process);
     let handler = HostHandler::new(&name, Arc::clone(changes))
+        .with_resource_updates(updates.clone())
         .with_elicitor(elicitor.cloned())
         .with_protocol_version(config.protocol_version.clone());
     transport.set_notification_tap(handler.tap());

@@ -107,6 +107,7 @@ pub(super) async fn connect_once(
     config: &ServerConfig,
     endpoint: &HttpEndpoint,
     changes: &Arc<AtomicU64>,
+    updates: &super::ResourceUpdates,
     elicitor: Option<&Elicitor>,
     auth: &RemoteAuth,
 ) -> Result<Live, AttemptFailure> {
@@ -135,6 +136,7 @@ pub(super) async fn connect_once(
     let mut transport = crate::transport::http::connect(endpoint, client).map_err(lasting)?;
     let cut = transport.cut_events();
     let handler = HostHandler::new(&name, Arc::clone(changes))
+        .with_resource_updates(updates.clone())
         .with_elicitor(elicitor.cloned())
         .with_protocol_version(config.protocol_version.clone());
     transport.set_notification_tap(handler.tap());
@@ -250,6 +252,7 @@ pub(super) async fn connect_once(
     config: &ServerConfig,
     endpoint: &HttpEndpoint,
     _changes: &Arc<AtomicU64>,
+    _updates: &super::ResourceUpdates,
     _elicitor: Option<&Elicitor>,
     _auth: &RemoteAuth,
 ) -> Result<Live, AttemptFailure> {

@@ -1,0 +1,240 @@
+//! What a server offers to read, asked through its [`ServerConnection`]: resources and resource
+//! templates (every page, bounded as tools are), reading one, and subscribing to one's changes
+//! (see `subscriptions`; the notices come through [`ServerConnection::resource_updates`]).
+//! Each request has the call timeout, restarts a crashed server first and fails as
+//! `tools/call` does; one the server's capabilities do not offer is not sent.
+
+use rmcp::model::{
+    ReadResourceRequestParams, ReadResourceResult, Resource, ResourceTemplate, ServerCapabilities,
+};
+use tokio::sync::broadcast;
+
+use super::{
+    ClientError, ServerConnection,
+    live::request,
+    pages::Listing,
+    session::Live,
+    subscriptions::{Changed, MAX_SUBSCRIPTIONS},
+    updates::{MAX_URI_CHARS, ResourceUpdate},
+};
+
+/// Most resources, and most resource templates, kept from one server.
+pub const MAX_RESOURCES: usize = 4096;
+
+/// What a request needs the server to have announced.
+#[derive(Clone, Copy)]
+pub(super) enum Offer {
+    Resources,
+    Subscriptions,
+    Prompts,
+    Completions,
+}
+
+impl Offer {
+    /// Whether `capabilities` announce it.
+    fn in_capabilities(self, capabilities: &ServerCapabilities) -> bool {
+        match self {
+            Self::Resources => capabilities.resources.is_some(),
+            Self::Subscriptions => capabilities
+                .resources
+                .as_ref()
+                .is_some_and(|resources| resources.subscribe == Some(true)),
+            Self::Prompts => capabilities.prompts.is_some(),
+            Self::Completions => capabilities.completions.is_some(),
+        }
+    }
+
+    /// What is missing, said for the person.
+    fn missing(self) -> &'static str {
+        match self {
+            Self::Resources => {
+                "the server does not offer resources (its capabilities have no `resources`)"
+            }
+            Self::Subscriptions => {
+                "the server does not offer subscriptions to resources (its `resources` capability has no `subscribe`)"
+            }
+            Self::Prompts => {
+                "the server does not offer prompts (its capabilities have no `prompts`)"
+            }
+            Self::Completions => {
+                "the server does not offer completions (its capabilities have no `completions`)"
+            }
+        }
+    }
+}
+
+impl ServerConnection {
+    /// The live session, when its server announced `offer` for `method`.
+    pub(super) async fn offering(
+        &self,
+        method: &str,
+        offer: Offer,
+    ) -> Result<std::sync::Arc<Live>, ClientError> {
+        let live = self.live().await?;
+        let offered = live
+            .peer
+            .peer_info()
+            .is_some_and(|info| offer.in_capabilities(&info.capabilities));
+        if offered {
+            Ok(live)
+        } else {
+            Err(self.not_sent(method, offer.missing().to_owned()))
+        }
+    }
+
+    /// The error of a request `method` not sent, for `reason`.
+    pub(super) fn not_sent(&self, method: &str, reason: String) -> ClientError {
+        ClientError::NotSent {
+            server: self.name().to_owned(),
+            method: method.to_owned(),
+            reason,
+        }
+    }
+
+    /// The server's resources (every page, at most [`MAX_RESOURCES`]).
+    ///
+    /// # Errors
+    /// [`ClientError::NotSent`] when the server offers no resources; otherwise as
+    /// [`ServerConnection::call_tool`].
+    pub async fn resources(&self) -> Result<Vec<Resource>, ClientError> {
+        let method = "resources/list";
+        let live = self.offering(method, Offer::Resources).await?;
+        let listing = Listing {
+            server: self.name(),
+            method,
+            items: "resources",
+            max: MAX_RESOURCES,
+        };
+        let peer = &live.peer;
+        let listed = listing.all(|params| async move {
+            let page = peer.list_resources(params).await?;
+            Ok((page.resources, page.next_cursor))
+        });
+        let listed = request(&live, self.config().call_timeout, method, listed).await;
+        self.settle(&live, listed).await
+    }
+
+    /// The server's resource templates (every page, at most [`MAX_RESOURCES`]).
+    ///
+    /// # Errors
+    /// As [`ServerConnection::resources`].
+    pub async fn resource_templates(&self) -> Result<Vec<ResourceTemplate>, ClientError> {
+        let method = "resources/templates/list";
+        let live = self.offering(method, Offer::Resources).await?;
+        let listing = Listing {
+            server: self.name(),
+            method,
+            items: "resource templates",
+            max: MAX_RESOURCES,
+        };
+        let peer = &live.peer;
+        let listed = listing.all(|params| async move {
+            let page = peer.list_resource_templates(params).await?;
+            Ok((page.resource_templates, page.next_cursor))
+        });
+        let listed = request(&live, self.config().call_timeout, method, listed).await;
+        self.settle(&live, listed).await
+    }
+
+    /// Reads the resource `uri` (one the server lists, or one a template makes). Its contents
+    /// are the server's: untrusted, as large as the transport allows (`maxLineBytes`).
+    ///
+    /// # Errors
+    /// [`ClientError::NotSent`] for an empty or over-long `uri`, or a server without
+    /// resources; [`ClientError::Refused`] with the server's words for a resource it does not
+    /// have; otherwise as [`ServerConnection::call_tool`].
+    pub async fn read_resource(&self, uri: &str) -> Result<ReadResourceResult, ClientError> {
+        let method = "resources/read";
+        if let Some(problem) = uri_problem(uri) {
+            return Err(self.not_sent(method, problem));
+        }
+        let live = self.offering(method, Offer::Resources).await?;
+        let read = live
+            .peer
+            .read_resource(ReadResourceRequestParams::new(uri.to_owned()));
+        let read = request(&live, self.config().call_timeout, method, read).await;
+        self.settle(&live, read).await
+    }
+
+    /// Subscribes to the changes of the resource `uri`: each is told through
+    /// [`ServerConnection::resource_updates`]. Subscribing again to one held does nothing.
+    /// A subscription lasts as long as the session: after a restart, subscribe again (the
+    /// connection's [`generation`](ServerConnection::generation) tells when one started).
+    ///
+    /// # Errors
+    /// [`ClientError::NotSent`] when the server does not offer subscriptions, `uri` is empty
+    /// or over-long, or [`MAX_SUBSCRIPTIONS`] are held; [`ClientError::Refused`] when the
+    /// server refuses it; otherwise as [`ServerConnection::call_tool`].
+    pub async fn subscribe(&self, uri: &str) -> Result<(), ClientError> {
+        let method = "resources/subscribe";
+        if let Some(problem) = uri_problem(uri) {
+            return Err(self.not_sent(method, problem));
+        }
+        let live = self.offering(method, Offer::Subscriptions).await?;
+        let mut held = live.subscriptions.lock().await;
+        if held.contains(uri) {
+            return Ok(());
+        }
+        if held.len() >= MAX_SUBSCRIPTIONS {
+            return Err(self.not_sent(method, format!("this client holds at most {MAX_SUBSCRIPTIONS} subscriptions per server: unsubscribe from one first")));
+        }
+        let legacy = live.info.has_initialize();
+        let added = held.add(&live.peer, self.name(), uri, legacy);
+        let added = request(&live, self.config().call_timeout, method, added).await;
+        drop(held);
+        match self.settle(&live, added).await? {
+            Changed::Done => Ok(()),
+            Changed::NotAcknowledged => Err(ClientError::Refused {
+                server: self.name().to_owned(),
+                method: "subscriptions/listen".into(),
+                message: "it acknowledged the subscription without this resource".into(),
+            }),
+        }
+    }
+
+    /// Ends the subscription to the resource `uri`.
+    ///
+    /// # Errors
+    /// [`ClientError::NotSent`] when the session holds no subscription to `uri`; otherwise as
+    /// [`ServerConnection::subscribe`].
+    pub async fn unsubscribe(&self, uri: &str) -> Result<(), ClientError> {
+        let method = "resources/unsubscribe";
+        if let Some(problem) = uri_problem(uri) {
+            return Err(self.not_sent(method, problem));
+        }
+        let live = self.offering(method, Offer::Subscriptions).await?;
+        let mut held = live.subscriptions.lock().await;
+        if !held.contains(uri) {
+            return Err(self.not_sent(
+                method,
+                format!(
+                    "this session is not subscribed to `{}`",
+                    common::printable(&common::clip(uri, 200))
+                ),
+            ));
+        }
+        let legacy = live.info.has_initialize();
+        let removed = held.remove(&live.peer, self.name(), uri, legacy);
+        let removed = request(&live, self.config().call_timeout, method, removed).await;
+        drop(held);
+        self.settle(&live, removed).await.map(|_| ())
+    }
+
+    /// The notices of changed resources this connection is subscribed to, from now on (a
+    /// bounded channel: a receiver that falls behind by
+    /// [`RESOURCE_UPDATES_KEPT`](super::RESOURCE_UPDATES_KEPT) is told how many it missed).
+    pub fn resource_updates(&self) -> broadcast::Receiver<ResourceUpdate> {
+        self.updates.subscribe()
+    }
+}
+
+/// What is wrong with a URI nothing could name: empty, or longer than [`MAX_URI_CHARS`].
+fn uri_problem(uri: &str) -> Option<String> {
+    let length = uri.chars().count();
+    if uri.trim().is_empty() {
+        return Some("the URI is empty: give one that `resources/list` or a template names, such as file:///notes.txt".into());
+    }
+    (length > MAX_URI_CHARS).then(|| {
+        format!("the URI is {length} characters long; this client sends at most {MAX_URI_CHARS}")
+    })
+}
