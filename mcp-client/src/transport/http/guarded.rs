@@ -25,7 +25,7 @@ use rmcp::{
 };
 use sse_stream::Sse;
 
-use super::secrets::Secrets;
+use super::{secrets::Secrets, session_client::SessionClient};
 
 /// What rmcp's client reports over reqwest (`client::HttpError`, which uses this module).
 type HttpError = StreamableHttpError<reqwest::Error>;
@@ -46,17 +46,18 @@ impl CutEvents {
     }
 }
 
-/// The session's HTTP client (reqwest, signed in or not), with the server's answers guarded.
+/// The session's HTTP client `C` (reqwest, signed in or not), with the server's answers
+/// guarded.
 #[derive(Clone)]
-pub(super) struct GuardedClient {
-    pub(super) inner: super::session_client::HttpClient,
+pub(super) struct GuardedClient<C> {
+    pub(super) inner: C,
     pub(super) secrets: Secrets,
     pub(super) cut: CutEvents,
 }
 
 type SseStream = BoxStream<'static, Result<Sse, SseError>>;
 
-impl GuardedClient {
+impl<C> GuardedClient<C> {
     /// `error` without the secrets in its text.
     fn error(&self, error: HttpError) -> HttpError {
         let scrub = |text: &str| self.secrets.scrub(text).into_owned();
@@ -164,7 +165,7 @@ fn cut_at(error: &SseError) -> Option<usize> {
         .ok()
 }
 
-impl StreamableHttpClient for GuardedClient {
+impl<C: SessionClient> StreamableHttpClient for GuardedClient<C> {
     type Error = reqwest::Error;
 
     async fn post_message(

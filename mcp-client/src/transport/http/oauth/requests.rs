@@ -35,7 +35,7 @@ impl SignedInClient {
     }
 
     /// The tokens this client holds, as they change.
-    pub(in crate::transport::http) fn live_secrets(&self) -> LiveSecrets {
+    pub(in crate::transport::http) fn held_tokens(&self) -> LiveSecrets {
         self.sign_in.live_secrets()
     }
 
