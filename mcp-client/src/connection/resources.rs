@@ -4,6 +4,8 @@
 //! Each request has the call timeout, restarts a crashed server first and fails as
 //! `tools/call` does; one the server's capabilities do not offer is not sent.
 
+use std::collections::BTreeSet;
+
 use rmcp::model::{
     ReadResourceRequestParams, ReadResourceResult, Resource, ResourceTemplate, ServerCapabilities,
 };
@@ -158,8 +160,8 @@ impl ServerConnection {
 
     /// Subscribes to the changes of the resource `uri`: each is told through
     /// [`ServerConnection::resource_updates`]. Subscribing again to one held does nothing.
-    /// A subscription lasts as long as the session: after a restart, subscribe again (the
-    /// connection's [`generation`](ServerConnection::generation) tells when one started).
+    /// It outlives the session: a new one (the server restarted, a new HTTP session)
+    /// subscribes again, until [`ServerConnection::unsubscribe`].
     ///
     /// # Errors
     /// [`ClientError::NotSent`] when the server does not offer subscriptions, `uri` is empty
@@ -175,7 +177,7 @@ impl ServerConnection {
         if held.contains(uri) {
             return Ok(());
         }
-        if held.len() >= MAX_SUBSCRIPTIONS {
+        if held.len().max(self.subscribed().len()) >= MAX_SUBSCRIPTIONS {
             return Err(self.not_sent(method, format!("this client holds at most {MAX_SUBSCRIPTIONS} subscriptions per server: unsubscribe from one first")));
         }
         let legacy = live.info.has_initialize();
@@ -183,7 +185,10 @@ impl ServerConnection {
         let added = request(&live, self.config().call_timeout, method, added).await;
         drop(held);
         match self.settle(&live, added).await? {
-            Changed::Done => Ok(()),
+            Changed::Done => {
+                self.subscribed().insert(uri.to_owned());
+                Ok(())
+            }
             Changed::NotAcknowledged => Err(ClientError::Refused {
                 server: self.name().to_owned(),
                 method: "subscriptions/listen".into(),
@@ -202,6 +207,7 @@ impl ServerConnection {
         if let Some(problem) = uri_problem(uri) {
             return Err(self.not_sent(method, problem));
         }
+        self.subscribed().remove(uri);
         let live = self.offering(method, Offer::Subscriptions).await?;
         let mut held = live.subscriptions.lock().await;
         if !held.contains(uri) {
@@ -218,6 +224,44 @@ impl ServerConnection {
         let removed = request(&live, self.config().call_timeout, method, removed).await;
         drop(held);
         self.settle(&live, removed).await.map(|_| ())
+    }
+
+    /// The resources the host subscribed to, across sessions.
+    fn subscribed(&self) -> std::sync::MutexGuard<'_, BTreeSet<String>> {
+        self.subscribed
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// Subscribes the new session `live` to what the host subscribed to in earlier ones (a
+    /// restarted server, a new HTTP session); a failure is logged, and those resources are
+    /// not heard of until the host subscribes again.
+    pub(super) async fn subscribe_again(&self, live: &Live) {
+        let wanted = self.subscribed().clone();
+        if wanted.is_empty() {
+            return;
+        }
+        let legacy = live.info.has_initialize();
+        let mut held = live.subscriptions.lock().await;
+        let restored = held.restore(&live.peer, self.name(), &wanted, legacy);
+        match tokio::time::timeout(self.config().call_timeout, restored).await {
+            Ok(Ok(())) => {
+                tracing::info!(
+                    server = self.name(),
+                    count = held.len(),
+                    "subscribed again to the resources of the last session"
+                );
+            }
+            Ok(Err(err)) => {
+                tracing::warn!(server = self.name(), error = %err, "cannot subscribe again to the resources of the last session; subscribe to them anew");
+            }
+            Err(_) => {
+                tracing::warn!(
+                    server = self.name(),
+                    "no answer when subscribing again to the resources of the last session; subscribe to them anew"
+                );
+            }
+        }
     }
 
     /// The notices of changed resources this connection is subscribed to, from now on (a

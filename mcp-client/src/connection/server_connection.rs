@@ -57,6 +57,9 @@ pub struct ServerConnection {
     auth: super::remote::RemoteAuth,
     /// Where the server's `resources/updated` notices go, across its sessions.
     pub(super) updates: super::ResourceUpdates,
+    /// The resources the host subscribed to (and did not unsubscribe from): each new session
+    /// subscribes to them again.
+    pub(super) subscribed: std::sync::Mutex<std::collections::BTreeSet<String>>,
 }
 
 impl ServerConnection {
@@ -73,6 +76,7 @@ impl ServerConnection {
             closed: std::sync::atomic::AtomicBool::new(false),
             auth: super::remote::RemoteAuth::default(),
             updates: super::ResourceUpdates::default(),
+            subscribed: std::sync::Mutex::default(),
         }
     }
 
@@ -282,13 +286,18 @@ impl ServerConnection {
     /// meanwhile: then the new server is stopped and the call fails.
     async fn finish_connect(&self, ticket: u64, live: Live) -> Result<Arc<Live>, ClientError> {
         let live = Arc::new(live);
-        {
+        let installed = {
             let mut state = self.state.lock().await;
-            if matches!(&*state, State::Connecting { ticket: t, .. } if *t == ticket) {
+            let ours = matches!(&*state, State::Connecting { ticket: t, .. } if *t == ticket);
+            if ours {
                 *state = State::Live(Arc::clone(&live));
                 self.changes.fetch_add(1, Ordering::AcqRel);
-                return Ok(live);
             }
+            ours
+        };
+        if installed {
+            self.subscribe_again(&live).await;
+            return Ok(live);
         }
         warn!(
             server = self.name(),

@@ -4,7 +4,7 @@
 //! acknowledged before the old one is cancelled, so no change falls between the two). The
 //! notices themselves are routed by the handler's tap, whichever way they come. Also
 //! [`Listening`], a stream's task, which the session's `tools/list_changed` stream uses too.
-//! Subscriptions end with their session.
+//! Subscriptions end with their session; the connection makes them again in the next.
 
 use std::collections::BTreeSet;
 
@@ -98,6 +98,35 @@ impl ResourceSubscriptions {
         self.listening = Some(Listening::drain(subscription, server, "resources"));
         self.uris = wanted;
         Ok(Changed::Done)
+    }
+
+    /// Subscribes a new session to `uris` at once (on 2026-07-28 with one stream); those the
+    /// server acknowledged are held.
+    pub(super) async fn restore(
+        &mut self,
+        peer: &Peer<RoleClient>,
+        server: &str,
+        uris: &BTreeSet<String>,
+        legacy: bool,
+    ) -> Result<(), ServiceError> {
+        if legacy {
+            for uri in uris {
+                self.add(peer, server, uri, true).await?;
+            }
+            return Ok(());
+        }
+        let subscription = peer.listen(filter(uris)).await?;
+        let granted: BTreeSet<String> = subscription
+            .acknowledged()
+            .resource_subscriptions
+            .iter()
+            .flatten()
+            .filter(|uri| uris.contains(*uri))
+            .cloned()
+            .collect();
+        self.listening = Some(Listening::drain(subscription, server, "resources"));
+        self.uris = granted;
+        Ok(())
     }
 
     /// Ends the subscription to `uri` (one the session holds) on `peer`.

@@ -272,6 +272,45 @@ async fn a_flood_of_notices_is_bounded_for_a_slow_reader_and_the_session_goes_on
 }
 
 #[tokio::test]
+async fn a_restarted_server_is_subscribed_to_again_and_an_unsubscribed_resource_is_not() {
+    let record = scratch_file("offers-restart.jsonl");
+    let mut config = fake("restart", &["offers"]);
+    if let mcp_client::connection::Endpoint::Stdio(command) = &mut config.endpoint {
+        command
+            .env
+            .insert("FAKE_RECORD".into(), record.display().to_string());
+    }
+    let server = ServerConnection::new(config);
+    server.connect().await.unwrap();
+    let mut updates = server.resource_updates();
+    server.subscribe("fake://items/1").await.unwrap();
+    server.subscribe("fake://items/2").await.unwrap();
+    server.unsubscribe("fake://items/2").await.unwrap();
+    assert_eq!(next_update(&mut updates).await.uri, "fake://items/1");
+    assert_eq!(next_update(&mut updates).await.uri, "fake://items/2");
+    std::fs::write(&record, "").unwrap();
+    // The server crashes; the next call starts it again, and the new session subscribes.
+    server
+        .call_tool("crash", args(json!({})))
+        .await
+        .unwrap_err();
+    server
+        .call_tool("echo", args(json!({"message": "again"})))
+        .await
+        .unwrap();
+    assert_eq!(next_update(&mut updates).await.uri, "fake://items/1");
+    let sent = std::fs::read_to_string(&record).unwrap();
+    let subscribed: Vec<serde_json::Value> = sent
+        .lines()
+        .filter_map(|line| serde_json::from_str::<serde_json::Value>(line).ok())
+        .filter(|message| message["method"] == "resources/subscribe")
+        .map(|message| message["params"]["uri"].clone())
+        .collect();
+    assert_eq!(subscribed, [json!("fake://items/1")]);
+    server.shutdown().await;
+}
+
+#[tokio::test]
 async fn a_2026_07_28_server_tells_of_changes_through_one_subscriptions_listen_stream() {
     let record = scratch_file("modern-offers.jsonl");
     let mut config = fake("modern", &["modern-offers"]);
