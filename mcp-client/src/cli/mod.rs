@@ -9,6 +9,7 @@
 //! | `tools` | `tools` and `call`, and the host both build |
 //! | `resources`, `prompts` | `resources`, `read`, `prompts` and `prompt`: what servers offer besides tools, shown as untrusted text |
 //! | `chat`, `view` | `chat`: talking to a model that calls the tools, and what the terminal shows |
+//! | `attach` | `chat --attach`: resources the person attaches to the first question |
 //! | `history` | `history`: the stored conversations |
 //! | `input`, `elicit` | the one reader of stdin; a server's questions to the user asked on the terminal |
 //! | `bench` | `bench`: how fast one server answers |
@@ -17,6 +18,7 @@
 //! | `signals` | the signals that ask the CLI to stop |
 
 mod args;
+mod attach;
 mod bench;
 mod chat;
 mod doctor;
