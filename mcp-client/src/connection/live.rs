@@ -156,6 +156,13 @@ pub(super) async fn service_error(
             method: method.to_owned(),
             message: error.message.to_string(),
         },
+        // An answer of the wrong kind (rmcp's typed requests): the server is alive and its
+        // session fine, so it is not restarted for it.
+        ServiceError::UnexpectedResponse => ClientError::Refused {
+            server,
+            method: method.to_owned(),
+            message: format!("its answer is not a result of `{method}`"),
+        },
         other => {
             let Some(process) = &live.process else {
                 return remote::transport_error(live, method, other);

@@ -7,7 +7,7 @@ use std::collections::{BTreeMap, HashMap};
 
 use rmcp::model::{
     ArgumentInfo, CompleteRequestParams, CompletionContext, CompletionInfo, GetPromptRequestParams,
-    GetPromptResult, JsonObject, Prompt, Reference,
+    GetPromptResponse, GetPromptResult, JsonObject, Prompt, Reference,
 };
 
 use super::{ClientError, ServerConnection, live::request, pages::Listing, resources::Offer};
@@ -48,7 +48,8 @@ impl ServerConnection {
     /// # Errors
     /// [`ClientError::NotSent`] when the server offers no prompts or `name` is empty;
     /// [`ClientError::Refused`] with the server's words for an unknown prompt or a missing
-    /// argument; otherwise as [`ServerConnection::call_tool`].
+    /// argument; [`ClientError::Unfinished`] when a 2026-07-28 server answers with questions
+    /// for the person; otherwise as [`ServerConnection::call_tool`].
     pub async fn get_prompt(
         &self,
         name: &str,
@@ -77,10 +78,14 @@ impl ServerConnection {
             &live,
             self.config().call_timeout,
             &method,
-            live.peer.get_prompt(params),
+            live.peer.get_prompt_once(params),
         )
         .await;
-        self.settle(&live, got).await
+        match self.settle(&live, got).await? {
+            GetPromptResponse::Complete(result) => Ok(result),
+            GetPromptResponse::InputRequired(_) => Err(self.asks_for_input(&method)),
+            _ => Err(self.not_a_result(&method)),
+        }
     }
 
     /// Values the server suggests for the argument `argument` of `reference` (a prompt, or a

@@ -7,7 +7,8 @@
 use std::collections::BTreeSet;
 
 use rmcp::model::{
-    ReadResourceRequestParams, ReadResourceResult, Resource, ResourceTemplate, ServerCapabilities,
+    ReadResourceRequestParams, ReadResourceResponse, ReadResourceResult, Resource,
+    ResourceTemplate, ServerCapabilities,
 };
 use tokio::sync::broadcast;
 
@@ -144,7 +145,9 @@ impl ServerConnection {
     /// # Errors
     /// [`ClientError::NotSent`] for an empty or over-long `uri`, or a server without
     /// resources; [`ClientError::Refused`] with the server's words for a resource it does not
-    /// have; otherwise as [`ServerConnection::call_tool`].
+    /// have (or an answer that is no read's); [`ClientError::Unfinished`] when a 2026-07-28
+    /// server answers with questions for the person; otherwise as
+    /// [`ServerConnection::call_tool`].
     pub async fn read_resource(&self, uri: &str) -> Result<ReadResourceResult, ClientError> {
         let method = "resources/read";
         if let Some(problem) = uri_problem(uri) {
@@ -153,9 +156,31 @@ impl ServerConnection {
         let live = self.offering(method, Offer::Resources).await?;
         let read = live
             .peer
-            .read_resource(ReadResourceRequestParams::new(uri.to_owned()));
+            .read_resource_once(ReadResourceRequestParams::new(uri.to_owned()));
         let read = request(&live, self.config().call_timeout, method, read).await;
-        self.settle(&live, read).await
+        match self.settle(&live, read).await? {
+            ReadResourceResponse::Complete(result) => Ok(result),
+            ReadResourceResponse::InputRequired(_) => Err(self.asks_for_input(method)),
+            _ => Err(self.not_a_result(method)),
+        }
+    }
+
+    /// The server answered `method` with a kind of result this client does not know.
+    pub(super) fn not_a_result(&self, method: &str) -> ClientError {
+        ClientError::Refused {
+            server: self.name().to_owned(),
+            method: method.to_owned(),
+            message: format!("its answer is not a result of `{method}`"),
+        }
+    }
+
+    /// A 2026-07-28 server answered `method` with questions for the person.
+    pub(super) fn asks_for_input(&self, method: &str) -> ClientError {
+        ClientError::Unfinished {
+            server: self.name().to_owned(),
+            method: method.to_owned(),
+            reason: "it answered with questions for the person (input_required), which this client answers for tool calls only".into(),
+        }
     }
 
     /// Subscribes to the changes of the resource `uri`: each is told through

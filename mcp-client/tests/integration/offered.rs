@@ -228,6 +228,13 @@ async fn bad_uris_unknown_resources_and_prompts_are_errors_that_name_them() {
         said(server.get_prompt("", &BTreeMap::new()).await.unwrap_err()),
         "MCP server `offers`: `prompts/get ` was not sent: the prompt's name is empty: give one that `prompts/list` names"
     );
+    // An answer of the wrong kind is the server's refusal: the session goes on, not restarted.
+    let generation = server.generation();
+    assert_eq!(
+        said(server.read_resource("fake://odd").await.unwrap_err()),
+        "MCP server `offers` refused `resources/read`: its answer is not a result of `resources/read`"
+    );
+    assert_eq!(server.generation(), generation);
     // Subscriptions are bounded per session.
     for n in 0..MAX_SUBSCRIPTIONS {
         server
@@ -349,6 +356,15 @@ async fn a_2026_07_28_server_tells_of_changes_through_one_subscriptions_listen_s
     );
     let read = server.read_resource("fake://items/2").await.unwrap();
     assert!(text_of(&read.contents).starts_with("before"), "{read:?}");
+    // Questions for the person are answered for tool calls only.
+    assert_eq!(
+        server
+            .read_resource("fake://ask")
+            .await
+            .unwrap_err()
+            .to_string(),
+        "MCP server `modern` did not finish `resources/read`: it answered with questions for the person (input_required), which this client answers for tool calls only"
+    );
     server.shutdown().await;
     let sent = std::fs::read_to_string(&record).unwrap();
     let listens: Vec<serde_json::Value> = sent
