@@ -62,7 +62,8 @@
 //! - [`Host`] (`host.rs`): servers from an `mcpServers` file, local tools, callbacks and
 //!   policies → a [`ToolExecutor`] and agents; the registry of the host's server processes.
 //! - `cli` (feature `cli`): the `mcp-client` command line (`chat`, `history`, `servers`,
-//!   `doctor`, `tools`, `call`, `bench`) and its signal handling; `doctor` judges tool
+//!   `doctor`, `tools`, `call`, `resources`, `read`, `prompts`, `prompt`, `bench`) and its
+//!   signal handling; `doctor` judges tool
 //!   definitions with [`tools::review`], the engine `mcp-conformance` uses too.
 //! - [`agent`]: the tool-call loop with its policies (turns, token budget,
 //!   refinement, tool retries), events, approval and journal.
@@ -75,7 +76,8 @@
 //! - [`connection`]: `mcpServers` configuration (`connection::config`: typed entries, errors
 //!   with their key path), a [`ServerPool`] of servers connected in the background, and per
 //!   server a [`ServerConnection`]: connect with retry, crash restart with jittered backoff,
-//!   requests with timeouts and cancellation, clean shutdown.
+//!   requests with timeouts and cancellation, clean shutdown; besides tools, the server's
+//!   resources (read, subscribed to: [`connection::ResourceUpdate`]), prompts and completions.
 //! - [`transport`]: our rmcp `Transport<RoleClient>` over a spawned child process: lines
 //!   judged and typed (tool results without rmcp's untagged search), the process group's
 //!   shutdown, safe reaping and parent-death signal, and the registry a host stops them with

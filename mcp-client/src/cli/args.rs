@@ -4,7 +4,7 @@ use std::path::PathBuf;
 
 use clap::{Parser, Subcommand};
 
-use super::{bench, chat, history, target::TargetArgs};
+use super::{bench, chat, history, resources, target::TargetArgs};
 
 /// Command line of `mcp-client`.
 #[derive(Debug, Parser)]
@@ -77,6 +77,30 @@ pub enum CliCommand {
         /// The server: `-- COMMAND…`, or `--url URL`.
         #[command(flatten)]
         target: TargetArgs,
+    },
+    /// List the resources and resource templates of the configured servers.
+    Resources(resources::ServerArgs),
+    /// Read one resource of a configured server and print its contents (text as it is,
+    /// escape sequences removed; binary as its size).
+    Read {
+        /// The resource's URI, as `resources` lists it or a template makes it.
+        uri: String,
+        /// The servers and the output.
+        #[command(flatten)]
+        from: resources::ServerArgs,
+    },
+    /// List the prompts of the configured servers, with their arguments (`*`: required).
+    Prompts(resources::ServerArgs),
+    /// Get one prompt of a configured server with its arguments and print its messages.
+    Prompt {
+        /// The prompt's name, as `prompts` lists it.
+        name: String,
+        /// Its arguments, `NAME=VALUE` each.
+        #[arg(value_name = "NAME=VALUE")]
+        arguments: Vec<String>,
+        /// The servers and the output.
+        #[command(flatten)]
+        from: resources::ServerArgs,
     },
     /// Measure one server (started, or remote with --url): start time, latency of sequential
     /// calls (p50/p90/p99/max), throughput with calls in flight, and for a started server its

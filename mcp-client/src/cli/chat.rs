@@ -127,6 +127,9 @@ pub struct ChatArgs {
     /// answer could not be stored in the history).
     #[arg(long)]
     pub once: Option<String>,
+    /// Attach this resource (as `resources` lists it) to the first question; repeatable.
+    #[arg(long, value_name = "URI")]
+    pub attach: Vec<String>,
     /// Print the agent's events as JSON lines on stdout.
     #[arg(long)]
     pub json: bool,
@@ -310,10 +313,19 @@ pub async fn run(args: ChatArgs, stop: &super::Stop) -> anyhow::Result<ExitCode>
             },
         )
     };
+    let attached = super::attach::attachments(&host, &args.attach).await;
+    let attached = match attached {
+        Ok(attached) => attached,
+        Err(err) => {
+            host.shutdown().await;
+            return Err(err.into());
+        }
+    };
     let code = match &args.once {
         Some(question) => {
+            let question = format!("{question}{attached}");
             let answer = interrupt
-                .run(agent.ask(&mut conversation, question, &sink, &interrupt.question()))
+                .run(agent.ask(&mut conversation, &question, &sink, &interrupt.question()))
                 .await;
             view.end_answer();
             if answer.reason == DoneReason::Cancelled {
@@ -331,6 +343,7 @@ pub async fn run(args: ChatArgs, stop: &super::Stop) -> anyhow::Result<ExitCode>
                 &view,
                 &interrupt,
                 (&input, store.as_deref()),
+                attached,
             )
             .await;
             ExitCode::SUCCESS
@@ -478,6 +491,7 @@ async fn interactive(
     view: &View,
     interrupt: &Interrupt,
     (input, store): (&Input, Option<&Store>),
+    mut attached: String,
 ) {
     if std::io::stdin().is_terminal() {
         // A conversation never stored has no id anyone could resume.
@@ -505,8 +519,10 @@ async fn interactive(
         if question.is_empty() {
             continue;
         }
+        // The attachments go with the first question only.
+        let question = format!("{question}{}", std::mem::take(&mut attached));
         interrupt
-            .run(agent.ask(conversation, question, sink, &interrupt.question()))
+            .run(agent.ask(conversation, &question, sink, &interrupt.question()))
             .await;
         view.end_answer();
         if let Some(store) = store

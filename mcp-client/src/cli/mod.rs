@@ -7,7 +7,9 @@
 //! | `servers` | `servers`: the status of every configured server |
 //! | `doctor` | `doctor`: everything wrong with one server |
 //! | `tools` | `tools` and `call`, and the host both build |
+//! | `resources`, `prompts` | `resources`, `read`, `prompts` and `prompt`: what servers offer besides tools, shown as untrusted text |
 //! | `chat`, `view` | `chat`: talking to a model that calls the tools, and what the terminal shows |
+//! | `attach` | `chat --attach`: resources the person attaches to the first question |
 //! | `history` | `history`: the stored conversations |
 //! | `input`, `elicit` | the one reader of stdin; a server's questions to the user asked on the terminal |
 //! | `bench` | `bench`: how fast one server answers |
@@ -16,12 +18,15 @@
 //! | `signals` | the signals that ask the CLI to stop |
 
 mod args;
+mod attach;
 mod bench;
 mod chat;
 mod doctor;
 mod elicit;
 mod history;
 mod input;
+mod prompts;
+mod resources;
 mod servers;
 mod sign_in;
 mod signals;
@@ -106,6 +111,14 @@ pub async fn run(cli: Cli, stop: &Stop) -> anyhow::Result<ExitCode> {
             config,
             tool_files,
         } => tools::call(&tool, &args, config.as_deref(), &tool_files, stop).await,
+        CliCommand::Resources(args) => resources::list(&args, stop).await,
+        CliCommand::Read { uri, from } => resources::read(&uri, &from, stop).await,
+        CliCommand::Prompts(args) => prompts::list(&args, stop).await,
+        CliCommand::Prompt {
+            name,
+            arguments,
+            from,
+        } => prompts::get(&name, &arguments, &from, stop).await,
         CliCommand::Chat(args) => chat::run(args, stop).await,
         CliCommand::History(command) => history::run(command),
         CliCommand::Bench(args) => bench::run(args, stop).await,

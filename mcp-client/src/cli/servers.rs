@@ -29,7 +29,7 @@ pub(super) async fn servers(path: &std::path::Path, stop: &Stop) -> anyhow::Resu
                     "{name}: connected — {} (protocol {}) at {}, answered in {} ms, {tools} tools",
                     info.server,
                     info.protocol_version,
-                    endpoint.url,
+                    endpoint.shown_url(),
                     info.init_time.as_millis()
                 ));
                 continue;

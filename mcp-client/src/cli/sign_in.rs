@@ -43,7 +43,7 @@ async fn in_browser(
     eprintln!(
         "mcp-client: server `{server}` asks you to sign in. Open this address in a browser:\n\n  {url}\n\nWaiting up to {minutes} minutes for the browser to come back to {redirect} …",
         server = common::printable(&prompt.server),
-        url = prompt.url,
+        url = common::printable(&prompt.url),
         minutes = SIGN_IN_WAIT.as_secs() / 60,
         redirect = prompt.redirect_uri,
     );

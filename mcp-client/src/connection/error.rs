@@ -148,6 +148,18 @@ pub enum ClientError {
         /// Why not, and what it means.
         reason: String,
     },
+    /// The request was not sent: the server does not offer it (its capabilities do not say
+    /// so), or what it was given cannot be sent (an empty URI, a subscription past the
+    /// bound).
+    #[error("MCP server `{server}`: `{method}` was not sent: {reason}")]
+    NotSent {
+        /// The server.
+        server: String,
+        /// The request.
+        method: String,
+        /// Why not, and what would do.
+        reason: String,
+    },
     /// The connection was shut down (its host is stopping or stopped): it never starts the
     /// server again.
     #[error("MCP server `{server}` was shut down with its host; nothing was sent")]

@@ -239,6 +239,8 @@ pub struct HostHandler {
     changes: Arc<AtomicU64>,
     elicitor: Option<Elicitor>,
     protocol_version: Option<ProtocolVersion>,
+    /// Where `notifications/resources/updated` go.
+    updates: Option<super::ResourceUpdates>,
 }
 
 impl HostHandler {
@@ -251,7 +253,15 @@ impl HostHandler {
             changes,
             elicitor: None,
             protocol_version: None,
+            updates: None,
         }
+    }
+
+    /// With the resources the session subscribes to told of, as they change, to `updates`.
+    #[must_use]
+    pub fn with_resource_updates(mut self, updates: super::ResourceUpdates) -> Self {
+        self.updates = Some(updates);
+        self
     }
 
     /// Announcing `version` in `initialize` (a configuration that pins a revision with the
@@ -294,7 +304,8 @@ impl HostHandler {
 
     /// The transport tap that sees notifications in stream order (see
     /// [`crate::transport::ChildTransport::set_notification_tap`]): it routes
-    /// `notifications/progress` to the registered callbacks, and marks the tools as changed on
+    /// `notifications/progress` to the registered callbacks and `resources/updated` to the
+    /// resource updates, and marks the tools as changed on
     /// `notifications/tools/list_changed` before any response that follows it is delivered
     /// (rmcp's own handler runs on a task of its own, possibly later).
     pub fn tap(&self) -> crate::transport::NotificationTap {
@@ -302,9 +313,18 @@ impl HostHandler {
         let server = Arc::clone(&self.server);
         let tools_changed = Arc::clone(&self.tools_changed);
         let changes = Arc::clone(&self.changes);
+        let updates = self.updates.clone();
         Arc::new(move |message: &serde_json::Value| {
             match message.get("method").and_then(serde_json::Value::as_str) {
                 Some("notifications/progress") => {}
+                // Either revision: `resources/subscribe`'s, or those of a `subscriptions/listen`
+                // stream (which rmcp hands to the stream, not to the handler).
+                Some("notifications/resources/updated") => {
+                    if let Some(updates) = &updates {
+                        updates.note(&server, message.get("params"));
+                    }
+                    return;
+                }
                 Some("notifications/tools/list_changed") => {
                     info!(server = %server, "server says its tools changed; they will be listed again");
                     tools_changed.store(true, Ordering::Release);

@@ -21,6 +21,7 @@ use super::{
     handler::{Elicitor, HostHandler},
     remote,
     session::{AttemptFailure, Live, Outstanding, session},
+    updates::ResourceUpdates,
 };
 use crate::transport::{self, Exit, ServerProcess, ServerProcesses, SpawnError};
 
@@ -155,6 +156,13 @@ pub(super) async fn service_error(
             method: method.to_owned(),
             message: error.message.to_string(),
         },
+        // An answer of the wrong kind (rmcp's typed requests): the server is alive and its
+        // session fine, so it is not restarted for it.
+        ServiceError::UnexpectedResponse => ClientError::Refused {
+            server,
+            method: method.to_owned(),
+            message: format!("its answer is not a result of `{method}`"),
+        },
         other => {
             let Some(process) = &live.process else {
                 return remote::transport_error(live, method, other);
@@ -196,6 +204,7 @@ fn could_not_run(exit: Option<&Exit>) -> bool {
 pub(super) async fn connect_once(
     config: &ServerConfig,
     changes: &Arc<AtomicU64>,
+    updates: &ResourceUpdates,
     elicitor: Option<&Elicitor>,
     processes: &ServerProcesses,
     auth: &remote::RemoteAuth,
@@ -203,7 +212,7 @@ pub(super) async fn connect_once(
     let command = match &config.endpoint {
         Endpoint::Stdio(command) => command,
         Endpoint::Http(endpoint) => {
-            return remote::connect_once(config, endpoint, changes, elicitor, auth).await;
+            return remote::connect_once(config, endpoint, changes, updates, elicitor, auth).await;
         }
     };
     let name = config.name().to_owned();
@@ -212,6 +221,7 @@ pub(super) async fn connect_once(
         transport::spawn(command, processes).map_err(|err| not_spawned(&name, &err))?;
     let process = Arc::new(process);
     let handler = HostHandler::new(&name, Arc::clone(changes))
+        .with_resource_updates(updates.clone())
         .with_elicitor(elicitor.cloned())
         .with_protocol_version(config.protocol_version.clone());
     transport.set_notification_tap(handler.tap());

@@ -71,32 +71,27 @@ impl RemoteAuth {
         std::time::Duration::ZERO
     }
 
-    /// The HTTP client of a session with `endpoint`: signed in with OAuth unless the entry
-    /// has an `Authorization` header of its own (or the feature is off).
-    #[cfg(feature = "http")]
-    async fn client(
+    /// The signed-in client of a session with `endpoint` (feature `oauth`), unless the entry
+    /// has an `Authorization` header of its own; `None`: requests go as they are.
+    #[cfg(feature = "oauth")]
+    async fn signed_in(
         &self,
         endpoint: &HttpEndpoint,
-        http: reqwest::Client,
-    ) -> Result<crate::transport::http::HttpClient, String> {
-        use crate::transport::http::HttpClient;
-        #[cfg(feature = "oauth")]
-        if !endpoint.has_static_authorization() {
-            use crate::transport::http::oauth::{SignIn, SignedInClient};
-            let sign_in = self
-                .sign_in
-                .get_or_try_init(|| async {
-                    SignIn::new(endpoint, self.options.clone(), http)
-                        .await
-                        .map(Arc::new)
-                })
-                .await?;
-            return Ok(HttpClient::SignedIn(SignedInClient::new(Arc::clone(
-                sign_in,
-            ))));
+        http: &reqwest::Client,
+    ) -> Result<Option<crate::transport::http::oauth::SignedInClient>, String> {
+        use crate::transport::http::oauth::{SignIn, SignedInClient};
+        if endpoint.has_static_authorization() {
+            return Ok(None);
         }
-        let _ = endpoint;
-        Ok(HttpClient::Plain(http))
+        let sign_in = self
+            .sign_in
+            .get_or_try_init(|| async {
+                SignIn::new(endpoint, self.options.clone(), http.clone())
+                    .await
+                    .map(Arc::new)
+            })
+            .await?;
+        Ok(Some(SignedInClient::new(Arc::clone(sign_in))))
     }
 }
 
@@ -107,12 +102,11 @@ pub(super) async fn connect_once(
     config: &ServerConfig,
     endpoint: &HttpEndpoint,
     changes: &Arc<AtomicU64>,
+    updates: &super::ResourceUpdates,
     elicitor: Option<&Elicitor>,
     auth: &RemoteAuth,
 ) -> Result<Live, AttemptFailure> {
-    use rmcp::ClientServiceExt as _;
-
-    use super::{handler::HostHandler, session::Remote};
+    use super::handler::HostHandler;
 
     let name = config.name().to_owned();
     let started = std::time::Instant::now();
@@ -128,15 +122,46 @@ pub(super) async fn connect_once(
         retryable: false,
         authorization: false,
     };
+    let handler = HostHandler::new(&name, Arc::clone(changes))
+        .with_resource_updates(updates.clone())
+        .with_elicitor(elicitor.cloned())
+        .with_protocol_version(config.protocol_version.clone());
     let http =
         crate::transport::http::http_client(endpoint, CONNECT_TIMEOUT.min(config.init_timeout))
             .map_err(lasting)?;
-    let client = auth.client(endpoint, http).await.map_err(lasting)?;
-    let mut transport = crate::transport::http::connect(endpoint, client).map_err(lasting)?;
+    #[cfg(feature = "oauth")]
+    if let Some(client) = auth.signed_in(endpoint, &http).await.map_err(lasting)? {
+        let transport = crate::transport::http::connect(endpoint, client).map_err(lasting)?;
+        return serve(config, endpoint, handler, auth, transport, started).await;
+    }
+    let transport = crate::transport::http::connect(endpoint, http).map_err(lasting)?;
+    serve(config, endpoint, handler, auth, transport, started).await
+}
+
+/// The session `handler` serves over `transport` to `endpoint` (`started` when the attempt
+/// began): `initialize` (or `server/discover`) within the init timeout, not counting the time a
+/// person took to sign in, then the first `tools/list`.
+#[cfg(feature = "http")]
+async fn serve<C: crate::transport::http::SessionClient>(
+    config: &ServerConfig,
+    endpoint: &HttpEndpoint,
+    handler: super::handler::HostHandler,
+    auth: &RemoteAuth,
+    mut transport: crate::transport::http::HttpTransport<C>,
+    started: std::time::Instant,
+) -> Result<Live, AttemptFailure> {
+    use rmcp::ClientServiceExt as _;
+
+    use super::session::Remote;
+
+    let failure = |reason: String, hint: Option<String>| Failure {
+        server: config.name().to_owned(),
+        reason,
+        exit: None,
+        stderr: Vec::new(),
+        hint,
+    };
     let cut = transport.cut_events();
-    let handler = HostHandler::new(&name, Arc::clone(changes))
-        .with_elicitor(elicitor.cloned())
-        .with_protocol_version(config.protocol_version.clone());
     transport.set_notification_tap(handler.tap());
     let waited_before = auth.person_time();
     let initialized = within(
@@ -152,7 +177,7 @@ pub(super) async fn connect_once(
         Some(Ok(service)) => service,
         Some(Err(err)) => {
             // A cut SSE event shows only as a closed stream.
-            let problem = http_problem(&err, &endpoint.url)
+            let problem = http_problem(&err, &endpoint.shown_url())
                 .or_else(|| crate::transport::http::cut_event(&cut));
             return Err(match problem {
                 Some(problem) => AttemptFailure {
@@ -172,7 +197,10 @@ pub(super) async fn connect_once(
                 },
                 None => failure(
                     format!("initialize failed: {}", super::lifecycle::failure(&err)),
-                    Some(format!("does {} serve MCP Streamable HTTP?", endpoint.url)),
+                    Some(format!(
+                        "does {} serve MCP Streamable HTTP?",
+                        endpoint.shown_url()
+                    )),
                 )
                 .into(),
             });
@@ -182,7 +210,7 @@ pub(super) async fn connect_once(
                 format!("no answer to initialize within {:?}", config.init_timeout),
                 Some(format!(
                     "is the server at {} overloaded, or a proxy holding the request? raise timeouts.initialize if it is just slow",
-                    endpoint.url
+                    endpoint.shown_url()
                 )),
             )
             .into());
@@ -196,7 +224,7 @@ pub(super) async fn connect_once(
         None,
         None,
         Some(Remote {
-            url: endpoint.url.clone(),
+            url: endpoint.shown_url(),
             cut,
         }),
     )
@@ -247,6 +275,7 @@ pub(super) async fn connect_once(
     config: &ServerConfig,
     endpoint: &HttpEndpoint,
     _changes: &Arc<AtomicU64>,
+    _updates: &super::ResourceUpdates,
     _elicitor: Option<&Elicitor>,
     _auth: &RemoteAuth,
 ) -> Result<Live, AttemptFailure> {
@@ -255,7 +284,7 @@ pub(super) async fn connect_once(
             server: config.name().to_owned(),
             reason: format!(
                 "{} is a remote server, but this mcp-client was built without the `http` feature (Streamable HTTP)",
-                endpoint.url
+                endpoint.shown_url()
             ),
             exit: None,
             stderr: Vec::new(),

@@ -55,6 +55,11 @@ pub struct ServerConnection {
     closed: std::sync::atomic::AtomicBool,
     /// Signing in to a remote server, kept across its sessions.
     auth: super::remote::RemoteAuth,
+    /// Where the server's `resources/updated` notices go, across its sessions.
+    pub(super) updates: super::ResourceUpdates,
+    /// The resources the host subscribed to (and did not unsubscribe from): each new session
+    /// subscribes to them again.
+    pub(super) subscribed: std::sync::Mutex<std::collections::BTreeSet<String>>,
 }
 
 impl ServerConnection {
@@ -70,6 +75,8 @@ impl ServerConnection {
             processes: ServerProcesses::new(),
             closed: std::sync::atomic::AtomicBool::new(false),
             auth: super::remote::RemoteAuth::default(),
+            updates: super::ResourceUpdates::default(),
+            subscribed: std::sync::Mutex::default(),
         }
     }
 
@@ -146,6 +153,7 @@ impl ServerConnection {
                 connect_once(
                     &self.config,
                     &self.changes,
+                    &self.updates,
                     self.elicitor.as_ref(),
                     &self.processes,
                     &self.auth,
@@ -278,13 +286,18 @@ impl ServerConnection {
     /// meanwhile: then the new server is stopped and the call fails.
     async fn finish_connect(&self, ticket: u64, live: Live) -> Result<Arc<Live>, ClientError> {
         let live = Arc::new(live);
-        {
+        let installed = {
             let mut state = self.state.lock().await;
-            if matches!(&*state, State::Connecting { ticket: t, .. } if *t == ticket) {
+            let ours = matches!(&*state, State::Connecting { ticket: t, .. } if *t == ticket);
+            if ours {
                 *state = State::Live(Arc::clone(&live));
                 self.changes.fetch_add(1, Ordering::AcqRel);
-                return Ok(live);
             }
+            ours
+        };
+        if installed {
+            self.subscribe_again(&live).await;
+            return Ok(live);
         }
         warn!(
             server = self.name(),
@@ -426,7 +439,7 @@ impl ServerConnection {
 
     /// `result` of a request on `live`; an error that ends the session marks it down, so the
     /// next request starts a new one (at once: the first restart after a failure is free).
-    async fn settle<T>(
+    pub(super) async fn settle<T>(
         &self,
         live: &Arc<Live>,
         result: Result<T, ClientError>,
@@ -491,7 +504,7 @@ impl ServerConnection {
     }
 
     /// The live session, restarting the server if it died and its backoff has passed.
-    async fn live(&self) -> Result<Arc<Live>, ClientError> {
+    pub(super) async fn live(&self) -> Result<Arc<Live>, ClientError> {
         let (ticket, failures, cancel) = match self.begin_connect(1, false).await {
             Begin::Ready(live) => return Ok(live),
             Begin::Refuse(err) => return Err(err),
@@ -502,7 +515,7 @@ impl ServerConnection {
             } => (ticket, failures, cancel),
         };
         let attempt = tokio::select! {
-            attempt = connect_once(&self.config, &self.changes, self.elicitor.as_ref(), &self.processes, &self.auth) => attempt,
+            attempt = connect_once(&self.config, &self.changes, &self.updates, self.elicitor.as_ref(), &self.processes, &self.auth) => attempt,
             () = cancel.cancelled() => Err(self.shut_down_while_starting().into()),
         };
         match attempt {

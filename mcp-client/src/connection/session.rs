@@ -12,9 +12,14 @@ use rmcp::{
     service::{Peer, RoleClient, RunningService, ServiceError},
 };
 use tokio::sync::Mutex;
-use tracing::{debug, info, warn};
+use tracing::{info, warn};
 
-use super::{config::ServerConfig, error::Failure, handler::HostHandler};
+use super::{
+    config::ServerConfig,
+    error::Failure,
+    handler::HostHandler,
+    subscriptions::{Listening, ResourceSubscriptions},
+};
 use crate::transport::ServerProcess;
 
 /// How many requests of a session are unanswered and not yet cancelled: closing the session
@@ -70,20 +75,14 @@ pub(super) struct Live {
     /// On 2026-07-28, the `subscriptions/listen` that brings `tools/list_changed`; ended with
     /// the session.
     pub(super) _listening: Option<Listening>,
-}
-
-/// A task that lives as long as the session it listens to.
-pub(super) struct Listening(tokio::task::JoinHandle<()>);
-
-impl Drop for Listening {
-    fn drop(&mut self) {
-        self.0.abort();
-    }
+    /// The resources the session is subscribed to; held while one is added or removed (only
+    /// subscription changes wait for it, never calls).
+    pub(super) subscriptions: Mutex<ResourceSubscriptions>,
 }
 
 /// What a remote session keeps to explain its failures.
 pub(super) struct Remote {
-    /// The server's URL.
+    /// The server's URL as shown (query values redacted).
     pub(super) url: String,
     /// The SSE events its transport cut at `maxLineBytes`.
     #[cfg(feature = "http")]
@@ -115,7 +114,7 @@ impl SessionInfo {
 }
 
 /// Most pages of `tools/list` read; a server that keeps sending cursors is stopped there.
-pub const MAX_TOOL_PAGES: usize = 64;
+pub const MAX_TOOL_PAGES: usize = super::pages::MAX_PAGES;
 /// Most tools kept from one server.
 pub const MAX_TOOLS: usize = 4096;
 
@@ -126,38 +125,18 @@ pub(super) async fn list_tools_bounded(
     peer: &Peer<RoleClient>,
     server: &str,
 ) -> Result<Vec<Tool>, ServiceError> {
-    let mut tools = Vec::new();
-    let mut cursor = None;
-    let mut seen = std::collections::HashSet::new();
-    for _ in 0..MAX_TOOL_PAGES {
-        let params = rmcp::model::PaginatedRequestParams::default().with_cursor(cursor);
-        let page = peer.list_tools(Some(params)).await?;
-        let room = MAX_TOOLS - tools.len();
-        if page.tools.len() > room {
-            warn!(
-                server,
-                max = MAX_TOOLS,
-                "the server offers more tools than a host keeps; the rest are left out"
-            );
-            tools.extend(page.tools.into_iter().take(room));
-            return Ok(tools);
-        }
-        tools.extend(page.tools);
-        match page.next_cursor {
-            None => return Ok(tools),
-            Some(next) if !seen.insert(next.clone()) => {
-                warn!(server, cursor = %next.escape_debug(), "tools/list sent a cursor it sent before; stopping there");
-                return Ok(tools);
-            }
-            Some(next) => cursor = Some(next),
-        }
-    }
-    warn!(
+    let listing = super::pages::Listing {
         server,
-        pages = MAX_TOOL_PAGES,
-        "tools/list has more pages than a host reads; the rest are left out"
-    );
-    Ok(tools)
+        method: "tools/list",
+        items: "tools",
+        max: MAX_TOOLS,
+    };
+    listing
+        .all(|params| async move {
+            let page = peer.list_tools(params).await?;
+            Ok((page.tools, page.next_cursor))
+        })
+        .await
 }
 
 /// One failed connection attempt: what is known, and whether another attempt could succeed
@@ -210,7 +189,7 @@ async fn listen_for_tool_changes(
         return None;
     }
     let filter = SubscriptionFilter::builder().tools_list_changed().build();
-    let mut subscription = match tokio::time::timeout(timeout, peer.listen(filter)).await {
+    let subscription = match tokio::time::timeout(timeout, peer.listen(filter)).await {
         Ok(Ok(subscription)) => subscription,
         failed => {
             let error = match failed {
@@ -221,11 +200,7 @@ async fn listen_for_tool_changes(
             return None;
         }
     };
-    let name = name.to_owned();
-    Some(Listening(tokio::spawn(async move {
-        while let Ok(Some(_)) = subscription.next().await {}
-        debug!(server = %name, "the subscription to tools/list_changed ended");
-    })))
+    Some(Listening::drain(subscription, name, "tools/list_changed"))
 }
 
 /// The session `service` just initialized (`started` before it), with its first tools.
@@ -256,6 +231,7 @@ pub(super) async fn session(
         tools: std::sync::RwLock::new(tools),
         outstanding: Arc::default(),
         _listening: listening,
+        subscriptions: Mutex::default(),
     }
 }
 

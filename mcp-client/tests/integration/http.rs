@@ -300,7 +300,7 @@ async fn a_403_and_an_answer_that_is_not_mcp_are_named() {
 }
 
 /// server-everything in its `streamableHttp` mode on a free port, and its base URL.
-fn server_everything_http() -> (Daemon, String) {
+pub(crate) fn server_everything_http() -> (Daemon, String) {
     let (node, mut args) = test_support::peers::server_everything();
     args.pop();
     let port = free_port();

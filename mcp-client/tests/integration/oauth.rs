@@ -50,6 +50,12 @@ struct Script {
     refuse_all: bool,
     /// A scope `tools/call` needs beyond the first one (403 `insufficient_scope` without).
     call_scope: Option<&'static str>,
+    /// The resource quotes the tokens back at `tools/call` (see [`echo`]).
+    echo: bool,
+    /// The authorization server's metadata names this authorization endpoint.
+    authorization_endpoint: Option<&'static str>,
+    /// … and this token endpoint.
+    token_endpoint: Option<&'static str>,
 }
 
 /// What the authorization server received.
@@ -166,8 +172,8 @@ async fn as_metadata(State(home): State<Arc<Home>>) -> Response {
     let at = |path: &str| format!("{}{path}", home.issuer);
     axum::Json(json!({
         "issuer": home.issuer,
-        "authorization_endpoint": at("/authorize"),
-        "token_endpoint": at("/token"),
+        "authorization_endpoint": home.script.authorization_endpoint.map_or_else(|| at("/authorize"), str::to_owned),
+        "token_endpoint": home.script.token_endpoint.map_or_else(|| at("/token"), str::to_owned),
         "registration_endpoint": at("/register"),
         "response_types_supported": ["code"],
         "grant_types_supported": ["authorization_code", "refresh_token", "client_credentials"],
@@ -254,7 +260,8 @@ async fn token(
         _ => return refused("unsupported_grant_type"),
     };
     let n = record.tokens.len();
-    let access = format!("at-{n}-{:x}", rand_number());
+    // With characters a URL writes escaped (`/`, `+`, `=`), as base64 tokens have.
+    let access = format!("at-{n}-{:x}/+=", rand_number());
     let refresh = format!("rt-{n}-{:x}", rand_number());
     record.access.insert(
         access.clone(),
@@ -283,12 +290,17 @@ async fn mcp(
         .and_then(|value| value.to_str().ok())
         .and_then(|value| value.strip_prefix("Bearer "))
         .map(str::to_owned);
-    let scopes = bearer.and_then(|token| home.record().access.get(&token).cloned());
+    let scopes = bearer
+        .as_ref()
+        .and_then(|token| home.record().access.get(token).cloned());
     let Some(scopes) = scopes.filter(|_| !home.script.refuse_all) else {
         return home.challenge(StatusCode::UNAUTHORIZED, "home.read", "");
     };
     let is_call = serde_json::from_slice::<Value>(&body)
         .is_ok_and(|message| message["method"] == "tools/call");
+    if home.script.echo && is_call {
+        return echo(&home, &body, bearer.as_deref().unwrap_or_default());
+    }
     if let Some(needed) = home.script.call_scope
         && is_call
         && !scopes.iter().any(|scope| scope == needed)
@@ -323,6 +335,26 @@ async fn mcp(
     response
         .body(Body::from_stream(answer.bytes_stream()))
         .unwrap()
+}
+
+/// The access token `token` the request carried and the refresh tokens issued, quoted back:
+/// in the body of a 400 at `tools/call echo_error`, else in a tool result; plain, and
+/// percent-encoded as a URL would carry them.
+fn echo(home: &Home, body: &[u8], token: &str) -> Response {
+    let message: Value = serde_json::from_slice(body).unwrap();
+    let refresh = home.record().refresh.join(" ");
+    let mut retry = reqwest::Url::parse("http://127.0.0.1/mcp").unwrap();
+    retry.query_pairs_mut().append_pair("access_token", token);
+    let said = format!("you sent Bearer {token} (refresh tokens: {refresh}); retry at {retry}");
+    if message["params"]["name"] == "echo_error" {
+        return (StatusCode::BAD_REQUEST, said).into_response();
+    }
+    axum::Json(json!({
+        "jsonrpc": "2.0",
+        "id": message["id"],
+        "result": {"content": [{"type": "text", "text": said}], "isError": false},
+    }))
+    .into_response()
 }
 
 /// A number to tell tokens apart.
@@ -479,6 +511,91 @@ async fn a_401_pointing_at_metadata_signs_in_with_pkce_s256_and_the_resource_and
     assert_eq!(home.record().tokens.len(), requests);
     assert_eq!(home.record().authorizations.len(), 1);
     again.shutdown().await;
+}
+
+#[tokio::test]
+async fn tokens_the_server_quotes_back_are_redacted_in_results_and_errors() {
+    let home = Home::start(Script {
+        expires_in: 3600,
+        echo: true,
+        ..Script::default()
+    })
+    .await;
+    let entry = json!({"url": home.resource});
+    let connection = ServerConnection::new(server(&entry)).with_oauth(OAuthOptions {
+        authorizer: Some(counting(&Arc::new(AtomicUsize::new(0)))),
+        token_dir: None,
+    });
+    connection.connect().await.unwrap();
+    let secrets = home.secrets();
+    assert_eq!(
+        secrets.len(),
+        2,
+        "one access and one refresh token: {secrets:?}"
+    );
+    // In a result: what the model would read and the history keep.
+    let result = connection
+        .call_tool("echo_result", args(json!({})))
+        .await
+        .unwrap();
+    let text = serde_json::to_string(&result).unwrap();
+    assert!(
+        text.contains(
+            "you sent Bearer [redacted] (refresh tokens: [redacted]); retry at http://127.0.0.1/mcp?access_token=[redacted]"
+        ),
+        "{text}"
+    );
+    // In an error body.
+    let err = connection
+        .call_tool("echo_error", args(json!({})))
+        .await
+        .unwrap_err();
+    let shown = format!("{err} {err:?} {}", err.for_model());
+    assert!(shown.contains("you sent Bearer [redacted]"), "{shown}");
+    for secret in &secrets {
+        assert!(!text.contains(secret.as_str()), "{secret} in {text}");
+        assert!(!shown.contains(secret.as_str()), "{secret} in {shown}");
+    }
+    connection.shutdown().await;
+}
+
+#[tokio::test]
+async fn an_authorization_server_off_https_is_refused_before_anything_is_sent_to_it() {
+    let cases = [
+        (
+            Script {
+                authorization_endpoint: Some("javascript:alert(document.domain)"),
+                ..Script::default()
+            },
+            "the authorization server's authorization endpoint `javascript:alert(document.domain)` has the scheme `javascript`, not a web address",
+        ),
+        (
+            Script {
+                token_endpoint: Some("http://192.0.2.7/token"),
+                ..Script::default()
+            },
+            "the authorization server's token endpoint `http://192.0.2.7/token` is plain http to another machine (192.0.2.7): OAuth 2.1 and MCP authorization send tokens, codes and client secrets only over https",
+        ),
+    ];
+    for (script, said) in cases {
+        let home = Home::start(script).await;
+        let sign_ins = Arc::new(AtomicUsize::new(0));
+        let connection = ServerConnection::new(server(&json!({"url": home.resource}))).with_oauth(
+            OAuthOptions {
+                authorizer: Some(counting(&sign_ins)),
+                token_dir: None,
+            },
+        );
+        let err = connection.connect().await.unwrap_err().to_string();
+        assert!(err.contains(said), "{err}");
+        assert!(err.contains("no code, token or secret was sent"), "{err}");
+        assert_eq!(sign_ins.load(Ordering::SeqCst), 0, "nobody was sent there");
+        {
+            let record = home.record();
+            assert!(record.registrations.is_empty() && record.tokens.is_empty());
+        }
+        connection.shutdown().await;
+    }
 }
 
 #[tokio::test]

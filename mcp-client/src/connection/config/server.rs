@@ -36,7 +36,7 @@ impl Endpoint {
     pub fn display(&self) -> String {
         match self {
             Self::Stdio(command) => command.display(),
-            Self::Http(endpoint) => endpoint.url.clone(),
+            Self::Http(endpoint) => endpoint.shown_url(),
         }
     }
 }

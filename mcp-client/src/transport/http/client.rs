@@ -29,9 +29,10 @@ use rmcp::{
 };
 
 use super::{
-    HttpClient, HttpEndpoint,
+    HttpEndpoint,
     guarded::{CutEvents, GuardedClient},
     secrets::Secrets,
+    session_client::SessionClient,
 };
 use crate::transport::NotificationTap;
 
@@ -41,17 +42,18 @@ pub(super) const MAX_REDIRECTS: usize = 10;
 /// What rmcp's Streamable HTTP client reports, over reqwest.
 pub type HttpError = StreamableHttpError<reqwest::Error>;
 
-/// The transport of one Streamable HTTP session: rmcp's, with the notification tap.
-pub struct HttpTransport {
-    inner: StreamableHttpClientTransport<GuardedClient>,
+/// The transport of one Streamable HTTP session over the client `C`: rmcp's, with the
+/// notification tap.
+pub(crate) struct HttpTransport<C: SessionClient> {
+    inner: StreamableHttpClientTransport<GuardedClient<C>>,
     tap: Option<NotificationTap>,
     cut: CutEvents,
 }
 
-impl HttpTransport {
+impl<C: SessionClient> HttpTransport<C> {
     /// Shows every notification the server sends to `tap` before it is handed to rmcp, as
     /// [`ChildTransport::set_notification_tap`](crate::transport::ChildTransport::set_notification_tap).
-    pub fn set_notification_tap(&mut self, tap: NotificationTap) {
+    pub(crate) fn set_notification_tap(&mut self, tap: NotificationTap) {
         self.tap = Some(tap);
     }
 
@@ -89,7 +91,7 @@ fn redirect_policy(secrets: Secrets) -> reqwest::redirect::Policy {
     })
 }
 
-impl Transport<RoleClient> for HttpTransport {
+impl<C: SessionClient> Transport<RoleClient> for HttpTransport<C> {
     type Error = HttpError;
 
     fn send(
@@ -136,10 +138,13 @@ pub fn http_client(
 ///
 /// # Errors
 /// The URL or a header cannot be used: a message for the user.
-pub fn connect(endpoint: &HttpEndpoint, client: HttpClient) -> Result<HttpTransport, String> {
+pub(crate) fn connect<C: SessionClient>(
+    endpoint: &HttpEndpoint,
+    client: C,
+) -> Result<HttpTransport<C>, String> {
     let url =
         reqwest::Url::parse(&endpoint.url).map_err(|err| format!("`url` is not a URL ({err})"))?;
-    let secrets = Secrets::of(endpoint.headers.values());
+    let secrets = Secrets::of(endpoint.headers.values()).with_live(client.live_secrets());
     let mut headers = HashMap::new();
     for (name, value) in &endpoint.headers {
         let name = HeaderName::from_bytes(name.as_bytes())

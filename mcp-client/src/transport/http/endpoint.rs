@@ -43,6 +43,14 @@ impl HttpEndpoint {
             .any(|name| name.eq_ignore_ascii_case("authorization"))
     }
 
+    /// `url` as it is shown in errors, logs and reports: the value of each query parameter and
+    /// a password in the address replaced by `[redacted]` (a `?token=` or `user:pass@` would
+    /// otherwise reach the log, the terminal and a model's context). Read without a URL
+    /// library, so that it is there without the `http` feature.
+    pub fn shown_url(&self) -> String {
+        redacted_url(&self.url)
+    }
+
     /// With the header `name: value` on every request.
     #[must_use]
     pub fn with_header(mut self, name: impl Into<String>, value: impl Into<String>) -> Self {
@@ -55,12 +63,56 @@ impl std::fmt::Debug for HttpEndpoint {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("HttpEndpoint")
             .field("name", &self.name)
-            .field("url", &self.url)
+            .field("url", &self.shown_url())
             .field("headers", &self.headers.keys().collect::<Vec<_>>())
             .field("max_message", &self.max_message)
             .field("oauth", &self.oauth)
             .finish()
     }
+}
+
+/// `url` with its query values and a password in its authority redacted.
+fn redacted_url(url: &str) -> String {
+    const REDACTED: &str = "[redacted]";
+    let (rest, fragment) = match url.split_once('#') {
+        Some((rest, fragment)) => (rest, Some(fragment)),
+        None => (url, None),
+    };
+    let (address, query) = match rest.split_once('?') {
+        Some((address, query)) => (address, Some(query)),
+        None => (rest, None),
+    };
+    let mut shown = match address.split_once("://") {
+        Some((scheme, after)) => {
+            let end = after.find(['/', '\\']).unwrap_or(after.len());
+            let (authority, path) = after.split_at(end);
+            let authority = match authority.rsplit_once('@') {
+                Some((user, host)) => match user.split_once(':') {
+                    Some((name, _)) => format!("{name}:{REDACTED}@{host}"),
+                    None => authority.to_owned(),
+                },
+                None => authority.to_owned(),
+            };
+            format!("{scheme}://{authority}{path}")
+        }
+        None => address.to_owned(),
+    };
+    if let Some(query) = query {
+        let pairs: Vec<String> = query
+            .split('&')
+            .map(|pair| match pair.split_once('=') {
+                Some((key, value)) if !value.is_empty() => format!("{key}={REDACTED}"),
+                _ => pair.to_owned(),
+            })
+            .collect();
+        shown.push('?');
+        shown.push_str(&pairs.join("&"));
+    }
+    if let Some(fragment) = fragment {
+        shown.push('#');
+        shown.push_str(if fragment.is_empty() { "" } else { REDACTED });
+    }
+    shown
 }
 
 #[cfg(test)]
@@ -74,5 +126,25 @@ mod tests {
         let shown = format!("{endpoint:?}");
         assert!(shown.contains("Authorization"), "{shown}");
         assert!(!shown.contains("s3cret"), "{shown}");
+    }
+
+    #[test]
+    fn a_shown_url_keeps_where_it_points_but_not_its_query_values_or_password() {
+        let shown = |url: &str| HttpEndpoint::new("home", url).shown_url();
+        assert_eq!(
+            shown("https://home.example/mcp"),
+            "https://home.example/mcp"
+        );
+        assert_eq!(
+            shown("https://home.example/mcp?token=s3cret&debug&x="),
+            "https://home.example/mcp?token=[redacted]&debug&x="
+        );
+        assert_eq!(
+            shown("http://agent:pa55word@127.0.0.1:8080/mcp#frag"),
+            "http://agent:[redacted]@127.0.0.1:8080/mcp#[redacted]"
+        );
+        assert_eq!(shown("http://agent@h/mcp"), "http://agent@h/mcp");
+        let endpoint = HttpEndpoint::new("home", "https://h/mcp?key=s3cret");
+        assert!(!format!("{endpoint:?}").contains("s3cret"));
     }
 }

@@ -245,6 +245,9 @@ fn sign_in_failed(error: &rmcp::transport::auth::AuthError) -> HttpProblem {
         | AuthError::DiscoveryRequestFailed { .. } => {
             "is the authorization server reachable from here?"
         }
+        AuthError::MetadataError(_) => {
+            "the authorization server must be reached over https (plain http only on this machine): its operator can fix it; no code, token or secret was sent"
+        }
         AuthError::ProtectedResourceMetadataInvalid { .. }
         | AuthError::AuthorizationServerMismatch { .. }
         | AuthError::AuthorizationServerMissingIssuer { .. }

@@ -1,6 +1,7 @@
 //! [`GuardedClient`]: the session's HTTP client as rmcp's Streamable HTTP worker uses it, with what the
-//! server sends back checked before rmcp reads (or logs) it: the entry's [`Secrets`] are cut
-//! out of every message, SSE event and error text, and an SSE event cut at `maxLineBytes` is
+//! server sends back checked before rmcp reads (or logs) it: the entry's [`Secrets`] (its
+//! header values, and a signed-in client's tokens as they are at the time) are cut out of
+//! every message, SSE event and error text, and an SSE event cut at `maxLineBytes` is
 //! noted in [`CutEvents`], so that the request it failed can say why (rmcp only closes the
 //! answer's stream).
 
@@ -24,7 +25,7 @@ use rmcp::{
 };
 use sse_stream::Sse;
 
-use super::secrets::Secrets;
+use super::{secrets::Secrets, session_client::SessionClient};
 
 /// What rmcp's client reports over reqwest (`client::HttpError`, which uses this module).
 type HttpError = StreamableHttpError<reqwest::Error>;
@@ -45,17 +46,18 @@ impl CutEvents {
     }
 }
 
-/// The session's HTTP client (reqwest, signed in or not), with the server's answers guarded.
+/// The session's HTTP client `C` (reqwest, signed in or not), with the server's answers
+/// guarded.
 #[derive(Clone)]
-pub(super) struct GuardedClient {
-    pub(super) inner: super::session_client::HttpClient,
+pub(super) struct GuardedClient<C> {
+    pub(super) inner: C,
     pub(super) secrets: Secrets,
     pub(super) cut: CutEvents,
 }
 
 type SseStream = BoxStream<'static, Result<Sse, SseError>>;
 
-impl GuardedClient {
+impl<C> GuardedClient<C> {
     /// `error` without the secrets in its text.
     fn error(&self, error: HttpError) -> HttpError {
         let scrub = |text: &str| self.secrets.scrub(text).into_owned();
@@ -83,6 +85,8 @@ impl GuardedClient {
             {
                 StreamableHttpError::Client(error.without_url())
             }
+            #[cfg(feature = "oauth")]
+            StreamableHttpError::Auth(error) => StreamableHttpError::Auth(scrub_auth(error, scrub)),
             other => other,
         }
     }
@@ -126,6 +130,27 @@ impl GuardedClient {
     }
 }
 
+/// `error` with `scrub` applied to its text, when rmcp kept a text (the token endpoint's
+/// answer may quote a code or a token).
+#[cfg(feature = "oauth")]
+fn scrub_auth(
+    error: rmcp::transport::auth::AuthError,
+    scrub: impl Fn(&str) -> String,
+) -> rmcp::transport::auth::AuthError {
+    use rmcp::transport::auth::AuthError;
+    match error {
+        AuthError::AuthorizationFailed(text) => AuthError::AuthorizationFailed(scrub(&text)),
+        AuthError::TokenExchangeFailed(text) => AuthError::TokenExchangeFailed(scrub(&text)),
+        AuthError::TokenRefreshFailed(text) => AuthError::TokenRefreshFailed(scrub(&text)),
+        AuthError::TokenRefreshRejected(text) => AuthError::TokenRefreshRejected(scrub(&text)),
+        AuthError::CredentialStoreError(text) => AuthError::CredentialStoreError(scrub(&text)),
+        AuthError::OAuthError(text) => AuthError::OAuthError(scrub(&text)),
+        AuthError::MetadataError(text) => AuthError::MetadataError(scrub(&text)),
+        AuthError::InternalError(text) => AuthError::InternalError(scrub(&text)),
+        other => other,
+    }
+}
+
 /// The bound of rmcp's "SSE event exceeded the maximum size of N bytes" (=3.11.0,
 /// `client_side_sse::BoundedSseStreamError::EventTooLarge`, a private type).
 fn cut_at(error: &SseError) -> Option<usize> {
@@ -140,7 +165,7 @@ fn cut_at(error: &SseError) -> Option<usize> {
         .ok()
 }
 
-impl StreamableHttpClient for GuardedClient {
+impl<C: SessionClient> StreamableHttpClient for GuardedClient<C> {
     type Error = reqwest::Error;
 
     async fn post_message(

@@ -24,7 +24,9 @@ mod tls;
 pub use endpoint::HttpEndpoint;
 
 #[cfg(feature = "http")]
-pub use client::{HttpError, HttpTransport, connect, http_client};
+pub use client::{HttpError, http_client};
+#[cfg(feature = "http")]
+pub(crate) use client::{HttpTransport, connect};
 #[cfg(feature = "http")]
 pub(crate) use failure::cut_event;
 #[cfg(feature = "http")]
@@ -32,4 +34,4 @@ pub use failure::{HttpProblem, explain};
 #[cfg(feature = "http")]
 pub(crate) use guarded::CutEvents;
 #[cfg(feature = "http")]
-pub use session_client::HttpClient;
+pub(crate) use session_client::SessionClient;

@@ -13,6 +13,7 @@
 //! | `loopback` | [`receive_redirect`]: the browser's redirect on a loopback port, bounded |
 //! | `headless` | [`follow_redirects`]: the step without a browser, for servers that approve at once |
 //! | `store` | the token file of each server (0600, atomic), [`default_token_dir`] |
+//! | `secure_url` | which addresses signing in may use: https, http only to this machine |
 //! | `sign_in` | [`SignIn`]: one server's tokens, sign-ins serialised and bounded |
 //! | `requests` | [`SignedInClient`]: rmcp's HTTP client with the token, signing in on 401 or 403 |
 
@@ -26,6 +27,8 @@ mod loopback;
 mod prompt;
 #[cfg(feature = "oauth")]
 mod requests;
+#[cfg(feature = "oauth")]
+mod secure_url;
 #[cfg(feature = "oauth")]
 mod sign_in;
 #[cfg(feature = "oauth")]

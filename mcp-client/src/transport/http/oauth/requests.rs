@@ -18,6 +18,7 @@ use rmcp::{
 use sse_stream::{Error as SseError, Sse};
 
 use super::sign_in::{Declined, MAX_FRUITLESS_SIGN_INS, SignIn};
+use crate::transport::http::secrets::LiveSecrets;
 
 type Error = StreamableHttpError<reqwest::Error>;
 
@@ -31,6 +32,11 @@ impl SignedInClient {
     /// Requests signed in by `sign_in`.
     pub fn new(sign_in: Arc<SignIn>) -> Self {
         Self { sign_in }
+    }
+
+    /// The tokens this client holds, as they change.
+    pub(in crate::transport::http) fn held_tokens(&self) -> LiveSecrets {
+        self.sign_in.live_secrets()
     }
 
     /// `call` (which sends one request), sent again after each sign-in its refusal led to.

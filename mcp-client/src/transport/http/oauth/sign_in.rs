@@ -26,7 +26,7 @@ use super::{
     AuthorizationPrompt, OAuthGrant, OAuthOptions, OAuthSettings,
     store::{ClientRecord, TokenStore},
 };
-use crate::transport::HttpEndpoint;
+use crate::transport::{HttpEndpoint, http::secrets::LiveSecrets};
 
 /// Sign-ins in a row that no request succeeded with before the refusal stands (the MCP
 /// spec asks clients to bound re-authorization; the conformance suite allows 3).
@@ -128,6 +128,11 @@ impl SignIn {
         &self.client
     }
 
+    /// The tokens held now and after every sign-in and refresh.
+    pub(in crate::transport::http) fn live_secrets(&self) -> LiveSecrets {
+        self.store.live_secrets()
+    }
+
     /// The number of sign-ins so far.
     pub(super) fn generation(&self) -> u64 {
         self.generation.load(Ordering::Acquire)
@@ -194,6 +199,8 @@ impl SignIn {
 
     /// Signs in anew: discovery from `challenge`, then the configured grant.
     async fn sign_in(&self, challenge: &str, more_scopes: Option<&str>) -> Result<(), AuthError> {
+        super::secure_url::check("the server's `url`", &self.url)
+            .map_err(AuthError::AuthorizationFailed)?;
         let mut manager = manager(&self.url, &self.store).await?;
         let resolution = manager
             .resolve_metadata_from_challenge(Some(challenge))
@@ -204,6 +211,16 @@ impl SignIn {
             ));
         }
         let metadata = resolution.metadata;
+        secure(
+            "the authorization server's token endpoint",
+            &metadata.token_endpoint,
+        )?;
+        if let Some(registration) = &metadata.registration_endpoint {
+            secure(
+                "the authorization server's registration endpoint",
+                registration,
+            )?;
+        }
         manager.set_metadata(metadata.clone());
         let manager = match self.settings.grant {
             OAuthGrant::ClientCredentials => self.client_credentials(manager, metadata).await?,
@@ -262,6 +279,10 @@ impl SignIn {
                 "signing in needs a person, and this host has no one to ask (no authorizer): sign in with `mcp-client servers` at a terminal, or set `oauth.grant` to \"client_credentials\"".into(),
             ));
         };
+        secure(
+            "the authorization server's authorization endpoint",
+            &metadata.authorization_endpoint,
+        )?;
         let listener = std::net::TcpListener::bind(("127.0.0.1", self.settings.redirect_port.unwrap_or(0)))
             .map_err(|err| {
                 AuthError::AuthorizationFailed(format!(
@@ -305,6 +326,10 @@ impl SignIn {
         let session = AuthorizationSession::new(manager, request)
             .await
             .map_err(|(_, err)| err)?;
+        secure(
+            "the authorization address to open",
+            session.get_authorization_url(),
+        )?;
         let prompt = AuthorizationPrompt {
             server: self.server.clone(),
             url: session.get_authorization_url().to_owned(),
@@ -373,6 +398,12 @@ impl SignIn {
         }
         answer
     }
+}
+
+/// Whether `address` may carry a sign-in (see [`secure_url::check`]); refused as a
+/// `MetadataError`, which rmcp itself never raises.
+fn secure(what: &str, address: &str) -> Result<(), AuthError> {
+    super::secure_url::check(what, address).map_err(AuthError::MetadataError)
 }
 
 /// rmcp's OAuth manager for the server at `url`, its tokens in `store`.

@@ -13,6 +13,8 @@ use std::{
 use rmcp::transport::auth::{AuthError, AuthorizationMetadata, CredentialStore, StoredCredentials};
 use serde::{Deserialize, Serialize};
 
+use super::super::secrets::LiveSecrets;
+
 /// `$XDG_STATE_HOME/mcp-client/oauth`, else `~/.local/state/mcp-client/oauth`: tokens are
 /// state the client keeps between runs, not the person's data (XDG base directories).
 pub fn default_token_dir(xdg_state_home: Option<&str>, home: Option<&str>) -> Option<PathBuf> {
@@ -54,6 +56,9 @@ struct Record {
 pub(super) struct TokenStore {
     path: Option<PathBuf>,
     record: Arc<Mutex<Record>>,
+    /// The tokens of `record`, for the guards that cut them out of what the server sends.
+    /// Invariant: set whenever `record.credentials` is.
+    live: LiveSecrets,
 }
 
 impl std::fmt::Debug for TokenStore {
@@ -94,10 +99,22 @@ impl TokenStore {
                 }
             }
         }
+        let live = LiveSecrets::default();
+        live.set(
+            tokens(record.credentials.as_ref())
+                .iter()
+                .map(String::as_str),
+        );
         Ok(Self {
             path,
             record: Arc::new(Mutex::new(record)),
+            live,
         })
+    }
+
+    /// The tokens held, as they change: what a server must never see quoted back unredacted.
+    pub(super) fn live_secrets(&self) -> LiveSecrets {
+        self.live.clone()
     }
 
     /// The file, when tokens are kept between runs.
@@ -189,6 +206,8 @@ impl CredentialStore for TokenStore {
     async fn save(&self, credentials: StoredCredentials) -> Result<(), AuthError> {
         let record = {
             let mut record = self.lock();
+            self.live
+                .set(tokens(Some(&credentials)).iter().map(String::as_str));
             record.credentials = Some(credentials);
             record.clone()
         };
@@ -199,10 +218,25 @@ impl CredentialStore for TokenStore {
         let record = {
             let mut record = self.lock();
             record.credentials = None;
+            self.live.set([]);
             record.clone()
         };
         self.write(&record)
     }
+}
+
+/// The access and refresh tokens of `credentials`. (Read through serde: the token types'
+/// accessors are oauth2's, a crate this one does not name.)
+fn tokens(credentials: Option<&StoredCredentials>) -> Vec<String> {
+    let Some(response) = credentials.and_then(|credentials| credentials.token_response.as_ref())
+    else {
+        return Vec::new();
+    };
+    let response = serde_json::to_value(response).unwrap_or_default();
+    ["access_token", "refresh_token"]
+        .into_iter()
+        .filter_map(|key| response.get(key)?.as_str().map(str::to_owned))
+        .collect()
 }
 
 /// The file of the server at `url`: its host and port to be recognisable, and a hash of the
@@ -239,6 +273,7 @@ fn file_name(url: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::transport::http::secrets::Secrets;
 
     #[test]
     fn the_token_folder_is_the_users_state_folder() {
@@ -284,6 +319,18 @@ mod tests {
         assert!(!format!("{store:?}").contains("s3cret"));
         let again = TokenStore::open(Some(&tokens), url).unwrap();
         assert_eq!(again.granted_scopes(), ["read"]);
+        // The tokens held, saved now or read from the file, are what the guards cut out.
+        for held in [&store, &again] {
+            let secrets = Secrets::default().with_live(Some(held.live_secrets()));
+            assert_eq!(secrets.scrub("echo at-s3cret"), "echo [redacted]");
+        }
+        store.clear().await.unwrap();
+        let secrets = Secrets::default().with_live(Some(store.live_secrets()));
+        assert_eq!(secrets.scrub("at-s3cret"), "at-s3cret");
+        store
+            .save(again.load().await.unwrap().unwrap())
+            .await
+            .unwrap();
         // Only the temporary file's rename ever wrote the file: nothing else is left.
         assert_eq!(std::fs::read_dir(&tokens).unwrap().count(), 1);
         // A file written for another URL is not read for this one.
