@@ -25,9 +25,12 @@
 
 mod cache;
 mod commands;
+mod completion;
 mod control;
 mod error;
 mod health;
+mod prompts;
+mod resources;
 mod retry;
 mod seal;
 mod sensitive;

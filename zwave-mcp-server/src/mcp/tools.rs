@@ -394,7 +394,7 @@ impl ZwaveServer {
 /// What `get_device_status` says of `node`: its status (not yet marked stale) and the text.
 /// What `get_device_status` says of `node`; `stale`: a link to the devices is down, so its
 /// status is only the last known one.
-fn device_status(node: &NodeInfo, stale: bool) -> (DeviceStatus, String) {
+pub(super) fn device_status(node: &NodeInfo, stale: bool) -> (DeviceStatus, String) {
     let kind = DeviceKind::of(node);
     let last_active_age_seconds = node
         .last_active
