@@ -35,6 +35,8 @@ impl ZwaveServer {
         if !ours || typed.chars().count() > MAX_NAME_CHARS {
             return Ok(CompleteResult::default());
         }
+        // Nothing loaded yet (the link is starting): wait for it, as reads do.
+        let _ = self.readable().await;
         let context = |name: &str| {
             request
                 .context
@@ -81,8 +83,7 @@ impl ZwaveServer {
 
     /// The node a template's `nodeId` names, if the agent may see it.
     fn visible_node(&self, id: &str) -> Option<NodeInfo> {
-        let ResourceUri::Device(id) = ResourceUri::parse(&format!("zwave://devices/{id}"))?
-        else {
+        let ResourceUri::Device(id) = ResourceUri::parse(&format!("zwave://devices/{id}"))? else {
             return None;
         };
         let viewer = self.viewer();
@@ -155,7 +156,10 @@ mod tests {
             "li",
         );
         assert_eq!(info.values, ["Hall Light", "Kitchen Light"]);
-        let info = completion(names(&["Kitchen Plug", "Hall Light", "Kitchen Light"]), "KIT");
+        let info = completion(
+            names(&["Kitchen Plug", "Hall Light", "Kitchen Light"]),
+            "KIT",
+        );
         assert_eq!(info.values, ["Kitchen Plug", "Kitchen Light"]);
         assert_eq!(info.total, Some(2));
         assert_eq!(info.has_more, Some(false));

@@ -147,10 +147,9 @@ impl ZwaveServer {
     /// `uri` as the resource reads now, embedded in a prompt (its text).
     async fn embedded(&self, uri: ResourceUri) -> Result<PromptMessage, ErrorData> {
         let _ = self.readable().await;
-        let shown = self
-            .viewer()
-            .show(uri, Some(now_ms()))
-            .ok_or_else(|| ErrorData::invalid_params(format!("{uri} is not there any more"), None))?;
+        let shown = self.viewer().show(uri, Some(now_ms())).ok_or_else(|| {
+            ErrorData::invalid_params(format!("{uri} is not there any more"), None)
+        })?;
         Ok(PromptMessage::new_resource(
             Role::User,
             uri.to_string(),
@@ -214,6 +213,10 @@ mod tests {
         assert!(refused.message.len() < 300, "{}", refused.message);
         assert!(refused.message.contains("home_overview, secured_for_night"));
         let refused = unknown_prompt("weather");
-        assert!(refused.message.starts_with("no prompt named \"weather\": the prompts are"));
+        assert!(
+            refused
+                .message
+                .starts_with("no prompt named \"weather\": the prompts are")
+        );
     }
 }

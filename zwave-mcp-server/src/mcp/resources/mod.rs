@@ -65,10 +65,15 @@ impl ZwaveServer {
             } else {
                 format!("{name} ({loc})")
             };
-            Resource::new(ResourceUri::Device(id).to_string(), format!("node-{}", id.0))
-                .with_title(title)
-                .with_description("One device: state, readings with their age, status, when it last reported.")
-                .with_mime_type(JSON)
+            Resource::new(
+                ResourceUri::Device(id).to_string(),
+                format!("node-{}", id.0),
+            )
+            .with_title(title)
+            .with_description(
+                "One device: state, readings with their age, status, when it last reported.",
+            )
+            .with_mime_type(JSON)
         });
         let resources = std::iter::once(home).chain(devices).collect();
         Ok(ListResourcesResult::with_all_items(resources))
@@ -92,8 +97,9 @@ impl ZwaveServer {
             .viewer()
             .show(parsed, Some(now_ms()))
             .ok_or_else(|| not_found(uri))?;
-        let json = serde_json::to_string_pretty(&shown.json)
-            .map_err(|err| ErrorData::internal_error(format!("cannot encode {uri}: {err}"), None))?;
+        let json = serde_json::to_string_pretty(&shown.json).map_err(|err| {
+            ErrorData::internal_error(format!("cannot encode {uri}: {err}"), None)
+        })?;
         Ok(ReadResourceResult::new(vec![
             ResourceContents::text(json, uri).with_mime_type(JSON),
             ResourceContents::text(shown.text, uri).with_mime_type(TEXT),
@@ -123,35 +129,54 @@ impl ZwaveServer {
     }
 
     /// What a `subscriptions/listen` stream gets of what it asked (2026-07-28): the list's
-    /// changes, and the first [`MAX_SUBSCRIPTIONS`] of the resources it names that the agent
-    /// may see now (the acknowledgement tells which).
-    pub(in crate::mcp) fn listen_filter(&self, requested: &SubscriptionFilter) -> SubscriptionFilter {
-        let viewer = self.viewer();
+    /// changes, and the first [`MAX_SUBSCRIPTIONS`] of the resources it names that have this
+    /// server's shape (the acknowledgement tells which). The filter is decided before the
+    /// node list may be loaded, so a device's address is accepted whether the device is
+    /// there, absent or hidden, alike: the stream tells of it once the agent may see it.
+    ///
+    /// What each shows now is noted here, before the acknowledgement goes out: a change the
+    /// client makes once it has the acknowledgement is a change from this.
+    pub(in crate::mcp) fn listen_filter(
+        &self,
+        requested: &SubscriptionFilter,
+    ) -> SubscriptionFilter {
         let mut accepted = SubscriptionFilter::builder().resources_list_changed();
         if let Some(uris) = &requested.resource_subscriptions {
-            let visible: Vec<String> = uris
+            let ours: Vec<String> = uris
                 .iter()
-                .filter(|uri| {
-                    ResourceUri::parse(uri)
-                        .is_some_and(|parsed| viewer.fingerprint(parsed).is_some())
-                })
+                .filter(|uri| ResourceUri::parse(uri).is_some())
                 .take(MAX_SUBSCRIPTIONS)
                 .cloned()
                 .collect();
-            accepted = accepted.resource_subscriptions(visible);
+            let viewer = self.viewer();
+            let baseline = ours
+                .iter()
+                .filter_map(|uri| ResourceUri::parse(uri))
+                .map(|uri| (uri, viewer.fingerprint(uri)))
+                .collect();
+            self.session.note_baseline(requested.clone(), baseline);
+            accepted = accepted.resource_subscriptions(ours);
         }
         accepted.build()
     }
 
     /// Runs one `subscriptions/listen` stream until it is cancelled or the session ends.
-    pub(in crate::mcp) async fn listen_on(&self, context: SubscriptionContext) -> Result<(), ErrorData> {
+    pub(in crate::mcp) async fn listen_on(
+        &self,
+        context: SubscriptionContext,
+    ) -> Result<(), ErrorData> {
+        let baseline = self.session.take_baseline(context.requested());
         let _place = self.session.listen_place()?;
         let viewer = self.viewer();
         let accepted = context.accepted();
         let watched = Arc::new(watch::Watched::default());
         for uri in accepted.resource_subscriptions.iter().flatten() {
             if let Some(parsed) = ResourceUri::parse(uri) {
-                watched.add(parsed, viewer.fingerprint(parsed))?;
+                let was = match baseline.get(&parsed) {
+                    Some(was) => *was,
+                    None => viewer.fingerprint(parsed),
+                };
+                watched.add(parsed, was)?;
             }
         }
         let list = accepted.resources_list_changed == Some(true);

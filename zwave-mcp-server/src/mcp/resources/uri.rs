@@ -116,14 +116,22 @@ mod tests {
             refused.data,
             Some(serde_json::json!({"uri": "file:///etc/passwd"}))
         );
-        assert!(refused.message.contains("zwave://home"), "{}", refused.message);
+        assert!(
+            refused.message.contains("zwave://home"),
+            "{}",
+            refused.message
+        );
         assert!(
             refused.message.contains("zwave://devices/{nodeId}"),
             "{}",
             refused.message
         );
         let absent = not_found("zwave://devices/77");
-        assert!(absent.message.contains("no such device"), "{}", absent.message);
+        assert!(
+            absent.message.contains("no such device"),
+            "{}",
+            absent.message
+        );
     }
 
     #[test]

@@ -16,13 +16,16 @@ use std::{
 };
 
 use rmcp::{
-    ErrorData, RoleServer, Peer,
-    model::ResourceUpdatedNotificationParam,
+    ErrorData, Peer, RoleServer,
+    model::{ResourceUpdatedNotificationParam, SubscriptionFilter},
     service::SubscriptionSink,
 };
 use tokio_util::sync::CancellationToken;
 
 use super::{uri::ResourceUri, view::Viewer};
+
+/// What resources showed at some moment: their fingerprints.
+pub(crate) type Baseline = HashMap<ResourceUri, Option<u64>>;
 
 /// The least time between two updates of one resource.
 pub(crate) const COALESCE: Duration = Duration::from_millis(250);
@@ -44,7 +47,9 @@ pub(crate) struct Watched {
 
 impl Watched {
     fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<ResourceUri, Option<u64>>> {
-        self.resources.lock().unwrap_or_else(PoisonError::into_inner)
+        self.resources
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
     }
 
     /// Watches `uri`, which shows `fingerprint` now.
@@ -58,7 +63,9 @@ impl Watched {
                 format!(
                     "cannot subscribe to {uri}: this session is subscribed to {MAX_SUBSCRIPTIONS} resources, the most it may be (resources/unsubscribe one first, or subscribe to zwave://home for every device)"
                 ),
-                Some(serde_json::json!({ "uri": uri.to_string(), "maxSubscriptions": MAX_SUBSCRIPTIONS })),
+                Some(
+                    serde_json::json!({ "uri": uri.to_string(), "maxSubscriptions": MAX_SUBSCRIPTIONS }),
+                ),
             ));
         }
         resources.insert(uri, fingerprint);
@@ -181,6 +188,10 @@ pub(crate) struct Session {
     watching: Mutex<bool>,
     /// `subscriptions/listen` streams open.
     listens: Mutex<usize>,
+    /// What the resources of listen streams being opened showed when their filter was
+    /// accepted, by the filter requested (taken when the stream starts; at most
+    /// [`MAX_LISTENS`] kept).
+    baselines: Mutex<Vec<(SubscriptionFilter, Baseline)>>,
     /// Cancelled when the session ends.
     ended: CancellationToken,
 }
@@ -191,6 +202,7 @@ impl Default for Session {
             watched: Arc::default(),
             watching: Mutex::new(false),
             listens: Mutex::new(0),
+            baselines: Mutex::new(Vec::new()),
             ended: CancellationToken::new(),
         }
     }
@@ -238,6 +250,30 @@ impl Session {
         Ok(ListenPlace(Arc::clone(self)))
     }
 
+    /// Notes what the resources of a listen stream being opened with `requested` show now.
+    pub fn note_baseline(&self, requested: SubscriptionFilter, baseline: Baseline) {
+        let mut baselines = self
+            .baselines
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        if baselines.len() >= MAX_LISTENS {
+            baselines.remove(0);
+        }
+        baselines.push((requested, baseline));
+    }
+
+    /// What [`Session::note_baseline`] noted for `requested` (nothing when it was not).
+    pub fn take_baseline(&self, requested: &SubscriptionFilter) -> Baseline {
+        let mut baselines = self
+            .baselines
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        match baselines.iter().position(|(filter, _)| filter == requested) {
+            Some(at) => baselines.remove(at).1,
+            None => Baseline::new(),
+        }
+    }
+
     /// Cancelled when the session ends.
     pub fn ended(&self) -> CancellationToken {
         self.ended.clone()
@@ -249,7 +285,11 @@ pub(crate) struct ListenPlace(Arc<Session>);
 
 impl Drop for ListenPlace {
     fn drop(&mut self) {
-        let mut listens = self.0.listens.lock().unwrap_or_else(PoisonError::into_inner);
+        let mut listens = self
+            .0
+            .listens
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
         *listens = listens.saturating_sub(1);
     }
 }
