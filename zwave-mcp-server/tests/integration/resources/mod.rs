@@ -4,6 +4,7 @@
 
 mod complete;
 mod read;
+mod storm;
 mod subscribe;
 
 use serde_json::{Value, json};
