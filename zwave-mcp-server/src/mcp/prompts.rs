@@ -162,19 +162,21 @@ impl ZwaveServer {
     }
 }
 
-/// The refusal of a prompt this server does not have, quoting at most [`MAX_QUOTED_NAME`]
-/// characters of its name.
-pub(super) fn unknown_prompt(name: &str) -> ErrorData {
-    let quoted: String = name.chars().take(MAX_QUOTED_NAME).collect();
-    let cut = if quoted.len() < name.len() { "…" } else { "" };
-    ErrorData::invalid_params(
-        format!(
-            "no prompt named {:?}{cut}: the prompts are {}",
-            quoted,
-            PROMPTS.join(", ")
-        ),
-        None,
-    )
+impl ZwaveServer {
+    /// The refusal of a prompt this server does not have, quoting at most [`MAX_QUOTED_NAME`]
+    /// characters of its name.
+    pub(super) fn unknown_prompt(name: &str) -> ErrorData {
+        let quoted: String = name.chars().take(MAX_QUOTED_NAME).collect();
+        let cut = if quoted.len() < name.len() { "…" } else { "" };
+        ErrorData::invalid_params(
+            format!(
+                "no prompt named {:?}{cut}: the prompts are {}",
+                quoted,
+                PROMPTS.join(", ")
+            ),
+            None,
+        )
+    }
 }
 
 #[cfg(test)]
@@ -209,10 +211,10 @@ mod tests {
 
     #[test]
     fn an_unknown_prompt_is_refused_naming_the_prompts_without_echoing_a_megabyte() {
-        let refused = unknown_prompt(&"x".repeat(1 << 20));
+        let refused = ZwaveServer::unknown_prompt(&"x".repeat(1 << 20));
         assert!(refused.message.len() < 300, "{}", refused.message);
         assert!(refused.message.contains("home_overview, secured_for_night"));
-        let refused = unknown_prompt("weather");
+        let refused = ZwaveServer::unknown_prompt("weather");
         assert!(
             refused
                 .message

@@ -214,7 +214,7 @@ impl ServerHandler for ZwaveServer {
         context: RequestContext<RoleServer>,
     ) -> Result<GetPromptResponse, ErrorData> {
         if !self.prompt_router.has_route(&request.name) {
-            return Err(super::prompts::unknown_prompt(&request.name));
+            return Err(Self::unknown_prompt(&request.name));
         }
         let prompt = PromptContext::new(self, request.name, request.arguments, context);
         self.prompt_router.get_prompt(prompt).await

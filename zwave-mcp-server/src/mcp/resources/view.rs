@@ -17,7 +17,7 @@ use super::super::{
     cache::RowCache,
     commands::Commands,
     stale::Staleness,
-    tools::device_status,
+    status::device_status,
     types::{CommandNote, DeviceList, DeviceStatus},
 };
 use super::uri::ResourceUri;

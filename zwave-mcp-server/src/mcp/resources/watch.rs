@@ -293,3 +293,71 @@ impl Drop for ListenPlace {
         *listens = listens.saturating_sub(1);
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::network::NodeId;
+
+    #[test]
+    fn a_session_watches_at_most_256_resources_and_says_how_to_go_on() {
+        let watched = Watched::default();
+        for id in 1..=256 {
+            watched.add(ResourceUri::Device(NodeId(id)), None).unwrap();
+        }
+        // The same one again is no new subscription.
+        watched
+            .add(ResourceUri::Device(NodeId(7)), Some(1))
+            .unwrap();
+        let refused = watched
+            .add(ResourceUri::Device(NodeId(257)), None)
+            .unwrap_err();
+        assert_eq!(refused.code, rmcp::model::ErrorCode::INVALID_PARAMS);
+        assert_eq!(
+            refused.message,
+            "cannot subscribe to zwave://devices/257: this session is subscribed to 256 resources, the most it may be (resources/unsubscribe one first, or subscribe to zwave://home for every device)"
+        );
+        assert_eq!(
+            refused.data,
+            Some(serde_json::json!({"uri": "zwave://devices/257", "maxSubscriptions": 256}))
+        );
+        watched.remove(ResourceUri::Device(NodeId(1)));
+        watched.add(ResourceUri::Device(NodeId(257)), None).unwrap();
+    }
+
+    #[test]
+    fn a_session_holds_at_most_four_listen_streams_and_frees_a_place_when_one_ends() {
+        let session = Arc::new(Session::default());
+        let places: Vec<ListenPlace> = (0..MAX_LISTENS)
+            .map(|_| session.listen_place().unwrap())
+            .collect();
+        let refused = session.listen_place().err().unwrap();
+        assert_eq!(
+            refused.message,
+            "this session has 4 subscriptions/listen streams open, the most it may: cancel one, or listen to every resource on one stream"
+        );
+        drop(places);
+        assert!(session.listen_place().is_ok());
+    }
+
+    #[test]
+    fn a_listen_streams_baseline_is_taken_by_its_filter_once() {
+        let session = Session::default();
+        let filter = SubscriptionFilter::builder()
+            .resource_subscription("zwave://home")
+            .build();
+        let baseline = Baseline::from([(ResourceUri::Home, Some(42))]);
+        session.note_baseline(filter.clone(), baseline.clone());
+        assert_eq!(session.take_baseline(&filter), baseline);
+        assert!(session.take_baseline(&filter).is_empty());
+    }
+
+    #[test]
+    fn a_session_that_ends_stops_its_watcher() {
+        let session = Session::default();
+        let ended = session.ended();
+        assert!(!ended.is_cancelled());
+        drop(session);
+        assert!(ended.is_cancelled());
+    }
+}
