@@ -1,7 +1,8 @@
 //! What a resource shows: the home (the same rows as `list_zwave_devices`) or one device (its
 //! status as `get_device_status` words it, its readings with their age, and what zwave-js
 //! shows that the device has not reported), as JSON and as the tools' text; and a fingerprint
-//! of it without the ages, so a subscriber is told of a change, not of time passing.
+//! of it without ages and report times, so a subscriber is told of a change of state, not of
+//! time passing nor of a device repeating what it said (a meter's unchanged reading).
 
 use std::{
     fmt::Write as _,
@@ -100,7 +101,8 @@ impl Viewer {
         }
     }
 
-    /// A hash of what `uri` shows, ages left out; `None` when it shows nothing.
+    /// A hash of what `uri` shows, ages and report times left out; `None` when it shows
+    /// nothing.
     pub fn fingerprint(&self, uri: ResourceUri) -> Option<u64> {
         let shown = self.show(uri, None)?;
         let mut hasher = std::collections::hash_map::DefaultHasher::new();
@@ -187,10 +189,15 @@ impl Viewer {
             let node = nodes.get(&id).filter(|node| self.is_visible(node))?;
             let (mut status, text) = device_status(node, stale_link);
             status.last_command = self.commands.note(node, now.unwrap_or(i64::MIN));
+            let mut readings = devices::readings(node, now);
             if now.is_none() {
+                // A fingerprint: a report that repeats a value changes no state, only when.
                 status.last_active_age_seconds = None;
+                status.last_active_ms = None;
+                for reading in &mut readings {
+                    reading.updated_at_ms = None;
+                }
             }
-            let readings = devices::readings(node, now);
             let optimistic: Vec<Optimistic> = optimistic
                 .into_iter()
                 .map(|(key, shows)| {

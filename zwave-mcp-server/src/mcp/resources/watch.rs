@@ -141,7 +141,8 @@ pub(crate) async fn watch(
     stop: CancellationToken,
 ) {
     let mut changes = viewer.network.changes();
-    let mut devices = viewer.list_fingerprint();
+    let mut devices = DeviceList::default();
+    devices.look(&viewer);
     loop {
         tokio::select! {
             changed = changes.changed() => if changed.is_err() { return },
@@ -159,19 +160,34 @@ pub(crate) async fn watch(
     }
 }
 
+/// Which devices there are, as last looked at: `None` until a node list was loaded (no client
+/// sees the list before: `resources/list` waits for it), so its first load is no change.
+#[derive(Default)]
+struct DeviceList(Option<u64>);
+
+impl DeviceList {
+    /// Looks again; whether the list changed since the last look.
+    fn look(&mut self, viewer: &Viewer) -> bool {
+        if !viewer.network.has_nodes() {
+            return false;
+        }
+        let now = viewer.list_fingerprint();
+        let was = self.0.replace(now);
+        was.is_some_and(|was| was != now)
+    }
+}
+
 /// Tells of what changed since the last look.
 async fn tell(
     viewer: &Viewer,
     watched: &Watched,
     notifier: &Notifier,
-    devices: Option<&mut u64>,
+    devices: Option<&mut DeviceList>,
 ) -> Result<(), Gone> {
-    if let Some(devices) = devices {
-        let now = viewer.list_fingerprint();
-        if now != *devices {
-            *devices = now;
-            notifier.list_changed().await?;
-        }
+    if let Some(devices) = devices
+        && devices.look(viewer)
+    {
+        notifier.list_changed().await?;
     }
     for uri in watched.changed(viewer) {
         notifier.updated(uri).await?;
