@@ -86,3 +86,33 @@ per_backend! {
         );
     }
 }
+
+per_backend! {
+    /// A command the device has not reported: the state stays the device's last report, and
+    /// what zwave-js shows at once is listed apart as its echo, with the command's note.
+    async fn zwave_js_echo_is_shown_apart_from_the_devices_report(backend) {
+        let home = TestHome::start(backend).await;
+        home.set_confirm_writes(false);
+        let mut session = Conversation::over(&mut home.command(&[]));
+        let (error, text, _) = session.call(
+            "control_zwave_device",
+            json!({"deviceName": "Switch One", "action": "on"}),
+        );
+        assert!(!error, "{text}");
+        let (json, text) = read(&mut session, "zwave://devices/2");
+        assert_eq!(json["on"], false, "the device's own last report: {json}");
+        assert_eq!(
+            json["optimistic"],
+            json!([{"label": "Current value", "zwaveJsShows": true, "deviceReported": false}]),
+            "{json}"
+        );
+        assert!(
+            json["lastCommand"].as_str().unwrap().contains("the device has not reported its new state since"),
+            "{json}"
+        );
+        assert!(
+            text.contains("Z-Wave JS shows Current value = true at once for a command (its optimistic echo); the device has not reported it since."),
+            "{text}"
+        );
+    }
+}
