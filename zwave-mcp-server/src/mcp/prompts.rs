@@ -146,7 +146,9 @@ impl ZwaveServer {
 impl ZwaveServer {
     /// `uri` as the resource reads now, embedded in a prompt (its text).
     async fn embedded(&self, uri: ResourceUri) -> Result<PromptMessage, ErrorData> {
-        let _ = self.readable().await;
+        self.readable().await.map_err(|err| {
+            ErrorData::internal_error(format!("cannot read {uri} now: {err}"), None)
+        })?;
         let shown = self.viewer().show(uri, Some(now_ms())).ok_or_else(|| {
             ErrorData::invalid_params(format!("{uri} is not there any more"), None)
         })?;

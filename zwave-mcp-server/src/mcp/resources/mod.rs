@@ -53,8 +53,11 @@ impl ZwaveServer {
 
     /// `resources/list`: the home, then each device the agent may see, by node id.
     pub(in crate::mcp) async fn resources(&self) -> Result<ListResourcesResult, ErrorData> {
-        // Nothing loaded yet (the link is starting): the home alone, which says so when read.
-        let _ = self.readable().await;
+        // Nothing loaded (the link is down since the start): the home alone, which says why
+        // when read; the session is told of the list once it is loaded.
+        if self.readable().await.is_err() {
+            self.session.watched.listed_before_load();
+        }
         let home = Resource::new(HOME_URI, "home")
             .with_title("The home")
             .with_description("Every Z-Wave device of the home: name, node id, location, online, kind and state, as list_zwave_devices gives them. Subscribe to be told when any of it changes.")
@@ -92,11 +95,18 @@ impl ZwaveServer {
     /// this client may see is refused with Invalid params and the address in `data.uri`.
     pub(in crate::mcp) async fn read(&self, uri: &str) -> Result<ReadResourceResult, ErrorData> {
         let parsed = ResourceUri::parse(uri).ok_or_else(|| not_found(uri))?;
-        let _ = self.readable().await;
-        let shown = self
-            .viewer()
-            .show(parsed, Some(now_ms()))
-            .ok_or_else(|| not_found(uri))?;
+        let shown = match (self.loaded(uri).await, parsed) {
+            (Ok(()), _) => self
+                .viewer()
+                .show(parsed, Some(now_ms()))
+                .ok_or_else(|| not_found(uri))?,
+            // The home is always listed, so it always reads: empty, saying why.
+            (Err(err), ResourceUri::Home) => view::Shown {
+                json: serde_json::json!({"devices": [], "hiddenInactive": 0, "unreachable": err.message}),
+                text: err.message.into_owned(),
+            },
+            (Err(err), ResourceUri::Device(_)) => return Err(err),
+        };
         let json = serde_json::to_string_pretty(&shown.json).map_err(|err| {
             ErrorData::internal_error(format!("cannot encode {uri}: {err}"), None)
         })?;
@@ -106,6 +116,17 @@ impl ZwaveServer {
         ]))
     }
 
+    /// Makes sure there are nodes to show `uri` from, as the tools do: loaded now, or the last
+    /// known ones while a link is down. With none, the refusal says why (the home cannot be
+    /// reached, and where it was looked for), never "no such device".
+    async fn loaded(&self, uri: &str) -> Result<(), ErrorData> {
+        self.readable().await.map_err(|err| {
+            let data =
+                (uri.len() <= uri::MAX_ECHOED_URI_BYTES).then(|| serde_json::json!({ "uri": uri }));
+            ErrorData::internal_error(format!("cannot read {uri} now: {err}"), data)
+        })
+    }
+
     /// `resources/subscribe` (2025-11-25): watches `uri` for this session.
     pub(in crate::mcp) async fn subscribe_to(
         &self,
@@ -113,7 +134,7 @@ impl ZwaveServer {
         context: RequestContext<RoleServer>,
     ) -> Result<(), ErrorData> {
         let parsed = ResourceUri::parse(uri).ok_or_else(|| not_found(uri))?;
-        let _ = self.readable().await;
+        self.loaded(uri).await?;
         let viewer = self.viewer();
         let fingerprint = viewer.fingerprint(parsed).ok_or_else(|| not_found(uri))?;
         self.session.watched.add(parsed, Some(fingerprint))?;

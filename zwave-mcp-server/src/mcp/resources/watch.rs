@@ -43,6 +43,9 @@ pub(crate) const MAX_LISTENS: usize = 4;
 #[derive(Debug, Default)]
 pub(crate) struct Watched {
     resources: Mutex<HashMap<ResourceUri, Option<u64>>>,
+    /// The client was given the list before any node list was loaded (the home alone): it is
+    /// told when the first one is.
+    listed_early: std::sync::atomic::AtomicBool,
 }
 
 impl Watched {
@@ -70,6 +73,12 @@ impl Watched {
         }
         resources.insert(uri, fingerprint);
         Ok(())
+    }
+
+    /// The client was given the list before any node list was loaded.
+    pub fn listed_before_load(&self) {
+        self.listed_early
+            .store(true, std::sync::atomic::Ordering::Relaxed);
     }
 
     /// Stops watching `uri`.
@@ -142,7 +151,7 @@ pub(crate) async fn watch(
 ) {
     let mut changes = viewer.network.changes();
     let mut devices = DeviceList::default();
-    devices.look(&viewer);
+    devices.look(&viewer, &watched);
     loop {
         tokio::select! {
             changed = changes.changed() => if changed.is_err() { return },
@@ -160,20 +169,25 @@ pub(crate) async fn watch(
     }
 }
 
-/// Which devices there are, as last looked at: `None` until a node list was loaded (no client
-/// sees the list before: `resources/list` waits for it), so its first load is no change.
+/// Which devices there are, as last looked at: `None` until a node list was loaded
+/// (`resources/list` waits for one), so the first load is a change only to a client that was
+/// given the list before it.
 #[derive(Default)]
 struct DeviceList(Option<u64>);
 
 impl DeviceList {
     /// Looks again; whether the list changed since the last look.
-    fn look(&mut self, viewer: &Viewer) -> bool {
+    fn look(&mut self, viewer: &Viewer, watched: &Watched) -> bool {
         if !viewer.network.has_nodes() {
             return false;
         }
         let now = viewer.list_fingerprint();
-        let was = self.0.replace(now);
-        was.is_some_and(|was| was != now)
+        match self.0.replace(now) {
+            Some(was) => was != now,
+            None => watched
+                .listed_early
+                .swap(false, std::sync::atomic::Ordering::Relaxed),
+        }
     }
 }
 
@@ -185,7 +199,7 @@ async fn tell(
     devices: Option<&mut DeviceList>,
 ) -> Result<(), Gone> {
     if let Some(devices) = devices
-        && devices.look(viewer)
+        && devices.look(viewer, watched)
     {
         notifier.list_changed().await?;
     }

@@ -116,3 +116,44 @@ per_backend! {
         );
     }
 }
+
+/// With the home out of reach and nothing known of it, the home (always listed) reads empty
+/// saying why and where it looked; a device's read is refused saying so, never "no such
+/// device".
+#[test]
+fn a_read_while_the_home_cannot_be_reached_says_why() {
+    let url = crate::harness::closed_port_url();
+    let mut session = Conversation::over(&mut crate::harness::command(&[
+        "--mqtt-url",
+        &url,
+        "--api-timeout",
+        "1s",
+    ]));
+    let listed = session.request("resources/list", json!({}));
+    assert_eq!(
+        listed["result"]["resources"].as_array().unwrap().len(),
+        1,
+        "{listed}"
+    );
+    let (home, text) = read(&mut session, "zwave://home");
+    assert_eq!(home["devices"], json!([]), "{home}");
+    assert!(
+        text.starts_with("cannot read zwave://home now: ") && text.contains(&url),
+        "{text}"
+    );
+    let refused = session.request("resources/read", json!({"uri": "zwave://devices/2"}));
+    let message = refused["error"]["message"].as_str().unwrap_or_default();
+    assert!(
+        message.starts_with("cannot read zwave://devices/2 now: ") && message.contains(&url),
+        "{refused}"
+    );
+    assert_eq!(refused["error"]["data"]["uri"], "zwave://devices/2");
+    let prompt = session.request("prompts/get", json!({"name": "home_overview"}));
+    assert!(
+        prompt["error"]["message"]
+            .as_str()
+            .unwrap_or_default()
+            .starts_with("cannot read zwave://home now: "),
+        "{prompt}"
+    );
+}

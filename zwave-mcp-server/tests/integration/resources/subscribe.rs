@@ -106,3 +106,26 @@ per_backend! {
         let _ = session.request("server/discover", json!({"_meta": meta()}));
     }
 }
+
+/// A client given the list while the home could not be reached (the home alone) is told when
+/// the devices are known; one given the full list is not told of its first load.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_list_given_before_the_home_was_reached_is_told_to_change() {
+    let home = crate::harness::TestHome::start(crate::harness::Backend::ZwaveJsServer).await;
+    home.go_down().await;
+    let mut session = Conversation::over(&mut home.command(&["--api-timeout", "1s"]));
+    let listed = session.request("resources/list", json!({}));
+    assert_eq!(
+        listed["result"]["resources"].as_array().unwrap().len(),
+        1,
+        "{listed}"
+    );
+    home.come_back().await;
+    let changed = session.next_notification("notifications/resources/list_changed");
+    assert_eq!(changed["method"], "notifications/resources/list_changed");
+    let listed = session.request("resources/list", json!({}));
+    assert!(
+        listed["result"]["resources"].as_array().unwrap().len() > 1,
+        "{listed}"
+    );
+}
