@@ -22,7 +22,7 @@
 //!   in flight; and MCP Streamable HTTP (`--http`): rmcp's service on hyper behind our gate
 //!   (the path, the bearer token, the cap on sessions, bounded bodies).
 //! - `mcp`: the rmcp server, its five tools (the health read and its ping among them) and
-//!   their typed errors.
+//!   their typed errors; the home as resources with subscriptions, completions and prompts.
 //! - [`devices`]: pure domain logic: device kinds, name resolution, actions, readings, a
 //!   link's health in words ([`devices::health`]).
 //! - [`network`]: the backend-neutral core (cache, link state, the write path's rules, the

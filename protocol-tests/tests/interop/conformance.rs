@@ -102,7 +102,8 @@ async fn our_server_passes_every_check_in_demo_mode() {
     );
     assert_eq!(
         report.get("2026-07-28 caching hints").unwrap().evidence,
-        "tools/list (ttlMs 0, public), prompts/list (ttlMs 0, private), resources/list (ttlMs 0, private), resources/templates/list (ttlMs 0, private)"
+        // The home is listed as a resource now, so the checker reads it too.
+        "tools/list (ttlMs 0, public), prompts/list (ttlMs 0, private), resources/list (ttlMs 0, private), resources/templates/list (ttlMs 0, private), resources/read (ttlMs 0, private)"
     );
     assert_eq!(
         report.get("invalid arguments").unwrap().evidence,

@@ -163,3 +163,31 @@ fn the_inspector_cli_lists_and_calls_tools_with_the_right_exit_codes() {
     assert_eq!(code, Some(5), "{stdout}");
     assert!(stdout.contains("no Z-Wave device matches"), "{stdout}");
 }
+
+#[test]
+fn the_python_sdk_subscribes_to_a_device_and_is_told_of_its_change() {
+    let python = python_venv("mcp2", PYTHON_SDK);
+    let output = child::output(
+        Command::new(python)
+            .arg(fixture_path("peers/python_sdk_subscribe.py"))
+            .arg(workspace_bin("zwave-mcp-server"))
+            .args(["--demo", "--confirm-timeout", "3s"]),
+        Duration::from_secs(120),
+    );
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let seen: Value = serde_json::from_slice(&output.stdout).unwrap();
+    assert_eq!(seen["subscribe"], true, "{seen}");
+    assert_eq!(seen["before"], false, "{seen}");
+    // The switch's state, then (at most) the echo zwave-js shows before it: each a change of
+    // what the resource shows, never another resource.
+    let updates = seen["updates"].as_array().unwrap();
+    assert!(
+        !updates.is_empty() && updates.iter().all(|uri| uri == "zwave://devices/2"),
+        "{seen}"
+    );
+    assert_eq!(seen["after"], true, "{seen}");
+}

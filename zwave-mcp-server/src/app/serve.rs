@@ -84,7 +84,7 @@ async fn serve_http(settings: HttpSettings, server: ZwaveServer) -> anyhow::Resu
         tracing::info!("stopping: a signal asked");
         signalled.cancel();
     });
-    http::serve(settings, server, stop)
+    http::serve(settings, move || server.for_session(), stop)
         .await
         .with_context(|| format!("cannot serve HTTP on {addr}"))
 }

@@ -36,5 +36,5 @@ pub use readings::{Reading, ago, readings};
 pub use state::{DeviceSummary, battery, is_device, is_on, is_online, status_word, summary};
 pub use write::{
     Action, ActionError, Expect, Limits, Request, Sensitive, SensitiveClass, Words, WritePlan,
-    action_list, actions, plan,
+    action_list, actions, modes, plan, tones,
 };

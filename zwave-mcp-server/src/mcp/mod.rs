@@ -1,5 +1,6 @@
-//! The MCP tool surface: five Z-Wave tools on an rmcp `ServerHandler`, and a sixth,
-//! `maintain_zwave_device`, when the owner allows maintenance.
+//! The MCP surface: five Z-Wave tools on an rmcp `ServerHandler` (a sixth,
+//! `maintain_zwave_device`, when the owner allows maintenance), and the home as resources,
+//! completions and prompts.
 //!
 //! An unknown tool is a JSON-RPC error (rmcp). Arguments that do not deserialize come back as
 //! an `isError` result from rmcp naming the valid values (MCP 2025-11-25 treats input
@@ -25,19 +26,27 @@
 //! | `error` | `ToolError`: why a call failed, typed until it becomes an `isError` result |
 //! | `cache` | list rows and the name directory, cached by node and list revision |
 //! | `stale` | saying when read results come from the cache while a link is down |
+//! | `status` | a device's status in facts and words (`get_device_status`, the device resource) |
+//! | `resources` | the live home as resources (`zwave://home`, `zwave://devices/{nodeId}`) and subscriptions to them |
+//! | `completion` | `completion/complete`: device names, and the actions, modes and tones a device takes |
+//! | `prompts` | four read-only prompts a person picks: overview, secured for the night, a device's help, the network's health |
 
 mod cache;
 mod commands;
+mod completion;
 mod control;
 mod error;
 mod health;
 mod maintain;
 mod maintenance;
+mod prompts;
+mod resources;
 mod retry;
 mod seal;
 mod sensitive;
 mod server;
 mod stale;
+mod status;
 mod tools;
 mod types;
 

@@ -6,13 +6,20 @@ use std::{sync::Arc, time::Duration};
 
 use rmcp::{
     ErrorData, RoleServer, ServerHandler,
-    handler::server::{router::tool::ToolRouter, tool::ToolCallContext},
-    model::{
-        CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation,
-        JsonObject, ReadResourceRequestParams, ReadResourceResponse, ServerCapabilities,
-        ServerConfig,
+    handler::server::{
+        prompt::PromptContext,
+        router::{prompt::PromptRouter, tool::ToolRouter},
+        tool::ToolCallContext,
     },
-    service::RequestContext,
+    model::{
+        CallToolRequestParams, CallToolResponse, CallToolResult, CompleteRequestParams,
+        CompleteResult, ContentBlock, GetPromptRequestParams, GetPromptResponse, Implementation,
+        JsonObject, ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult,
+        PaginatedRequestParams, ReadResourceRequestParams, ReadResourceResponse,
+        ServerCapabilities, ServerConfig, SubscribeRequestParams, SubscriptionFilter,
+        UnsubscribeRequestParams,
+    },
+    service::{NotificationContext, RequestContext, SubscriptionContext},
     tool_handler,
 };
 
@@ -20,6 +27,7 @@ use super::{
     cache::{DirectoryCache, RowCache},
     commands::Commands,
     maintenance::{MAINTAIN, MaintenancePolicy, refusal},
+    resources::Session,
     seal::QuestionSeal,
     sensitive::SensitivePolicy,
 };
@@ -41,6 +49,9 @@ pub struct ZwaveServer {
     pub(super) names: Arc<DirectoryCache>,
     /// The last command to each device, for reads to say what became of it.
     pub(super) commands: Arc<Commands>,
+    /// This session's subscriptions to resources: each session gets its own
+    /// ([`ZwaveServer::for_session`]).
+    pub(super) session: Arc<Session>,
     /// The owner's limits on writes (a thermostat's band).
     pub(super) limits: Limits,
     /// What the owner allows of actions that open the home or silence an alarm.
@@ -50,6 +61,7 @@ pub struct ZwaveServer {
     /// Whether upkeep operations are offered, and how long a call waits for one.
     pub(super) maintenance: Arc<MaintenancePolicy>,
     pub(super) tool_router: ToolRouter<Self>,
+    pub(super) prompt_router: PromptRouter<Self>,
 }
 
 impl ZwaveServer {
@@ -63,11 +75,13 @@ impl ZwaveServer {
             rows: Arc::default(),
             names: Arc::default(),
             commands: Arc::default(),
+            session: Arc::default(),
             limits: Limits::default(),
             sensitive: Arc::default(),
             questions: Arc::default(),
             maintenance: Arc::default(),
             tool_router: Self::tool_router(),
+            prompt_router: Self::prompt_router(),
         }
     }
 
@@ -80,6 +94,16 @@ impl ZwaveServer {
         }
         self.exposure = Arc::new(exposure);
         self
+    }
+
+    /// The same server for another session (over HTTP, each has its own): the caches are
+    /// shared, the subscriptions are its own.
+    #[must_use]
+    pub fn for_session(&self) -> Self {
+        Self {
+            session: Arc::default(),
+            ..self.clone()
+        }
     }
 
     /// With the owner's limits on writes.
@@ -137,19 +161,97 @@ impl ServerHandler for ZwaveServer {
             .await
     }
 
-    /// No resource exists: SEP-2164 (2026-07-28) wants an unknown URI refused with Invalid
-    /// params naming it in `data.uri`, where rmcp's default answers Method not found.
+    async fn list_resources(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListResourcesResult, ErrorData> {
+        self.resources().await
+    }
+
+    async fn list_resource_templates(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListResourceTemplatesResult, ErrorData> {
+        Ok(Self::resource_templates())
+    }
+
+    /// An address that names nothing this client may see (an unknown one, an absent or hidden
+    /// device) is refused with Invalid params naming it in `data.uri`, SEP-2164's shape
+    /// (2026-07-28), at every revision.
     async fn read_resource(
         &self,
         request: ReadResourceRequestParams,
         _context: RequestContext<RoleServer>,
     ) -> Result<ReadResourceResponse, ErrorData> {
-        let data = (request.uri.len() <= MAX_ECHOED_URI_BYTES)
-            .then(|| serde_json::json!({ "uri": request.uri }));
-        Err(ErrorData::invalid_params(
-            "resource not found: this server offers no resources",
-            data,
+        self.read(&request.uri).await.map(Into::into)
+    }
+
+    /// 2025-11-25's subscriptions (2026-07-28 listens instead).
+    async fn subscribe(
+        &self,
+        request: SubscribeRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        self.subscribe_to(&request.uri, context).await
+    }
+
+    /// 2025-11-25's subscriptions (2026-07-28 listens instead).
+    async fn unsubscribe(
+        &self,
+        request: UnsubscribeRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        self.unsubscribe_from(&request.uri)
+    }
+
+    fn accepted_subscription_filter(
+        &self,
+        requested: &SubscriptionFilter,
+    ) -> Option<SubscriptionFilter> {
+        Some(self.listen_filter(requested))
+    }
+
+    async fn listen(&self, context: SubscriptionContext) -> Result<(), ErrorData> {
+        self.listen_on(context).await
+    }
+
+    /// A 2025-11-25 session is told when devices come, go or are renamed.
+    async fn on_initialized(&self, context: NotificationContext<RoleServer>) {
+        self.session.watch(&self.viewer(), context.peer);
+    }
+
+    async fn list_prompts(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListPromptsResult, ErrorData> {
+        Ok(ListPromptsResult::with_all_items(
+            self.prompt_router.list_all(),
         ))
+    }
+
+    /// rmcp's router, but an unknown prompt is refused quoting at most 64 characters of its
+    /// name (the router quotes it whole).
+    async fn get_prompt(
+        &self,
+        request: GetPromptRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<GetPromptResponse, ErrorData> {
+        if !self.prompt_router.has_route(&request.name) {
+            return Err(Self::unknown_prompt(&request.name));
+        }
+        let prompt = PromptContext::new(self, request.name, request.arguments, context);
+        self.prompt_router.get_prompt(prompt).await
+    }
+
+    async fn complete(
+        &self,
+        request: CompleteRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<CompleteResult, ErrorData> {
+        self.completion(&request).await
     }
 
     /// Declares every capability whose list methods it answers: rmcp answers `prompts/list`,
@@ -163,6 +265,8 @@ impl ServerHandler for ZwaveServer {
             .enable_completions()
             .enable_prompts()
             .enable_resources()
+            .enable_resources_subscribe()
+            .enable_resources_list_changed()
             .enable_tools()
             .build();
         ServerConfig::new(capabilities)
@@ -185,10 +289,6 @@ impl ServerHandler for ZwaveServer {
             )
     }
 }
-
-/// The longest resource URI a refusal echoes back in its `data` (a browser's practical URL
-/// limit); a longer one is refused without it, so a refusal never echoes a megabyte.
-const MAX_ECHOED_URI_BYTES: usize = 2048;
 
 /// The longest text a tool argument may hold, in characters: a device name's limit. Nothing a
 /// device takes by name (a mode, a tone, a colour) nor a list filter is longer.

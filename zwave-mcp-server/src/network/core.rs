@@ -248,6 +248,9 @@ impl Core {
         for (key, value) in &write.echoes {
             awaiting.insert((write.node, key.clone()), (write.id, value.clone()));
         }
+        drop(awaiting);
+        // What a device shows now includes zwave-js's echo: watchers look again.
+        self.changed();
     }
 
     /// `write` never reached the driver, or the driver refused it: it set nothing.

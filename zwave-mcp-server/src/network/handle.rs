@@ -140,6 +140,26 @@ impl Network {
         *write(&self.core.on_load) = Some(Box::new(hook));
     }
 
+    /// A receiver that wakes after every change of the state (a report stored, a node added
+    /// or removed, the link up or down): what watches the home waits on it rather than polling.
+    /// Sending never waits for a receiver, so no watcher can hold up the backend.
+    pub fn changes(&self) -> tokio::sync::watch::Receiver<u64> {
+        self.core.changes.subscribe()
+    }
+
+    /// The values of `node` whose last write zwave-js echoed at once (its own cache, updated
+    /// when the Set was acknowledged) and which the device has not reported since: by key,
+    /// the value zwave-js shows there. The cache itself keeps the device's last report.
+    pub fn optimistic(&self, node: NodeId) -> Vec<(String, Value)> {
+        let mut echoed: Vec<(String, Value)> = lock(&self.core.awaiting_reports)
+            .iter()
+            .filter(|((id, _), _)| *id == node)
+            .map(|((_, key), (_, value))| (key.clone(), value.clone()))
+            .collect();
+        echoed.sort_by(|a, b| a.0.cmp(&b.0));
+        echoed
+    }
+
     /// Whether any node is known (from a `getNodes` now or before a disconnection).
     pub fn has_nodes(&self) -> bool {
         !read(&self.core.state).nodes.is_empty()

@@ -21,6 +21,7 @@ mod misuse_and_failures;
 mod mqtt_backend;
 mod properties;
 mod real_broker;
+mod resources;
 mod restart;
 mod schemas;
 mod sensitive;

@@ -30,6 +30,8 @@ use serde_json::Value;
 pub use action::{Action, ActionError, Limits, Request, action_list};
 pub use color::color_channel;
 pub use sensitive::{Sensitive, SensitiveClass};
+pub use siren::tones;
+pub use thermostat::modes;
 
 use super::cc;
 

@@ -130,6 +130,17 @@ fn ends_a_tone(node: &NodeInfo, tone: &crate::network::ValueInfo, value: i64) ->
 }
 
 /// "Doorbell (3 sec)" → "Doorbell".
+/// The tones `node` takes by name, as `sound` accepts them (without the device's "(10 sec)"),
+/// in the device's order; none when it has no Sound Switch.
+pub fn tones(node: &NodeInfo) -> Vec<String> {
+    writeable(node, cc::SOUND_SWITCH, "toneId", None)
+        .into_iter()
+        .flat_map(|tone| tone.states.iter().flatten())
+        .filter(|state| state.value.as_i64().is_some_and(|v| (1..255).contains(&v)))
+        .map(|state| base_name(&state.text).to_owned())
+        .collect()
+}
+
 fn base_name(text: &str) -> &str {
     text.split(" (").next().unwrap_or(text).trim()
 }

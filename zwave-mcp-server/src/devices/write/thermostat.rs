@@ -258,6 +258,16 @@ fn number(value: f64) -> String {
     }
 }
 
+/// The modes `node` takes by name, lowercase, as `set_mode` accepts them; none when it has no
+/// writeable Thermostat Mode.
+pub fn modes(node: &NodeInfo) -> Vec<String> {
+    writeable(node, cc::THERMOSTAT_MODE, "mode", None)
+        .into_iter()
+        .flat_map(|mode| mode.states.iter().flatten())
+        .map(|state| state.text.to_lowercase())
+        .collect()
+}
+
 /// The names of a value's states, quoted, lowercase: `"off", "heat", "cool" or "auto"`.
 fn state_names(value: &ValueInfo) -> String {
     let names: Vec<String> = value

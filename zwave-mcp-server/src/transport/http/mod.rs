@@ -47,13 +47,19 @@ pub const MAX_CONNECTIONS: usize = 512;
 /// next request's): one that trickles them is dropped.
 pub const HEADER_TIMEOUT: Duration = Duration::from_secs(10);
 
-/// Serves `server` over Streamable HTTP as `settings` say, until `stop` is cancelled.
+/// Serves over Streamable HTTP as `settings` say, until `stop` is cancelled; `new_session`
+/// makes the server of each session (its subscriptions are its own).
 ///
 /// # Errors
 /// The address cannot be bound.
-pub async fn serve<S>(settings: HttpSettings, server: S, stop: CancellationToken) -> io::Result<()>
+pub async fn serve<S, F>(
+    settings: HttpSettings,
+    new_session: F,
+    stop: CancellationToken,
+) -> io::Result<()>
 where
-    S: ServerHandler + Clone + Send + Sync + 'static,
+    S: ServerHandler + Send + Sync + 'static,
+    F: Fn() -> S + Send + Sync + 'static,
 {
     let listener = TcpListener::bind(settings.addr).await?;
     let addr = listener.local_addr()?;
@@ -70,7 +76,7 @@ where
         .enforce_origin_validation()
         .with_max_request_body_bytes(MAX_BODY_BYTES)
         .with_cancellation_token(stop.child_token());
-    let mcp = StreamableHttpService::new(move || Ok(server.clone()), Arc::clone(&sessions), config);
+    let mcp = StreamableHttpService::new(move || Ok(new_session()), Arc::clone(&sessions), config);
     let gate = Gate::new(mcp, sessions, settings.token);
     let connections = Arc::new(Semaphore::new(MAX_CONNECTIONS));
     loop {

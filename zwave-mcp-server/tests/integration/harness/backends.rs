@@ -180,6 +180,15 @@ impl TestHome {
         }
     }
 
+    /// The device reports `value` for `key` of `node` on its own (operated by hand, or by
+    /// another client): the simulated server changes it and publishes it as any report.
+    pub async fn report(&self, node: u16, key: &str, value: Value) {
+        match self {
+            Self::Mqtt(home) => home.sim.press(node, key, value).await,
+            Self::ZwaveJsServer(server) => server.report(node, key, value),
+        }
+    }
+
     /// The way to the home goes down: Z-Wave JS UI says it is offline (its last will), or
     /// zwave-js-server stops (connections closed, new ones refused).
     pub async fn go_down(&self) {

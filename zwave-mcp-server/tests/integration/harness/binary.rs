@@ -95,6 +95,16 @@ impl Conversation {
         }
     }
 
+    /// Starts `command` without a word sent: the test starts the session its own way (a
+    /// 2026-07-28 client's `server/discover`).
+    pub fn started(command: &mut Command) -> Self {
+        Self {
+            server: test_support::child::Live::start(command),
+            next_id: 100,
+            early: Vec::new(),
+        }
+    }
+
     /// Calls `tool` and returns `(is_error, text, structuredContent)` of its answer.
     pub fn call(&mut self, tool: &str, args: Value) -> (bool, String, Value) {
         let id = self.send(tool, args);
@@ -193,6 +203,75 @@ impl Conversation {
         let result = &message["result"];
         let (error, text) = result_text(result);
         (error, text, result["structuredContent"].clone())
+    }
+
+    /// Sends a request of `method` with `params` without waiting; returns its id.
+    pub fn send_request(&mut self, method: &str, params: Value) -> u64 {
+        self.next_id += 1;
+        let id = self.next_id;
+        let request = json!({"jsonrpc":"2.0","id": id,"method": method,"params": params});
+        self.server.send(lines(&[request]).as_bytes());
+        id
+    }
+
+    /// Sends a request and returns the whole message answering it (`result` or `error`);
+    /// notifications read meanwhile are kept for [`Conversation::next_notification`].
+    pub fn request(&mut self, method: &str, params: Value) -> Value {
+        let id = self.send_request(method, params);
+        self.message(id)
+    }
+
+    /// The message answering request `id`.
+    pub fn message(&mut self, id: u64) -> Value {
+        if let Some(at) = self.early.iter().position(|m| m["id"] == json!(id)) {
+            return self.early.remove(at);
+        }
+        loop {
+            let message = self.read_message();
+            if message["id"] == json!(id) {
+                return message;
+            }
+            self.early.push(message);
+        }
+    }
+
+    /// The next notification of `method` (kept ones first), waiting at most 30 s.
+    pub fn next_notification(&mut self, method: &str) -> Value {
+        if let Some(at) = self
+            .early
+            .iter()
+            .position(|m| m["method"] == method && m.get("id").is_none())
+        {
+            return self.early.remove(at);
+        }
+        loop {
+            let message = self.read_message();
+            if message["method"] == method && message.get("id").is_none() {
+                return message;
+            }
+            self.early.push(message);
+        }
+    }
+
+    /// The notifications of `method` kept so far (read while waiting for something else),
+    /// taken out.
+    pub fn take_notifications(&mut self, method: &str) -> Vec<Value> {
+        let (taken, kept) = std::mem::take(&mut self.early)
+            .into_iter()
+            .partition(|m| m["method"] == method && m.get("id").is_none());
+        self.early = kept;
+        taken
+    }
+
+    /// Sends one raw message (a notification).
+    pub fn send_message(&mut self, message: &Value) {
+        self.server
+            .send(lines(std::slice::from_ref(message)).as_bytes());
+    }
+
+    fn read_message(&mut self) -> Value {
+        let line = self.server.read_line(Duration::from_secs(30));
+        serde_json::from_str(&line).unwrap_or_else(|err| panic!("not JSON ({err}): {line:?}"))
     }
 
     /// The binary's process id (its `/proc/<pid>/status`).

@@ -13,6 +13,7 @@
 //! | `sensitive` | sensitive actions: refused without a token, asked over HTTP with one |
 //! | `input_required` | the person's yes on 2026-07-28: the question as the answer, the yes on the retried call |
 //! | `protocol` | what else a client may send: DELETE, stateless requests, HTTP/1.0, pipelining, huge headers |
+//! | `subscriptions` | each session's subscriptions its own; a stateless listen stream |
 
 mod body;
 mod input_required;
@@ -23,4 +24,5 @@ mod sensitive;
 mod sessions;
 mod slow_clients;
 mod startup;
+mod subscriptions;
 mod token;

@@ -158,18 +158,28 @@ async fn the_lists_the_server_answers_are_declared_and_an_unknown_resource_is_re
         .unwrap();
     assert_eq!(
         initialized["result"]["capabilities"],
-        json!({"completions": {}, "prompts": {}, "resources": {}, "tools": {}})
+        json!({"completions": {}, "prompts": {}, "resources": {"listChanged": true, "subscribe": true}, "tools": {}})
     );
-    assert_eq!(reply("prompts")["result"]["prompts"], json!([]));
-    assert_eq!(reply("resources")["result"]["resources"], json!([]));
-    assert_eq!(reply("templates")["result"]["resourceTemplates"], json!([]));
+    let prompts = reply("prompts")["result"]["prompts"]
+        .as_array()
+        .unwrap()
+        .len();
+    assert_eq!(prompts, 4);
+    assert_eq!(
+        reply("resources")["result"]["resources"][0]["uri"],
+        "zwave://home"
+    );
+    assert_eq!(
+        reply("templates")["result"]["resourceTemplates"][0]["uriTemplate"],
+        "zwave://devices/{nodeId}"
+    );
     assert_eq!(
         reply("complete")["result"]["completion"]["values"],
         json!([])
     );
     assert_eq!(
         reply("read")["error"],
-        json!({"code": -32602, "message": "resource not found: this server offers no resources", "data": {"uri": "test://nowhere"}})
+        json!({"code": -32602, "message": "resource not found: this server's resources are zwave://home and zwave://devices/{nodeId} (a node id, 1-4000)", "data": {"uri": "test://nowhere"}})
     );
     let long = reply("long");
     assert_eq!(long["error"]["code"], json!(-32602), "{long}");
