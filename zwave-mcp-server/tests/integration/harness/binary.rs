@@ -263,12 +263,6 @@ impl Conversation {
         taken
     }
 
-    /// Sends one raw message (a notification).
-    pub fn send_message(&mut self, message: &Value) {
-        self.server
-            .send(lines(std::slice::from_ref(message)).as_bytes());
-    }
-
     fn read_message(&mut self) -> Value {
         let line = self.server.read_line(Duration::from_secs(30));
         serde_json::from_str(&line).unwrap_or_else(|err| panic!("not JSON ({err}): {line:?}"))
