@@ -86,16 +86,17 @@ impl ZwaveServer {
             })?;
         let operation = Upkeep::from(args.operation);
         let device = devices::describe(&node);
-        let earlier = self
-            .network
-            .with_upkeep(|book| book.take_late(node.id))
-            .map(|late| late_in_words(&device, &late, now_ms()));
         if context.ct.is_cancelled() {
             return Err(ToolError::Upkeep(format!(
                 "The call was cancelled before {} of {device} began: nothing was sent",
                 operation.with_article()
             )));
         }
+        // Told by this call, whatever it becomes (a refusal too).
+        let earlier = self
+            .network
+            .with_upkeep(|book| book.take_late(node.id))
+            .map(|late| late_in_words(&device, &late, now_ms()));
         let limit = self.maintenance.limit;
         let mut run = self
             .network

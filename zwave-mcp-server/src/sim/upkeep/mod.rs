@@ -37,7 +37,7 @@ pub(super) struct UpkeepKnobs {
 impl Default for UpkeepKnobs {
     fn default() -> Self {
         Self {
-            interview_step: Duration::from_millis(20),
+            interview_step: Duration::from_millis(150),
             stalls: HashSet::new(),
             health_round: Duration::from_millis(20),
             checks: HashMap::new(),
