@@ -77,11 +77,16 @@ impl<C> GuardedClient<C> {
                     error.required_scope.as_deref().map(scrub),
                 ))
             }
-            // A redirect chosen by the server may have put a secret in the URL.
+            // The entry's URL may carry a secret in its query, fragment or password (rmcp
+            // logs this error as it is, at error level), and a redirect chosen by the server
+            // may have put one of the entry's secrets in it.
             StreamableHttpError::Client(error)
-                if error
-                    .url()
-                    .is_some_and(|url| self.secrets.found_in(url.as_str())) =>
+                if error.url().is_some_and(|url| {
+                    url.query().is_some()
+                        || url.fragment().is_some()
+                        || url.password().is_some()
+                        || self.secrets.found_in(url.as_str())
+                }) =>
             {
                 StreamableHttpError::Client(error.without_url())
             }
@@ -268,5 +273,37 @@ impl<C: SessionClient> StreamableHttpClient for GuardedClient<C> {
             .await
             .map(|stream| self.stream(stream))
             .map_err(|error| self.error(error))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Found by the hostile review: `?token=…` in an entry's URL reached stderr at the default
+    /// level, in rmcp's own line about the failed request.
+    #[tokio::test]
+    async fn a_failed_requests_url_is_dropped_when_it_may_hold_a_secret() {
+        let guarded = GuardedClient {
+            inner: (),
+            secrets: Secrets::default(),
+            cut: CutEvents::default(),
+        };
+        super::super::tls::ready();
+        let client = reqwest::Client::new();
+        for url in [
+            "http://127.0.0.1:1/mcp?token=SECRET123",
+            "http://127.0.0.1:1/mcp#SECRET123",
+        ] {
+            let error = client.get(url).send().await.unwrap_err();
+            assert!(format!("{error:?}").contains("SECRET123"), "{url}: {error:?}");
+            let shown = format!("{:?}", guarded.error(StreamableHttpError::Client(error)));
+            assert!(!shown.contains("SECRET123"), "{shown}");
+        }
+        // reqwest takes a password out of the URL itself; a plain address is kept: it says
+        // where the request went.
+        let error = client.get("http://127.0.0.1:1/mcp").send().await.unwrap_err();
+        let shown = format!("{:?}", guarded.error(StreamableHttpError::Client(error)));
+        assert!(shown.contains("127.0.0.1:1/mcp"), "{shown}");
     }
 }

@@ -28,7 +28,7 @@ use crate::{
 };
 
 /// What every device resource says of where its state comes from.
-pub(crate) const SOURCE: &str = "State, readings and lastActiveMs are what the device itself last reported; optimistic lists what zwave-js shows at once for a command the device has not reported since (its echo, not the device's word).";
+pub(crate) const SOURCE: &str = "State, readings and lastActiveMs are what Z-Wave JS holds: the device's own reports, except that Z-Wave JS also sets a value at once when any client sends the device a command, before the device reports. For this server's own commands that value is kept apart, under optimistic (its echo, not the device's word); one set by another client (Home Assistant, Z-Wave JS UI) cannot be told apart from a report until the device reports.";
 
 /// One device, as `zwave://devices/{nodeId}` shows it.
 #[derive(Debug, Serialize, JsonSchema)]
