@@ -22,12 +22,15 @@ pub fn clip(text: &str, max: usize) -> String {
 /// approval prompt reading other than they are).
 pub fn printable(text: &str) -> std::borrow::Cow<'_, str> {
     let unsafe_char = |c: char| c.is_control() && c != '\n' && c != '\t';
-    if !text.chars().any(|c| unsafe_char(c) || is_bidi(c)) {
+    // The line and paragraph separators end a line in some terminals and editors, where
+    // the text meant none: escaped as the marks are.
+    let escaped = |c: char| is_bidi(c) || matches!(c, '\u{2028}' | '\u{2029}');
+    if !text.chars().any(|c| unsafe_char(c) || escaped(c)) {
         return std::borrow::Cow::Borrowed(text);
     }
     let mut shown = String::with_capacity(text.len() + 8);
     for c in text.chars() {
-        if is_bidi(c) {
+        if escaped(c) {
             shown.push_str(&format!("\\u{{{:x}}}", u32::from(c)));
         } else if !unsafe_char(c) {
             shown.push(c);
@@ -74,6 +77,8 @@ mod tests {
             printable("\u{1b}[1m\u{202e}x\u{200d}"),
             "[1m\\u{202e}x\u{200d}"
         );
+        // Found by the hostile review: the separators reached the terminal as they were.
+        assert_eq!(printable("on\u{2028}off\u{2029}"), r"on\u{2028}off\u{2029}");
         assert!(matches!(
             printable("Küche °C"),
             std::borrow::Cow::Borrowed(_)

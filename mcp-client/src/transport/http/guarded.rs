@@ -296,13 +296,20 @@ mod tests {
             "http://127.0.0.1:1/mcp#SECRET123",
         ] {
             let error = client.get(url).send().await.unwrap_err();
-            assert!(format!("{error:?}").contains("SECRET123"), "{url}: {error:?}");
+            assert!(
+                format!("{error:?}").contains("SECRET123"),
+                "{url}: {error:?}"
+            );
             let shown = format!("{:?}", guarded.error(StreamableHttpError::Client(error)));
             assert!(!shown.contains("SECRET123"), "{shown}");
         }
         // reqwest takes a password out of the URL itself; a plain address is kept: it says
         // where the request went.
-        let error = client.get("http://127.0.0.1:1/mcp").send().await.unwrap_err();
+        let error = client
+            .get("http://127.0.0.1:1/mcp")
+            .send()
+            .await
+            .unwrap_err();
         let shown = format!("{:?}", guarded.error(StreamableHttpError::Client(error)));
         assert!(shown.contains("127.0.0.1:1/mcp"), "{shown}");
     }
