@@ -93,10 +93,15 @@ impl ZwaveServer {
             )));
         }
         // Told by this call, whatever it becomes (a refusal too).
-        let earlier = self
-            .network
-            .with_upkeep(|book| book.take_late(node.id))
-            .map(|late| late_in_words(&device, &late, now_ms()));
+        let late = self.network.with_upkeep(|book| book.take_late(node.id));
+        let earlier = (!late.is_empty()).then(|| {
+            late.iter()
+                .map(|late| late_in_words(&device, late, now_ms()))
+                .collect::<Vec<_>>()
+                .join("\n")
+        });
+        // rmcp answers no cancelled call: late outcomes taken for it go back to the book.
+        let untold = |late| self.network.with_upkeep(|book| book.untold(node.id, late));
         let limit = self.maintenance.limit;
         let mut run = self
             .network
@@ -134,7 +139,10 @@ impl ZwaveServer {
                 () = &mut deadline => break None,
                 () = context.ct.cancelled() => {
                     run.abort.cancel();
-                    run.unwatched();
+                    if let Some(outcome) = run.stop_waiting() {
+                        run.keep_for_later(outcome);
+                    }
+                    untold(late);
                     let words = format!(
                         "The call was cancelled while {} of {device} ran: {}",
                         operation.with_article(),
@@ -145,8 +153,9 @@ impl ZwaveServer {
                 }
             }
         };
+        // At the bound: an outcome sent in that moment is the answer after all.
+        let ended = ended.or_else(|| run.stop_waiting());
         let Some(ended) = ended else {
-            run.unwatched();
             // Z-Wave JS goes on; a health check is asked to stop (its rounds so far are kept).
             run.abort.cancel();
             let watched = limit.saturating_mul(WATCHED_FOR);

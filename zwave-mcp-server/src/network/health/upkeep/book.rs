@@ -42,8 +42,12 @@ pub struct LateOutcome {
 #[derive(Debug, Default)]
 pub struct UpkeepBook {
     running: HashMap<NodeId, Running>,
-    late: HashMap<NodeId, LateOutcome>,
+    /// Oldest first, at most [`MAX_LATE`] per node.
+    late: HashMap<NodeId, Vec<LateOutcome>>,
 }
+
+/// Late outcomes kept per node, at most: the oldest goes first.
+pub const MAX_LATE: usize = 4;
 
 impl UpkeepBook {
     /// Notes `operation` as running on `node` from `now_ms`.
@@ -94,21 +98,76 @@ impl UpkeepBook {
         self.running.remove(&node);
     }
 
-    /// Keeps an outcome nobody waited for, for the next call on `node` (a newer one replaces
-    /// an older: one per node at most).
+    /// Keeps an outcome nobody waited for, for the next call on `node` (at most [`MAX_LATE`]
+    /// per node: the oldest goes).
     pub(crate) fn keep_late(&mut self, node: NodeId, late: LateOutcome) {
-        self.late.insert(node, late);
+        let kept = self.late.entry(node).or_default();
+        kept.push(late);
+        if kept.len() > MAX_LATE {
+            kept.remove(0);
+        }
     }
 
-    /// The late outcome on `node` not told yet, now told.
-    pub fn take_late(&mut self, node: NodeId) -> Option<LateOutcome> {
-        self.late.remove(&node)
+    /// The late outcomes on `node` not told yet (oldest first), now told.
+    pub fn take_late(&mut self, node: NodeId) -> Vec<LateOutcome> {
+        self.late.remove(&node).unwrap_or_default()
+    }
+
+    /// Late outcomes taken by a call that then told no one (it was cancelled): back for the
+    /// next call, before any that came meanwhile.
+    pub fn untold(&mut self, node: NodeId, mut late: Vec<LateOutcome>) {
+        if late.is_empty() {
+            return;
+        }
+        let kept = self.late.entry(node).or_default();
+        late.append(kept);
+        let over = late.len().saturating_sub(MAX_LATE);
+        late.drain(..over);
+        *kept = late;
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn late(asked_ms: i64) -> LateOutcome {
+        LateOutcome {
+            operation: Upkeep::Reinterview,
+            asked_ms,
+            ended_ms: asked_ms + 1,
+            outcome: Err(UpkeepError::NotEnded {
+                operation: Upkeep::Reinterview,
+                after: std::time::Duration::from_secs(1),
+            }),
+        }
+    }
+
+    fn asked(kept: &[LateOutcome]) -> Vec<i64> {
+        kept.iter().map(|late| late.asked_ms).collect()
+    }
+
+    /// Found by the hostile review: a late outcome taken by a call that was then cancelled
+    /// was lost (rmcp answers no cancelled call), and a newer one replaced an older.
+    #[test]
+    fn late_outcomes_are_kept_in_order_bounded_and_given_back_when_untold() {
+        let mut book = UpkeepBook::default();
+        book.keep_late(NodeId(2), late(1));
+        let taken = book.take_late(NodeId(2));
+        assert_eq!(asked(&taken), [1]);
+        assert!(book.take_late(NodeId(2)).is_empty());
+        // The call that took it is cancelled; meanwhile its own operation ended late too.
+        book.keep_late(NodeId(2), late(2));
+        book.untold(NodeId(2), taken);
+        assert_eq!(asked(&book.take_late(NodeId(2))), [1, 2]);
+        for at in 1..=6 {
+            book.keep_late(NodeId(3), late(at));
+        }
+        assert_eq!(asked(&book.take_late(NodeId(3))), [3, 4, 5, 6]);
+        book.keep_late(NodeId(3), late(9));
+        book.untold(NodeId(3), (5..=8).map(late).collect());
+        assert_eq!(asked(&book.take_late(NodeId(3))), [6, 7, 8, 9]);
+    }
 
     #[test]
     fn one_operation_per_node_and_a_bound_over_all() {

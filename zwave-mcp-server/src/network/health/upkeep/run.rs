@@ -59,13 +59,31 @@ pub struct UpkeepRun {
     /// Cancelling this asks Z-Wave JS to abort it, where it can (a health check).
     pub abort: CancellationToken,
     node: NodeId,
+    operation: Upkeep,
+    asked_ms: i64,
     core: Arc<Core>,
 }
 
 impl UpkeepRun {
-    /// Its caller stops waiting: the book says so to a second caller, and its outcome is kept.
-    pub fn unwatched(&self) {
+    /// Its caller stops waiting: the book says so to a second caller, and from now on the
+    /// outcome is kept for the next call on the device. An outcome sent in the moment before
+    /// is returned (it would otherwise be lost with the channel).
+    pub fn stop_waiting(&mut self) -> Option<Result<UpkeepOutcome, UpkeepError>> {
         lock(&self.core.upkeep).unwatched(self.node);
+        self.done.close();
+        self.done.try_recv().ok()
+    }
+
+    /// Its caller can tell no one `outcome` (its call was cancelled): kept for the next call
+    /// on the device, as one that came after its caller stopped waiting.
+    pub fn keep_for_later(&self, outcome: Result<UpkeepOutcome, UpkeepError>) {
+        let late = LateOutcome {
+            operation: self.operation,
+            asked_ms: self.asked_ms,
+            ended_ms: now_ms(),
+            outcome,
+        };
+        lock(&self.core.upkeep).keep_late(self.node, late);
     }
 }
 
@@ -138,6 +156,8 @@ impl Network {
             done: done_rx,
             abort,
             node,
+            operation,
+            asked_ms,
             core: Arc::clone(&self.core),
         })
     }
