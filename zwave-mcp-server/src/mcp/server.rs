@@ -52,6 +52,8 @@ pub struct ZwaveServer {
     /// This session's subscriptions to resources: each session gets its own
     /// ([`ZwaveServer::for_session`]).
     pub(super) session: Arc<Session>,
+    /// Places for `subscriptions/listen` streams, shared by every session of the process.
+    pub(super) listens_in_all: Arc<tokio::sync::Semaphore>,
     /// The owner's limits on writes (a thermostat's band).
     pub(super) limits: Limits,
     /// What the owner allows of actions that open the home or silence an alarm.
@@ -76,6 +78,9 @@ impl ZwaveServer {
             names: Arc::default(),
             commands: Arc::default(),
             session: Arc::default(),
+            listens_in_all: Arc::new(tokio::sync::Semaphore::new(
+                super::resources::MAX_LISTENS_IN_ALL,
+            )),
             limits: Limits::default(),
             sensitive: Arc::default(),
             questions: Arc::default(),

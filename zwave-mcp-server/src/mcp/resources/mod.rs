@@ -29,7 +29,7 @@ use rmcp::{
 
 pub(crate) use uri::ResourceUri;
 pub(in crate::mcp) use view::Viewer;
-pub(crate) use watch::{MAX_SUBSCRIPTIONS, Session};
+pub(crate) use watch::{MAX_LISTENS_IN_ALL, MAX_SUBSCRIPTIONS, Session};
 
 use super::ZwaveServer;
 use crate::network::now_ms;
@@ -188,6 +188,16 @@ impl ZwaveServer {
     ) -> Result<(), ErrorData> {
         let baseline = self.session.take_baseline(context.requested());
         let _place = self.session.listen_place()?;
+        let _in_all = Arc::clone(&self.listens_in_all)
+            .try_acquire_owned()
+            .map_err(|_| {
+                ErrorData::invalid_request(
+                    format!(
+                        "{MAX_LISTENS_IN_ALL} subscriptions/listen streams are open on this server, the most it keeps: try again when one has ended"
+                    ),
+                    None,
+                )
+            })?;
         let viewer = self.viewer();
         let accepted = context.accepted();
         let watched = Arc::new(watch::Watched::default());

@@ -38,6 +38,12 @@ pub(crate) const MAX_SUBSCRIPTIONS: usize = 256;
 /// session's places for requests in flight (`transport::bounded`), and tool calls need theirs.
 pub(crate) const MAX_LISTENS: usize = 4;
 
+/// `subscriptions/listen` streams open at once in the whole process, over every session: a
+/// stateless HTTP request is a session of its own, and each stream holds one of the HTTP
+/// listener's connections (512) for as long as it lasts, so without this bound a client
+/// could hold them all.
+pub(crate) const MAX_LISTENS_IN_ALL: usize = 64;
+
 /// The resources watched, each with the fingerprint of what it showed when last told.
 /// Invariant: at most [`MAX_SUBSCRIPTIONS`] entries.
 #[derive(Debug, Default)]

@@ -125,3 +125,55 @@ async fn a_stateless_listen_stream_is_acknowledged_then_told_of_a_change() {
     .unwrap();
     assert_eq!(json["on"], true, "{read:?}");
 }
+
+/// Found by the hostile review: every stateless request is a session of its own, so the bound
+/// of listen streams per session never applied, and 512 unread streams held every connection
+/// the listener keeps. The process keeps at most `MAX_LISTENS_IN_ALL` (64) and answers tool
+/// calls beside them.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn listen_streams_are_bounded_over_the_whole_server_and_tool_calls_still_answered() {
+    let home = GatewayHome::renamed(&[]).await;
+    let server = serve_home(&home, &[]).await;
+    let mcp = Mcp::new(&server.url, None);
+    let listen = json!({"notifications": {"resourceSubscriptions": ["zwave://home"]}});
+    let mut open = Vec::new();
+    for id in 0..64 {
+        let mut stream = mcp
+            .stateless(id, "subscriptions/listen", listen.clone())
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(stream.status().as_u16(), 200, "listen {id}: {stream:?}");
+        let mut buffer = String::new();
+        let ack = next_message(&mut stream, &mut buffer, |m| m.get("method").is_some()).await;
+        assert_eq!(ack["method"], "notifications/subscriptions/acknowledged");
+        open.push(stream);
+    }
+    let mut refused = mcp
+        .stateless(64, "subscriptions/listen", listen)
+        .send()
+        .await
+        .unwrap();
+    let mut buffer = String::new();
+    let error = next_message(&mut refused, &mut buffer, |m| m.get("error").is_some()).await;
+    assert_eq!(
+        error["error"]["message"],
+        "64 subscriptions/listen streams are open on this server, the most it keeps: try again when one has ended",
+        "{error}"
+    );
+    let listed = mcp
+        .send(mcp.stateless(
+            65,
+            "tools/call",
+            json!({"name": "list_zwave_devices", "arguments": {}}),
+        ))
+        .await;
+    assert_eq!(listed.status, 200, "{listed:?}");
+    assert!(
+        listed.messages()[0]["result"]["content"][0]["text"]
+            .as_str()
+            .is_some_and(|text| text.contains("Switch One")),
+        "{listed:?}"
+    );
+    drop(open);
+}
