@@ -95,13 +95,14 @@ impl ZwaveServer {
         })
     }
 
-    /// What `device` takes for `argument`: its actions (none when the agent may not switch
-    /// it), its thermostat modes, its tones; with no device, every action.
+    /// What `device` takes for `argument`: its actions, its thermostat modes, its tones (none
+    /// when the agent may not control it); with no device, every action.
     fn takes(&self, device: Option<&NodeInfo>, argument: &str) -> Vec<String> {
         match (device, argument) {
             (None, "action") => Action::ALL.iter().map(|a| a.as_str().to_owned()).collect(),
             (None, _) => Vec::new(),
-            (Some(node), "action") if self.exposure.can_control(node) => devices::actions(node)
+            (Some(node), _) if !self.exposure.can_control(node) => Vec::new(),
+            (Some(node), "action") => devices::actions(node)
                 .iter()
                 .map(|action| action.as_str().to_owned())
                 .collect(),

@@ -98,18 +98,22 @@ impl ZwaveServer {
             .await
             .map_err(|err| ErrorData::invalid_params(err.to_string(), None))?;
         let device = self.embedded(ResourceUri::Device(node.id)).await?;
+        // What the agent may ask of it: nothing when it may not control it (read-only, or the
+        // owner's control rules), its modes and tones included.
         let mut takes = Vec::new();
-        let actions = devices::actions(&node);
-        if self.exposure.can_control(&node) && !actions.is_empty() {
-            takes.push(format!("actions: {}", devices::action_list(&actions)));
-        }
-        let modes = devices::modes(&node);
-        if !modes.is_empty() {
-            takes.push(format!("thermostat modes: {}", modes.join(", ")));
-        }
-        let tones = devices::tones(&node);
-        if !tones.is_empty() {
-            takes.push(format!("tones: {}", tones.join(", ")));
+        if self.exposure.can_control(&node) {
+            let actions = devices::actions(&node);
+            if !actions.is_empty() {
+                takes.push(format!("actions: {}", devices::action_list(&actions)));
+            }
+            let modes = devices::modes(&node);
+            if !modes.is_empty() {
+                takes.push(format!("thermostat modes: {}", modes.join(", ")));
+            }
+            let tones = devices::tones(&node);
+            if !tones.is_empty() {
+                takes.push(format!("tones: {}", tones.join(", ")));
+            }
         }
         let takes = if takes.is_empty() {
             "It takes no action from this assistant (it only reports).".to_owned()

@@ -86,7 +86,7 @@ impl ZwaveServer {
     pub(in crate::mcp) fn resource_templates() -> ListResourceTemplatesResult {
         let template = ResourceTemplate::new(DEVICE_TEMPLATE, "device")
             .with_title("A device")
-            .with_description("One Z-Wave device by node id (list_zwave_devices or zwave://home gives them): kind, state, readings with their age, status, when the device itself last reported, and which state zwave-js shows that the device has not reported.")
+            .with_description("One Z-Wave device by node id (list_zwave_devices or zwave://home gives them): kind, state, readings with their age, status, when the device itself last reported, and which state zwave-js shows for this server's commands that the device has not reported.")
             .with_mime_type(JSON);
         ListResourceTemplatesResult::with_all_items(vec![template])
     }

@@ -74,4 +74,21 @@ per_backend! {
             "no prompt named \"weather\": the prompts are home_overview, secured_for_night, device_help, network_health"
         );
     }
+
+    /// Found by the hostile review: read-only, a thermostat's modes were still offered and
+    /// device_help still said what it takes.
+    async fn a_device_the_agent_may_not_control_is_offered_nothing_to_ask_of_it(backend) {
+        let home = TestHome::start(backend).await;
+        let thermostat = json!({"deviceName": "Living Room Thermostat"});
+        let mut session = Conversation::over(&mut home.command(&[]));
+        assert!(!offered(&mut session, "mode", "", thermostat.clone()).is_empty());
+        session.finish();
+        let mut session = Conversation::over(&mut home.command(&["--read-only"]));
+        assert_eq!(offered(&mut session, "mode", "", thermostat.clone()), Vec::<String>::new());
+        assert_eq!(offered(&mut session, "action", "", thermostat.clone()), Vec::<String>::new());
+        let help = session.request("prompts/get", json!({"name": "device_help", "arguments": thermostat}));
+        let asked = help["result"]["messages"][1]["content"]["text"].as_str().unwrap();
+        assert!(asked.contains("It takes no action from this assistant (it only reports)."), "{asked}");
+        session.finish();
+    }
 }

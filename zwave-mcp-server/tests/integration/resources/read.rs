@@ -50,7 +50,8 @@ per_backend! {
             readings.iter().all(|r| r["updatedAtMs"].is_null() || r["ageSeconds"].is_u64()),
             "a reading with its time has its age: {json}"
         );
-        assert!(json["source"].as_str().unwrap().contains("the device itself last reported"));
+        let source = json["source"].as_str().unwrap();
+        assert!(source.contains("the device's own reports") && source.contains("cannot be told apart from a report"), "{source}");
         assert!(text.starts_with("\"Office Temperature\" (node 4, Office) is a sensor, online"), "{text}");
         assert!(text.contains("\nReadings:\n- Air temperature: 21.5 °C"), "{text}");
     }
