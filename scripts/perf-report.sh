@@ -3,8 +3,9 @@
 # markers) on this machine, and names the machine in it. Runs, in order: the peer comparison
 # pinned to one CPU and on every CPU (cargo bench --bench peers), the scale table
 # (scripts/scale.py), the backends table (scripts/backends.py), the storm table
-# (scripts/storm.py) and the cache micro benchmarks
-# (divan). Takes about 8 minutes; needs what the test command installs (Mosquitto, the peers).
+# (scripts/storm.py), the latency of resource updates (cargo bench --bench resource_updates)
+# and the cache micro benchmarks
+# (divan). Takes about 10 minutes; needs what the test command installs (Mosquitto, the peers).
 #   bash scripts/perf-report.sh            # rewrite README.md's block
 #   bash scripts/perf-report.sh --print    # only print the block
 set -euo pipefail
@@ -57,6 +58,14 @@ peers() { # peers [taskset prefix...]: the bench's tables without its CPU line
     echo "5,000 reports/s; the server's CPU per report read from \`/proc\`):"
     echo
     python3 scripts/storm.py | sed -n '/^|/p'
+    echo
+    echo "**Resource updates** (\`cargo bench -p zwave-mcp-server --bench resource_updates\`: the"
+    echo "server subscribed with \`resources/subscribe\` to one resource of the demo home; from the"
+    echo "simulator in the bench's process being handed a report of node 2's switch to the"
+    echo "\`notifications/resources/updated\` line read from the server's stdout; 200 reports per row,"
+    echo "each 550 ms after that home's last change, so the 250 ms coalescing interval is not in it):"
+    echo
+    cargo bench -q -p zwave-mcp-server --bench resource_updates 2>/dev/null | sed -n '/^|/p'
     echo
     echo "**The cache alone** (\`cargo bench -p zwave-mcp-server --bench cache\`, 232 nodes):"
     echo
