@@ -80,9 +80,8 @@ async fn watch(host: &Host, uris: &[String], show: &Show) -> Result<Watching, Us
         }
         server.subscribe(uri).await.map_err(|err| {
             UsageError(format!(
-                "--watch {}: `{}` would not subscribe to it ({})",
+                "--watch {}: cannot subscribe to it ({})",
                 shown_uri(uri),
-                server.name(),
                 err.for_model()
             ))
         })?;
@@ -126,38 +125,61 @@ async fn show_changes(
     show: Show,
 ) {
     loop {
-        let mut changed = BTreeSet::new();
-        let mut missed = 0;
-        match updates.recv().await {
-            Ok(update) => {
-                changed.insert(update.uri);
-            }
-            Err(RecvError::Lagged(count)) => missed += count,
-            Err(RecvError::Closed) => return,
+        let first = updates.recv().await;
+        if matches!(first, Err(RecvError::Closed)) {
+            return;
         }
-        loop {
-            match updates.try_recv() {
-                Ok(update) => {
-                    changed.insert(update.uri);
-                }
-                Err(TryRecvError::Lagged(count)) => missed += count,
-                Err(TryRecvError::Empty | TryRecvError::Closed) => break,
-            }
-        }
+        let (changed, missed) = pending(first, &mut updates);
         for uri in changed.intersection(&uris) {
             let read = server.read_resource(uri).await;
             let line = match read {
                 Ok(read) => changed_line(uri, &read.contents),
-                Err(err) => format!(
-                    "[changed] {} (cannot read it: {})",
-                    shown_uri(uri),
-                    one_line(&err.to_string(), SHOWN_CHARS)
-                ),
+                Err(err) => unreadable_line(uri, &err.to_string()),
             };
             show(&line);
         }
         if missed > 0 {
-            show(&format!("[changed] {missed} more changes not shown"));
+            show(&missed_line(missed));
+        }
+    }
+}
+
+/// The line for a changed resource that could not be read again.
+fn unreadable_line(uri: &str, err: &str) -> String {
+    format!(
+        "[changed] {} (cannot read it: {})",
+        shown_uri(uri),
+        one_line(err, SHOWN_CHARS)
+    )
+}
+
+/// The line for the notices a flood made the client drop.
+fn missed_line(missed: u64) -> String {
+    format!("[changed] {missed} more changes not shown")
+}
+
+/// The resources named by `first` and by the notices waiting after it, each once, and how
+/// many notices the broadcast dropped meanwhile (a flood, read too slowly).
+fn pending(
+    first: Result<ResourceUpdate, RecvError>,
+    updates: &mut broadcast::Receiver<ResourceUpdate>,
+) -> (BTreeSet<String>, u64) {
+    let mut changed = BTreeSet::new();
+    let mut missed = 0;
+    match first {
+        Ok(update) => {
+            changed.insert(update.uri);
+        }
+        Err(RecvError::Lagged(count)) => missed += count,
+        Err(RecvError::Closed) => {}
+    }
+    loop {
+        match updates.try_recv() {
+            Ok(update) => {
+                changed.insert(update.uri);
+            }
+            Err(TryRecvError::Lagged(count)) => missed += count,
+            Err(TryRecvError::Empty | TryRecvError::Closed) => return (changed, missed),
         }
     }
 }
@@ -201,6 +223,33 @@ fn shown_uri(uri: &str) -> String {
 mod tests {
     use super::*;
 
+    #[tokio::test]
+    async fn a_flood_is_shown_once_per_resource_with_the_dropped_notices_counted() {
+        let (sender, mut updates) = broadcast::channel(crate::connection::RESOURCE_UPDATES_KEPT);
+        let update = |uri: &str| ResourceUpdate {
+            server: "home".into(),
+            uri: uri.into(),
+        };
+        for n in 0..crate::connection::RESOURCE_UPDATES_KEPT + 40 {
+            sender.send(update(&format!("r/{}", n % 2))).unwrap();
+        }
+        let first = updates.recv().await;
+        let (changed, missed) = pending(first, &mut updates);
+        assert_eq!(missed, 40);
+        assert_eq!(
+            changed,
+            BTreeSet::from(["r/0".to_owned(), "r/1".to_owned()])
+        );
+        assert_eq!(missed_line(missed), "[changed] 40 more changes not shown");
+        // Nothing waiting: the next notice is the next change.
+        sender.send(update("r/2")).unwrap();
+        let first = updates.recv().await;
+        assert_eq!(
+            pending(first, &mut updates),
+            (BTreeSet::from(["r/2".to_owned()]), 0)
+        );
+    }
+
     #[test]
     fn a_change_is_one_short_line_without_escape_sequences() {
         let text = format!(
@@ -223,6 +272,10 @@ mod tests {
         assert_eq!(
             line.chars().count(),
             "[changed] zwave://devices/2 ]52;c;x: ".chars().count() + SHOWN_CHARS + 1
+        );
+        assert_eq!(
+            unreadable_line("r", "MCP server `home` is restarting:\nnot connected"),
+            "[changed] r (cannot read it: MCP server `home` is restarting: not connected)"
         );
         let blob = ResourceContents::blob("AAAA", "r");
         assert_eq!(

@@ -1,7 +1,8 @@
 //! `chat --watch URI` through the binary: a change of a watched resource is one line on
 //! stderr while the question is answered, and stdout stays the answer; a resource no server
 //! has is a usage error before the model is asked. Against the `offers` fake server, which
-//! tells of a change as soon as it is subscribed to. Output is awaited as it comes, never
+//! tells of a change as soon as it is subscribed to (and, in its 2026-07-28 mode, leaves a
+//! resource out of its acknowledgment). Output is awaited as it comes, never
 //! after a sleep.
 
 use std::{
@@ -19,9 +20,14 @@ use crate::{
 
 /// `mcp-client chat --once … EXTRA…` against `fake`, with the `offers` fake configured.
 fn chat(fake: &FakeProvider, extra: &[&str]) -> Command {
+    chat_with(fake, "offers", extra)
+}
+
+/// The same with the fake server in `mode`.
+fn chat_with(fake: &FakeProvider, mode: &str, extra: &[&str]) -> Command {
     let script = fixture_path("fake-servers/fake_mcp_server.py");
     let config = scratch_file("watch.json");
-    let servers = json!({"offers": {"command": "python3", "args": [script, "offers"]}});
+    let servers = json!({"offers": {"command": "python3", "args": [script, mode]}});
     std::fs::write(&config, json!({"mcpServers": servers}).to_string()).unwrap();
     let mut command = Command::new(env!("CARGO_BIN_EXE_mcp-client"));
     command
@@ -135,5 +141,28 @@ async fn watching_a_resource_no_server_has_is_a_usage_error_before_the_model_is_
         "{stderr}"
     );
     assert!(output.stdout.is_empty());
+    assert!(fake.bodies().is_empty());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_resource_its_server_will_not_subscribe_to_is_a_usage_error_too() {
+    // This fake leaves a resource named "unlisted" out of its acknowledgment.
+    let fake = FakeProvider::start(Vec::new()).await;
+    let mut command = chat_with(
+        &fake,
+        "modern-offers",
+        &["--watch", "fake://items/unlisted"],
+    );
+    let output = tokio::task::spawn_blocking(move || {
+        test_support::child::output(&mut command, Duration::from_secs(60))
+    })
+    .await
+    .unwrap();
+    let stderr = String::from_utf8(output.stderr).unwrap();
+    assert_eq!(output.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("--watch fake://items/unlisted: cannot subscribe to it (MCP server `offers` refused `subscriptions/listen`: it acknowledged the subscription without this resource)"),
+        "{stderr}"
+    );
     assert!(fake.bodies().is_empty());
 }
