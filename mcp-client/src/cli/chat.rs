@@ -317,7 +317,7 @@ pub async fn run(args: ChatArgs, stop: &super::Stop) -> anyhow::Result<ExitCode>
             },
         )
     };
-    let prepared = super::watch::prepare(&host, (&args.attach, &args.watch), &view).await;
+    let prepared = super::watch::prepare(&host, (&args.attach, &args.watch), (&view, &input)).await;
     let (attached, _watching) = match prepared {
         Ok(prepared) => prepared,
         Err(err) => {

@@ -1,8 +1,8 @@
 //! `chat --watch URI`: resources the person watches while the session runs. Each is
 //! subscribed to on the server that has it, and each change is shown as one short line on
-//! stderr (`[changed] URI: its text read again`), through the view, so a line is never
-//! written into a prompt: while a question or an approval is on the screen the lines wait
-//! for its end. Changes never reach the model or the history.
+//! stderr (`[changed] URI: its text read again`), never written into a prompt: above the
+//! question being typed in the line editor, and held back while an approval or a server's
+//! question is on the screen. Changes never reach the model or the history.
 
 use std::{
     collections::{BTreeMap, BTreeSet},
@@ -15,7 +15,7 @@ use tokio::{
     task::JoinSet,
 };
 
-use super::{UsageError, view::View};
+use super::{UsageError, input::Input, view::View};
 use crate::{Host, ServerConnection, connection::ResourceUpdate};
 
 /// Most characters of the text shown after a changed resource's URI: a glance, not a read.
@@ -34,7 +34,9 @@ pub(super) struct Watching {
 }
 
 /// Before the model is asked: the resources `attach` read for the first question, and those
-/// of `watch` subscribed to, their changes shown by `view` until [`Watching`] is dropped.
+/// of `watch` subscribed to, their changes shown until [`Watching`] is dropped: above the
+/// question being typed in the line editor, else by `view` (held back while a prompt is on
+/// the screen, above the spinner otherwise).
 ///
 /// # Errors
 /// A resource no server could read (attached or watched), or that its server would not
@@ -42,12 +44,17 @@ pub(super) struct Watching {
 pub(super) async fn prepare(
     host: &Host,
     (attach, watch_uris): (&[String], &[String]),
-    view: &Arc<View>,
+    (view, input): (&Arc<View>, &Arc<Input>),
 ) -> Result<(String, Watching), UsageError> {
     let attached = super::attach::attachments(host, attach).await?;
     let show: Show = {
-        let view = Arc::clone(view);
-        Arc::new(move |line| view.notice(line))
+        let (view, input) = (Arc::clone(view), Arc::clone(input));
+        Arc::new(move |line| {
+            let line = common::printable(line);
+            if !input.print_above_question(&line) {
+                view.notice(&line);
+            }
+        })
     };
     Ok((attached, watch(host, watch_uris, &show).await?))
 }

@@ -166,3 +166,66 @@ async fn a_resource_its_server_will_not_subscribe_to_is_a_usage_error_too() {
     );
     assert!(fake.bodies().is_empty());
 }
+
+// At the `>` prompt, on a terminal: the change is printed above the question being typed,
+// which is drawn again below it, whole, and still answered.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn on_a_terminal_a_change_is_printed_above_the_question_being_typed() {
+    use crate::terminal::{Act, chat_args, on_terminal, saying, screen};
+    let fifo = scratch_file("watch-changes.fifo");
+    let _ = std::fs::remove_file(&fifo);
+    rustix::fs::mknodat(
+        rustix::fs::CWD,
+        &fifo,
+        rustix::fs::FileType::Fifo,
+        rustix::fs::Mode::from_raw_mode(0o600),
+        0,
+    )
+    .unwrap();
+    let fifo = String::leak(fifo.to_string_lossy().into_owned());
+    let script = fixture_path("fake-servers/fake_mcp_server.py");
+    let config = scratch_file("watch-terminal.json");
+    // `offers 0`: no change when subscribed; one each time the test writes a URI.
+    let servers = json!({"offers": {"command": "python3", "args": [script, "offers", "0"], "env": {"FAKE_CHANGES": fifo}}});
+    std::fs::write(&config, json!({"mcpServers": servers}).to_string()).unwrap();
+    let fake = FakeProvider::start(vec![saying("Fine.")]).await;
+    let config = config.to_string_lossy().into_owned();
+    let args = chat_args(
+        &fake.url,
+        &[
+            "--config",
+            &config,
+            "--no-history",
+            "--watch",
+            "fake://items/4",
+        ],
+    );
+    let acts = vec![
+        Act::At("> ", "is it on"),
+        Act::WriteAt("is it on", fifo, "fake://items/4\n"),
+        // Shown while the question is still being typed; then it is asked.
+        Act::At("[changed]", "?\r"),
+        Act::At("Fine.", ""),
+        Act::At("> ", "\u{4}"),
+    ];
+    let (drawn, exit) = tokio::task::spawn_blocking(move || on_terminal(args, acts))
+        .await
+        .unwrap();
+    let shown = screen(&drawn);
+    assert_eq!(exit, Some(0), "{shown:#?}");
+    let change = shown
+        .iter()
+        .position(|line| {
+            line == "[changed] fake://items/4: before[2J]52;c;cHduZWQ=after (binary, 12 bytes of base64)"
+        })
+        .unwrap_or_else(|| panic!("{shown:#?}"));
+    assert_eq!(shown[change + 1], "> is it on?", "{shown:#?}");
+    assert!(
+        shown[change + 2..].iter().any(|line| line == "Fine."),
+        "{shown:#?}"
+    );
+    // The question reached the model whole; the change did not.
+    let asked = fake.bodies()[0].to_string();
+    assert!(asked.contains("is it on?"), "{asked}");
+    assert!(!asked.contains("before"), "{asked}");
+}
