@@ -24,7 +24,7 @@ pub(super) const SHOWN_CHARS: usize = 200;
 /// Most characters of a URI shown.
 const URI_CHARS: usize = 200;
 
-/// Where the lines go (the view: kept back while a prompt is on the screen).
+/// Where the lines go: above the question being typed, or to the view.
 type Show = Arc<dyn Fn(&str) + Send + Sync>;
 
 /// The tasks that show the changes; they, and the showing, end when this is dropped (the
