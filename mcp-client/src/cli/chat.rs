@@ -130,6 +130,10 @@ pub struct ChatArgs {
     /// Attach this resource (as `resources` lists it) to the first question; repeatable.
     #[arg(long, value_name = "URI")]
     pub attach: Vec<String>,
+    /// Show a line on stderr each time this resource changes (subscribed to on the server
+    /// that has it; never sent to the model); repeatable.
+    #[arg(long, value_name = "URI")]
+    pub watch: Vec<String>,
     /// Print the agent's events as JSON lines on stdout.
     #[arg(long)]
     pub json: bool,
@@ -313,9 +317,9 @@ pub async fn run(args: ChatArgs, stop: &super::Stop) -> anyhow::Result<ExitCode>
             },
         )
     };
-    let attached = super::attach::attachments(&host, &args.attach).await;
-    let attached = match attached {
-        Ok(attached) => attached,
+    let prepared = super::watch::prepare(&host, (&args.attach, &args.watch), (&view, &input)).await;
+    let (attached, _watching) = match prepared {
+        Ok(prepared) => prepared,
         Err(err) => {
             host.shutdown().await;
             return Err(err.into());

@@ -33,6 +33,7 @@ mod signals;
 mod target;
 mod tools;
 mod view;
+mod watch;
 
 use std::process::ExitCode;
 

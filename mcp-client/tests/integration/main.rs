@@ -32,3 +32,4 @@ mod properties;
 mod real_servers;
 mod scripted_http;
 mod terminal;
+mod watch;

@@ -1,7 +1,7 @@
 //! `chat` on a terminal: run in a pseudo-terminal, what it drew is replayed on a small screen
-//! model (carriage returns, line feeds, erase-line and cursor-up: what the spinner uses), and
-//! the final screen is asserted — no spinner frame left, the ✓ line with the arguments sent,
-//! no log warning beside a failed call.
+//! model (carriage returns, line feeds, erase-line and cursor moves: what the spinner and the
+//! line editor use), and the final screen is asserted — no spinner frame left, the ✓ line
+//! with the arguments sent, no log warning beside a failed call.
 
 use std::{
     fs::File,
@@ -21,7 +21,7 @@ const BIN: &str = env!("CARGO_BIN_EXE_mcp-client");
 
 /// What the person at the terminal does, in order.
 #[derive(Debug, Clone, Copy)]
-enum Act {
+pub(crate) enum Act {
     /// Types these keys at once, before anything is drawn: typed ahead.
     TypeAhead(&'static str),
     /// Once `prompt` is drawn (after what the act before waited for), types `keys` (nothing
@@ -31,6 +31,8 @@ enum Act {
     SlowlyAt(&'static str, &'static str, Duration),
     /// Once `prompt` is drawn, presses Ctrl-C: SIGINT, as a terminal sends it.
     CtrlCAt(&'static str),
+    /// Once `prompt` is drawn, writes `text` to the file (a FIFO) at `path`.
+    WriteAt(&'static str, &'static str, &'static str),
 }
 
 /// Runs the CLI with its stdin, stdout and stderr on a new pseudo-terminal; returns the
@@ -53,7 +55,7 @@ fn answering_on_terminal(
 }
 
 /// [`run_on_terminal`], with the person doing `acts`.
-fn on_terminal(args: Vec<String>, acts: Vec<Act>) -> (Vec<u8>, Option<i32>) {
+pub(crate) fn on_terminal(args: Vec<String>, acts: Vec<Act>) -> (Vec<u8>, Option<i32>) {
     let master = openpt(OpenptFlags::RDWR | OpenptFlags::NOCTTY | OpenptFlags::CLOEXEC).unwrap();
     grantpt(&master).unwrap();
     unlockpt(&master).unwrap();
@@ -98,7 +100,10 @@ fn on_terminal(args: Vec<String>, acts: Vec<Act>) -> (Vec<u8>, Option<i32>) {
             drawn.extend_from_slice(&buffer[..n]);
             while let Some(act) = acts.peek().copied() {
                 let prompt = match act {
-                    Act::At(prompt, _) | Act::SlowlyAt(prompt, ..) | Act::CtrlCAt(prompt) => prompt,
+                    Act::At(prompt, _)
+                    | Act::SlowlyAt(prompt, ..)
+                    | Act::CtrlCAt(prompt)
+                    | Act::WriteAt(prompt, ..) => prompt,
                     Act::TypeAhead(_) => "",
                 };
                 let Some(at) = drawn[from..]
@@ -115,6 +120,7 @@ fn on_terminal(args: Vec<String>, acts: Vec<Act>) -> (Vec<u8>, Option<i32>) {
                         type_keys(keys);
                     }
                     Act::CtrlCAt(_) => kill_process(pid, Signal::INT).unwrap(),
+                    Act::WriteAt(_, path, text) => std::fs::write(path, text).unwrap(),
                 }
                 acts.next();
             }
@@ -148,7 +154,7 @@ fn once_args(url: &str, extra: &[&str], question: &str) -> Vec<String> {
 }
 
 /// `chat` against the fake OpenAI server at `url`, with `extra` options.
-fn chat_args(url: &str, extra: &[&str]) -> Vec<String> {
+pub(crate) fn chat_args(url: &str, extra: &[&str]) -> Vec<String> {
     let base_url = format!("{url}/v1");
     ["chat"]
         .iter()
@@ -167,7 +173,7 @@ fn chat_args(url: &str, extra: &[&str]) -> Vec<String> {
 }
 
 /// The lines a terminal shows after `drawn`.
-fn screen(drawn: &[u8]) -> Vec<String> {
+pub(crate) fn screen(drawn: &[u8]) -> Vec<String> {
     let text = String::from_utf8_lossy(drawn);
     let mut lines: Vec<Vec<char>> = vec![Vec::new()];
     let (mut row, mut col) = (0usize, 0usize);
@@ -199,6 +205,8 @@ fn screen(drawn: &[u8]) -> Vec<String> {
                     'K' => lines[row].truncate(col),
                     'A' => row = row.saturating_sub(n),
                     'G' => col = n.saturating_sub(1),
+                    'C' => col += n,
+                    'D' => col = col.saturating_sub(n),
                     'J' => {
                         lines[row].truncate(col);
                         lines.truncate(row + 1);
@@ -444,7 +452,7 @@ fn calling(calls: &[(&str, serde_json::Value)], content: &str) -> Reply {
 }
 
 /// A chat completion answering `content`.
-fn saying(content: &str) -> Reply {
+pub(crate) fn saying(content: &str) -> Reply {
     Reply::status(
         200,
         &serde_json::json!({"id": "c2", "object": "chat.completion", "choices": [{"index": 0, "message": {"role": "assistant", "content": content}, "finish_reason": "stop"}], "usage": {"prompt_tokens": 5, "completion_tokens": 5}})

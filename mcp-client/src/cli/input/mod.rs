@@ -23,7 +23,11 @@ mod plain;
 use std::{
     io::{IsTerminal as _, Write as _},
     path::PathBuf,
-    sync::{Arc, mpsc},
+    sync::{
+        Arc, Mutex, PoisonError,
+        atomic::{AtomicBool, Ordering},
+        mpsc,
+    },
 };
 
 use tokio::sync::oneshot;
@@ -52,6 +56,16 @@ struct Request {
 pub(super) struct Input {
     requests: mpsc::Sender<Request>,
     on_interrupt: OnInterrupt,
+    above: Above,
+}
+
+/// Prints a line above the question being typed in the line editor (it clears the prompt,
+/// writes the line, and draws the prompt and what was typed again), while one is: the
+/// editor's printer (on a terminal, once the editor is made) and whether it is reading.
+#[derive(Clone, Default)]
+struct Above {
+    printer: Arc<Mutex<Option<Box<dyn rustyline::ExternalPrinter + Send>>>>,
+    editing: Arc<AtomicBool>,
 }
 
 impl Input {
@@ -61,16 +75,35 @@ impl Input {
         let (requests, incoming) = mpsc::channel::<Request>();
         let on_interrupt = OnInterrupt::default();
         let hook = Arc::clone(&on_interrupt);
+        let above = Above::default();
+        let editor_above = above.clone();
         let spawned = std::thread::Builder::new()
             .name("stdin".into())
-            .spawn(move || serve(&incoming, editor, history, &hook));
+            .spawn(move || serve(&incoming, (editor, &editor_above), history, &hook));
         if let Err(err) = spawned {
             tracing::error!(error = %err, "cannot start the thread that reads stdin");
         }
         Self {
             requests,
             on_interrupt,
+            above,
         }
+    }
+
+    /// Prints `line` above the question being typed, if the line editor is reading one now;
+    /// whether it did (if not, the caller shows it otherwise).
+    pub(super) fn print_above_question(&self, line: &str) -> bool {
+        if !self.above.editing.load(Ordering::SeqCst) {
+            return false;
+        }
+        let mut printer = self
+            .above
+            .printer
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        printer
+            .as_mut()
+            .is_some_and(|printer| printer.print(format!("{line}\n")).is_ok())
     }
 
     /// What a Ctrl-C typed at a question does (the terminal's signal is off while a question
@@ -101,7 +134,7 @@ impl Input {
 
 fn serve(
     incoming: &mpsc::Receiver<Request>,
-    editor: bool,
+    (editor, above): (bool, &Above),
     history: Option<PathBuf>,
     on_interrupt: &OnInterrupt,
 ) {
@@ -111,6 +144,14 @@ fn serve(
         .map(|mut editor| {
             if let Some(path) = &history {
                 let _ = editor.load_history(path);
+            }
+            // The editor draws on stdout: lines go above its prompt only when that is the
+            // terminal too (never into an answer being saved).
+            if std::io::stdout().is_terminal()
+                && let Ok(printer) = editor.create_external_printer()
+            {
+                *above.printer.lock().unwrap_or_else(PoisonError::into_inner) =
+                    Some(Box::new(printer));
             }
             editor
         });
@@ -124,7 +165,10 @@ fn serve(
             (Ask::Question, Some(editor)) => {
                 // Bytes a plain read left behind were typed before this prompt showed.
                 stdin.pending.clear();
-                Some(edited(editor, history.as_ref(), &request.prompt))
+                above.editing.store(true, Ordering::SeqCst);
+                let line = edited(editor, history.as_ref(), &request.prompt);
+                above.editing.store(false, Ordering::SeqCst);
+                Some(line)
             }
             (Ask::Question, None) => stdin.line(&request.reply),
             (Ask::Approval, _) => {
