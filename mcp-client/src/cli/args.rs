@@ -102,6 +102,24 @@ pub enum CliCommand {
         #[command(flatten)]
         from: resources::ServerArgs,
     },
+    /// Show what a configured server offers for one argument of a prompt or a resource
+    /// template (`completion/complete`), as a host would while the person types it.
+    Complete {
+        /// What the argument belongs to: `prompt:NAME` or `template:URI_TEMPLATE`.
+        #[arg(value_name = "prompt:NAME|template:URI")]
+        reference: String,
+        /// The argument's name.
+        argument: String,
+        /// What has been typed of it so far.
+        #[arg(default_value = "")]
+        typed: String,
+        /// An argument chosen already (it may narrow what is offered), `NAME=VALUE`; repeat.
+        #[arg(long, value_name = "NAME=VALUE")]
+        context: Vec<String>,
+        /// The servers and the output.
+        #[command(flatten)]
+        from: resources::ServerArgs,
+    },
     /// Measure one server (started, or remote with --url): start time, latency of sequential
     /// calls (p50/p90/p99/max), throughput with calls in flight, and for a started server its
     /// CPU time per call and peak memory.

@@ -7,7 +7,7 @@
 //! | `servers` | `servers`: the status of every configured server |
 //! | `doctor` | `doctor`: everything wrong with one server |
 //! | `tools` | `tools` and `call`, and the host both build |
-//! | `resources`, `prompts` | `resources`, `read`, `prompts` and `prompt`: what servers offer besides tools, shown as untrusted text |
+//! | `resources`, `prompts`, `complete` | `resources`, `read`, `prompts`, `prompt` and `complete`: what servers offer besides tools, shown as untrusted text |
 //! | `chat`, `view` | `chat`: talking to a model that calls the tools, and what the terminal shows |
 //! | `attach` | `chat --attach`: resources the person attaches to the first question |
 //! | `history` | `history`: the stored conversations |
@@ -21,6 +21,7 @@ mod args;
 mod attach;
 mod bench;
 mod chat;
+mod complete;
 mod doctor;
 mod elicit;
 mod history;
@@ -120,6 +121,13 @@ pub async fn run(cli: Cli, stop: &Stop) -> anyhow::Result<ExitCode> {
             arguments,
             from,
         } => prompts::get(&name, &arguments, &from, stop).await,
+        CliCommand::Complete {
+            reference,
+            argument,
+            typed,
+            context,
+            from,
+        } => complete::complete(&reference, &argument, &typed, &context, &from, stop).await,
         CliCommand::Chat(args) => chat::run(args, stop).await,
         CliCommand::History(command) => history::run(command),
         CliCommand::Bench(args) => bench::run(args, stop).await,

@@ -440,6 +440,17 @@ fn the_command_line_lists_reads_and_gets_with_the_servers_escape_sequences_remov
     let (code, stdout, _) = cli(&["prompt", "greet", "who=Ada", "--server", "offers"], true);
     assert_eq!(code, Some(0));
     assert_eq!(stdout, "[user] hello Ada[2J]52;c;cHduZWQ=\n");
+    // What a server offers for an argument: 100 of its 500 values, and how many there are.
+    let (code, stdout, stderr) = cli(
+        &["complete", "prompt:greet", "who", "a", "--server", "offers"],
+        true,
+    );
+    assert_eq!(code, Some(0), "{stderr}");
+    assert!(stdout.starts_with("a0\na1\n"), "{stdout}");
+    assert!(
+        stdout.ends_with("\na99\n(100 shown of 500: type more to narrow them)\n"),
+        "{stdout}"
+    );
     // JSON keeps the server's text whole, escaped.
     let (code, stdout, _) = cli(&["read", "fake://escape", "--json"], false);
     assert_eq!(code, Some(0));
@@ -467,6 +478,12 @@ fn the_command_line_names_what_is_wrong_and_exits_non_zero() {
     assert_eq!(code, Some(2));
     assert!(
         stderr.contains("the prompt argument `who` has no `=`: write NAME=VALUE"),
+        "{stderr}"
+    );
+    let (code, _, stderr) = cli(&["complete", "greet", "who"], false);
+    assert_eq!(code, Some(2));
+    assert!(
+        stderr.contains("`greet` names no prompt or resource template: write prompt:NAME"),
         "{stderr}"
     );
     let (code, _, stderr) = cli(&["prompts", "--server", "nobody"], false);

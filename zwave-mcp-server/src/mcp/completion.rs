@@ -65,11 +65,14 @@ impl ZwaveServer {
         Ok(CompleteResult::new(completion(candidates, typed)))
     }
 
-    /// Every name an exposed device answers to: its name, "location name", `Node <id>`.
+    /// Every name an exposed device answers to: its name, "location name" (unless the name
+    /// starts with its location already: "Living Room Living Room Light" helps no one),
+    /// `Node <id>`.
     fn device_names(&self) -> Vec<String> {
         let mut names = Vec::new();
         for (id, name, loc) in self.viewer().listed() {
-            if !loc.is_empty() {
+            let named_there = name.to_lowercase().starts_with(&loc.to_lowercase());
+            if !loc.is_empty() && !named_there {
                 names.push(format!("{loc} {name}"));
             }
             let node = format!("Node {}", id.0);

@@ -30,6 +30,7 @@ per_backend! {
         let living = offered(&mut session, "deviceName", "living", json!({}));
         assert!(!living.iter().any(|name| name.contains("Living Room Light")), "node 3 is hidden: {living:?}");
         assert!(living.contains(&"Living Room Thermostat".to_owned()), "{living:?}");
+        assert!(!living.iter().any(|name| name.starts_with("Living Room Living Room")), "{living:?}");
         let nodes = offered(&mut session, "deviceName", "node 3", json!({}));
         assert!(!nodes.contains(&"Node 3".to_owned()), "{nodes:?}");
         assert_eq!(offered(&mut session, "action", "", json!({"deviceName": "Switch One"})), ["on", "off"]);
