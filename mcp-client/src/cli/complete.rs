@@ -4,12 +4,12 @@
 
 use std::process::ExitCode;
 
-use rmcp::model::Reference;
+use rmcp::model::{CompletionInfo, Reference};
 
 use super::{
-    Stop, UsageError, emit,
+    Stop, UsageError,
     prompts::parse_arguments,
-    resources::{ServerArgs, report, shown_short},
+    resources::{ServerArgs, ask_one, shown_short},
 };
 
 /// What the argument belongs to, as given: `prompt:NAME` or `template:URI_TEMPLATE`.
@@ -40,42 +40,35 @@ pub(super) async fn complete(
     stop: &Stop,
 ) -> anyhow::Result<ExitCode> {
     let reference = reference(reference_given)?;
-    let context = parse_arguments(context)?;
-    let host = args.host(stop).await?;
-    let server = args.one(&host)?;
-    let code = match server.complete(reference, argument, typed, &context).await {
-        Ok(offered) => {
-            if args.json() {
-                emit(&serde_json::to_string_pretty(&offered)?);
-            } else {
-                let mut lines: Vec<String> =
-                    offered.values.iter().map(|v| shown_short(v)).collect();
-                let shown = offered.values.len();
-                match offered.total {
-                    Some(total) if total as usize > shown => {
-                        lines.push(format!(
-                            "({shown} shown of {total}: type more to narrow them)"
-                        ));
-                    }
-                    _ if offered.has_more == Some(true) => {
-                        lines.push(format!(
-                            "({shown} shown, more match: type more to narrow them)"
-                        ));
-                    }
-                    _ if shown == 0 => lines.push("(nothing offered)".to_owned()),
-                    _ => {}
-                }
-                emit(&lines.join("\n"));
-            }
-            ExitCode::SUCCESS
+    let context = &parse_arguments(context)?;
+    ask_one(
+        args,
+        stop,
+        |server| async move { server.complete(reference, argument, typed, context).await },
+        offered,
+    )
+    .await
+}
+
+/// The values offered, one per line, then how many there are when not all are shown.
+fn offered(offered: &CompletionInfo) -> String {
+    let mut lines: Vec<String> = offered.values.iter().map(|v| shown_short(v)).collect();
+    let shown = offered.values.len();
+    match offered.total {
+        Some(total) if total as usize > shown => {
+            lines.push(format!(
+                "({shown} shown of {total}: type more to narrow them)"
+            ));
         }
-        Err(err) => {
-            report(&server, &err);
-            ExitCode::FAILURE
+        _ if offered.has_more == Some(true) => {
+            lines.push(format!(
+                "({shown} shown, more match: type more to narrow them)"
+            ));
         }
-    };
-    host.shutdown().await;
-    Ok(code)
+        _ if shown == 0 => lines.push("(nothing offered)".to_owned()),
+        _ => {}
+    }
+    lines.join("\n")
 }
 
 #[cfg(test)]

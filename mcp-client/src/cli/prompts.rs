@@ -9,7 +9,7 @@ use serde_json::Value;
 
 use super::{
     Stop, UsageError, emit,
-    resources::{ServerArgs, brief, report, shown, shown_short},
+    resources::{ServerArgs, ask_one, brief, report, shown, shown_short},
 };
 use crate::ClientError;
 
@@ -115,24 +115,14 @@ pub(super) async fn get(
     stop: &Stop,
 ) -> anyhow::Result<ExitCode> {
     let arguments = parse_arguments(given)?;
-    let host = args.host(stop).await?;
-    let server = args.one(&host)?;
-    let code = match server.get_prompt(name, &arguments).await {
-        Ok(result) => {
-            if args.json() {
-                emit(&serde_json::to_string_pretty(&result)?);
-            } else {
-                emit(&messages(&result));
-            }
-            ExitCode::SUCCESS
-        }
-        Err(err) => {
-            report(&server, &err);
-            ExitCode::FAILURE
-        }
-    };
-    host.shutdown().await;
-    Ok(code)
+    let arguments = &arguments;
+    ask_one(
+        args,
+        stop,
+        |server| async move { server.get_prompt(name, arguments).await },
+        messages,
+    )
+    .await
 }
 
 /// A prompt's messages for the terminal: `[role] text`, other content as what it is.

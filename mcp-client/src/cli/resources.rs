@@ -187,15 +187,37 @@ pub(super) fn shown_short(text: &str) -> String {
 
 /// `mcp-client read URI`: the contents of one resource.
 pub(super) async fn read(uri: &str, args: &ServerArgs, stop: &Stop) -> anyhow::Result<ExitCode> {
+    ask_one(
+        args,
+        stop,
+        |server| async move { server.read_resource(uri).await },
+        contents,
+    )
+    .await
+}
+
+/// Asks the one server `args` names (`ask`), prints its answer (as JSON with `--json`, else
+/// as `text` makes it) or says why there is none, and stops the servers: `read`, `prompt`
+/// and `complete`.
+pub(super) async fn ask_one<T, F, A>(
+    args: &ServerArgs,
+    stop: &Stop,
+    ask: A,
+    text: impl FnOnce(&T) -> String,
+) -> anyhow::Result<ExitCode>
+where
+    T: serde::Serialize,
+    F: std::future::Future<Output = Result<T, ClientError>>,
+    A: FnOnce(Arc<ServerConnection>) -> F,
+{
     let host = args.host(stop).await?;
     let server = args.one(&host)?;
-    let read = server.read_resource(uri).await;
-    let code = match read {
-        Ok(result) => {
+    let code = match ask(Arc::clone(&server)).await {
+        Ok(answer) => {
             if args.json() {
-                emit(&serde_json::to_string_pretty(&result)?);
+                emit(&serde_json::to_string_pretty(&answer)?);
             } else {
-                emit(&contents(&result));
+                emit(&text(&answer));
             }
             ExitCode::SUCCESS
         }

@@ -74,7 +74,8 @@ async fn watch(host: &Host, uris: &[String], show: &Show) -> Result<Watching, Us
     );
     let mut watched: BTreeMap<String, Watched> = BTreeMap::new();
     for uri in uris {
-        let server = reader(host, uri).await?;
+        let asked = format!("--watch {}", shown_uri(uri));
+        let (server, _) = super::attach::first_reader(host, uri, &asked).await?;
         let (server, _, uris) = watched.entry(server.name().to_owned()).or_insert_with(|| {
             (
                 Arc::clone(&server),
@@ -99,27 +100,6 @@ async fn watch(host: &Host, uris: &[String], show: &Show) -> Result<Watching, Us
         tasks.spawn(show_changes(server, updates, uris, Arc::clone(show)));
     }
     Ok(Watching { _tasks: tasks })
-}
-
-/// The first server that can read `uri`.
-async fn reader(host: &Host, uri: &str) -> Result<Arc<ServerConnection>, UsageError> {
-    let mut said = Vec::new();
-    for server in host.pool().servers() {
-        match server.read_resource(uri).await {
-            Ok(_) => return Ok(Arc::clone(server)),
-            Err(err @ crate::ClientError::NotSent { .. }) => said.push(err.to_string()),
-            Err(err) => said.push(err.for_model()),
-        }
-    }
-    let said = if said.is_empty() {
-        "no server is configured".to_owned()
-    } else {
-        said.join("; ")
-    };
-    Err(UsageError(format!(
-        "--watch {}: no server could read it ({said})",
-        shown_uri(uri)
-    )))
 }
 
 /// Shows the changes of `uris` that `server` tells of, each read again; changes that come
