@@ -173,9 +173,21 @@ fn pending(
 
 /// The line for a changed resource: its URI, then its contents flattened onto one line and
 /// cut at [`SHOWN_CHARS`] (text a server wrote: no escape sequences, no line breaks).
+/// A resource read both ways (the facts as JSON, and in words as `text/plain`, as the Z-Wave
+/// server's are) is shown in words only: the person reads the line.
 pub(super) fn changed_line(uri: &str, contents: &[ResourceContents]) -> String {
-    let parts: Vec<String> = contents
-        .iter()
+    let in_words = |content: &&ResourceContents| {
+        matches!(content, ResourceContents::TextResourceContents { mime_type: Some(kind), .. }
+            if kind.starts_with("text/"))
+    };
+    let worded: Vec<&ResourceContents> = contents.iter().filter(in_words).collect();
+    let shown: Vec<&ResourceContents> = if worded.is_empty() {
+        contents.iter().collect()
+    } else {
+        worded
+    };
+    let parts: Vec<String> = shown
+        .into_iter()
         .map(|content| match content {
             ResourceContents::TextResourceContents { text, .. } => text.clone(),
             ResourceContents::BlobResourceContents { blob, .. } => {
@@ -273,5 +285,11 @@ mod tests {
             changed_line("r", &[ResourceContents::text(" \n", "r")]),
             "[changed] r (empty)"
         );
+        // Seen driving chat: the Z-Wave server's JSON filled the line; its words are shown.
+        let both = [
+            ResourceContents::text(r#"{"on": true}"#, "r").with_mime_type("application/json"),
+            ResourceContents::text("Switch One is on.", "r").with_mime_type("text/plain"),
+        ];
+        assert_eq!(changed_line("r", &both), "[changed] r: Switch One is on.");
     }
 }
