@@ -174,20 +174,20 @@ fn pending(
 /// The line for a changed resource: its URI, then its contents flattened onto one line and
 /// cut at [`SHOWN_CHARS`] (text a server wrote: no escape sequences, no line breaks).
 /// A resource read both ways (the facts as JSON, and in words as `text/plain`, as the Z-Wave
-/// server's are) is shown in words only: the person reads the line.
+/// server's are) is shown in words: its JSON is left out (anything else stays).
 pub(super) fn changed_line(uri: &str, contents: &[ResourceContents]) -> String {
-    let in_words = |content: &&ResourceContents| {
-        matches!(content, ResourceContents::TextResourceContents { mime_type: Some(kind), .. }
-            if kind.starts_with("text/"))
+    let kind = |content: &ResourceContents| match content {
+        ResourceContents::TextResourceContents { mime_type, .. } => mime_type.clone(),
+        _ => None,
     };
-    let worded: Vec<&ResourceContents> = contents.iter().filter(in_words).collect();
-    let shown: Vec<&ResourceContents> = if worded.is_empty() {
-        contents.iter().collect()
-    } else {
-        worded
-    };
+    let is_json = |kind: &str| kind == "application/json" || kind.ends_with("+json");
+    let worded = contents
+        .iter()
+        .any(|content| kind(content).is_some_and(|kind| kind.starts_with("text/")));
+    let shown = contents
+        .iter()
+        .filter(|content| !(worded && kind(content).is_some_and(|kind| is_json(&kind))));
     let parts: Vec<String> = shown
-        .into_iter()
         .map(|content| match content {
             ResourceContents::TextResourceContents { text, .. } => text.clone(),
             ResourceContents::BlobResourceContents { blob, .. } => {
@@ -291,5 +291,15 @@ mod tests {
             ResourceContents::text("Switch One is on.", "r").with_mime_type("text/plain"),
         ];
         assert_eq!(changed_line("r", &both), "[changed] r: Switch One is on.");
+        // Only the JSON gives way: a picture beside the words is still said.
+        let with_blob = [
+            both[0].clone(),
+            both[1].clone(),
+            ResourceContents::blob("AAAA", "r"),
+        ];
+        assert_eq!(
+            changed_line("r", &with_blob),
+            "[changed] r: Switch One is on. (binary, 4 bytes of base64)"
+        );
     }
 }
