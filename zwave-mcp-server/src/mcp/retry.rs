@@ -44,6 +44,8 @@ pub(super) struct Retry {
     pub state: Option<String>,
     /// The `inputResponses` the client sent, if any.
     pub responses: Option<InputResponses>,
+    /// Who asks, as the client names itself: its share of the open questions is its own.
+    pub client: String,
 }
 
 impl Retry {
@@ -67,6 +69,7 @@ impl Retry {
             can_ask,
             state,
             responses,
+            client: client_label(context.client_info()),
         })
     }
 
@@ -98,7 +101,7 @@ impl Retry {
                 ));
             }
             info!(device = %call.name, node = call.node, "asking the user to confirm a sensitive action (input required)");
-            return ask(question, call, seal, ttl).map(Some);
+            return ask(question, call, seal, ttl, &self.client).map(Some);
         };
         if let Err(unsealed) = seal.redeem(&state, &call) {
             warn!(device = %call.name, node = call.node, reason = ?unsealed, "a retried call's request state was refused");
@@ -114,7 +117,6 @@ impl Retry {
                 Unsealed::Expired => format!("nobody answered within {ttl:?}"),
                 Unsealed::OtherCall => "the answer was given to another call (another device, action or arguments, or the device was renamed or moved since)".to_owned(),
                 Unsealed::Replayed => "that answer was used already: one yes allows one command (call again without it to be asked again)".to_owned(),
-                Unsealed::Full => "too many answers came in the last while to remember one more; try again later".to_owned(),
             };
             return Err(question.refused(&why));
         }
@@ -156,15 +158,35 @@ fn ask(
     call: AskedCall,
     seal: &QuestionSeal,
     ttl: Duration,
+    client: &str,
 ) -> Result<InputRequiredResult, ToolError> {
+    let state = seal.seal(call, ttl, client).map_err(|crowded| {
+        warn!(%client, ?crowded, "not asking: too many questions are open");
+        question.refused(&crowded.why(ttl))
+    })?;
     let form = ElicitRequest::new(ElicitRequestParams::FormElicitationParams {
         meta: None,
         message: question.message.clone(),
         requested_schema: Question::schema()?,
     });
     let requests = BTreeMap::from([(ANSWER_KEY.to_owned(), InputRequest::Elicitation(form))]);
-    Ok(InputRequiredResult::new(
-        Some(requests),
-        Some(seal.seal(call, ttl)),
-    ))
+    Ok(InputRequiredResult::new(Some(requests), Some(state)))
+}
+
+/// The longest client name or version kept for telling clients apart.
+const MAX_CLIENT_CHARS: usize = 64;
+
+/// A client as it names itself, in words: `the client "Claude" 1.2`. Self-declared, so it
+/// tells apart clients that behave, not a client that lies; the bound on all clients together
+/// holds whatever they say.
+fn client_label(info: Option<rmcp::model::Implementation>) -> String {
+    let Some(info) = info else {
+        return "a client that gave no name".to_owned();
+    };
+    let clip = |text: &str| crate::network::text::clean(text, MAX_CLIENT_CHARS).into_owned();
+    format!(
+        "the client {} {}",
+        serde_json::Value::from(clip(&info.name)),
+        clip(&info.version)
+    )
 }

@@ -1,8 +1,10 @@
 //! Text Z-Wave JS supplies (device names, locations, labels, units, state names, error
 //! messages) is data, never layout: control characters, line and paragraph separators and
-//! bidirectional overrides are escaped (a name with a newline must not forge a row of the
-//! device list or a log line), and lengths are capped when the node list is parsed (a 4 MB
-//! name cost seconds of CPU in name suggestions).
+//! every invisible character (bidirectional overrides, zero-width and soft hyphens, variation
+//! selectors, tags) are escaped (a name with a newline must not forge a row of the device
+//! list or a log line; one with a soft hyphen must not read as another device's name; tag
+//! characters must not carry words only a model reads), and lengths are capped when the node
+//! list is parsed (a 4 MB name cost seconds of CPU in name suggestions).
 
 use std::borrow::Cow;
 
@@ -47,15 +49,85 @@ pub fn echoed(given: &str) -> Cow<'_, str> {
     clean(given, MAX_NAME_CHARS)
 }
 
-/// Whether `c` moves text around rather than being part of it.
+/// Whether `c` moves text around, or shows nothing, rather than being part of it.
 fn is_layout(c: char) -> bool {
-    c.is_control()
-        || matches!(
-            c,
-            '\u{2028}' | '\u{2029}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}'
-                // Invisible: zero-width spaces and joiners, marks, the word joiner, the BOM.
-                | '\u{200b}'..='\u{200f}' | '\u{061c}' | '\u{2060}'..='\u{2064}' | '\u{feff}'
-        )
+    c.is_control() || matches!(c, '\u{2028}' | '\u{2029}') || is_invisible(c)
+}
+
+/// Every code point that is `Default_Ignorable_Code_Point` or of general category `Cf`
+/// (format) in Unicode 18, as inclusive ranges in order: bidirectional controls, zero-width
+/// spaces and joiners, the soft hyphen, the combining grapheme joiner, Hangul fillers,
+/// variation selectors, interlinear annotations, tags. `fixtures/unicode/` holds the same
+/// classes as Unicode's data gives them, and a test holds this table to it.
+const INVISIBLE: [(char, char); 25] = [
+    ('\u{ad}', '\u{ad}'),
+    ('\u{34f}', '\u{34f}'),
+    ('\u{600}', '\u{605}'),
+    ('\u{61c}', '\u{61c}'),
+    ('\u{6dd}', '\u{6dd}'),
+    ('\u{70f}', '\u{70f}'),
+    ('\u{890}', '\u{891}'),
+    ('\u{8e2}', '\u{8e2}'),
+    ('\u{115f}', '\u{1160}'),
+    ('\u{17b4}', '\u{17b5}'),
+    ('\u{180b}', '\u{180f}'),
+    ('\u{200b}', '\u{200f}'),
+    ('\u{202a}', '\u{202e}'),
+    ('\u{2060}', '\u{206f}'),
+    ('\u{3164}', '\u{3164}'),
+    ('\u{fe00}', '\u{fe0f}'),
+    ('\u{feff}', '\u{feff}'),
+    ('\u{ffa0}', '\u{ffa0}'),
+    ('\u{fff0}', '\u{fffb}'),
+    ('\u{110bd}', '\u{110bd}'),
+    ('\u{110cd}', '\u{110cd}'),
+    ('\u{13430}', '\u{1343f}'),
+    ('\u{1bca0}', '\u{1bca3}'),
+    ('\u{1d173}', '\u{1d17a}'),
+    ('\u{e0000}', '\u{e0fff}'),
+];
+
+/// Whether `c` is invisible: default-ignorable or a format character ([`INVISIBLE`]).
+pub fn is_invisible(c: char) -> bool {
+    // Below the soft hyphen only controls, which are layout already.
+    c >= '\u{ad}'
+        && INVISIBLE
+            .binary_search_by(|&(first, last)| {
+                if last < c {
+                    std::cmp::Ordering::Less
+                } else if first > c {
+                    std::cmp::Ordering::Greater
+                } else {
+                    std::cmp::Ordering::Equal
+                }
+            })
+            .is_ok()
+}
+
+/// `text` without its invisible characters, raw or as [`clean`] escapes them (`\u{ad}`):
+/// what a name reads as, for telling names apart.
+pub fn without_invisible(text: &str) -> Cow<'_, str> {
+    if !text.contains("\\u{") && !text.chars().any(is_invisible) {
+        return Cow::Borrowed(text);
+    }
+    let mut kept = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(c) = rest.chars().next() {
+        if let Some(escaped) = rest.strip_prefix("\\u{")
+            && let Some((hex, after)) = escaped.split_once('}')
+            && hex.len() <= 6
+            && let Some(code) = u32::from_str_radix(hex, 16).ok().and_then(char::from_u32)
+            && is_invisible(code)
+        {
+            rest = after;
+            continue;
+        }
+        if !is_invisible(c) {
+            kept.push(c);
+        }
+        rest = &rest[c.len_utf8()..];
+    }
+    Cow::Owned(kept)
 }
 
 /// Deserializes a name or a location: cleaned, capped at [`MAX_NAME_CHARS`]; `null` is empty.
@@ -96,6 +168,73 @@ mod tests {
             "x\\u{2028}y\\u{202e}z\\u{85}"
         );
         assert_eq!(clean("Küche °C", 256), "Küche °C");
+        assert_eq!(
+            clean("Front Door Lock\u{ad}", 256),
+            "Front Door Lock\\u{ad}"
+        );
+        assert_eq!(
+            clean("Lamp\u{e0049}\u{e0067}\u{fe0f}\u{fff9}", 256),
+            "Lamp\\u{e0049}\\u{e0067}\\u{fe0f}\\u{fff9}"
+        );
+        // Visible marks that combine or join stay as they are.
+        assert_eq!(clean("Café Zoë 🇳🇱 ก่", 256), "Café Zoë 🇳🇱 ก่");
+    }
+
+    /// The code points of `fixtures/unicode/invisible.txt`: every one that Unicode's data
+    /// gives as `Default_Ignorable_Code_Point` or `Cf`.
+    fn recorded_invisible() -> Vec<char> {
+        let path = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../fixtures/unicode/invisible.txt"
+        );
+        let recorded = std::fs::read_to_string(path).unwrap();
+        let mut chars = Vec::new();
+        for line in recorded.lines().filter(|line| !line.starts_with('#')) {
+            let (first, last) = line.split_once("..").unwrap();
+            let code = |hex: &str| u32::from_str_radix(hex.trim(), 16).unwrap();
+            chars.extend((code(first)..=code(last)).filter_map(char::from_u32));
+        }
+        chars
+    }
+
+    #[test]
+    fn every_invisible_code_point_is_escaped_and_no_visible_one_is() {
+        let recorded = recorded_invisible();
+        assert!(recorded.len() > 4_000, "{} code points", recorded.len());
+        let invisible: std::collections::HashSet<char> = recorded.iter().copied().collect();
+        for code in 0..=0x10_ffff_u32 {
+            let Some(c) = char::from_u32(code) else {
+                continue;
+            };
+            let listed = invisible.contains(&c);
+            assert_eq!(is_invisible(c), listed, "U+{code:04X}");
+            let name = format!("Front Door Lock{c}");
+            let cleaned = clean(&name, MAX_NAME_CHARS);
+            if listed {
+                assert_eq!(
+                    cleaned,
+                    format!("Front Door Lock\\u{{{code:x}}}"),
+                    "U+{code:04X}"
+                );
+                assert_eq!(
+                    without_invisible(&cleaned),
+                    "Front Door Lock",
+                    "U+{code:04X}"
+                );
+                assert_eq!(without_invisible(&name), "Front Door Lock", "U+{code:04X}");
+            } else if !is_layout(c) {
+                assert_eq!(cleaned, name, "U+{code:04X}");
+                assert_eq!(without_invisible(&cleaned), name, "U+{code:04X}");
+            }
+        }
+    }
+
+    #[test]
+    fn only_escapes_of_invisible_characters_are_dropped_from_a_name() {
+        assert_eq!(without_invisible("Lamp\\u{41}"), "Lamp\\u{41}");
+        assert_eq!(without_invisible("Lamp\\u{zz}\\u{"), "Lamp\\u{zz}\\u{");
+        assert_eq!(without_invisible("La\\u{200b}mp\\u{1b}"), "Lamp\\u{1b}");
+        assert_eq!(without_invisible("\\u{e0001}\\u{1234567}"), "\\u{1234567}");
     }
 
     #[test]

@@ -55,8 +55,8 @@ use super::{
     refusal::Refusal,
 };
 
-/// The longest line accepted (one JSON-RPC message), as rmcp's transport.
-pub const MAX_LINE: usize = rmcp::transport::async_rw::DEFAULT_MAX_LINE_LENGTH;
+/// The longest line accepted (one JSON-RPC message): as long as an HTTP body may be.
+pub const MAX_LINE: usize = super::shape::MAX_MESSAGE_BYTES;
 
 /// A server transport over a reader and a writer (the protocol's stdin and stdout).
 pub struct LineTransport<R, W> {

@@ -6,14 +6,16 @@
 //! | stdio (the default) | the process's stdin/stdout, as MCP hosts start servers | `stdio` (the private pipes) → `line` (newline-delimited JSON-RPC) → `bounded` |
 //! | Streamable HTTP (`--http`) | `/mcp` on a TCP port, for hosts on other machines | `http` (hyper, our checks) → rmcp's `StreamableHttpService` → `bounded` per session |
 //!
-//! Over HTTP, rmcp parses the messages: `line`'s refusals (a key twice, an id too long) and its
-//! typed `tools/call` path are stdio's; `bounded` serves both.
+//! Both transports check each message with `refusal` before rmcp types it (a key twice, a bad
+//! id, too many values, a kept part over its budget); `line`'s typed `tools/call` path is
+//! stdio's; `bounded` serves both.
 //!
 //! | module | owns |
 //! |---|---|
 //! | `stdio` | the protocol's private stdin/stdout; fd 1 pointed at stderr |
 //! | `line` | newline-delimited JSON-RPC on a reader and a writer, with `tools/call` typed directly |
-//! | `refusal` | messages refused before typing (not JSON, a key twice, a bad id) and their errors |
+//! | `shape` | what one message may hold (bytes, values, depth, the parts kept), walked unparsed |
+//! | `refusal` | messages refused before typing (not JSON, a key twice, a bad id, too big) and their errors |
 //! | `batch` | JSON-RPC batches (MCP 2025-03-26): collecting a batch's answers into one line |
 //! | `bounded` | the transport wrapper that bounds requests in flight |
 //! | `http` | MCP Streamable HTTP: the listener, the token, the session cap, rmcp's service |
@@ -23,4 +25,5 @@ pub(crate) mod bounded;
 pub(crate) mod http;
 pub(crate) mod line;
 mod refusal;
+pub(crate) mod shape;
 pub(crate) mod stdio;

@@ -1,24 +1,27 @@
-//! [`Refusal`]: why an incoming line is refused before rmcp types it, and the JSON-RPC error
-//! it is answered with, so that no client waits forever for an answer that will not come.
+//! [`Refusal`]: why an incoming message is refused before rmcp types it, and the JSON-RPC
+//! error it is answered with, so that no client waits forever for an answer that will not come.
+//! [`shape`](super::shape) walks the message; this module words what it found.
 //!
-//! | the line | answer |
+//! | the message | answer |
 //! |---|---|
-//! | not UTF-8, not JSON, longer than the line limit | `-32700` parse error, id `null` |
+//! | not UTF-8, not JSON, longer than [`MAX_MESSAGE_BYTES`](super::shape::MAX_MESSAGE_BYTES) | `-32700` parse error, id `null` |
 //! | an object with a key twice (`{"deviceName": …, "deviceName": …}`) | `-32600`, its id when that is clear |
 //! | an id that is neither a string nor an integer (`1.0`, `1e3`) | `-32600`, the id as sent |
+//! | more values or deeper nesting than [`shape`](super::shape) allows | `-32600`, its id |
+//! | a part the server keeps (capabilities, client info, `_meta`, a progress token) over its budget | `-32602`, its id |
 //!
 //! Duplicate keys are refused because every JSON parser picks one of them differently
 //! (serde: the last): a command must mean one thing. MCP requires string or integer ids, and
 //! rmcp reads `1.0` as `1`: echoing it back as `1` would answer a request nobody sent.
 
-use std::{cell::RefCell, collections::HashSet, fmt};
+use std::fmt;
 
-use serde::de::{self, DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};
 use serde_json::Value;
 
+use super::shape::{self, Fault, Kept, MAX_DEPTH, MAX_VALUES};
 use crate::network::text::echoed;
 
-/// Why a line is refused.
+/// Why a message is refused.
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) enum Refusal {
     /// Not UTF-8.
@@ -36,6 +39,22 @@ pub(crate) enum Refusal {
     },
     /// The id is neither a string nor an integer.
     BadId(Value),
+    /// More values, or deeper nesting, than a message may hold.
+    TooBig {
+        /// Which bound: too many values, or too deep.
+        fault: Fault,
+        /// The request's id, when it is given once and valid.
+        id: Option<Value>,
+    },
+    /// A part the server would keep is over its budget.
+    TooLarge {
+        /// The part.
+        kept: Kept,
+        /// At least this many bytes.
+        size: usize,
+        /// The request's id, when it is given once and valid.
+        id: Option<Value>,
+    },
 }
 
 impl fmt::Display for Refusal {
@@ -57,46 +76,64 @@ impl fmt::Display for Refusal {
                 "Invalid request: the id {} is neither a string nor an integer, as MCP requires",
                 echoed(&id.to_string())
             ),
+            Self::TooBig {
+                fault: Fault::TooDeep,
+                ..
+            } => write!(
+                f,
+                "Invalid request: the message nests arrays and objects more than {MAX_DEPTH} deep; nothing this server takes does: nothing was done"
+            ),
+            Self::TooBig { .. } => write!(
+                f,
+                "Invalid request: the message holds more than {MAX_VALUES} JSON values; nothing this server takes does: nothing was done"
+            ),
+            Self::TooLarge { kept, size, .. } if kept.path == shape::PROGRESS_TOKEN.path => write!(
+                f,
+                "Invalid params: the progress token (`{}`) takes {size} bytes; it may take at most {} (a number or a short string): nothing was done",
+                kept.path, kept.limit
+            ),
+            Self::TooLarge { kept, size, .. } => write!(
+                f,
+                "Invalid params: `{}` takes at least {size} bytes as JSON; this server keeps at most {} bytes of it: nothing was done",
+                kept.path, kept.limit
+            ),
         }
     }
 }
 
 impl Refusal {
-    /// Checks one line (without its newline): `Ok` when rmcp may type it.
-    pub fn check(line: &[u8]) -> Result<(), Self> {
-        std::str::from_utf8(line).map_err(|_| Self::NotUtf8)?;
-        let seen = Seen::default();
-        let mut reader = serde_json::Deserializer::from_slice(line);
-        let checked = Checker {
-            seen: &seen,
-            top: true,
+    /// Checks one message (a line without its newline, or a body): `Ok` when rmcp may type it.
+    pub fn check(message: &[u8]) -> Result<(), Self> {
+        std::str::from_utf8(message).map_err(|_| Self::NotUtf8)?;
+        let walked = shape::walk(message);
+        let id = walked
+            .id
+            .clone()
+            .filter(|_| !walked.id_twice)
+            .filter(valid_id);
+        match walked.fault {
+            Some(Fault::DuplicateKey(key)) => return Err(Self::DuplicateKey { key, id }),
+            Some(Fault::TooLarge(kept, size)) => return Err(Self::TooLarge { kept, size, id }),
+            Some(fault) => return Err(Self::TooBig { fault, id }),
+            None => {}
         }
-        .deserialize(&mut reader)
-        .and_then(|()| reader.end());
-        let Seen {
-            duplicate,
-            id,
-            id_twice,
-        } = seen;
-        if let Some(key) = duplicate.into_inner() {
-            let id = id
-                .into_inner()
-                .filter(|_| !id_twice.into_inner())
-                .filter(valid_id);
-            return Err(Self::DuplicateKey { key, id });
+        if let Some(error) = walked.error {
+            return Err(Self::NotJson(error));
         }
-        checked.map_err(|err| Self::NotJson(err.to_string()))?;
-        match id.into_inner() {
+        match walked.id {
             Some(id) if !valid_id(&id) && !id.is_null() => Err(Self::BadId(id)),
             _ => Ok(()),
         }
     }
 
-    /// The JSON-RPC error answering the line, with its newline.
+    /// The JSON-RPC error answering the message, with a newline.
     pub fn reply(&self) -> Vec<u8> {
         let (code, id) = match self {
             Self::NotUtf8 | Self::NotJson(_) | Self::TooLong(_) => (-32700, Value::Null),
-            Self::DuplicateKey { id, .. } => (-32600, id.clone().unwrap_or(Value::Null)),
+            Self::DuplicateKey { id, .. } | Self::TooBig { id, .. } => {
+                (-32600, id.clone().unwrap_or(Value::Null))
+            }
+            Self::TooLarge { id, .. } => (-32602, id.clone().unwrap_or(Value::Null)),
             // An id too long to quote is not quoted back either.
             Self::BadId(id) if id.to_string().len() > crate::network::text::MAX_NAME_CHARS => {
                 (-32600, Value::Null)
@@ -114,103 +151,6 @@ fn valid_id(id: &Value) -> bool {
         Value::String(_) => true,
         Value::Number(number) => number.is_i64() || number.is_u64(),
         _ => false,
-    }
-}
-
-/// What the check found.
-#[derive(Default)]
-struct Seen {
-    duplicate: RefCell<Option<String>>,
-    /// The top-level `id`.
-    id: RefCell<Option<Value>>,
-    id_twice: RefCell<bool>,
-}
-
-/// Walks any JSON value, refusing an object with a key twice (and noting the top-level id).
-#[derive(Clone, Copy)]
-struct Checker<'a> {
-    seen: &'a Seen,
-    top: bool,
-}
-
-impl<'de> DeserializeSeed<'de> for Checker<'_> {
-    type Value = ();
-
-    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<(), D::Error> {
-        deserializer.deserialize_any(self)
-    }
-}
-
-impl<'de> Visitor<'de> for Checker<'_> {
-    type Value = ();
-
-    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("any JSON value")
-    }
-
-    fn visit_bool<E>(self, _: bool) -> Result<(), E> {
-        Ok(())
-    }
-
-    fn visit_i64<E>(self, _: i64) -> Result<(), E> {
-        Ok(())
-    }
-
-    fn visit_u64<E>(self, _: u64) -> Result<(), E> {
-        Ok(())
-    }
-
-    fn visit_f64<E>(self, _: f64) -> Result<(), E> {
-        Ok(())
-    }
-
-    fn visit_str<E>(self, _: &str) -> Result<(), E> {
-        Ok(())
-    }
-
-    fn visit_unit<E>(self) -> Result<(), E> {
-        Ok(())
-    }
-
-    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
-        let inner = Checker { top: false, ..self };
-        while seq.next_element_seed(inner)?.is_some() {}
-        Ok(())
-    }
-
-    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
-        let inner = Checker { top: false, ..self };
-        // Most objects are small: a list is faster than hashing until there are many keys.
-        let mut keys: Vec<String> = Vec::new();
-        let mut many: HashSet<String> = HashSet::new();
-        while let Some(key) = map.next_key::<String>()? {
-            let seen = if many.is_empty() {
-                keys.contains(&key)
-            } else {
-                many.contains(&key)
-            };
-            if self.top && key == "id" {
-                if seen {
-                    *self.seen.id_twice.borrow_mut() = true;
-                } else {
-                    *self.seen.id.borrow_mut() = Some(map.next_value::<Value>()?);
-                }
-            }
-            if seen {
-                *self.seen.duplicate.borrow_mut() = Some(key);
-                return Err(de::Error::custom("a key appears twice"));
-            }
-            if !(self.top && key == "id") {
-                map.next_value_seed(inner)?;
-            }
-            if many.is_empty() && keys.len() < 16 {
-                keys.push(key);
-            } else {
-                many.extend(keys.drain(..));
-                many.insert(key);
-            }
-        }
-        Ok(())
     }
 }
 
@@ -317,7 +257,7 @@ mod tests {
             "{reply:.400}"
         );
         assert!(reply.len() < 1_000, "{} bytes", reply.len());
-        let id = format!("[{}]", vec!["1"; 100_000].join(","));
+        let id = format!("[{}]", vec!["1"; 5_000].join(","));
         let line = format!(r#"{{"jsonrpc":"2.0","id":{id},"method":"ping"}}"#);
         let reply = String::from_utf8(check(&line).unwrap_err().reply()).unwrap();
         assert!(
@@ -325,5 +265,98 @@ mod tests {
             "{reply:.400}"
         );
         assert!(reply.len() < 1_000, "{} bytes", reply.len());
+    }
+
+    fn reply_of(line: &str) -> Value {
+        serde_json::from_slice(&check(line).unwrap_err().reply()).unwrap()
+    }
+
+    #[test]
+    fn too_many_values_or_too_deep_is_refused_with_the_id_even_when_it_comes_last() {
+        let zeros = vec!["0"; MAX_VALUES].join(",");
+        let line = format!(
+            r#"{{"jsonrpc":"2.0","method":"tools/call","params":{{"name":"x","arguments":{{"x":[{zeros}]}}}},"id":7}}"#
+        );
+        assert_eq!(
+            reply_of(&line),
+            json!({"jsonrpc":"2.0","id":7,"error":{"code":-32600,"message":"Invalid request: the message holds more than 10000 JSON values; nothing this server takes does: nothing was done"}})
+        );
+        // Just under the bound: the envelope's values and the array's.
+        let fits = vec!["0"; MAX_VALUES - 9].join(",");
+        let line = format!(
+            r#"{{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{{"name":"x","arguments":{{"x":[{fits}]}}}}}}"#
+        );
+        assert_eq!(check(&line), Ok(()));
+        let deep = |levels: usize| {
+            format!(
+                r#"{{"jsonrpc":"2.0","id":"d","method":"x","params":{}1{}}}"#,
+                "[".repeat(levels),
+                "]".repeat(levels)
+            )
+        };
+        assert_eq!(check(&deep(MAX_DEPTH - 1)), Ok(()));
+        assert_eq!(
+            reply_of(&deep(MAX_DEPTH)),
+            json!({"jsonrpc":"2.0","id":"d","error":{"code":-32600,"message":"Invalid request: the message nests arrays and objects more than 32 deep; nothing this server takes does: nothing was done"}})
+        );
+        // Deeper than serde's own limit (128): still our words, not a parse error.
+        assert!(matches!(
+            check(&deep(10_000)),
+            Err(Refusal::TooBig {
+                fault: Fault::TooDeep,
+                ..
+            })
+        ));
+    }
+
+    #[test]
+    fn a_part_the_server_keeps_is_held_to_its_budget_with_invalid_params() {
+        let padded = |path: &str, bytes: usize| {
+            let pad = "x".repeat(bytes);
+            match path {
+                "capabilities" => format!(
+                    r#"{{"jsonrpc":"2.0","id":0,"method":"initialize","params":{{"protocolVersion":"2025-11-25","capabilities":{{"experimental":{{"p":"{pad}"}}}},"clientInfo":{{"name":"c","version":"1"}}}}}}"#
+                ),
+                "clientInfo" => format!(
+                    r#"{{"jsonrpc":"2.0","id":0,"method":"initialize","params":{{"protocolVersion":"2025-11-25","capabilities":{{}},"clientInfo":{{"name":"{pad}","version":"1"}}}}}}"#
+                ),
+                _ => format!(
+                    r#"{{"jsonrpc":"2.0","id":0,"method":"subscriptions/listen","params":{{"_meta":{{"p":"{pad}"}}}}}}"#
+                ),
+            }
+        };
+        // Compact JSON around the padding: {"experimental":{"p":""}} is 25 bytes, and so on.
+        for (path, around, limit) in [
+            ("capabilities", 25, 8192),
+            ("clientInfo", 25, 8192),
+            ("_meta", 8, 16384),
+        ] {
+            assert_eq!(check(&padded(path, limit - around)), Ok(()), "{path}");
+            assert_eq!(
+                reply_of(&padded(path, limit - around + 1)),
+                json!({"jsonrpc":"2.0","id":0,"error":{"code":-32602,"message":format!(
+                    "Invalid params: `params.{path}` takes at least {} bytes as JSON; this server keeps at most {limit} bytes of it: nothing was done",
+                    limit + 1
+                )}}),
+                "{path}"
+            );
+        }
+        let token = |token: &str| {
+            format!(
+                r#"{{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{{"name":"x","arguments":{{}},"_meta":{{"progressToken":{token}}}}}}}"#
+            )
+        };
+        assert_eq!(check(&token(&format!("\"{}\"", "t".repeat(126)))), Ok(()));
+        assert_eq!(check(&token("18446744073709551615")), Ok(()));
+        assert_eq!(
+            reply_of(&token(&format!("\"{}\"", "t".repeat(127)))),
+            json!({"jsonrpc":"2.0","id":3,"error":{"code":-32602,"message":"Invalid params: the progress token (`params._meta.progressToken`) takes 129 bytes; it may take at most 128 (a number or a short string): nothing was done"}})
+        );
+        // Elsewhere the same names are no kept parts: a tool's argument may be called so.
+        let elsewhere = format!(
+            r#"{{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{{"name":"x","arguments":{{"capabilities":"{}"}}}}}}"#,
+            "x".repeat(20_000)
+        );
+        assert_eq!(check(&elsewhere), Ok(()));
     }
 }

@@ -1,12 +1,16 @@
 //! How names are compared: folded to one form ([`normalize`]), and how far apart two are
 //! ([`edit_distance`], for the closest names to suggest).
 
-/// A name as it is compared: Unicode compatibility forms folded (NFKC: a full-width "Ｌａｍｐ"
-/// is "Lamp"), every run of white space (a no-break space too) one space, lowercase. Lookups
-/// and the owner's exposure rules compare names this one way.
+/// A name as it is compared: invisible characters dropped, raw or escaped (a garage door named
+/// "Front Door Lock" and a soft hyphen reads as the lock, so the two names are one), Unicode
+/// compatibility forms folded (NFKC: a full-width "Ｌａｍｐ" is "Lamp"), every run of white
+/// space (a no-break space too) one space, lowercase. Lookups and the owner's exposure rules
+/// compare names this one way.
 pub(crate) fn normalize(text: &str) -> String {
     use unicode_normalization::UnicodeNormalization as _;
-    let folded: String = text.nfkc().collect();
+    let folded: String = crate::network::text::without_invisible(text)
+        .nfkc()
+        .collect();
     let mut joined = String::with_capacity(folded.len());
     for word in folded.split_whitespace() {
         if !joined.is_empty() {

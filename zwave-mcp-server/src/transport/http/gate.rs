@@ -19,10 +19,11 @@ use rmcp::{ServerHandler, transport::streamable_http_server::StreamableHttpServi
 use tracing::{debug, warn};
 
 use super::{Sessions, Token, refusals::Refusals};
+use crate::transport::refusal::Refusal;
 
-/// The largest request body read: a tool call is a few hundred bytes; 4 MiB leaves room for
-/// any batch a client has reason to send.
-pub const MAX_BODY_BYTES: usize = 4 * 1024 * 1024;
+/// The largest request body read: the largest message either transport takes (why that size:
+/// [`MAX_MESSAGE_BYTES`](crate::transport::shape::MAX_MESSAGE_BYTES)).
+pub const MAX_BODY_BYTES: usize = crate::transport::shape::MAX_MESSAGE_BYTES;
 
 /// How long a client has to send a request's body, from the end of its headers: a client
 /// that trickles it is dropped, not waited for.
@@ -102,6 +103,13 @@ impl<S: ServerHandler + Send + 'static> Gate<S> {
             Ok(body) => body,
             Err(refused) => return refused,
         };
+        // The message's shape is checked before rmcp builds any tree of it, as on stdio.
+        if parts.method == Method::POST
+            && let Err(refused) = Refusal::check(&body)
+        {
+            debug!(%refused, "refused a request's body");
+            return json_refusal(StatusCode::BAD_REQUEST, refused.reply());
+        }
         // Checked on the body, not the headers: an `initialize` opens a session whatever
         // revision its `MCP-Protocol-Version` names (rmcp routes every handshake to the
         // 2025-11-25 lifecycle), and no other message does. One that got past a check on the
@@ -279,7 +287,12 @@ fn refusal(status: StatusCode, why: &str) -> HttpResponse {
     };
     let body =
         serde_json::json!({"jsonrpc": "2.0", "id": null, "error": {"code": code, "message": why}});
-    let mut response = Response::new(Full::new(Bytes::from(body.to_string())).boxed());
+    json_refusal(status, body.to_string().into_bytes())
+}
+
+/// A refusal whose JSON-RPC error is written already.
+fn json_refusal(status: StatusCode, body: Vec<u8>) -> HttpResponse {
+    let mut response = Response::new(Full::new(Bytes::from(body)).boxed());
     *response.status_mut() = status;
     response
         .headers_mut()
@@ -380,7 +393,7 @@ mod tests {
             said(read_body(large).await.unwrap_err()).await,
             (
                 StatusCode::PAYLOAD_TOO_LARGE,
-                "a request's body may hold at most 4194304 bytes: nothing was done".to_owned()
+                "a request's body may hold at most 1048576 bytes: nothing was done".to_owned()
             )
         );
         let whole = trickled(vec![Ok(Bytes::from_static(b"{}"))], false);
