@@ -202,6 +202,29 @@ impl SensitivePolicy {
         }))
     }
 
+    /// What a person must say yes to before `operation` runs on `node` (`device`, described):
+    /// a question only when the owner marked the device sensitive, whatever
+    /// --sensitive-without-confirmation says (as for any action on a marked device).
+    pub(super) fn upkeep_question(
+        &self,
+        node: &NodeInfo,
+        device: &str,
+        operation: crate::network::health::upkeep::Upkeep,
+    ) -> Option<Question> {
+        if !self.devices.iter().any(|rule| rule.matches(node)) {
+            return None;
+        }
+        Some(Question {
+            what: format!("Starting {} of {device}", operation.with_article()),
+            message: format!(
+                "Start {} of {device}? An AI agent asks for it ({}; it keeps the device busy for up to minutes).",
+                operation.with_article(),
+                because(Sensitive::Marked)
+            ),
+            marked: true,
+        })
+    }
+
     /// Asks `question` through `peer` (MCP elicitation, up to 2025-11-25) and waits for the
     /// answer at most the ask timeout.
     ///

@@ -16,6 +16,7 @@ mod harness;
 mod health;
 mod http;
 mod input_required;
+mod look_alike;
 mod maintain;
 mod misuse_and_failures;
 mod mqtt_backend;

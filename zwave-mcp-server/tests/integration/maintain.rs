@@ -338,3 +338,57 @@ async fn an_operation_never_answered_ends_at_its_bound_and_the_next_call_says_so
         session.finish();
     }
 }
+
+per_backend! {
+/// Found by the third hostile review: a device the owner marked sensitive was rebuilt with
+/// nobody asked, though every action on a marked device needs a person's yes.
+async fn upkeep_of_a_device_the_owner_marked_waits_for_a_persons_yes(backend) {
+    let home = TestHome::start(backend).await;
+    let args = [ALLOW, "--sensitive-device", "name:Front Door Lock"];
+    const MARKED: &str = "the owner marked this device sensitive";
+    // A client that cannot ask: refused, nothing sent; an unmarked device is not asked about.
+    let mut session = Conversation::over(&mut home.command(&args));
+    let (error, said, _) = session.call("maintain_zwave_device", maintain("Front Door Lock", "rebuild_routes"));
+    assert!(error, "{said}");
+    assert_eq!(said, format!("Starting a route rebuild of \"Front Door Lock\" (node 8, Entrance) needs a person's yes, and this client cannot ask its user (it did not declare MCP elicitation). Use a client that can: {MARKED}, so a person is asked even under --sensitive-without-confirmation: nothing was sent."));
+    assert!(!received(&home, &["rebuildNodeRoutes", "controller.rebuild_node_routes"]), "{:?}", home.requests());
+    let (error, said, _) = session.call("maintain_zwave_device", maintain("Switch One", "reinterview"));
+    assert!(!error, "{said}");
+    session.finish();
+    // A client that asks its person: a no sends nothing, a yes starts it.
+    let mut session = Conversation::started(&mut home.command(&args));
+    session.send_message(&json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+        "protocolVersion": "2025-11-25", "capabilities": {"elicitation": {}},
+        "clientInfo": {"name": "asker", "version": "1"}}}));
+    session.wait_for(|m| m["id"] == 0);
+    session.send_message(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+    let mut last_asked = Value::Null;
+    for (answer, outcome) in [
+        (json!({"action": "decline"}), Some("the user declined")),
+        (json!({"action": "accept", "content": {"confirm": true}}), None),
+    ] {
+        let id = session.send("maintain_zwave_device", maintain("Front Door Lock", "check_health"));
+        let asked = session.wait_for(|m| m["method"] == "elicitation/create" && m["id"] != last_asked);
+        last_asked = asked["id"].clone();
+        assert_eq!(
+            asked["params"]["message"],
+            format!("Start a lifeline health check of \"Front Door Lock\" (node 8, Entrance)? An AI agent asks for it ({MARKED}; it keeps the device busy for up to minutes).")
+        );
+        session.send_message(&json!({"jsonrpc": "2.0", "id": asked["id"], "result": answer}));
+        let (error, said, _) = session.answer(id);
+        let checks = ["checkLifelineHealth", "node.check_lifeline_health"];
+        match outcome {
+            Some(why) => {
+                assert!(error, "{said}");
+                assert_eq!(said, format!("Starting a lifeline health check of \"Front Door Lock\" (node 8, Entrance) needs a person's yes, and {why}: nothing was sent."));
+                assert!(!received(&home, &checks), "{:?}", home.requests());
+            }
+            None => {
+                assert!(!error, "{said}");
+                assert!(received(&home, &checks), "{:?}", home.requests());
+            }
+        }
+    }
+    session.finish();
+}
+}

@@ -10,15 +10,20 @@
 //! | module | owns |
 //! |---|---|
 //! | `types` | the arguments and the structured result, with their schemas |
+//! | `ask` | who may start upkeep: nobody over HTTP without a token; a person says yes for a marked device |
 //! | `progress` | the call's progress token and its notifications |
 
+mod ask;
 mod progress;
 mod types;
 
 use rmcp::{
     RoleServer,
-    handler::server::{tool::schema_for_output, wrapper::Parameters},
-    model::CallToolResult,
+    handler::server::{
+        tool::{InputResponses, RequestState, schema_for_output},
+        wrapper::Parameters,
+    },
+    model::{CallToolResponse, CallToolResult},
     service::RequestContext,
     tool, tool_router,
 };
@@ -28,7 +33,13 @@ use self::{
     progress::Progress,
     types::{Maintained, Round},
 };
-use super::{ZwaveServer, error::ToolError, maintenance::refusal, tools::structured};
+use super::{
+    ZwaveServer,
+    error::ToolError,
+    maintenance::refusal,
+    retry::{Asking, Retry},
+    tools::structured,
+};
 use crate::{
     devices::{
         self, Purpose,
@@ -58,10 +69,19 @@ impl ZwaveServer {
         &self,
         Parameters(args): Parameters<MaintainArgs>,
         context: RequestContext<RoleServer>,
-    ) -> CallToolResult {
-        self.maintain(args, &context)
-            .await
-            .unwrap_or_else(CallToolResult::from)
+        RequestState(state): RequestState,
+        InputResponses(responses): InputResponses,
+    ) -> Result<CallToolResponse, rmcp::model::ErrorData> {
+        let asking = match Retry::of(&context, state, responses) {
+            Some(retry) => Asking::Retry(retry),
+            None => Asking::Elicit(&context.peer),
+        };
+        match self.maintain(args, &context, asking).await {
+            Ok(response) => Ok(response),
+            // The request itself is refused (2026-07-28's rules): a JSON-RPC error.
+            Err(ToolError::Protocol(error)) => Err(error),
+            Err(err) => Ok(CallToolResult::from(err).into()),
+        }
     }
 }
 
@@ -71,9 +91,13 @@ impl ZwaveServer {
         &self,
         args: MaintainArgs,
         context: &RequestContext<RoleServer>,
-    ) -> Result<CallToolResult, ToolError> {
+        asking: Asking<'_>,
+    ) -> Result<CallToolResponse, ToolError> {
         if let Some(refused) = refusal(self.exposure.read_only, &self.maintenance) {
             return Err(ToolError::Upkeep(refused));
+        }
+        if let Some(refused) = self.upkeep_unauthenticated() {
+            return Err(refused);
         }
         let node = self
             .find_device(&args.device_name, Purpose::Control)
@@ -85,6 +109,12 @@ impl ZwaveServer {
                 other => other,
             })?;
         let operation = Upkeep::from(args.operation);
+        if let Some(question) = self
+            .upkeep_asked(&args.device_name, &node, operation, &context.ct, asking)
+            .await?
+        {
+            return Ok(question.into());
+        }
         let device = devices::describe(&node);
         if context.ct.is_cancelled() {
             return Err(ToolError::Upkeep(format!(
@@ -165,7 +195,9 @@ impl ZwaveServer {
             )));
         };
         match ended {
-            Ok(outcome) => self.maintained(&node, &device, args, &outcome, earlier),
+            Ok(outcome) => self
+                .maintained(&node, &device, args, &outcome, earlier)
+                .map(CallToolResponse::from),
             Err(err) => Err(ToolError::Upkeep(with_earlier(
                 &earlier,
                 error_in_words(&device, operation, &err, now_ms()),

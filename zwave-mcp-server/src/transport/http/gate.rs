@@ -15,7 +15,11 @@ use hyper::{
         WWW_AUTHENTICATE,
     },
 };
-use rmcp::{ServerHandler, transport::streamable_http_server::StreamableHttpService};
+use rmcp::{
+    ServerHandler,
+    transport::streamable_http_server::{SessionManager as _, StreamableHttpService},
+};
+use serde_json::Value;
 use tracing::{debug, warn};
 
 use super::{Sessions, Token, refusals::Refusals};
@@ -73,6 +77,9 @@ impl<S: ServerHandler + Send + 'static> Gate<S> {
 
     /// The answer to `request`.
     async fn answer(self, request: Request<Incoming>) -> HttpResponse {
+        if let Some(refused) = ambiguous(&request) {
+            return refused;
+        }
         if request.uri().path() != MCP_PATH {
             return refusal(
                 StatusCode::NOT_FOUND,
@@ -134,6 +141,9 @@ impl<S: ServerHandler + Send + 'static> Gate<S> {
             return refused;
         }
         let deleting = parts.method == Method::DELETE;
+        if deleting && let Some(refused) = self.unknown_session(&parts).await {
+            return refused;
+        }
         let named = |name| {
             parts.headers.get(name).map(|value| {
                 crate::network::text::echoed(&String::from_utf8_lossy(value.as_bytes()))
@@ -167,6 +177,71 @@ impl<S: ServerHandler + Send + 'static> hyper::service::Service<Request<Incoming
         let gate = self.clone();
         Box::pin(async move { Ok(gate.answer(request).await) })
     }
+}
+
+impl<S> Gate<S> {
+    /// The 404 for a DELETE of a session that is not (or no longer) here, as MCP says: rmcp
+    /// answers it as if the session had been ended.
+    async fn unknown_session(&self, parts: &hyper::http::request::Parts) -> Option<HttpResponse> {
+        let id = parts.headers.get("mcp-session-id")?;
+        let id: rmcp::transport::streamable_http_server::SessionId =
+            String::from_utf8_lossy(id.as_bytes()).into();
+        if self.sessions.has_session(&id).await.unwrap_or(false) {
+            return None;
+        }
+        Some(refusal(
+            StatusCode::NOT_FOUND,
+            &format!(
+                "no MCP session {} is open here (it ended, expired, or was never opened): nothing was ended",
+                Value::from(&*crate::network::text::echoed(&id))
+            ),
+        ))
+    }
+}
+
+/// The 400 for a request whose head can be read two ways, if it can (RFC 9112): two `Host`
+/// or two `Origin` headers (a check may read one and a proxy the other), an absolute-form
+/// target naming another host than `Host` (the target's wins, RFC 9112 §3.2.2, and rmcp
+/// checks only `Host`). `Transfer-Encoding` beside `Content-Length` never gets here: hyper
+/// drops the length, reads the chunks and closes the connection after the answer, as RFC 9112
+/// §6.1 allows, so nothing hidden after the chunks is served.
+fn ambiguous<B>(request: &Request<B>) -> Option<HttpResponse> {
+    let headers = request.headers();
+    let count = |name| headers.get_all(name).iter().count();
+    let why = if count(HOST) > 1 {
+        format!(
+            "the request has {} Host headers; HTTP/1.1 allows exactly one (RFC 9112 §3.2)",
+            count(HOST)
+        )
+    } else if count(ORIGIN) > 1 {
+        format!(
+            "the request has {} Origin headers; a request comes from one origin (RFC 6454 §7)",
+            count(ORIGIN)
+        )
+    } else if let Some(target) = request.uri().authority()
+        && headers.get(HOST).is_none_or(|host| {
+            !host
+                .as_bytes()
+                .eq_ignore_ascii_case(target.as_str().as_bytes())
+        })
+    {
+        let host = headers.get(HOST).map_or_else(
+            || "(none)".to_owned(),
+            |host| String::from_utf8_lossy(host.as_bytes()).into_owned(),
+        );
+        format!(
+            "the request's target names the host {} but its Host header says {}; they must be the same (RFC 9112 §3.2.2)",
+            Value::from(&*crate::network::text::echoed(target.as_str())),
+            Value::from(&*crate::network::text::echoed(&host))
+        )
+    } else {
+        return None;
+    };
+    debug!(%why, "refused an ambiguous request");
+    Some(refusal(
+        StatusCode::BAD_REQUEST,
+        &format!("{why}: nothing was done"),
+    ))
 }
 
 /// The 401 for a request without the token, if it lacks it. Nothing of the request is
@@ -398,5 +473,68 @@ mod tests {
         );
         let whole = trickled(vec![Ok(Bytes::from_static(b"{}"))], false);
         assert_eq!(read_body(whole).await.unwrap(), Bytes::from_static(b"{}"));
+    }
+
+    #[tokio::test]
+    async fn a_head_that_can_be_read_two_ways_is_refused_with_400_saying_why() {
+        let request = |target: &str, headers: &[(&str, &str)]| {
+            let mut request = Request::builder().method("POST").uri(target);
+            for (name, value) in headers {
+                request = request.header(*name, *value);
+            }
+            request.body(()).unwrap()
+        };
+        let host = ("host", "127.0.0.1:8080");
+        let cases = [
+            (
+                request("/mcp", &[host, ("host", "evil.example")]),
+                "the request has 2 Host headers; HTTP/1.1 allows exactly one (RFC 9112 §3.2): nothing was done",
+            ),
+            (
+                request(
+                    "/mcp",
+                    &[
+                        host,
+                        ("origin", "http://127.0.0.1:8080"),
+                        ("origin", "https://evil.example"),
+                    ],
+                ),
+                "the request has 2 Origin headers; a request comes from one origin (RFC 6454 §7): nothing was done",
+            ),
+            (
+                request(
+                    "/mcp",
+                    &[
+                        host,
+                        ("transfer-encoding", "chunked"),
+                        ("content-length", "2"),
+                    ],
+                ),
+                "the request has both Transfer-Encoding and Content-Length, so its body can be read two ways (RFC 9112 §6.1): nothing was done",
+            ),
+            (
+                request("http://evil.example/mcp", &[host]),
+                "the request's target names the host \"evil.example\" but its Host header says \"127.0.0.1:8080\"; they must be the same (RFC 9112 §3.2.2): nothing was done",
+            ),
+            (
+                request("http://127.0.0.1:8080/mcp", &[]),
+                "the request's target names the host \"127.0.0.1:8080\" but its Host header says \"(none)\"; they must be the same (RFC 9112 §3.2.2): nothing was done",
+            ),
+        ];
+        for (request, words) in cases {
+            let refused = ambiguous(&request).expect(words);
+            assert_eq!(
+                said(refused).await,
+                (StatusCode::BAD_REQUEST, words.to_owned())
+            );
+        }
+        for fine in [
+            request("/mcp", &[host, ("origin", "http://127.0.0.1:8080")]),
+            request("http://127.0.0.1:8080/mcp", &[("host", "127.0.0.1:8080")]),
+            request("http://LOCALHOST:1/mcp", &[("host", "localhost:1")]),
+            request("/mcp", &[host, ("transfer-encoding", "chunked")]),
+        ] {
+            assert!(ambiguous(&fine).is_none(), "{fine:?}");
+        }
     }
 }

@@ -33,7 +33,7 @@ pub use gateway_home::{GatewayHome, renamed, written_id};
 pub use home::{Home, fast_backoff, serve, serve_exposed, serve_with, settings_for};
 pub use http::{
     HttpServer, Mcp, Raw, Reply, TOKEN, TokenFile, http_command, initialize, json_headers,
-    raw_request, read_reply, said, serve_demo, serve_home,
+    raw_request, read_reply, said, serve_demo, serve_home, without_http_env,
 };
 pub use session::{
     answer, by_id, call, cancel, control, lines, messages, protocol_messages, session,

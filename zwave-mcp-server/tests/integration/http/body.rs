@@ -1,6 +1,6 @@
-//! Request bodies: at most 4 MiB is read. A larger one is refused with 413 before rmcp parses
+//! Request bodies: at most 1 MiB is read. A larger one is refused with 413 before rmcp parses
 //! anything, whether its size is declared (`Content-Length`, refused on the header alone) or
-//! not (chunked, refused once the byte over 4 MiB arrived); the server goes on answering.
+//! not (chunked, refused once the byte over 1 MiB arrived); the server goes on answering.
 
 use std::time::Duration;
 
@@ -11,8 +11,8 @@ use crate::harness::{
     HttpServer, Mcp, Raw, TOKEN, TokenFile, initialize, read_reply, said, serve_demo,
 };
 
-const MAX: usize = 4 * 1024 * 1024;
-const TOO_LARGE: &str = "a request's body may hold at most 4194304 bytes: nothing was done";
+const MAX: usize = 1024 * 1024;
+const TOO_LARGE: &str = "a request's body may hold at most 1048576 bytes: nothing was done";
 
 /// The head of a POST to /mcp with the token and `framing` (a length or chunked).
 fn head(framing: &str) -> String {
@@ -46,7 +46,7 @@ async fn still_serves(server: &HttpServer) {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_declared_body_over_4_mib_is_refused_on_its_header() {
+async fn a_declared_body_over_1_mib_is_refused_on_its_header() {
     let token = TokenFile::new(TOKEN);
     let server = serve_demo(&["--http-token-file", &token.path()]).await;
     let mut connection = Raw::connect(server.addr).await;
@@ -55,7 +55,7 @@ async fn a_declared_body_over_4_mib_is_refused_on_its_header() {
     connection.send(head(&five_mib).as_bytes()).await.unwrap();
     let reply = connection.reply().await;
     assert_eq!((reply.status, said(&reply.body).as_str()), (413, TOO_LARGE));
-    // The bound is exact: 4 MiB is read and served; a declared byte more is not.
+    // The bound is exact: 1 MiB is read and served; a declared byte more is not.
     let body = initialize_of(MAX);
     let mut request = head(&format!("Content-Length: {MAX}")).into_bytes();
     request.extend_from_slice(body.as_bytes());
@@ -81,11 +81,11 @@ async fn a_declared_body_over_4_mib_is_refused_on_its_header() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_chunked_body_over_4_mib_is_refused_once_the_byte_over_arrived() {
+async fn a_chunked_body_over_1_mib_is_refused_once_the_byte_over_arrived() {
     let token = TokenFile::new(TOKEN);
     let server = serve_demo(&["--http-token-file", &token.path()]).await;
     let (read, mut write) = Raw::connect(server.addr).await.split();
-    // 4 MiB in 64 KiB chunks, then one byte more, no length declared, no end: the answer
+    // 1 MiB in 64 KiB chunks, then one byte more, no length declared, no end: the answer
     // comes once the byte over arrived. (What a client sends past it is not read; hyper then
     // resets the connection, which may beat the answer: hence nothing more is sent.)
     let writer = tokio::spawn(async move {

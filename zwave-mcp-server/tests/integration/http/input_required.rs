@@ -198,3 +198,82 @@ async fn over_http_at_2026_07_28_a_yes_after_the_ask_timeout_sends_nothing() {
     assert!(home.writes().is_empty(), "{:?}", home.writes());
     server.stop().await;
 }
+
+/// A stateless `tools/call` from a client that names itself `name` and can ask its user;
+/// its one message.
+async fn call_as(client: &Mcp, name: &str, params: Value) -> Value {
+    let mut params = params;
+    params["_meta"] = json!({
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientCapabilities": {"elicitation": {"form": {}}},
+        "io.modelcontextprotocol/clientInfo": {"name": name, "version": "1"}});
+    let body = json!({"jsonrpc": "2.0", "id": 9, "method": "tools/call", "params": params});
+    let reply = client
+        .send(
+            client
+                .post(None, &body)
+                .header("mcp-protocol-version", "2026-07-28")
+                .header("mcp-method", "tools/call")
+                .header("mcp-name", "control_zwave_device"),
+        )
+        .await;
+    assert_eq!(reply.status, 200, "{reply:?}");
+    reply.messages().pop().unwrap()
+}
+
+/// Found by the third hostile review: the record of spent answers (10,000 for the whole
+/// process) was filled by one client's ask-then-decline pairs, and a person's yes was then
+/// refused "too many answers came in the last while". Room is now taken by a question, per
+/// client, and freed by any answer.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_flood_of_questions_from_one_client_leaves_another_clients_yes_answerable() {
+    let home = demo_home().await;
+    let token = TokenFile::new(TOKEN);
+    let server = serve_home(
+        &home,
+        &[
+            "--http-token-file",
+            &token.path(),
+            "--allow-sensitive",
+            "lock",
+        ],
+    )
+    .await;
+    let client = Mcp::new(&server.url, Some(TOKEN));
+    // Ask, then decline, many times over: no place stays taken.
+    for _ in 0..300 {
+        let state = call_as(&client, "flood", unlock()).await["result"]["requestState"]
+            .as_str()
+            .unwrap()
+            .to_owned();
+        let declined = retried(unlock(), Some(json!({"action": "decline"})), Some(&state));
+        assert_refused(
+            &call_as(&client, "flood", declined).await,
+            "the user declined",
+        );
+    }
+    // Ask and never answer: the client's share fills, and its next question is refused.
+    for _ in 0..16 {
+        let asked = call_as(&client, "flood", unlock()).await;
+        assert_eq!(asked["result"]["resultType"], "input_required", "{asked}");
+    }
+    assert_refused(
+        &call_as(&client, "flood", unlock()).await,
+        "the client \"flood\" 1 has 16 questions open, the most one client may have: a new one is asked once one of those is answered or has lapsed (each within 60s)",
+    );
+    // Another client is asked, its person says yes: written once; the same yes again, never.
+    let state = call_as(&client, "person", unlock()).await["result"]["requestState"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let yes = retried(unlock(), Some(yes()), Some(&state));
+    let done = call_as(&client, "person", yes.clone()).await;
+    assert_eq!(done["result"]["isError"], false, "{done}");
+    assert_eq!(home.writes().len(), 1, "{:?}", home.writes());
+    assert_refused(
+        &call_as(&client, "person", yes).await,
+        "that answer was used already: one yes allows one command (call again without it to be asked again)",
+    );
+    assert_eq!(home.writes().len(), 1, "{:?}", home.writes());
+    server.stop().await;
+}

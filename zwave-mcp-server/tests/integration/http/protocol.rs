@@ -70,11 +70,16 @@ async fn delete_ends_a_session_only_with_the_token() {
         (gone.status, gone.body.as_str()),
         (404, "Not Found: Session not found")
     );
-    // An id that was never given out ends nothing, and says nothing of the sessions there are.
+    // An id that was never given out ends nothing: 404, as MCP says (it was 204).
     let unknown = owner
         .send(owner.request(reqwest::Method::DELETE, Some("not-a-session")))
         .await;
-    assert_eq!(unknown.status, 204, "{unknown:?}");
+    assert_eq!(unknown.status, 404, "{unknown:?}");
+    // The session ended above is no longer there either.
+    let again = owner
+        .send(owner.request(reqwest::Method::DELETE, Some(&session)))
+        .await;
+    assert_eq!(again.status, 404, "{again:?}");
     server.stop().await;
 }
 

@@ -140,3 +140,32 @@ async fn with_a_token_the_person_is_asked_over_http_and_only_yes_unlocks() {
     assert_eq!(home.writes()[0].0, "8-98-0-targetMode");
     server.stop().await;
 }
+
+crate::harness::per_backend! {
+/// Found by the third hostile review: with `--allow-maintenance`, any local process could
+/// re-interview, health-check and rebuild the routes of the front door lock over HTTP without
+/// a token, where every sensitive action is refused.
+async fn without_a_token_upkeep_is_refused_and_nothing_is_sent(backend) {
+    let home = TestHome::start(backend).await;
+    let command = crate::harness::without_http_env(
+        home.command(&["--http", "127.0.0.1:0", "--allow-maintenance"]),
+    );
+    let server = crate::harness::HttpServer::start(command).await;
+    let client = Mcp::new(&server.url, None);
+    let session = client.open(json!({"elicitation": {}})).await;
+    for device in ["Front Door Lock", "Switch One"] {
+        let reply = client
+            .call(&session, 2, "maintain_zwave_device", json!({"deviceName": device, "operation": "check_health"}))
+            .await;
+        let (error, text) = reply.tool_text();
+        assert!(error, "{text}");
+        assert_eq!(text, "maintain_zwave_device is refused: this server is served over HTTP without a token, so any program on its machine can be a client, and upkeep keeps a device busy for minutes and changes its routes. Nothing was sent. The owner can set --http-token-file (or ZWAVE_MCP_HTTP_TOKEN) to allow it.");
+    }
+    assert!(
+        !home.requests().iter().any(|request| request.contains("ealth")),
+        "{:?}",
+        home.requests()
+    );
+    server.stop().await;
+}
+}
