@@ -30,8 +30,9 @@ pub struct SafetyFlags {
     #[arg(long, env = "ZWAVE_MCP_SENSITIVE_WITHOUT_CONFIRMATION")]
     pub sensitive_without_confirmation: bool,
 
-    /// Devices every action on which needs a person's yes (asked through the client), as a
-    /// space heater or an oven might: rules as for --read-allow (repeat, or comma-separated).
+    /// Devices every action (and every upkeep operation) on which needs a person's yes (asked
+    /// through the client), as a space heater or an oven might: rules as for --read-allow
+    /// (repeat, or comma-separated).
     #[arg(
         long,
         env = "ZWAVE_MCP_SENSITIVE_DEVICE",
@@ -47,7 +48,8 @@ pub struct SafetyFlags {
 
     /// Offer the upkeep tool, maintain_zwave_device: re-interview a device, check its
     /// lifeline health, rebuild its routes (each seconds to minutes of radio traffic, one at
-    /// a time per device). Off by default; never offered in --read-only mode.
+    /// a time per device). Off by default; never offered in --read-only mode; refused over
+    /// HTTP without a token, where any local process is a client.
     #[arg(long, env = "ZWAVE_MCP_ALLOW_MAINTENANCE")]
     pub allow_maintenance: bool,
 

@@ -281,6 +281,36 @@ mod tests {
     }
 
     #[test]
+    fn a_name_that_reads_as_another_with_invisible_characters_is_ambiguous_never_a_match() {
+        // Every default-ignorable and format code point, as Z-Wave JS could name a device.
+        let invisible = (0..=0x10_ffff_u32)
+            .filter_map(char::from_u32)
+            .filter(|&c| crate::network::text::is_invisible(c));
+        let mut count = 0;
+        for c in invisible {
+            count += 1;
+            let nodes = [
+                node(8, "Front Door Lock", "Entrance"),
+                node(11, &format!("Front{c} Door Lock{c}"), "Entrance"),
+            ];
+            let escaped = nodes[1].name.clone();
+            for query in [
+                "Front Door Lock",
+                escaped.as_str(),
+                &format!("Front Door Lock{c}"),
+            ] {
+                let found = resolve_among(&nodes, |_| true, query, Purpose::Control);
+                assert!(
+                    matches!(&found, Err(ResolveError::Ambiguous { candidates, .. }) if candidates.len() == 2),
+                    "U+{:04X}, {query:?}: {found:?}",
+                    u32::from(c)
+                );
+            }
+        }
+        assert!(count > 4_000, "{count}");
+    }
+
+    #[test]
     fn names_longer_than_any_device_name_are_refused_at_once() {
         let huge = "x".repeat(5_000_000);
         assert_eq!(
