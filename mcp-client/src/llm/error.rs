@@ -24,6 +24,22 @@ pub enum ProviderError {
         /// What to check.
         hint: String,
     },
+    /// The provider answered with a redirect to another origin (scheme, host or port), or
+    /// from https to plain http: not followed, so neither the key nor the conversation went
+    /// there.
+    #[error(
+        "{provider} at {from} redirected the request to {to}, another address: it was not followed, and nothing was sent there (the API key and the conversation go only to the address given). If the provider moved, give its new address with --base-url (or {env_var})"
+    )]
+    Redirected {
+        /// The provider's name.
+        provider: &'static str,
+        /// The address asked.
+        from: String,
+        /// Where the provider pointed.
+        to: String,
+        /// Where the base URL is read from.
+        env_var: &'static str,
+    },
     /// The provider needs a key and none is set.
     #[error("{provider} needs an API key: set {env_var}")]
     MissingKey {
@@ -248,6 +264,17 @@ impl ProviderError {
             Self::Protocol { provider, detail } => Self::Protocol {
                 provider,
                 detail: scrub(detail),
+            },
+            Self::Redirected {
+                provider,
+                from,
+                to,
+                env_var,
+            } => Self::Redirected {
+                provider,
+                from: scrub(from),
+                to: scrub(to),
+                env_var,
             },
             other @ (Self::MissingKey { .. } | Self::Timeout { .. }) => other,
         }

@@ -102,7 +102,37 @@ pub(crate) struct Endpoint {
     pub missing_model_hint: String,
     /// The API key, to cut out of what the server says.
     pub secret: Option<String>,
+    /// Where the base URL is read from, for a redirect's message.
+    pub base_env: &'static str,
     client: reqwest::Client,
+}
+
+/// Redirects a provider's request may follow: within its origin only.
+const MAX_REDIRECTS: usize = 5;
+
+/// Why a provider's redirect was not followed: it pointed at another origin, or plain http.
+#[derive(Debug, thiserror::Error)]
+#[error("a redirect to {to}")]
+struct OtherOrigin {
+    to: String,
+}
+
+/// Follows a redirect only within the first URL's origin (scheme, host and port: https never
+/// becomes http), [`MAX_REDIRECTS`] times at most. reqwest's default follows any redirect and
+/// drops only `Authorization` and cookies on the way: `x-api-key`, `api-key` and custom
+/// headers, and the whole conversation, went to the other server.
+fn same_origin_only() -> reqwest::redirect::Policy {
+    reqwest::redirect::Policy::custom(|attempt| {
+        let first = attempt.previous().first().map(reqwest::Url::origin);
+        if first.is_some_and(|origin| origin != attempt.url().origin()) {
+            let to = common::clip(attempt.url().as_str(), 300);
+            attempt.error(OtherOrigin { to })
+        } else if attempt.previous().len() > MAX_REDIRECTS {
+            attempt.stop()
+        } else {
+            attempt.follow()
+        }
+    })
 }
 
 impl std::fmt::Debug for Endpoint {
@@ -141,6 +171,7 @@ impl Endpoint {
         let client = reqwest::Client::builder()
             .connect_timeout(settings.request_timeout.min(Duration::from_secs(30)))
             .tcp_nodelay(true)
+            .redirect(same_origin_only())
             .build()
             .map_err(|err| format!("cannot set up the HTTP client: {err}"))?;
         Ok(Self {
@@ -153,6 +184,7 @@ impl Endpoint {
             key_env: "",
             missing_model_hint: String::new(),
             secret: None,
+            base_env: "",
             client,
         })
     }
@@ -230,6 +262,14 @@ impl Endpoint {
         let mut reason = err.to_string();
         let mut source = std::error::Error::source(err);
         while let Some(cause) = source {
+            if let Some(OtherOrigin { to }) = cause.downcast_ref::<OtherOrigin>() {
+                return ProviderError::Redirected {
+                    provider: self.provider,
+                    from: self.url.clone(),
+                    to: to.clone(),
+                    env_var: self.base_env,
+                };
+            }
             reason = cause.to_string();
             source = cause.source();
         }

@@ -99,6 +99,7 @@ impl HttpProvider {
                 message,
             })?;
         endpoint.key_env = key_env;
+        endpoint.base_env = dialect.base_url_env();
         endpoint.secret.clone_from(&config.api_key);
         endpoint.unreachable_hint = dialect.unreachable_hint(&base);
         endpoint.missing_model_hint = dialect.missing_model_hint(&config.model);

@@ -479,3 +479,64 @@ async fn an_ollama_stream_cut_mid_line_is_a_cut_stream() {
         "the response from Ollama was cut off before the message was complete (the stream ended in the middle of a line (63 bytes of it came))"
     );
 }
+
+/// Found by the third hostile review: a provider address answering 307 to another port made
+/// `--provider anthropic` send `x-api-key` and the whole conversation there, twice. A redirect
+/// to another origin is now never followed, for any provider, and the other server receives
+/// nothing; one within the origin is followed with the key.
+#[tokio::test]
+async fn a_redirect_to_another_origin_is_refused_and_the_other_server_gets_nothing() {
+    for dialect in [Dialect::Ollama, Dialect::OpenAi, Dialect::Anthropic] {
+        let elsewhere = FakeProvider::start(vec![Reply::status(200, "{}")]).await;
+        for status in [307, 302, 308] {
+            let to = format!("{}/stolen", elsewhere.url);
+            let fake =
+                FakeProvider::start(vec![Reply::status(status, "").header("location", &to)]).await;
+            let provider = Arc::new(HttpProvider::new(fake.provider_config(dialect)).unwrap());
+            let answer = Agent::new(provider, ToolExecutor::new(ToolManager::new()))
+                .run("hi")
+                .await;
+            assert_eq!(answer.reason, DoneReason::Error, "{dialect:?} {status}");
+            let asked = &fake.received()[0].path;
+            let error = answer.error.unwrap();
+            let (name, env) = match dialect {
+                Dialect::Ollama => ("Ollama", "OLLAMA_HOST"),
+                Dialect::OpenAi => ("the OpenAI-compatible server", "OPENAI_BASE_URL"),
+                Dialect::Anthropic => ("Anthropic", "ANTHROPIC_BASE_URL"),
+            };
+            assert_eq!(
+                error,
+                format!(
+                    "{name} at {}{} redirected the request to {to}, another address: it was not followed, and nothing was sent there (the API key and the conversation go only to the address given). If the provider moved, give its new address with --base-url (or {env})",
+                    fake.url, asked
+                ),
+                "{dialect:?} {status}"
+            );
+            assert_eq!(
+                fake.received().len(),
+                1,
+                "not retried: {dialect:?} {status}"
+            );
+        }
+        assert!(
+            elsewhere.received().is_empty(),
+            "{dialect:?}: {:?}",
+            elsewhere.received()
+        );
+    }
+    // Within the origin a redirect is followed, the key with it.
+    let fake = FakeProvider::start(vec![
+        Reply::status(307, "").header("location", "/api/chat-moved"),
+        Reply::fixture("ollama/dim-1.ndjson", 100),
+    ])
+    .await;
+    let provider = Arc::new(HttpProvider::new(fake.provider_config(Dialect::Ollama)).unwrap());
+    let answer = Agent::new(provider, ToolExecutor::new(ToolManager::new()))
+        .run("hi")
+        .await;
+    let received = fake.received();
+    assert!(received.len() >= 2, "{answer:?}");
+    assert_eq!(received[1].path, "/api/chat-moved");
+    assert_eq!(received[1].body, received[0].body);
+    assert_eq!(answer.turns, 2, "the model's first answer was read: {answer:?}");
+}
