@@ -6,7 +6,8 @@
 //! - [`duration`]: [`parse_duration`], the one duration grammar of flags and files.
 //! - [`json`]: [`kind`], a JSON value's kind as error messages name it.
 //! - [`text`]: [`clip`], text on one line and cut for logs and errors; [`printable`], text
-//!   without the control characters a terminal would obey.
+//!   without the control characters a terminal would obey; [`is_invisible`], the characters
+//!   that show nothing (default-ignorable and format).
 
 pub mod backoff;
 pub mod duration;
@@ -16,4 +17,4 @@ pub mod text;
 pub use backoff::Backoff;
 pub use duration::{DurationError, MAX_DURATION, from_seconds, parse_duration};
 pub use json::kind;
-pub use text::{clip, printable};
+pub use text::{clip, is_invisible, printable};

@@ -552,8 +552,8 @@ impl Approver for AskOnTerminal {
         call: &'a ToolCall,
         tool: &'a ToolDefinition,
     ) -> std::pin::Pin<Box<dyn std::future::Future<Output = bool> + Send + 'a>> {
-        let prompt =
-            common::printable(&format!("Allow {} {}? [y/N] ", tool.name, call.args)).into_owned();
+        let card = super::approval::card(tool, &call.args, false);
+        let prompt = super::approval::question(tool);
         Box::pin(async move {
             // Withdrawn with the question (Ctrl-C); none is running when Ctrl-C took it.
             let Some(question) = self
@@ -564,8 +564,18 @@ impl Approver for AskOnTerminal {
             else {
                 return false;
             };
-            let read = self.input.read(Ask::Approval, &prompt);
-            match self.desk.ask(None, &question, read).await {
+            let read = async {
+                loop {
+                    match self.input.read(Ask::Approval, &prompt).await {
+                        // Every argument whole, then the question again.
+                        Line::Text(answer) if answer.trim() == "?" => {
+                            eprintln!("{}", super::approval::card(tool, &call.args, true));
+                        }
+                        line => return line,
+                    }
+                }
+            };
+            match self.desk.ask(Some(&card), &question, read).await {
                 Asked::Answered(Line::Text(answer)) => {
                     matches!(answer.trim(), "y" | "Y" | "yes" | "Yes")
                 }

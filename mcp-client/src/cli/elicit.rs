@@ -81,9 +81,13 @@ async fn form(input: &Input, question: &Elicitation) -> ElicitAnswer {
         .as_array()
         .map(|names| names.iter().filter_map(Value::as_str).collect())
         .unwrap_or_default();
+    // Every prompt starts with the server's name: a label cannot pass for the client's own
+    // question ("mcp-client: Allow …? [y/N]").
+    let server = common::printable(&common::clip(&question.server, 60)).into_owned();
     if fields.is_empty() {
         // Nothing to fill in: the accept is the whole answer, so it needs an explicit yes.
-        return match input.read(Ask::Approval, "  Answer yes? [y/N] ").await {
+        let prompt = format!("  [{server}] Answer yes? [y/N] ");
+        return match input.read(Ask::Approval, &prompt).await {
             Line::Text(text) if is_yes(text.trim()) => {
                 ElicitAnswer::Accept(Value::Object(Map::new()))
             }
@@ -97,7 +101,10 @@ async fn form(input: &Input, question: &Elicitation) -> ElicitAnswer {
             .as_str()
             .or_else(|| field["description"].as_str())
             .unwrap_or(name);
-        let label = common::printable(&common::clip(label, 200)).into_owned();
+        let label = format!(
+            "[{server}] {}",
+            common::printable(&common::clip(label, 200))
+        );
         match ask_field(input, &label, field, required.contains(&name.as_str())).await {
             Field::Value(value) => {
                 content.insert(name.clone(), value);

@@ -9,6 +9,7 @@
 //! | `tools` | `tools` and `call`, and the host both build |
 //! | `resources`, `prompts`, `complete` | `resources`, `read`, `prompts`, `prompt` and `complete`: what servers offer besides tools, shown as untrusted text |
 //! | `chat`, `view` | `chat`: talking to a model that calls the tools, and what the terminal shows |
+//! | `approval` | what a person reads before a tool runs: the server, the tool, every argument bounded and escaped |
 //! | `attach` | `chat --attach`: resources the person attaches to the first question |
 //! | `history` | `history`: the stored conversations |
 //! | `input`, `elicit` | the one reader of stdin; a server's questions to the user asked on the terminal |
@@ -17,6 +18,7 @@
 //! | `target` | the one server `doctor` and `bench` are given: a command, or `--url` |
 //! | `signals` | the signals that ask the CLI to stop |
 
+mod approval;
 mod args;
 mod attach;
 mod bench;

@@ -183,7 +183,17 @@ async fn chat_asks_before_switching_and_a_no_fails_the_run() {
     )
     .await;
     assert!(
-        stderr.contains(r#"Allow control_zwave_device {"action":"dim","deviceName":"Living Room Light","level":40}? [y/N] "#),
+        stderr.contains(
+            &[
+                r#"The model asks to run the tool "control_zwave_device" of the MCP server "zwave""#,
+                "  with 3 arguments:",
+                r#"    "action" = "dim""#,
+                r#"    "deviceName" = "Living Room Light""#,
+                r#"    "level" = 40"#,
+                r#"Allow the tool "control_zwave_device" of the MCP server "zwave" to run? [y/N] "#,
+            ]
+            .join("\n")
+        ),
         "{stderr}"
     );
     assert!(stderr.contains(r#"✗ control_zwave_device {"action":"dim","deviceName":"Living Room Light","level":40} (0 ms): Error: the user declined to run `control_zwave_device`; it was not executed"#), "{stderr}");

@@ -394,7 +394,7 @@ async fn a_servers_question_is_asked_on_the_terminal_even_with_yes() {
             "{shown:#?}"
         );
         assert!(
-            shown[1].starts_with("  Carry it out now? [y/N] "),
+            shown[1].starts_with("  [zwave] Carry it out now? [y/N] "),
             "{shown:#?}"
         );
         assert!(
@@ -580,15 +580,20 @@ async fn questions_asked_at_once_are_asked_one_at_a_time() {
                 || shown[at].starts_with("back asks: Unlock"),
             "{shown:#?}"
         );
+        let server = shown[at].split(' ').next().unwrap();
         assert!(
-            shown[at + 1].starts_with("  Carry it out now? [y/N] "),
+            shown[at + 1].starts_with(&format!("  [{server}] Carry it out now? [y/N] ")),
             "{shown:#?}"
         );
     }
     let prompts: Vec<&String> = shown.iter().filter(|line| line.contains("[y/N]")).collect();
-    assert_eq!(
-        prompts,
-        ["  Carry it out now? [y/N] y", "  Carry it out now? [y/N] n"],
+    assert_eq!(prompts.len(), 2, "{shown:#?}");
+    assert!(
+        prompts[0].ends_with("Carry it out now? [y/N] y"),
+        "{shown:#?}"
+    );
+    assert!(
+        prompts[1].ends_with("Carry it out now? [y/N] n"),
         "{shown:#?}"
     );
     assert_eq!(
@@ -760,8 +765,14 @@ async fn bidirectional_overrides_are_escaped() {
         "{shown:#?}"
     );
     assert!(
+        shown
+            .iter()
+            .any(|line| line == r#"    "deviceName" = "Living\u{202e}Room Light""#),
+        "{shown:#?}"
+    );
+    assert!(
         shown.iter().any(|line| line.starts_with(
-            r#"Allow control_zwave_device {"action":"on","deviceName":"Living\u{202e}Room Light"}? [y/N] n"#
+            r#"Allow the tool "control_zwave_device" of the MCP server "zwave" to run? [y/N] n"#
         )),
         "{shown:#?}"
     );
@@ -794,7 +805,10 @@ async fn a_slow_answer_is_not_a_slow_tool() {
     assert_eq!(exit, Some(0), "{shown:#?}");
     assert_eq!(shown.len(), 4, "{shown:#?}");
     assert!(shown[0].starts_with("zwave asks: Unlock"), "{shown:#?}");
-    assert_eq!(shown[1], "  Carry it out now? [y/N] y", "{shown:#?}");
+    assert_eq!(
+        shown[1], "  [zwave] Carry it out now? [y/N] y",
+        "{shown:#?}"
+    );
     assert!(
         shown[2].starts_with(
             r#"✓ control_zwave_device {"action":"unlock","deviceName":"Front Door Lock"} ("#
@@ -898,7 +912,10 @@ async fn a_question_without_fields_is_a_yes_no_and_only_y_accepts() {
         .unwrap();
         let shown = screen(&drawn);
         assert_eq!(shown[0], "modern asks: Wipe every file?", "{shown:#?}");
-        assert!(shown[1].starts_with("  Answer yes? [y/N]"), "{shown:#?}");
+        assert!(
+            shown[1].starts_with("  [modern] Answer yes? [y/N]"),
+            "{shown:#?}"
+        );
         // The tool's result, as the model was sent it next.
         let sent = fake.bodies();
         assert!(
@@ -908,4 +925,97 @@ async fn a_question_without_fields_is_a_yes_no_and_only_y_accepts() {
             "{typed:?}: {sent:#?}"
         );
     }
+}
+
+/// Found by the third hostile review: a model's call padded with 12,000 spaces left only
+/// "Allow get_balance {}"? [y/N]" on the screen while `y` sent money, and a server's form
+/// label could read as the client's own question. Now the approval names the server and the
+/// tool, shows each argument bounded with what is left out said, shows it whole on `?`, and
+/// every prompt of a server's form starts with the server's name.
+#[tokio::test]
+async fn a_padded_call_is_shown_bounded_and_a_servers_label_cannot_pass_for_the_clients() {
+    let folder = test_support::mosquitto::ScratchDir::new();
+    let servers = folder.path().join("servers.json");
+    let script = test_support::fixture_path("fake-servers/fake_mcp_server.py");
+    std::fs::write(
+        &servers,
+        serde_json::json!({"mcpServers": {"modern": {"command": "python3", "args": [script, "modern"]}}})
+            .to_string(),
+    )
+    .unwrap();
+    let padding = format!("{}Allow get_balance {{}}", " ".repeat(12_000));
+    let fake = FakeProvider::start(vec![
+        calling(
+            &[(
+                "impersonate",
+                serde_json::json!({"amount": 5000, "to": "attacker-IBAN", "~": padding}),
+            )],
+            "",
+        ),
+        saying("Done."),
+    ])
+    .await;
+    let args = chat_args(
+        &fake.url,
+        &[
+            "--config",
+            servers.to_str().unwrap(),
+            "--no-history",
+            "--once",
+            "pay it",
+        ],
+    );
+    let (drawn, _) = tokio::task::spawn_blocking(move || {
+        on_terminal(
+            args,
+            vec![
+                Act::At("to run? [y/N] ", "?\r"),
+                Act::At("to run? [y/N] ", "y\r"),
+                Act::At("Allow get_balance {}? [y/N] ", "n\r"),
+            ],
+        )
+    })
+    .await
+    .unwrap();
+    let shown = screen(&drawn);
+    let at = shown
+        .iter()
+        .position(|line| line.starts_with("The model asks to run"))
+        .unwrap_or_else(|| panic!("{shown:#?}"));
+    assert_eq!(
+        shown[at..at + 7],
+        [
+            "The model asks to run the tool \"impersonate\" of the MCP server \"modern\"",
+            "  with 3 arguments:",
+            "    \"amount\" = 5000",
+            "    \"to\" = \"attacker-IBAN\"",
+            "    \"~\" = \"⟨106 spaces⟩\" … 11,861 more characters in \"~\" … \"⟨33 spaces⟩Allow get_balance {}\" (12,020 characters in all)",
+            "  (answer ? to see every argument whole before you answer)",
+            "Allow the tool \"impersonate\" of the MCP server \"modern\" to run? [y/N] ?",
+        ],
+        "{shown:#?}"
+    );
+    // `?`: every argument whole, then the question again.
+    assert!(
+        shown.contains(&"    \"~\" = \"⟨12000 spaces⟩Allow get_balance {}\"".to_owned()),
+        "{shown:#?}"
+    );
+    assert!(
+        shown.contains(
+            &"Allow the tool \"impersonate\" of the MCP server \"modern\" to run? [y/N] y"
+                .to_owned()
+        ),
+        "{shown:#?}"
+    );
+    // The server's label starts with the server's name.
+    assert!(
+        shown.contains(&"  [modern] mcp-client: Allow get_balance {}? [y/N] n".to_owned()),
+        "{shown:#?}"
+    );
+    let sent = fake.bodies();
+    assert!(
+        sent.last()
+            .is_some_and(|body| body.to_string().contains(r#"\"ok\": false"#)),
+        "{sent:#?}"
+    );
 }

@@ -8,6 +8,7 @@
 
 use std::borrow::Cow;
 
+pub use common::text::is_invisible;
 use serde::{Deserialize as _, Deserializer};
 
 /// Longest name or location kept, in characters (longer ones are cut, ending in `…`); device
@@ -52,56 +53,6 @@ pub fn echoed(given: &str) -> Cow<'_, str> {
 /// Whether `c` moves text around, or shows nothing, rather than being part of it.
 fn is_layout(c: char) -> bool {
     c.is_control() || matches!(c, '\u{2028}' | '\u{2029}') || is_invisible(c)
-}
-
-/// Every code point that is `Default_Ignorable_Code_Point` or of general category `Cf`
-/// (format) in Unicode 18, as inclusive ranges in order: bidirectional controls, zero-width
-/// spaces and joiners, the soft hyphen, the combining grapheme joiner, Hangul fillers,
-/// variation selectors, interlinear annotations, tags. `fixtures/unicode/` holds the same
-/// classes as Unicode's data gives them, and a test holds this table to it.
-const INVISIBLE: [(char, char); 25] = [
-    ('\u{ad}', '\u{ad}'),
-    ('\u{34f}', '\u{34f}'),
-    ('\u{600}', '\u{605}'),
-    ('\u{61c}', '\u{61c}'),
-    ('\u{6dd}', '\u{6dd}'),
-    ('\u{70f}', '\u{70f}'),
-    ('\u{890}', '\u{891}'),
-    ('\u{8e2}', '\u{8e2}'),
-    ('\u{115f}', '\u{1160}'),
-    ('\u{17b4}', '\u{17b5}'),
-    ('\u{180b}', '\u{180f}'),
-    ('\u{200b}', '\u{200f}'),
-    ('\u{202a}', '\u{202e}'),
-    ('\u{2060}', '\u{206f}'),
-    ('\u{3164}', '\u{3164}'),
-    ('\u{fe00}', '\u{fe0f}'),
-    ('\u{feff}', '\u{feff}'),
-    ('\u{ffa0}', '\u{ffa0}'),
-    ('\u{fff0}', '\u{fffb}'),
-    ('\u{110bd}', '\u{110bd}'),
-    ('\u{110cd}', '\u{110cd}'),
-    ('\u{13430}', '\u{1343f}'),
-    ('\u{1bca0}', '\u{1bca3}'),
-    ('\u{1d173}', '\u{1d17a}'),
-    ('\u{e0000}', '\u{e0fff}'),
-];
-
-/// Whether `c` is invisible: default-ignorable or a format character ([`INVISIBLE`]).
-pub fn is_invisible(c: char) -> bool {
-    // Below the soft hyphen only controls, which are layout already.
-    c >= '\u{ad}'
-        && INVISIBLE
-            .binary_search_by(|&(first, last)| {
-                if last < c {
-                    std::cmp::Ordering::Less
-                } else if first > c {
-                    std::cmp::Ordering::Greater
-                } else {
-                    std::cmp::Ordering::Equal
-                }
-            })
-            .is_ok()
 }
 
 /// `text` without its invisible characters, raw or as [`clean`] escapes them (`\u{ad}`):

@@ -538,5 +538,8 @@ async fn a_redirect_to_another_origin_is_refused_and_the_other_server_gets_nothi
     assert!(received.len() >= 2, "{answer:?}");
     assert_eq!(received[1].path, "/api/chat-moved");
     assert_eq!(received[1].body, received[0].body);
-    assert_eq!(answer.turns, 2, "the model's first answer was read: {answer:?}");
+    assert_eq!(
+        answer.turns, 2,
+        "the model's first answer was read: {answer:?}"
+    );
 }

@@ -1,0 +1,313 @@
+//! What a person reads before a tool runs: the server, the tool and every argument, each
+//! escaped and bounded, so that nothing an argument says can pass for the prompt's own words
+//! or push the real call off the screen. A padded argument (12,000 spaces, then "Allow
+//! get_balance {}") once left only its end on a 160×45 terminal while a `y` sent money.
+//!
+//! - Every argument is on a line of its own, indented, its key and value quoted as JSON would
+//!   quote them; control and invisible characters are written as escapes (`\n`, `\u{200b}`),
+//!   and a run of more than three white-space characters as `⟨12000 spaces⟩`.
+//! - A value longer than [`SHOWN_CHARS`] is shown by its start and end, with what is left out
+//!   said in words ("… 11,987 more characters in `~` …") and its whole size; the person can
+//!   answer `?` to see every argument whole before answering (the card then says so).
+//! - At most [`SHOWN_ARGUMENTS`] arguments are listed; how many more there are is said.
+//! - The question itself comes last, after the arguments, and names the tool and its server.
+
+use serde_json::Value;
+
+use crate::tools::definition::{Implementation, ToolDefinition};
+
+/// The most characters of one argument shown before the person asks for all of it.
+pub(super) const SHOWN_CHARS: usize = 160;
+
+/// The most arguments listed before the person asks for all of them.
+pub(super) const SHOWN_ARGUMENTS: usize = 12;
+
+/// White space shown as it is up to this many characters in a row; a longer run is counted.
+const SHOWN_SPACES: usize = 3;
+
+/// Where a tool comes from, in words: `tool `send_money` of the MCP server `bank``.
+fn tool_in_words(tool: &ToolDefinition) -> String {
+    match &tool.implementation {
+        Implementation::Mcp {
+            server,
+            original_name,
+        } => format!(
+            "tool {} of the MCP server {}",
+            quoted(&short(original_name, 80)),
+            quoted(&short(server, 80))
+        ),
+        _ => format!("local tool {}", quoted(&short(&tool.name, 80))),
+    }
+}
+
+/// The card above the question: what would run, each argument bounded (`in_full`: whole).
+pub(super) fn card(tool: &ToolDefinition, args: &Value, in_full: bool) -> String {
+    let mut lines = vec![format!("The model asks to run the {}", tool_in_words(tool))];
+    let mut clipped = false;
+    match args {
+        Value::Object(fields) if fields.is_empty() => lines.push("  with no arguments".into()),
+        Value::Object(fields) => {
+            lines.push(format!(
+                "  with {} argument{}:",
+                fields.len(),
+                if fields.len() == 1 { "" } else { "s" }
+            ));
+            let shown = if in_full {
+                fields.len()
+            } else {
+                SHOWN_ARGUMENTS
+            };
+            for (key, value) in fields.iter().take(shown) {
+                // A string is quoted; any other value is shown as its JSON.
+                let (text, quote) = match value {
+                    Value::String(text) => (text.clone(), Quote::String),
+                    other => (other.to_string(), Quote::Json),
+                };
+                let value = if in_full {
+                    quote.wrap(&escaped(&text, quote))
+                } else {
+                    clipped |= text.chars().nth(SHOWN_CHARS).is_some();
+                    bounded(&text, quote, key)
+                };
+                lines.push(format!("    {} = {value}", quoted(&short(key, 60))));
+            }
+            if fields.len() > shown {
+                clipped = true;
+                lines.push(format!("    … {} more arguments", fields.len() - shown));
+            }
+        }
+        other => {
+            let text = other.to_string();
+            clipped = text.chars().nth(SHOWN_CHARS).is_some();
+            lines.push(format!(
+                "  with {}",
+                bounded(&text, Quote::Json, "arguments")
+            ));
+        }
+    }
+    if clipped {
+        lines.push("  (answer ? to see every argument whole before you answer)".into());
+    }
+    lines.join("\n")
+}
+
+/// How a value is written: a string in quotes (its quotes and backslashes escaped), or the
+/// JSON of any other value as it is (its strings are escaped already).
+#[derive(Clone, Copy)]
+pub(super) enum Quote {
+    String,
+    Json,
+}
+
+impl Quote {
+    fn wrap(self, shown: &str) -> String {
+        match self {
+            Self::String => format!("\"{shown}\""),
+            Self::Json => shown.to_owned(),
+        }
+    }
+}
+
+/// The question after the card.
+pub(super) fn question(tool: &ToolDefinition) -> String {
+    format!("Allow the {} to run? [y/N] ", tool_in_words(tool))
+}
+
+/// `text` in double quotes, escaped.
+fn quoted(text: &str) -> String {
+    Quote::String.wrap(&escaped(text, Quote::String))
+}
+
+/// `text` cut to `max` characters (what an error names, not what is approved).
+fn short(text: &str, max: usize) -> String {
+    let mut chars = text.chars();
+    let cut: String = chars.by_ref().take(max).collect();
+    if chars.next().is_some() {
+        format!("{cut}…")
+    } else {
+        cut
+    }
+}
+
+/// `text` with every character that shows nothing, or moves what follows, written as an
+/// escape, quotes and backslashes escaped as JSON escapes them, and long runs of white space
+/// counted.
+pub(super) fn escaped(text: &str, quote: Quote) -> String {
+    let mut shown = String::with_capacity(text.len() + 2);
+    let mut chars = text.chars().peekable();
+    while let Some(c) = chars.next() {
+        if c.is_whitespace() && !matches!(c, '\n' | '\r' | '\t') {
+            let mut run = 1;
+            while chars.peek() == Some(&c) {
+                chars.next();
+                run += 1;
+            }
+            if run > SHOWN_SPACES {
+                let name = if c == ' ' {
+                    "spaces".to_owned()
+                } else {
+                    format!("× U+{:04X}", u32::from(c))
+                };
+                shown.push_str(&format!("⟨{run} {name}⟩"));
+            } else if c == ' ' {
+                (0..run).for_each(|_| shown.push(' '));
+            } else {
+                (0..run).for_each(|_| shown.push_str(&format!("\\u{{{:x}}}", u32::from(c))));
+            }
+            continue;
+        }
+        match c {
+            '"' if matches!(quote, Quote::String) => shown.push_str("\\\""),
+            '\\' if matches!(quote, Quote::String) => shown.push_str("\\\\"),
+            '\n' => shown.push_str("\\n"),
+            '\r' => shown.push_str("\\r"),
+            '\t' => shown.push_str("\\t"),
+            c if c.is_control() || common::is_invisible(c) || is_separator(c) => {
+                shown.push_str(&format!("\\u{{{:x}}}", u32::from(c)));
+            }
+            c => shown.push(c),
+        }
+    }
+    shown
+}
+
+/// The line and paragraph separators: a line ends there in some terminals.
+fn is_separator(c: char) -> bool {
+    matches!(c, '\u{2028}' | '\u{2029}')
+}
+
+/// `text` (the value of `key`) escaped, and when longer than [`SHOWN_CHARS`] shown by its
+/// start and its end with what is left out said in words.
+fn bounded(text: &str, quote: Quote, key: &str) -> String {
+    let count = text.chars().count();
+    if count <= SHOWN_CHARS {
+        return quote.wrap(&escaped(text, quote));
+    }
+    let head: String = text.chars().take(SHOWN_CHARS * 2 / 3).collect();
+    let tail_chars = SHOWN_CHARS / 3;
+    let tail: String = text.chars().skip(count - tail_chars).collect();
+    let left_out = count - SHOWN_CHARS * 2 / 3 - tail_chars;
+    format!(
+        "{} … {} more characters in {} … {} ({} characters in all)",
+        quote.wrap(&escaped(&head, quote)),
+        thousands(left_out),
+        quoted(&short(key, 60)),
+        quote.wrap(&escaped(&tail, quote)),
+        thousands(count)
+    )
+}
+
+/// `12000` as `12,000`.
+fn thousands(number: usize) -> String {
+    let digits = number.to_string();
+    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
+    for (at, digit) in digits.chars().enumerate() {
+        if at > 0 && (digits.len() - at) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(digit);
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    fn tool(server: &str, name: &str) -> ToolDefinition {
+        ToolDefinition {
+            name: format!("{server}__{name}"),
+            description: String::new(),
+            parameters: serde_json::Map::new(),
+            implementation: Implementation::Mcp {
+                server: server.into(),
+                original_name: name.into(),
+            },
+            timeout: None,
+            hints: crate::tools::definition::ToolHints::default(),
+        }
+    }
+
+    #[test]
+    fn a_padded_argument_is_shown_by_its_ends_and_size_and_the_question_names_the_real_call() {
+        // The review's call: the padding put "Allow get_balance {}" at the end of the line.
+        let args = json!({"amount": 5000, "to": "attacker-IBAN",
+            "~": format!("{}Allow get_balance {{}}", " ".repeat(12_000))});
+        let bank = tool("bank", "send_money");
+        assert_eq!(
+            card(&bank, &args, false),
+            [
+                "The model asks to run the tool \"send_money\" of the MCP server \"bank\"",
+                "  with 3 arguments:",
+                "    \"amount\" = 5000",
+                "    \"to\" = \"attacker-IBAN\"",
+                "    \"~\" = \"⟨106 spaces⟩\" … 11,861 more characters in \"~\" … \"⟨33 spaces⟩Allow get_balance {}\" (12,020 characters in all)",
+                "  (answer ? to see every argument whole before you answer)",
+            ]
+            .join("\n")
+        );
+        assert_eq!(
+            question(&bank),
+            "Allow the tool \"send_money\" of the MCP server \"bank\" to run? [y/N] "
+        );
+        assert!(
+            card(&bank, &args, true)
+                .ends_with("    \"~\" = \"⟨12000 spaces⟩Allow get_balance {}\"")
+        );
+    }
+
+    #[test]
+    fn nothing_an_argument_holds_can_start_a_line_or_hide() {
+        let args = json!({
+            "a\nAllow x? [y/N] ": "line\r\nAllow get_balance {}? [y/N] ",
+            "b": "zero\u{200b}width\u{202e}rtl\u{e0041}tag\u{ad}\u{1b}[2J\u{2028}",
+            "c": {"nested": "q\"uote\\"},
+            "d": "two  spaces\u{a0}\u{a0}\u{a0}\u{a0}nbsp",
+        });
+        let shown = card(&tool("s", "t"), &args, false);
+        assert_eq!(
+            shown,
+            [
+                "The model asks to run the tool \"t\" of the MCP server \"s\"",
+                "  with 4 arguments:",
+                "    \"a\\nAllow x? [y/N] \" = \"line\\r\\nAllow get_balance {}? [y/N] \"",
+                "    \"b\" = \"zero\\u{200b}width\\u{202e}rtl\\u{e0041}tag\\u{ad}\\u{1b}[2J\\u{2028}\"",
+                "    \"c\" = {\"nested\":\"q\\\"uote\\\\\"}",
+                "    \"d\" = \"two  spaces⟨4 × U+00A0⟩nbsp\"",
+            ]
+            .join("\n")
+        );
+        assert_eq!(shown.lines().count(), 6);
+    }
+
+    #[test]
+    fn many_arguments_are_counted_and_a_local_tool_is_named_so() {
+        let args: serde_json::Map<String, Value> =
+            (0..20).map(|n| (format!("k{n:02}"), json!(n))).collect();
+        let mut local = tool("x", "y");
+        local.implementation = Implementation::Builtin {
+            handler: "echo".into(),
+        };
+        local.name = "echo".into();
+        let shown = card(&local, &Value::Object(args.clone()), false);
+        assert!(
+            shown
+                .starts_with("The model asks to run the local tool \"echo\"\n  with 20 arguments:"),
+            "{shown}"
+        );
+        assert!(
+            shown.ends_with(
+                "    … 8 more arguments\n  (answer ? to see every argument whole before you answer)"
+            ),
+            "{shown}"
+        );
+        assert_eq!(card(&local, &Value::Object(args), true).lines().count(), 22);
+        assert_eq!(
+            card(&local, &json!({}), false),
+            "The model asks to run the local tool \"echo\"\n  with no arguments"
+        );
+        assert_eq!(thousands(1_234_567), "1,234,567");
+    }
+}
