@@ -10,7 +10,8 @@
 //! | `resources`, `prompts`, `complete` | `resources`, `read`, `prompts`, `prompt` and `complete`: what servers offer besides tools, shown as untrusted text |
 //! | `chat`, `view` | `chat`: talking to a model that calls the tools, and what the terminal shows |
 //! | `approval` | what a person reads before a tool runs: the server, the tool, every argument bounded and escaped |
-//! | `attach` | `chat --attach`: resources the person attaches to the first question |
+//! | `attach` | `chat --attach`: resources the person attaches to the first question, between random markers |
+//! | `source` | which server a resource named on the command line is taken from: one that lists it |
 //! | `history` | `history`: the stored conversations |
 //! | `input`, `elicit` | the one reader of stdin; a server's questions to the user asked on the terminal |
 //! | `bench` | `bench`: how fast one server answers |
@@ -33,6 +34,7 @@ mod resources;
 mod servers;
 mod sign_in;
 mod signals;
+mod source;
 mod target;
 mod tools;
 mod view;

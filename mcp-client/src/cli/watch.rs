@@ -1,12 +1,15 @@
 //! `chat --watch URI`: resources the person watches while the session runs. Each is
-//! subscribed to on the server that has it, and each change is shown as one short line on
-//! stderr (`[changed] URI: its text read again`), never written into a prompt: above the
-//! question being typed in the line editor, and held back while an approval or a server's
-//! question is on the screen. Changes never reach the model or the history.
+//! subscribed to on the server that lists it ([`source`](super::source)), and each change is
+//! shown as one short line on stderr naming that server (`[changed] URI (server `zwave`): its
+//! text read again`), never written into a prompt: above the question being typed in the line
+//! editor, and held back while an approval or a server's question is on the screen. A
+//! resource is read again at most once per [`MIN_GAP`]: the changes told meanwhile are
+//! counted and said with the next line. Changes never reach the model or the history.
 
 use std::{
     collections::{BTreeMap, BTreeSet},
     sync::Arc,
+    time::Duration,
 };
 
 use rmcp::model::ResourceContents;
@@ -23,6 +26,10 @@ pub(super) const SHOWN_CHARS: usize = 200;
 
 /// Most characters of a URI shown.
 const URI_CHARS: usize = 200;
+
+/// The least time between two reads of one resource: a server telling of changes in a loop
+/// gets one line a second, not a line for each.
+pub(super) const MIN_GAP: Duration = Duration::from_secs(1);
 
 /// Where the lines go: above the question being typed, or to the view.
 type Show = Arc<dyn Fn(&str) + Send + Sync>;
@@ -73,9 +80,10 @@ async fn watch(host: &Host, uris: &[String], show: &Show) -> Result<Watching, Us
         BTreeSet<String>,
     );
     let mut watched: BTreeMap<String, Watched> = BTreeMap::new();
-    for uri in uris {
-        let asked = format!("--watch {}", shown_uri(uri));
-        let (server, _) = super::attach::first_reader(host, uri, &asked).await?;
+    for spec in uris {
+        let asked = format!("--watch {}", shown_uri(spec));
+        let (server, uri) = super::source::lister(host, spec, &asked).await?;
+        let uri = &uri;
         let (server, _, uris) = watched.entry(server.name().to_owned()).or_insert_with(|| {
             (
                 Arc::clone(&server),
@@ -88,8 +96,7 @@ async fn watch(host: &Host, uris: &[String], show: &Show) -> Result<Watching, Us
         }
         server.subscribe(uri).await.map_err(|err| {
             UsageError(format!(
-                "--watch {}: cannot subscribe to it ({})",
-                shown_uri(uri),
+                "{asked}: cannot subscribe to it ({})",
                 err.for_model()
             ))
         })?;
@@ -102,28 +109,58 @@ async fn watch(host: &Host, uris: &[String], show: &Show) -> Result<Watching, Us
     Ok(Watching { _tasks: tasks })
 }
 
-/// Shows the changes of `uris` that `server` tells of, each read again; changes that come
-/// while one is read are taken together (each resource read once), and those the broadcast
-/// dropped for a slow reader are counted.
+/// Shows the changes of `uris` that `server` tells of, each read again at most once per
+/// [`MIN_GAP`]: changes that come meanwhile are taken together and counted, and those the
+/// broadcast dropped for a slow reader are counted too.
 async fn show_changes(
     server: Arc<ServerConnection>,
     mut updates: broadcast::Receiver<ResourceUpdate>,
     uris: BTreeSet<String>,
     show: Show,
 ) {
+    let mut last_read: BTreeMap<String, tokio::time::Instant> = BTreeMap::new();
+    // Resources told of and not read since, with how many changes were told.
+    let mut waiting: BTreeMap<String, u64> = BTreeMap::new();
     loop {
-        let first = updates.recv().await;
-        if matches!(first, Err(RecvError::Closed)) {
-            return;
+        let due = waiting
+            .keys()
+            .map(|uri| {
+                last_read
+                    .get(uri)
+                    .map_or_else(tokio::time::Instant::now, |at| *at + MIN_GAP)
+            })
+            .min();
+        let told = tokio::select! {
+            told = updates.recv() => Some(told),
+            () = sleep_until(due) => None,
+        };
+        let mut missed = 0;
+        if let Some(first) = told {
+            if matches!(first, Err(RecvError::Closed)) {
+                return;
+            }
+            let (changed, lost) = pending(first, &mut updates);
+            missed = lost;
+            for (uri, count) in changed {
+                if uris.contains(&uri) {
+                    *waiting.entry(uri).or_default() += count;
+                }
+            }
         }
-        let (changed, missed) = pending(first, &mut updates);
-        for uri in changed.intersection(&uris) {
-            let read = server.read_resource(uri).await;
-            let line = match read {
-                Ok(read) => changed_line(uri, &read.contents),
-                Err(err) => unreadable_line(uri, &err.to_string()),
+        let now = tokio::time::Instant::now();
+        let ready: Vec<String> = waiting
+            .keys()
+            .filter(|uri| last_read.get(*uri).is_none_or(|at| now >= *at + MIN_GAP))
+            .cloned()
+            .collect();
+        for uri in ready {
+            let told = waiting.remove(&uri).unwrap_or(1);
+            last_read.insert(uri.clone(), tokio::time::Instant::now());
+            let line = match server.read_resource(&uri).await {
+                Ok(read) => changed_line(server.name(), &uri, &read.contents),
+                Err(err) => unreadable_line(server.name(), &uri, &err.to_string()),
             };
-            show(&line);
+            show(&with_more(line, told));
         }
         if missed > 0 {
             show(&missed_line(missed));
@@ -131,11 +168,29 @@ async fn show_changes(
     }
 }
 
-/// The line for a changed resource that could not be read again.
-fn unreadable_line(uri: &str, err: &str) -> String {
+/// Sleeps until `due`, or forever without one.
+async fn sleep_until(due: Option<tokio::time::Instant>) {
+    match due {
+        Some(due) => tokio::time::sleep_until(due).await,
+        None => std::future::pending().await,
+    }
+}
+
+/// `line`, saying how many more changes it stands for when `told` is more than one.
+fn with_more(line: String, told: u64) -> String {
+    match told {
+        0 | 1 => line,
+        2 => format!("{line} (and 1 more change since the last line)"),
+        more => format!("{line} (and {} more changes since the last line)", more - 1),
+    }
+}
+
+/// The line for a changed resource of `server` that could not be read again.
+fn unreadable_line(server: &str, uri: &str, err: &str) -> String {
     format!(
-        "[changed] {} (cannot read it: {})",
+        "[changed] {} (server `{}`; cannot read it: {})",
         shown_uri(uri),
+        one_line(server, 100),
         one_line(err, SHOWN_CHARS)
     )
 }
@@ -145,17 +200,18 @@ fn missed_line(missed: u64) -> String {
     format!("[changed] {missed} more changes not shown")
 }
 
-/// The resources named by `first` and by the notices waiting after it, each once, and how
-/// many notices the broadcast dropped meanwhile (a flood, read too slowly).
+/// The resources named by `first` and by the notices waiting after it, each once with how
+/// many notices named it, and how many notices the broadcast dropped meanwhile (a flood,
+/// read too slowly).
 fn pending(
     first: Result<ResourceUpdate, RecvError>,
     updates: &mut broadcast::Receiver<ResourceUpdate>,
-) -> (BTreeSet<String>, u64) {
-    let mut changed = BTreeSet::new();
+) -> (BTreeMap<String, u64>, u64) {
+    let mut changed = BTreeMap::new();
     let mut missed = 0;
     match first {
         Ok(update) => {
-            changed.insert(update.uri);
+            *changed.entry(update.uri).or_default() += 1;
         }
         Err(RecvError::Lagged(count)) => missed += count,
         Err(RecvError::Closed) => {}
@@ -163,7 +219,7 @@ fn pending(
     loop {
         match updates.try_recv() {
             Ok(update) => {
-                changed.insert(update.uri);
+                *changed.entry(update.uri).or_default() += 1;
             }
             Err(TryRecvError::Lagged(count)) => missed += count,
             Err(TryRecvError::Empty | TryRecvError::Closed) => return (changed, missed),
@@ -171,11 +227,12 @@ fn pending(
     }
 }
 
-/// The line for a changed resource: its URI, then its contents flattened onto one line and
-/// cut at [`SHOWN_CHARS`] (text a server wrote: no escape sequences, no line breaks).
+/// The line for a changed resource of `server`: its URI and the server, then its contents
+/// flattened onto one line and cut at [`SHOWN_CHARS`] (text a server wrote: no escape
+/// sequences, no line breaks).
 /// A resource read both ways (the facts as JSON, and in words as `text/plain`, as the Z-Wave
 /// server's are) is shown in words: its JSON is left out (anything else stays).
-pub(super) fn changed_line(uri: &str, contents: &[ResourceContents]) -> String {
+pub(super) fn changed_line(server: &str, uri: &str, contents: &[ResourceContents]) -> String {
     let kind = |content: &ResourceContents| match content {
         ResourceContents::TextResourceContents { mime_type, .. } => mime_type.clone(),
         _ => None,
@@ -197,10 +254,11 @@ pub(super) fn changed_line(uri: &str, contents: &[ResourceContents]) -> String {
         })
         .collect();
     let text = one_line(&parts.join(" "), SHOWN_CHARS);
+    let source = format!("{} (server `{}`)", shown_uri(uri), one_line(server, 100));
     if text.is_empty() {
-        format!("[changed] {} (empty)", shown_uri(uri))
+        format!("[changed] {source}: (empty)")
     } else {
-        format!("[changed] {}: {text}", shown_uri(uri))
+        format!("[changed] {source}: {text}")
     }
 }
 
@@ -235,9 +293,10 @@ mod tests {
         let first = updates.recv().await;
         let (changed, missed) = pending(first, &mut updates);
         assert_eq!(missed, 40);
+        let kept = crate::connection::RESOURCE_UPDATES_KEPT as u64;
         assert_eq!(
             changed,
-            BTreeSet::from(["r/0".to_owned(), "r/1".to_owned()])
+            BTreeMap::from([("r/0".to_owned(), kept / 2), ("r/1".to_owned(), kept / 2)])
         );
         assert_eq!(missed_line(missed), "[changed] 40 more changes not shown");
         // Nothing waiting: the next notice is the next change.
@@ -245,7 +304,16 @@ mod tests {
         let first = updates.recv().await;
         assert_eq!(
             pending(first, &mut updates),
-            (BTreeSet::from(["r/2".to_owned()]), 0)
+            (BTreeMap::from([("r/2".to_owned(), 1)]), 0)
+        );
+        assert_eq!(with_more("l".into(), 1), "l");
+        assert_eq!(
+            with_more("l".into(), 2),
+            "l (and 1 more change since the last line)"
+        );
+        assert_eq!(
+            with_more("l".into(), 430),
+            "l (and 429 more changes since the last line)"
         );
     }
 
@@ -256,6 +324,7 @@ mod tests {
             "x".repeat(SHOWN_CHARS)
         );
         let line = changed_line(
+            "home",
             "zwave://devices/2\n\u{1b}]52;c;x\u{7}",
             &[ResourceContents::text(text, "r")],
         );
@@ -264,33 +333,46 @@ mod tests {
             "{line}"
         );
         assert!(
-            line.starts_with(r"[changed] zwave://devices/2 ]52;c;x: on[2J level 40\u{202e}xxx"),
+            line.starts_with(
+                r"[changed] zwave://devices/2 ]52;c;x (server `home`): on[2J level 40\u{202e}xxx"
+            ),
             "{line}"
         );
         assert!(line.ends_with("x…"), "{line}");
         assert_eq!(
             line.chars().count(),
-            "[changed] zwave://devices/2 ]52;c;x: ".chars().count() + SHOWN_CHARS + 1
+            "[changed] zwave://devices/2 ]52;c;x (server `home`): "
+                .chars()
+                .count()
+                + SHOWN_CHARS
+                + 1
         );
         assert_eq!(
-            unreadable_line("r", "MCP server `home` is restarting:\nnot connected"),
-            "[changed] r (cannot read it: MCP server `home` is restarting: not connected)"
+            unreadable_line(
+                "home",
+                "r",
+                "MCP server `home` is restarting:\nnot connected"
+            ),
+            "[changed] r (server `home`; cannot read it: MCP server `home` is restarting: not connected)"
         );
         let blob = ResourceContents::blob("AAAA", "r");
         assert_eq!(
-            changed_line("r", &[blob]),
-            "[changed] r: (binary, 4 bytes of base64)"
+            changed_line("h", "r", &[blob]),
+            "[changed] r (server `h`): (binary, 4 bytes of base64)"
         );
         assert_eq!(
-            changed_line("r", &[ResourceContents::text(" \n", "r")]),
-            "[changed] r (empty)"
+            changed_line("h", "r", &[ResourceContents::text(" \n", "r")]),
+            "[changed] r (server `h`): (empty)"
         );
         // Seen driving chat: the Z-Wave server's JSON filled the line; its words are shown.
         let both = [
             ResourceContents::text(r#"{"on": true}"#, "r").with_mime_type("application/json"),
             ResourceContents::text("Switch One is on.", "r").with_mime_type("text/plain"),
         ];
-        assert_eq!(changed_line("r", &both), "[changed] r: Switch One is on.");
+        assert_eq!(
+            changed_line("h", "r", &both),
+            "[changed] r (server `h`): Switch One is on."
+        );
         // Only the JSON gives way: a picture beside the words is still said.
         let with_blob = [
             both[0].clone(),
@@ -298,8 +380,8 @@ mod tests {
             ResourceContents::blob("AAAA", "r"),
         ];
         assert_eq!(
-            changed_line("r", &with_blob),
-            "[changed] r: Switch One is on. (binary, 4 bytes of base64)"
+            changed_line("h", "r", &with_blob),
+            "[changed] r (server `h`): Switch One is on. (binary, 4 bytes of base64)"
         );
     }
 }
