@@ -56,6 +56,10 @@ struct Script {
     authorization_endpoint: Option<&'static str>,
     /// … and this token endpoint.
     token_endpoint: Option<&'static str>,
+    /// The metadata leaves out `code_challenge_methods_supported`.
+    no_pkce_methods: bool,
+    /// The tokens issued are of this type (Bearer when not given).
+    token_type: Option<&'static str>,
 }
 
 /// What the authorization server received.
@@ -69,6 +73,8 @@ struct Record {
     refresh: Vec<String>,
     /// Codes issued: (PKCE challenge, scope).
     codes: HashMap<String, (String, String)>,
+    /// The bearer tokens the resource was sent.
+    seen_tokens: Vec<String>,
 }
 
 /// The authorization server and the protected resource, each on its own loopback port.
@@ -170,7 +176,7 @@ fn start_zwave() -> (Daemon, String) {
 
 async fn as_metadata(State(home): State<Arc<Home>>) -> Response {
     let at = |path: &str| format!("{}{path}", home.issuer);
-    axum::Json(json!({
+    let mut metadata = json!({
         "issuer": home.issuer,
         "authorization_endpoint": home.script.authorization_endpoint.map_or_else(|| at("/authorize"), str::to_owned),
         "token_endpoint": home.script.token_endpoint.map_or_else(|| at("/token"), str::to_owned),
@@ -180,8 +186,14 @@ async fn as_metadata(State(home): State<Arc<Home>>) -> Response {
         "code_challenge_methods_supported": ["S256"],
         "token_endpoint_auth_methods_supported": ["none", "client_secret_post"],
         "scopes_supported": ["home.read", "home.write"],
-    }))
-    .into_response()
+    });
+    if home.script.no_pkce_methods {
+        metadata
+            .as_object_mut()
+            .unwrap()
+            .remove("code_challenge_methods_supported");
+    }
+    axum::Json(metadata).into_response()
 }
 
 async fn prm(State(home): State<Arc<Home>>) -> Response {
@@ -270,7 +282,7 @@ async fn token(
     record.refresh.push(refresh.clone());
     axum::Json(json!({
         "access_token": access,
-        "token_type": "Bearer",
+        "token_type": home.script.token_type.unwrap_or("Bearer"),
         "expires_in": home.script.expires_in,
         "refresh_token": refresh,
         "scope": scope,
@@ -290,6 +302,9 @@ async fn mcp(
         .and_then(|value| value.to_str().ok())
         .and_then(|value| value.strip_prefix("Bearer "))
         .map(str::to_owned);
+    if let Some(token) = &bearer {
+        home.record().seen_tokens.push(token.clone());
+    }
     let scopes = bearer
         .as_ref()
         .and_then(|token| home.record().access.get(token).cloned());
@@ -596,6 +611,64 @@ async fn an_authorization_server_off_https_is_refused_before_anything_is_sent_to
         }
         connection.shutdown().await;
     }
+}
+
+/// Found by the third hostile review: metadata without `code_challenge_methods_supported`
+/// got a warning and a sign-in anyway (MCP 2025-11-25: the client must refuse); a token that
+/// is not Bearer is refused too (RFC 6749 §7.1).
+#[tokio::test]
+async fn no_pkce_in_the_metadata_or_a_token_that_is_not_bearer_is_refused() {
+    let home = Home::start(Script {
+        no_pkce_methods: true,
+        ..Script::default()
+    })
+    .await;
+    let sign_ins = Arc::new(AtomicUsize::new(0));
+    let connection =
+        ServerConnection::new(server(&json!({"url": home.resource}))).with_oauth(OAuthOptions {
+            authorizer: Some(counting(&sign_ins)),
+            token_dir: None,
+        });
+    let err = connection.connect().await.unwrap_err().to_string();
+    assert!(
+        err.contains("the authorization server's metadata has no `code_challenge_methods_supported`, so it may not check PKCE, which MCP requires: not signing in, nothing was sent to its authorization endpoint"),
+        "{err}"
+    );
+    assert_eq!(sign_ins.load(Ordering::SeqCst), 0, "nobody was sent there");
+    {
+        let record = home.record();
+        assert!(record.registrations.is_empty() && record.tokens.is_empty());
+    }
+    connection.shutdown().await;
+
+    let home = Home::start(Script {
+        token_type: Some("mac"),
+        ..Script::default()
+    })
+    .await;
+    let connection =
+        ServerConnection::new(server(&json!({"url": home.resource}))).with_oauth(OAuthOptions {
+            authorizer: Some(counting(&sign_ins)),
+            token_dir: None,
+        });
+    let err = connection.connect().await.unwrap_err().to_string();
+    assert!(
+        err.contains("the authorization server issued a token of type \"mac\", not Bearer (RFC 6749 §7.1): this client sends bearer tokens only, so the token was not kept"),
+        "{err}"
+    );
+    // The token went to no request of the resource.
+    {
+        let record = home.record();
+        assert_eq!(record.access.len(), 1, "one token issued");
+        assert!(
+            !record
+                .seen_tokens
+                .iter()
+                .any(|token| record.access.contains_key(token)),
+            "sent anyway"
+        );
+    }
+    connection.shutdown().await;
 }
 
 #[tokio::test]

@@ -283,6 +283,7 @@ impl SignIn {
             "the authorization server's authorization endpoint",
             &metadata.authorization_endpoint,
         )?;
+        pkce_s256(&metadata)?;
         let listener = std::net::TcpListener::bind(("127.0.0.1", self.settings.redirect_port.unwrap_or(0)))
             .map_err(|err| {
                 AuthError::AuthorizationFailed(format!(
@@ -412,4 +413,20 @@ async fn manager(url: &str, store: &TokenStore) -> Result<AuthorizationManager, 
     let mut manager = AuthorizationManager::new(url).await?;
     manager.set_credential_store(store.clone());
     Ok(manager)
+}
+
+/// Refuses an authorization server whose metadata does not offer PKCE with S256: MCP
+/// (2025-11-25) says a client must not go on without `code_challenge_methods_supported`, which
+/// is how it knows the server checks the challenge at all.
+fn pkce_s256(metadata: &AuthorizationMetadata) -> Result<(), AuthError> {
+    match &metadata.code_challenge_methods_supported {
+        Some(methods) if methods.iter().any(|method| method == "S256") => Ok(()),
+        Some(methods) => Err(AuthError::AuthorizationFailed(format!(
+            "the authorization server's metadata offers PKCE only as {} (`code_challenge_methods_supported`), not S256 as MCP requires: not signing in, nothing was sent to its authorization endpoint",
+            common::clip(&methods.join(", "), 100)
+        ))),
+        None => Err(AuthError::AuthorizationFailed(
+            "the authorization server's metadata has no `code_challenge_methods_supported`, so it may not check PKCE, which MCP requires: not signing in, nothing was sent to its authorization endpoint".into(),
+        )),
+    }
 }

@@ -204,6 +204,7 @@ impl CredentialStore for TokenStore {
     }
 
     async fn save(&self, credentials: StoredCredentials) -> Result<(), AuthError> {
+        bearer_only(&credentials)?;
         let record = {
             let mut record = self.lock();
             self.live
@@ -223,6 +224,25 @@ impl CredentialStore for TokenStore {
         };
         self.write(&record)
     }
+}
+
+/// Refuses a token whose `token_type` is not Bearer (RFC 6749 §7.1: a client must not use a
+/// token of a type it does not understand): it is neither kept nor sent.
+fn bearer_only(credentials: &StoredCredentials) -> Result<(), AuthError> {
+    let Some(response) = &credentials.token_response else {
+        return Ok(());
+    };
+    let kind = serde_json::to_value(response)
+        .ok()
+        .and_then(|value| value["token_type"].as_str().map(str::to_owned))
+        .unwrap_or_default();
+    if kind.eq_ignore_ascii_case("bearer") {
+        return Ok(());
+    }
+    Err(AuthError::AuthorizationFailed(format!(
+        "the authorization server issued a token of type {}, not Bearer (RFC 6749 §7.1): this client sends bearer tokens only, so the token was not kept",
+        serde_json::Value::from(common::clip(&kind, 40))
+    )))
 }
 
 /// The access and refresh tokens of `credentials`. (Read through serde: the token types'
