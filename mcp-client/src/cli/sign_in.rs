@@ -47,10 +47,12 @@ async fn in_browser(
         minutes = SIGN_IN_WAIT.as_secs() / 60,
         redirect = prompt.redirect_uri,
     );
-    let redirect = receive_redirect(listener, &prompt.redirect_uri, SIGN_IN_WAIT).await;
+    let redirect =
+        receive_redirect(listener, &prompt.redirect_uri, &prompt.url, SIGN_IN_WAIT).await;
     match &redirect {
+        // Not signed in yet: the code is exchanged, and the issuer checked, after this.
         Ok(_) => eprintln!(
-            "mcp-client: signed in to `{}`",
+            "mcp-client: the browser came back; finishing the sign-in to `{}` …",
             common::printable(&prompt.server)
         ),
         Err(err) => eprintln!(

@@ -82,7 +82,16 @@ pub(super) async fn tools(
             ));
         }
     }
+    // Found by the third hostile review: with every server failed the listing was exit 0, as
+    // if the servers offered nothing. Some servers failing is a listing of the others.
+    let (failed, connected) = (host.report().failed.len(), host.report().connected.len());
     host.shutdown().await;
+    if failed > 0 && connected == 0 {
+        eprintln!(
+            "mcp-client: no configured server could be reached ({failed} failed): the tools listed are the local ones only"
+        );
+        return Ok(ExitCode::FAILURE);
+    }
     Ok(ExitCode::SUCCESS)
 }
 

@@ -568,3 +568,25 @@ fn the_readme_fixture_names_the_servers_binary_from_its_own_folder() {
         lexical(&test_support::workspace_root().join("target/debug/zwave-mcp-server"))
     );
 }
+
+/// Found by the third hostile review: `tools` exited 0 when every server failed, as if they
+/// offered nothing.
+#[test]
+fn tools_fails_when_every_server_failed() {
+    let folder = test_support::mosquitto::ScratchDir::new();
+    let config = folder.path().join("broken.json");
+    std::fs::write(
+        &config,
+        serde_json::json!({"mcpServers": {"broken": {"command": "python3",
+            "args": ["fixtures/fake-servers/fake_mcp_server.py", "exit"], "retry": {"attempts": 1}}}})
+        .to_string(),
+    )
+    .unwrap();
+    let (output, stdout) = run(&["tools", "--config", config.to_str().unwrap()]);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(1), "{stdout}{stderr}");
+    assert!(
+        stderr.contains("mcp-client: no configured server could be reached (1 failed): the tools listed are the local ones only"),
+        "{stderr}"
+    );
+}

@@ -919,7 +919,7 @@ async fn the_cli_signs_in_once_in_the_browser_and_the_next_run_reuses_the_token(
     // The browser: follows the authorization server's redirect to the client's port.
     let page = reqwest::get(&url).await.unwrap();
     assert_eq!(page.status(), 200);
-    assert!(page.text().await.unwrap().contains("Signed in"));
+    assert!(page.text().await.unwrap().contains("finishes signing in"));
     let output = tokio::task::spawn_blocking(move || child.wait_with_output().unwrap())
         .await
         .unwrap();

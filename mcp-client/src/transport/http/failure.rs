@@ -249,11 +249,18 @@ fn sign_in_failed(error: &rmcp::transport::auth::AuthError) -> HttpProblem {
             "the authorization server must be reached over https (plain http only on this machine): its operator can fix it; no code, token or secret was sent"
         }
         AuthError::ProtectedResourceMetadataInvalid { .. }
-        | AuthError::AuthorizationServerMismatch { .. }
-        | AuthError::AuthorizationServerMissingIssuer { .. }
         | AuthError::AuthorizationServersUnavailable { .. }
         | AuthError::PkceUnsupported => {
-            "the server's OAuth setup is not one this client may trust or use: its operator can fix it; nothing was sent to the authorization server"
+            "the server's OAuth setup is not one this client may trust or use: its operator can fix it; nothing was sent to the authorization server beyond reading its metadata"
+        }
+        AuthError::AuthorizationFailed(reason)
+            if reason.contains("`code_challenge_methods_supported`") =>
+        {
+            "the server's OAuth setup is not one this client may trust or use: its operator can fix it"
+        }
+        AuthError::AuthorizationServerMismatch { .. }
+        | AuthError::AuthorizationServerMissingIssuer { .. } => {
+            "the answer came from another authorization server than the one the server names (RFC 9207): the sign-in was stopped before any token was asked for; its operator can fix it"
         }
         _ => {
             "check the entry's `oauth` settings (clientId, clientSecret, scopes, redirectPort); signing in starts again when the host connects anew"

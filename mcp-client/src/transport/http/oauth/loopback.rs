@@ -1,7 +1,9 @@
 //! [`receive_redirect`]: the redirect of a browser sign-in, received on a loopback port
 //! (RFC 8252, section 7.3): one small HTTP/1.1 handler that reads a request line, answers a
-//! short page and stops at the first request for the redirect path. Bounded in time, in
-//! connections and in bytes read, since any local process can connect to it.
+//! short page and stops at the first request for the redirect path that carries the `state`
+//! of this sign-in. Bounded in time, in connections and in bytes read, since any local process
+//! can connect to it: one that does not know the state can neither end the wait (a made-up
+//! `?error=…`) nor put its words before the person as the authorization server's.
 
 use std::time::Duration;
 
@@ -20,8 +22,9 @@ const MAX_HEAD: usize = 8 * 1024;
 const REQUEST_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// Waits on `listener` (bound to `redirect_uri`'s port) for the browser to come back to
-/// `redirect_uri`'s path, at most `within`; answers it with a short page saying whether to
-/// go back to the program, and other paths with 404.
+/// `redirect_uri`'s path with the `state` of `authorization_url` (the address the person
+/// opens), at most `within`; answers it with a short page saying to go back to the program,
+/// a request with another state (or none) with 400, and other paths with 404.
 ///
 /// # Errors
 /// [`AuthorizeError::TimedOut`] after `within`; [`AuthorizeError::Refused`] when the
@@ -30,9 +33,18 @@ const REQUEST_TIMEOUT: Duration = Duration::from_secs(10);
 pub async fn receive_redirect(
     listener: std::net::TcpListener,
     redirect_uri: &str,
+    authorization_url: &str,
     within: Duration,
 ) -> Result<AuthorizationRedirect, AuthorizeError> {
     let failed = |reason: String| AuthorizeError::Failed(reason);
+    let state = reqwest::Url::parse(authorization_url)
+        .ok()
+        .and_then(|url| {
+            url.query_pairs()
+                .find(|(name, _)| name == "state")
+                .map(|(_, value)| value.into_owned())
+        })
+        .ok_or_else(|| failed("the authorization address carries no `state`".into()))?;
     let path = reqwest::Url::parse(redirect_uri)
         .map(|url| url.path().to_owned())
         .map_err(|err| failed(format!("the redirect address is not a URL: {err}")))?;
@@ -47,7 +59,7 @@ pub async fn receive_redirect(
                 .accept()
                 .await
                 .map_err(|err| failed(format!("cannot accept the browser's connection: {err}")))?;
-            if let Some(result) = serve(stream, &path).await {
+            if let Some(result) = serve(stream, &path, &state).await {
                 return result;
             }
         }
@@ -60,10 +72,12 @@ pub async fn receive_redirect(
         .unwrap_or(Err(AuthorizeError::TimedOut(within)))
 }
 
-/// Serves one connection: `Some` with the outcome when it was the redirect.
+/// Serves one connection: `Some` with the outcome when it was the redirect of this sign-in
+/// (its path, and `state`).
 async fn serve(
     mut stream: TcpStream,
     path: &str,
+    state: &str,
 ) -> Option<Result<AuthorizationRedirect, AuthorizeError>> {
     let target = tokio::time::timeout(REQUEST_TIMEOUT, request_target(&mut stream))
         .await
@@ -73,11 +87,28 @@ async fn serve(
         let _ = respond(&mut stream, "404 Not Found", "Not found.").await;
         return None;
     };
+    let given = reqwest::Url::parse(&format!("http://127.0.0.1{target}"))
+        .ok()
+        .and_then(|url| {
+            url.query_pairs()
+                .find(|(name, _)| name == "state")
+                .map(|(_, value)| value.into_owned())
+        });
+    if given.as_deref() != Some(state) {
+        let _ = respond(
+            &mut stream,
+            "400 Bad Request",
+            "This is not the sign-in mcp-client is waiting for (its state does not match): nothing was done.",
+        )
+        .await;
+        return None;
+    }
     let outcome = AuthorizationRedirect::from_url(&target);
+    // Not "signed in" yet: the code is still to be exchanged, and the issuer checked.
     let page = match &outcome {
-        Ok(_) => "Signed in. You can close this tab and go back to mcp-client.".to_owned(),
+        Ok(_) => "mcp-client received the authorization server's answer and finishes signing in; you can close this tab.".to_owned(),
         Err(err) => format!(
-            "Signing in failed: {}. Go back to mcp-client.",
+            "The authorization server said the sign-in did not go through: {}. Go back to mcp-client.",
             html(&err.to_string())
         ),
     };
@@ -145,14 +176,29 @@ mod tests {
         let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
         let port = listener.local_addr().unwrap().port();
         let uri = format!("http://127.0.0.1:{port}/callback");
-        let receiving =
-            tokio::spawn(
-                async move { receive_redirect(listener, &uri, Duration::from_secs(10)).await },
-            );
+        let receiving = tokio::spawn(async move {
+            let authorize = "https://as.example/authorize?client_id=c&state=s1";
+            receive_redirect(listener, &uri, authorize, Duration::from_secs(10)).await
+        });
         assert!(get(port, "/favicon.ico").await.starts_with("HTTP/1.1 404"));
+        // Found by the third hostile review: any local process could end the wait with an
+        // error of its own, shown as the authorization server's words.
+        for forged in [
+            "/callback?error=access_denied&error_description=call+this+number",
+            "/callback?error=x&state=s2",
+            "/callback?code=abc&state=s2",
+            "/callback?code=abc",
+        ] {
+            let page = get(port, forged).await;
+            assert!(page.starts_with("HTTP/1.1 400"), "{forged}: {page}");
+            assert!(
+                page.contains("not the sign-in mcp-client is waiting for"),
+                "{page}"
+            );
+        }
         let page = get(port, "/callback?code=abc&state=s1").await;
         assert!(page.starts_with("HTTP/1.1 200"), "{page}");
-        assert!(page.contains("Signed in"), "{page}");
+        assert!(page.contains("finishes signing in"), "{page}");
         let redirect = receiving.await.unwrap().unwrap();
         assert_eq!(
             (redirect.code.as_str(), redirect.state.as_str()),
@@ -166,6 +212,7 @@ mod tests {
         let result = receive_redirect(
             listener,
             "http://127.0.0.1:1/callback",
+            "https://as.example/authorize?state=s",
             Duration::from_secs(300),
         )
         .await;

@@ -80,7 +80,13 @@ impl TokenStore {
             url: url.to_owned(),
             ..Record::default()
         };
-        if let Some(path) = &path {
+        if let Some(path) = &path
+            && readable_by_others(path)
+        {
+            // Another user could have read (or written) the tokens: they are not used, and
+            // signing in again replaces the file with one only its owner can read.
+            tracing::warn!(path = %path.display(), "not using a token file that other users of this machine can read or write (it should be 0600); signing in again replaces it");
+        } else if let Some(path) = &path {
             match std::fs::read(path) {
                 Ok(bytes) => match serde_json::from_slice::<Record>(&bytes) {
                     Ok(read) if read.url == url => record = read,
@@ -226,6 +232,11 @@ impl CredentialStore for TokenStore {
     }
 }
 
+/// Whether the file at `path` can be read or written by anyone but its owner.
+fn readable_by_others(path: &Path) -> bool {
+    std::fs::metadata(path).is_ok_and(|meta| meta.permissions().mode() & 0o077 != 0)
+}
+
 /// Refuses a token whose `token_type` is not Bearer (RFC 6749 §7.1: a client must not use a
 /// token of a type it does not understand): it is neither kept nor sent.
 fn bearer_only(credentials: &StoredCredentials) -> Result<(), AuthError> {
@@ -357,6 +368,35 @@ mod tests {
         std::fs::copy(&path, tokens.join(file_name("http://127.0.0.1:9/other"))).unwrap();
         let other = TokenStore::open(Some(&tokens), "http://127.0.0.1:9/other").unwrap();
         assert!(other.load().await.unwrap().is_none());
+        // Found by the third hostile review: a token file others can read was used silently.
+        // It is not used; the next save writes it 0600 again.
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o644)).unwrap();
+        let loose = TokenStore::open(Some(&tokens), url).unwrap();
+        assert!(loose.load().await.unwrap().is_none());
+        loose
+            .save(again.load().await.unwrap().unwrap())
+            .await
+            .unwrap();
+        assert_eq!(mode(&path), 0o600);
+        assert!(
+            TokenStore::open(Some(&tokens), url)
+                .unwrap()
+                .load()
+                .await
+                .unwrap()
+                .is_some()
+        );
+        // A token that is not Bearer is neither kept nor sent.
+        let mac: StoredCredentials = serde_json::from_value(serde_json::json!({
+            "client_id": "c1",
+            "token_response": {"access_token": "at-mac", "token_type": "mac"},
+        }))
+        .unwrap();
+        let refused = loose.save(mac).await.unwrap_err().to_string();
+        assert!(
+            refused.contains("a token of type \"mac\", not Bearer"),
+            "{refused}"
+        );
         std::fs::remove_dir_all(&dir).unwrap();
     }
 }
