@@ -439,7 +439,7 @@ fn the_command_line_lists_reads_and_gets_with_the_servers_escape_sequences_remov
     );
     let (code, stdout, _) = cli(&["prompt", "greet", "who=Ada", "--server", "offers"], true);
     assert_eq!(code, Some(0));
-    assert_eq!(stdout, "[user] hello Ada[2J]52;c;cHduZWQ=\n");
+    assert_eq!(stdout, "[user]\n  hello Ada[2J]52;c;cHduZWQ=\n");
     // What a server offers for an argument: 100 of its 500 values, and how many there are.
     let (code, stdout, stderr) = cli(
         &["complete", "prompt:greet", "who", "a", "--server", "offers"],
