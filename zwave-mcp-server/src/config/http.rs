@@ -49,7 +49,8 @@ pub struct HttpFlags {
     pub http_allowed_origin: Vec<String>,
 
     /// The most MCP sessions (the 2025-11-25 lifecycle's) alive at once, 1 to 10,000 (each
-    /// holds some 54 KiB); one more is refused (503) until one ends or expires. The
+    /// holds some 66 KiB, at most 110 KiB with the largest capabilities and client info
+    /// accepted, as measured); one more is refused (503) until one ends or expires. The
     /// 2026-07-28 lifecycle keeps no session. [default: 100]
     #[arg(
         long,
