@@ -52,7 +52,9 @@ pub fn echoed(given: &str) -> Cow<'_, str> {
 
 /// Whether `c` moves text around, or shows nothing, rather than being part of it.
 fn is_layout(c: char) -> bool {
-    c.is_control() || matches!(c, '\u{2028}' | '\u{2029}') || is_invisible(c)
+    // U+2800 (a braille cell with no dots) shows as a blank that is no white space: a name
+    // ending in one reads as another device's.
+    c.is_control() || matches!(c, '\u{2028}' | '\u{2029}' | '\u{2800}') || is_invisible(c)
 }
 
 /// `text` without its invisible characters, raw or as [`clean`] escapes them (`\u{ad}`):
@@ -126,6 +128,10 @@ mod tests {
         assert_eq!(
             clean("Lamp\u{e0049}\u{e0067}\u{fe0f}\u{fff9}", 256),
             "Lamp\\u{e0049}\\u{e0067}\\u{fe0f}\\u{fff9}"
+        );
+        assert_eq!(
+            clean("Front Door Lock\u{2800}", 256),
+            "Front Door Lock\\u{2800}"
         );
         // Visible marks that combine or join stay as they are.
         assert_eq!(clean("Café Zoë 🇳🇱 ก่", 256), "Café Zoë 🇳🇱 ก่");

@@ -18,7 +18,7 @@ use std::fmt;
 
 use serde_json::Value;
 
-use super::shape::{self, Fault, Kept, MAX_DEPTH, MAX_VALUES};
+use super::shape::{self, Fault, Kept, MAX_DEPTH, MAX_OBJECTS, MAX_VALUES};
 use crate::network::text::echoed;
 
 /// Why a message is refused.
@@ -55,6 +55,15 @@ pub(crate) enum Refusal {
         /// The request's id, when it is given once and valid.
         id: Option<Value>,
     },
+    /// A part the server would keep holds more objects than its budget.
+    TooManyKeptObjects {
+        /// The part.
+        kept: Kept,
+        /// This many.
+        objects: usize,
+        /// The request's id, when it is given once and valid.
+        id: Option<Value>,
+    },
 }
 
 impl fmt::Display for Refusal {
@@ -83,9 +92,21 @@ impl fmt::Display for Refusal {
                 f,
                 "Invalid request: the message nests arrays and objects more than {MAX_DEPTH} deep; nothing this server takes does: nothing was done"
             ),
+            Self::TooBig {
+                fault: Fault::TooManyObjects,
+                ..
+            } => write!(
+                f,
+                "Invalid request: the message holds more than {MAX_OBJECTS} JSON objects; nothing this server takes does: nothing was done"
+            ),
             Self::TooBig { .. } => write!(
                 f,
                 "Invalid request: the message holds more than {MAX_VALUES} JSON values; nothing this server takes does: nothing was done"
+            ),
+            Self::TooManyKeptObjects { kept, objects, .. } => write!(
+                f,
+                "Invalid params: `{}` holds {objects} JSON objects; this server keeps at most {} of it: nothing was done",
+                kept.path, kept.objects
             ),
             Self::TooLarge { kept, size, .. } if kept.path == shape::PROGRESS_TOKEN.path => write!(
                 f,
@@ -114,6 +135,9 @@ impl Refusal {
         match walked.fault {
             Some(Fault::DuplicateKey(key)) => return Err(Self::DuplicateKey { key, id }),
             Some(Fault::TooLarge(kept, size)) => return Err(Self::TooLarge { kept, size, id }),
+            Some(Fault::TooManyKeptObjects(kept, objects)) => {
+                return Err(Self::TooManyKeptObjects { kept, objects, id });
+            }
             Some(fault) => return Err(Self::TooBig { fault, id }),
             None => {}
         }
@@ -133,7 +157,9 @@ impl Refusal {
             Self::DuplicateKey { id, .. } | Self::TooBig { id, .. } => {
                 (-32600, id.clone().unwrap_or(Value::Null))
             }
-            Self::TooLarge { id, .. } => (-32602, id.clone().unwrap_or(Value::Null)),
+            Self::TooLarge { id, .. } | Self::TooManyKeptObjects { id, .. } => {
+                (-32602, id.clone().unwrap_or(Value::Null))
+            }
             // An id too long to quote is not quoted back either.
             Self::BadId(id) if id.to_string().len() > crate::network::text::MAX_NAME_CHARS => {
                 (-32600, Value::Null)
@@ -351,6 +377,26 @@ mod tests {
         assert_eq!(
             reply_of(&token(&format!("\"{}\"", "t".repeat(127)))),
             json!({"jsonrpc":"2.0","id":3,"error":{"code":-32602,"message":"Invalid params: the progress token (`params._meta.progressToken`) takes 129 bytes; it may take at most 128 (a number or a short string): nothing was done"}})
+        );
+        // Objects cost far more kept than their bytes say: counted on their own.
+        let objects = |count: usize| {
+            format!(
+                r#"{{"jsonrpc":"2.0","id":5,"method":"initialize","params":{{"capabilities":{{"experimental":{{"a":[{}]}}}}}}}}"#,
+                vec![r#"{"b":0}"#; count].join(",")
+            )
+        };
+        assert_eq!(check(&objects(30)), Ok(()));
+        assert_eq!(
+            reply_of(&objects(31)),
+            json!({"jsonrpc":"2.0","id":5,"error":{"code":-32602,"message":"Invalid params: `params.capabilities` holds 33 JSON objects; this server keeps at most 32 of it: nothing was done"}})
+        );
+        let many = format!(
+            r#"{{"jsonrpc":"2.0","id":6,"method":"tools/call","params":{{"name":"x","arguments":{{"x":[{}]}}}}}}"#,
+            vec![r#"{"b":0}"#; MAX_OBJECTS].join(",")
+        );
+        assert_eq!(
+            reply_of(&many),
+            json!({"jsonrpc":"2.0","id":6,"error":{"code":-32600,"message":"Invalid request: the message holds more than 512 JSON objects; nothing this server takes does: nothing was done"}})
         );
         // Elsewhere the same names are no kept parts: a tool's argument may be called so.
         let elsewhere = format!(

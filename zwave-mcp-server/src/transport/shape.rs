@@ -30,6 +30,11 @@ pub const MAX_VALUES: usize = 10_000;
 /// The deepest nesting of arrays and objects in one message (a tool call nests 3 deep).
 pub const MAX_DEPTH: usize = 32;
 
+/// The most objects in one message: each costs some 650 bytes once built (a map's node),
+/// where its JSON may take 8 (`{"b":0}`): 10,000 of them were 4 MB a request. A tool call
+/// holds 3 or 4; a batch of 64 calls some 300.
+pub const MAX_OBJECTS: usize = 512;
+
 /// A part of a message that the server keeps beyond the request that carried it, and the most
 /// bytes it may take as compact JSON (escapes aside).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -38,6 +43,8 @@ pub struct Kept {
     pub path: &'static str,
     /// The most bytes allowed.
     pub limit: usize,
+    /// The most objects allowed (each costs far more kept than its bytes say).
+    pub objects: usize,
 }
 
 /// Every kept part: what a 2025-11-25 session keeps of its `initialize` for its life, the
@@ -47,14 +54,17 @@ pub const KEPT: [Kept; 4] = [
     Kept {
         path: "params.capabilities",
         limit: 8 * 1024,
+        objects: 32,
     },
     Kept {
         path: "params.clientInfo",
         limit: 8 * 1024,
+        objects: 16,
     },
     Kept {
         path: "params._meta",
         limit: 16 * 1024,
+        objects: 64,
     },
     PROGRESS_TOKEN,
 ];
@@ -63,6 +73,7 @@ pub const KEPT: [Kept; 4] = [
 pub const PROGRESS_TOKEN: Kept = Kept {
     path: "params._meta.progressToken",
     limit: 128,
+    objects: 0,
 };
 
 /// What a walk found wrong, besides JSON that does not parse.
@@ -72,10 +83,14 @@ pub(crate) enum Fault {
     DuplicateKey(String),
     /// More than [`MAX_VALUES`] values.
     TooManyValues,
+    /// More than [`MAX_OBJECTS`] objects.
+    TooManyObjects,
     /// Nested deeper than [`MAX_DEPTH`].
     TooDeep,
     /// A kept part over its budget: at least this many bytes.
     TooLarge(Kept, usize),
+    /// A kept part holding more objects than its budget: this many.
+    TooManyKeptObjects(Kept, usize),
 }
 
 /// What a walk of a message found: its fault, if any, and its top-level id.
@@ -141,6 +156,7 @@ struct State {
     id: RefCell<Option<Value>>,
     id_twice: Cell<bool>,
     values: Cell<usize>,
+    objects: Cell<usize>,
     /// Bytes of compact JSON met inside kept parts (only there), counting up.
     measured: Cell<usize>,
     /// How many kept parts the walk is inside: bytes are measured while it is above zero.
@@ -226,7 +242,7 @@ impl Walker<'_> {
             return map.next_value_seed(inner);
         };
         let state = self.state;
-        let start = state.measured.get();
+        let (start, objects) = (state.measured.get(), state.objects.get());
         state.measuring.set(state.measuring.get() + 1);
         let walked = map.next_value_seed(inner);
         state.measuring.set(state.measuring.get() - 1);
@@ -234,6 +250,10 @@ impl Walker<'_> {
         let size = state.measured.get() - start;
         if size > kept.limit {
             return Err(state.fail(Fault::TooLarge(kept, size)));
+        }
+        let objects = state.objects.get() - objects;
+        if objects > kept.objects {
+            return Err(state.fail(Fault::TooManyKeptObjects(kept, objects)));
         }
         Ok(())
     }
@@ -310,6 +330,11 @@ impl<'de> Visitor<'de> for Walker<'_> {
 
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
         self.state.value(2)?;
+        let objects = self.state.objects.get() + 1;
+        self.state.objects.set(objects);
+        if objects > MAX_OBJECTS {
+            return Err(self.state.fail(Fault::TooManyObjects));
+        }
         // Most objects are small: a list is faster than hashing until there are many keys.
         let mut keys: Vec<String> = Vec::new();
         let mut many: HashSet<String> = HashSet::new();

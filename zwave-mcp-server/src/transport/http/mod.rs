@@ -7,7 +7,7 @@
 //! | where | what | refused with |
 //! |---|---|---|
 //! | here | at most [`MAX_CONNECTIONS`] connections; headers within [`HEADER_TIMEOUT`] | the connection waits / is closed |
-//! | `gate` | the path `/mcp`; the bearer token (constant time); the body's size and deadline; the cap on sessions (an `initialize` outside a session) | 404, 401, 413, 408, 503 |
+//! | `gate` | heads read two ways; the path `/mcp`; the bearer token (constant time); the body (`body`: its size, deadline and the bytes all bodies hold at once) and its shape; the cap on sessions (an `initialize` outside a session) | 400, 404, 401, 413, 408, 503 |
 //! | rmcp | `Host` and `Origin` against the allowed lists; MCP's HTTP rules (`MCP-Protocol-Version`, sessions) | 403, 400, 404 |
 //! | `sessions` | each session's requests in flight ([`Bounded`](super::bounded), as on stdio); idle sessions expire | a JSON-RPC error |
 //!
@@ -15,9 +15,11 @@
 //! |---|---|
 //! | `settings` | [`HttpSettings`] and the [`Token`] (hidden from `Debug`, compared in constant time) |
 //! | `gate` | the checks before rmcp, as a hyper service |
+//! | `body` | request bodies read whole: each bounded, all of them bounded together |
 //! | `refusals` | how often refused requests are logged: once per 10 s at most for each kind |
 //! | `sessions` | rmcp's session manager, capped, with bounded transports |
 
+mod body;
 mod gate;
 mod refusals;
 mod sessions;
@@ -34,7 +36,8 @@ use tokio::{net::TcpListener, sync::Semaphore};
 use tokio_util::sync::CancellationToken;
 use tracing::{debug, info, warn};
 
-pub use gate::{MAX_BODY_BYTES, MCP_PATH};
+pub use body::MAX_BODY_BYTES;
+pub use gate::MCP_PATH;
 pub use settings::{HttpSettings, MIN_TOKEN_CHARS, Token};
 
 use gate::Gate;

@@ -172,3 +172,68 @@ fn listen_body(id: u64) -> Value {
             "io.modelcontextprotocol/clientCapabilities": {},
             "io.modelcontextprotocol/clientInfo": {"name": "hostile", "version": "1"}}}})
 }
+
+/// Found by the third hostile review, after the first fix: a body sent in one-byte chunks cost
+/// some 40 MiB (each chunk was kept until the body was whole), and objects cost some 650
+/// bytes each once built where their JSON takes 8: sessions whose capabilities were objects
+/// held 95 MiB, and 64 calls of 5,000 objects at once 250 MiB.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn chunks_and_objects_cost_what_their_bytes_say() {
+    let (server, _token) = warm_server().await;
+    let before = peak_rss_kib(server.pid());
+    // 1 MiB less a byte, a byte a chunk.
+    let call = r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"list_zwave_devices","arguments":{"x":""#;
+    let mut wire = format!(
+        "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nAccept: application/json, text/event-stream\r\nContent-Type: application/json\r\nAuthorization: Bearer {TOKEN}\r\nMcp-Protocol-Version: 2025-11-25\r\nTransfer-Encoding: chunked\r\n\r\n"
+    )
+    .into_bytes();
+    let text = std::iter::repeat_n(b'y', 1024 * 1024 - 200);
+    for byte in call.bytes().chain(text).chain(*br#""}}}"#) {
+        wire.extend_from_slice(b"1\r\n");
+        wire.push(byte);
+        wire.extend_from_slice(b"\r\n");
+    }
+    wire.extend_from_slice(b"0\r\n\r\n");
+    let mut connection = crate::harness::Raw::connect(server.addr).await;
+    connection.send(&wire).await.unwrap();
+    let reply = connection.reply().await;
+    // Read whole and handed to rmcp, which asks for a session: the body was all there.
+    assert_eq!(
+        (reply.status, reply.body.as_str()),
+        (400, "Bad Request: Session ID is required"),
+        "{reply:?}"
+    );
+    let grown = peak_rss_kib(server.pid()) - before;
+    eprintln!("a body of one-byte chunks: peak RSS +{grown} KiB");
+    assert!(grown <= 16 * MIB, "peak RSS grew by {grown} KiB");
+    // Calls just under the objects a message may hold, 64 at once.
+    let objects = Value::from(vec![json!({"b": 0}); 500]);
+    let calls = (0..64).map(|id| {
+        let (url, objects) = (server.url.clone(), objects.clone());
+        tokio::spawn(async move {
+            let mcp = Mcp::new(&url, Some(TOKEN));
+            mcp.send(call_with(&mcp, id, objects)).await.status
+        })
+    });
+    for call in calls.collect::<Vec<_>>() {
+        assert_eq!(call.await.unwrap(), 200);
+    }
+    let grown = peak_rss_kib(server.pid()) - before;
+    eprintln!("and 64 calls of 500 objects at once: peak RSS +{grown} KiB");
+    assert!(grown <= 64 * MIB, "peak RSS grew by {grown} KiB");
+    // 99 sessions whose capabilities hold the most objects kept.
+    let mcp = Mcp::new(&server.url, Some(TOKEN));
+    // What they hold, not a new peak: the calls above raised it already.
+    let held = rss_kib(server.pid());
+    let many = json!({"experimental": {"e": {"a": vec![json!({"b": 0}); 29]}}});
+    for _ in 0..99 {
+        let reply = mcp
+            .send(mcp.post(None, &crate::harness::initialize(many.clone())))
+            .await;
+        assert_eq!(reply.status, 200, "{reply:?}");
+    }
+    let grown = rss_kib(server.pid()).saturating_sub(held);
+    eprintln!("and 99 sessions of 32 objects' capabilities: RSS +{grown} KiB");
+    assert!(grown <= 32 * MIB, "peak RSS grew by {grown} KiB");
+    server.stop().await;
+}
