@@ -44,6 +44,32 @@ pub fn clean(text: &str, max_chars: usize) -> Cow<'_, str> {
     Cow::Owned(cleaned)
 }
 
+/// Every text in `value` (strings and keys) [`clean`]ed and cut to [`MAX_TEXT_CHARS`].
+pub fn clean_json(value: &mut serde_json::Value) {
+    use serde_json::Value;
+    match value {
+        Value::String(text) => {
+            if let Cow::Owned(cleaned) = clean(text, MAX_TEXT_CHARS) {
+                *text = cleaned;
+            }
+        }
+        Value::Array(items) => items.iter_mut().for_each(clean_json),
+        Value::Object(members) => {
+            let dirty = members
+                .keys()
+                .any(|key| matches!(clean(key, MAX_TEXT_CHARS), Cow::Owned(_)));
+            if dirty {
+                *members = std::mem::take(members)
+                    .into_iter()
+                    .map(|(key, value)| (clean(&key, MAX_TEXT_CHARS).into_owned(), value))
+                    .collect();
+            }
+            members.values_mut().for_each(clean_json);
+        }
+        _ => {}
+    }
+}
+
 /// What a caller gave (a colour, a tone, a mode, a filter, a device name) as an answer
 /// quotes it: escaped and cut as device names are, so a megabyte argument is never echoed.
 pub fn echoed(given: &str) -> Cow<'_, str> {

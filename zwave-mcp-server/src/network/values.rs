@@ -62,37 +62,11 @@ pub fn parse_value(json: &str) -> Result<Value, ValueRefused> {
         return Err(ValueRefused::TooMany { items });
     }
     let mut value = value;
-    clean_strings(&mut value);
+    // A value is shown too (a lock's door status, a sensor's text reading): a newline in it
+    // must not forge a row, nor its invisible characters carry words only a model reads
+    // (found by the third hostile review: a `doorStatus` with both reached every read).
+    super::text::clean_json(&mut value);
     Ok(value)
-}
-
-/// Every text in `value` (strings and keys) escaped and cut as names and labels are: a value
-/// is shown too (a lock's door status, a sensor's text reading), and its newline must not forge
-/// a row, nor its invisible characters carry words only a model reads (found by the third
-/// hostile review: a `doorStatus` with a newline and tag characters reached every read).
-fn clean_strings(value: &mut Value) {
-    use super::text::{MAX_TEXT_CHARS, clean};
-    match value {
-        Value::String(text) => {
-            if let std::borrow::Cow::Owned(cleaned) = clean(text, MAX_TEXT_CHARS) {
-                *text = cleaned;
-            }
-        }
-        Value::Array(items) => items.iter_mut().for_each(clean_strings),
-        Value::Object(members) => {
-            let dirty = members
-                .keys()
-                .any(|key| matches!(clean(key, MAX_TEXT_CHARS), std::borrow::Cow::Owned(_)));
-            if dirty {
-                *members = std::mem::take(members)
-                    .into_iter()
-                    .map(|(key, value)| (clean(&key, MAX_TEXT_CHARS).into_owned(), value))
-                    .collect();
-            }
-            members.values_mut().for_each(clean_strings);
-        }
-        _ => {}
-    }
 }
 
 /// How many elements `value` holds, itself included.

@@ -94,13 +94,33 @@ impl<T> Bounded<T> {
     }
 }
 
+/// The most characters of a JSON-RPC error's message.
+const MAX_ERROR_CHARS: usize = 1024;
+
+/// `error` as a client may read it: its message and the texts of its data escaped and cut,
+/// as every refusal quotes what a client sent (rmcp's own errors quote a method name or a
+/// value whole: a 901,000-character method came back in a 903,061-byte line, and invisible
+/// characters as they were).
+fn quoted_safely(error: &mut rmcp::model::ErrorData) {
+    use crate::network::text::{clean, clean_json};
+    if let std::borrow::Cow::Owned(cleaned) = clean(&error.message, MAX_ERROR_CHARS) {
+        error.message = cleaned.into();
+    }
+    if let Some(data) = &mut error.data {
+        clean_json(data);
+    }
+}
+
 impl<T: Transport<RoleServer>> Transport<RoleServer> for Bounded<T> {
     type Error = T::Error;
 
     fn send(
         &mut self,
-        item: TxJsonRpcMessage<RoleServer>,
+        mut item: TxJsonRpcMessage<RoleServer>,
     ) -> impl Future<Output = Result<(), Self::Error>> + Send + 'static {
+        if let JsonRpcMessage::Error(error) = &mut item {
+            quoted_safely(&mut error.error);
+        }
         let place = match &item {
             JsonRpcMessage::Response(response) => self.answered(&response.id),
             JsonRpcMessage::Error(error) => error.id.as_ref().and_then(|id| self.answered(id)),
@@ -196,5 +216,40 @@ impl<T: Transport<RoleServer>> Bounded<T> {
             .inner
             .send(TxJsonRpcMessage::<RoleServer>::error(error, Some(id)));
         self.refusing = Some(Box::pin(async move { sending.await.is_ok() }));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use rmcp::model::{ErrorCode, ErrorData};
+    use serde_json::json;
+
+    use super::*;
+
+    #[test]
+    fn an_error_quotes_what_a_client_sent_escaped_and_cut() {
+        let method = format!("x\u{e0041}\u{200b}\n{}", "m".repeat(900_000));
+        let mut error = ErrorData::new(
+            ErrorCode::METHOD_NOT_FOUND,
+            format!("Method not found: {method}"),
+            Some(json!({"uri": "zwave://devices/8\u{ad}", "n": 1})),
+        );
+        quoted_safely(&mut error);
+        assert!(
+            error
+                .message
+                .starts_with("Method not found: x\\u{e0041}\\u{200b}\\nmmm"),
+            "{}",
+            &error.message[..60]
+        );
+        // Cut at the limit of characters sent (its escapes may add a few).
+        assert!(error.message.chars().count() < MAX_ERROR_CHARS + 64);
+        assert_eq!(
+            error.data,
+            Some(json!({"uri": "zwave://devices/8\\u{ad}", "n": 1}))
+        );
+        let mut plain = ErrorData::invalid_params("deviceName is missing", None);
+        quoted_safely(&mut plain);
+        assert_eq!(plain.message, "deviceName is missing");
     }
 }
