@@ -39,9 +39,10 @@ pub struct ChildTransport {
     reader: LineReader<ChildStdout>,
     stats: Arc<ReadStats>,
     tap: Option<NotificationTap>,
-    /// The id of our `initialize` request until its answer arrives. Meanwhile rmcp fails the
-    /// whole handshake on a response with any other id, so such responses are dropped here.
-    awaiting_init: Option<rmcp::model::RequestId>,
+    /// The id (and method) of the session's first request, `server/discover` or `initialize`,
+    /// until its answer arrives. Meanwhile rmcp fails the whole handshake on a response with
+    /// any other id, so such responses are dropped here.
+    awaiting_init: Option<(rmcp::model::RequestId, &'static str)>,
 }
 
 impl std::fmt::Debug for ChildTransport {
@@ -73,7 +74,7 @@ impl ChildTransport {
     /// `initialize` was answered (dropped with a logged preview, as after initialization).
     fn is_unsolicited_before_init(&mut self, message: &RxJsonRpcMessage<RoleClient>) -> bool {
         use rmcp::model::JsonRpcMessage;
-        let Some(expected) = &self.awaiting_init else {
+        let Some((expected, method)) = &self.awaiting_init else {
             return false;
         };
         let id = match message {
@@ -84,11 +85,12 @@ impl ChildTransport {
         match id {
             Some(id) if id != expected => {
                 let text = serde_json::to_string(message).unwrap_or_default();
+                let reason = format!("it arrived before `{method}` was answered");
                 let _ = self.drop_line(
                     &self.stats.not_jsonrpc,
                     "an answer to a request never sent",
                     &text,
-                    Some("it arrived before `initialize` was answered"),
+                    Some(&reason),
                 );
                 true
             }
@@ -187,13 +189,15 @@ impl rmcp::transport::Transport<RoleClient> for ChildTransport {
         &mut self,
         item: TxJsonRpcMessage<RoleClient>,
     ) -> impl Future<Output = Result<(), Self::Error>> + Send + 'static {
+        // The session's first request: `server/discover` (2026-07-28), or `initialize`.
         if let rmcp::model::JsonRpcMessage::Request(request) = &item
-            && matches!(
-                request.request,
-                rmcp::model::ClientRequest::InitializeRequest(_)
-            )
+            && let Some(method) = match request.request {
+                rmcp::model::ClientRequest::InitializeRequest(_) => Some("initialize"),
+                rmcp::model::ClientRequest::DiscoverRequest(_) => Some("server/discover"),
+                _ => None,
+            }
         {
-            self.awaiting_init = Some(request.id.clone());
+            self.awaiting_init = Some((request.id.clone(), method));
         }
         let stdin = Arc::clone(&self.stdin);
         let name = Arc::clone(&self.name);

@@ -701,3 +701,22 @@ async fn a_server_that_exits_at_start_shows_the_stderr_the_hint_points_to() {
         "MCP connection failed after 1 attempt: server `mute-srv`: initialize failed: the server exited before answering it\n  process: exit status: 0\n  check: the server exited right after starting and wrote nothing to stderr: run its command in a terminal to see why"
     );
 }
+
+/// Found by the third hostile review: before `server/discover` was answered, a stray answer
+/// ended the connection ("conflict initialized response id"), where before `initialize` it
+/// was dropped.
+#[tokio::test]
+async fn an_answer_to_a_request_never_sent_before_discover_is_dropped_not_fatal() {
+    capture_logs();
+    let server = ServerConnection::new(fake("unsolicited-modern", &["modern-unsolicited"]));
+    server.connect().await.unwrap();
+    let process = server.process().await.unwrap();
+    assert_eq!(process.counts().dropped(), 1);
+    let logs = logs_of("unsolicited-modern");
+    assert!(
+        logs.iter().any(|l| l.contains("dropped a stdout line")
+            && l.contains("reason=\"it arrived before `server/discover` was answered\"")),
+        "{logs:#?}"
+    );
+    server.shutdown().await;
+}
