@@ -235,6 +235,22 @@ pub(super) async fn connect_once(
     .await
     {
         Ok(Ok(service)) => service,
+        Ok(Err(rmcp::service::ClientInitializeError::NoCompatibleProtocolVersion {
+            server_supported,
+            ..
+        })) if config.protocol_version.is_none() => {
+            // Found by the third hostile review: a `server/discover` answer naming only
+            // revisions this client does not know ended the attempt. As with a server that
+            // does not know the method, the session starts again with `initialize`.
+            info!(server = %name, offered = ?server_supported, "server/discover named no revision this client speaks: starting again with initialize");
+            let _ = process.shutdown().await;
+            let mut legacy = config.clone();
+            legacy.protocol_version = Some(super::PINNED_PROTOCOL_VERSION);
+            return Box::pin(connect_once(
+                &legacy, changes, updates, elicitor, processes, auth,
+            ))
+            .await;
+        }
         Ok(Err(err)) => {
             let err = super::lifecycle::failure(&err);
             return Err(not_initialized(&name, &err, &process).await);

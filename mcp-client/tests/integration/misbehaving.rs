@@ -720,3 +720,20 @@ async fn an_answer_to_a_request_never_sent_before_discover_is_dropped_not_fatal(
     );
     server.shutdown().await;
 }
+
+/// Found by the third hostile review: a `server/discover` answer naming only revisions this
+/// client does not know ended the attempt instead of falling back to `initialize`.
+#[tokio::test]
+async fn a_discover_answer_of_unknown_revisions_falls_back_to_initialize() {
+    capture_logs();
+    let server = ServerConnection::new(fake("future-srv", &["future"]));
+    server.connect().await.unwrap();
+    assert_eq!(echo(&server, "hi").await, "Echo: hi");
+    let logs = logs_of("future-srv");
+    assert!(
+        logs.iter()
+            .any(|l| l.contains("server/discover named no revision this client speaks")),
+        "{logs:#?}"
+    );
+    server.shutdown().await;
+}
