@@ -8,13 +8,20 @@ use mcp_client::cli::{Cli, run_until_stopped};
 fn main() -> ExitCode {
     let cli = Cli::parse();
     // rmcp's OAuth logs the authorization code at debug: never below info, whatever is asked.
-    let filter = tracing_subscriber::EnvFilter::try_new(&cli.log_level)
-        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn"))
-        .add_directive(
+    // The cap only ever lowers what is shown: at the default level (warn) its info lines
+    // ("Refreshed access token.", once per request for a token that expires at once) stay out.
+    let mut filter = tracing_subscriber::EnvFilter::try_new(&cli.log_level)
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn"));
+    if filter
+        .max_level_hint()
+        .is_none_or(|level| level > tracing_subscriber::filter::LevelFilter::INFO)
+    {
+        filter = filter.add_directive(
             mcp_client::cli::QUIET_OAUTH_LOG
                 .parse()
                 .expect("a valid directive"),
         );
+    }
     tracing_subscriber::fmt()
         .with_writer(std::io::stderr)
         .with_ansi(false)
