@@ -57,7 +57,15 @@ pub(super) fn card(tool: &ToolDefinition, args: &Value, in_full: bool) -> String
             } else {
                 SHOWN_ARGUMENTS
             };
-            for (key, value) in fields.iter().take(shown) {
+            // The tool's own parameters first: keys a model made up (sorted before them, say)
+            // cannot push the real arguments off the card.
+            let declared = tool.parameters.get("properties").and_then(Value::as_object);
+            let is_declared = |key: &str| declared.is_none_or(|names| names.contains_key(key));
+            let ordered = fields
+                .iter()
+                .filter(|(key, _)| is_declared(key))
+                .chain(fields.iter().filter(|(key, _)| !is_declared(key)));
+            for (key, value) in ordered.take(shown) {
                 // A string is quoted; any other value is shown as its JSON.
                 let (text, quote) = match value {
                     Value::String(text) => (text.clone(), Quote::String),
@@ -66,23 +74,33 @@ pub(super) fn card(tool: &ToolDefinition, args: &Value, in_full: bool) -> String
                 let value = if in_full {
                     quote.wrap(&escaped(&text, quote))
                 } else {
-                    clipped |= text.chars().nth(SHOWN_CHARS).is_some();
-                    bounded(&text, quote, key)
+                    let (value, cut) = bounded(&text, quote, key);
+                    clipped |= cut;
+                    value
                 };
-                lines.push(format!("    {} = {value}", quoted(&short(key, 60))));
+                let name = if in_full {
+                    quoted(key)
+                } else {
+                    quoted(&short(key, 60))
+                };
+                let unknown = if is_declared(key) {
+                    ""
+                } else {
+                    " (not a parameter of this tool)"
+                };
+                lines.push(format!("    {name} = {value}{unknown}"));
             }
             if fields.len() > shown {
                 clipped = true;
-                lines.push(format!("    … {} more arguments", fields.len() - shown));
+                let more = fields.len() - shown;
+                let noun = if more == 1 { "argument" } else { "arguments" };
+                lines.push(format!("    … {more} more {noun}"));
             }
         }
         other => {
-            let text = other.to_string();
-            clipped = text.chars().nth(SHOWN_CHARS).is_some();
-            lines.push(format!(
-                "  with {}",
-                bounded(&text, Quote::Json, "arguments")
-            ));
+            let (shown, cut) = bounded(&other.to_string(), Quote::Json, "arguments");
+            clipped = cut;
+            lines.push(format!("  with {shown}"));
         }
     }
     if clipped {
@@ -162,7 +180,12 @@ pub(super) fn escaped(text: &str, quote: Quote) -> String {
             '\n' => shown.push_str("\\n"),
             '\r' => shown.push_str("\\r"),
             '\t' => shown.push_str("\\t"),
-            c if c.is_control() || common::is_invisible(c) || is_separator(c) => {
+            // U+2800 (a braille cell with no dots) is a blank that is no white space.
+            c if c.is_control()
+                || common::is_invisible(c)
+                || is_separator(c)
+                || c == '\u{2800}' =>
+            {
                 shown.push_str(&format!("\\u{{{:x}}}", u32::from(c)));
             }
             c => shown.push(c),
@@ -176,25 +199,39 @@ fn is_separator(c: char) -> bool {
     matches!(c, '\u{2028}' | '\u{2029}')
 }
 
-/// `text` (the value of `key`) escaped, and when longer than [`SHOWN_CHARS`] shown by its
-/// start and its end with what is left out said in words.
-fn bounded(text: &str, quote: Quote, key: &str) -> String {
+/// `text` (the value of `key`) escaped, and when its escaped form is longer than
+/// [`SHOWN_CHARS`] shown by its start and its end (each cut as shown, escapes counted) with
+/// its size said; whether it was cut.
+fn bounded(text: &str, quote: Quote, key: &str) -> (String, bool) {
     let count = text.chars().count();
     if count <= SHOWN_CHARS {
-        return quote.wrap(&escaped(text, quote));
+        let whole = escaped(text, quote);
+        if whole.chars().count() <= SHOWN_CHARS {
+            return (quote.wrap(&whole), false);
+        }
     }
-    let head: String = text.chars().take(SHOWN_CHARS * 2 / 3).collect();
-    let tail_chars = SHOWN_CHARS / 3;
-    let tail: String = text.chars().skip(count - tail_chars).collect();
-    let left_out = count - SHOWN_CHARS * 2 / 3 - tail_chars;
-    format!(
+    let (head_chars, tail_chars) = (SHOWN_CHARS * 2 / 3, SHOWN_CHARS / 3);
+    let head: String = text.chars().take(head_chars).collect();
+    let tail: String = text
+        .chars()
+        .skip(count.saturating_sub(tail_chars))
+        .collect();
+    let head: String = escaped(&head, quote).chars().take(head_chars).collect();
+    let tail = escaped(&tail, quote);
+    let tail: String = tail
+        .chars()
+        .skip(tail.chars().count().saturating_sub(tail_chars))
+        .collect();
+    let left_out = count.saturating_sub(head_chars + tail_chars);
+    let shown = format!(
         "{} … {} more characters in {} … {} ({} characters in all)",
-        quote.wrap(&escaped(&head, quote)),
+        quote.wrap(&head),
         thousands(left_out),
         quoted(&short(key, 60)),
-        quote.wrap(&escaped(&tail, quote)),
-        thousands(count)
-    )
+        quote.wrap(&tail),
+        thousands(count),
+    );
+    (shown, true)
 }
 
 /// `12000` as `12,000`.
@@ -280,6 +317,33 @@ mod tests {
             .join("\n")
         );
         assert_eq!(shown.lines().count(), 6);
+    }
+
+    /// Found by the hostile review of the first fix: twelve made-up keys that sort first, each
+    /// of tag characters, pushed the real argument off the card and made it 125 rows tall.
+    #[test]
+    fn the_tools_own_parameters_come_first_and_escapes_count_against_the_bound() {
+        let mut echo = tool("s", "echo");
+        echo.parameters = serde_json::from_value(
+            json!({"type": "object", "properties": {"message": {"type": "string"}}}),
+        )
+        .unwrap();
+        let mut args: serde_json::Map<String, Value> = (0..12)
+            .map(|n| (format!("!{n:02}"), json!("\u{e0041}".repeat(400))))
+            .collect();
+        args.insert("message".into(), json!("rm -rf /"));
+        let shown = card(&echo, &Value::Object(args), false);
+        let lines: Vec<&str> = shown.lines().collect();
+        assert_eq!(lines[2], "    \"message\" = \"rm -rf /\"", "{shown}");
+        assert!(
+            lines[3].ends_with("(not a parameter of this tool)"),
+            "{shown}"
+        );
+        assert!(
+            lines.iter().all(|line| line.chars().count() < 400),
+            "{shown}"
+        );
+        assert_eq!(lines[lines.len() - 2], "    … 1 more argument");
     }
 
     #[test]

@@ -34,6 +34,12 @@ pub(super) async fn attachments(host: &Host, uris: &[String]) -> Result<String, 
             }
             Err(err) => return Err(UsageError(format!("{asked}: {}", err.for_model()))),
         };
+        // The person sees which server each attachment came from.
+        eprintln!(
+            "mcp-client: attached {} from the MCP server `{}`",
+            flat(&common::clip(&uri, 200)),
+            flat(server.name())
+        );
         let texts: Vec<&str> = contents.iter().filter_map(text_of).collect();
         let marker = Marker::unlike(&texts);
         attached.push_str(&format!(

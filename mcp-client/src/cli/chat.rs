@@ -552,7 +552,14 @@ impl Approver for AskOnTerminal {
         call: &'a ToolCall,
         tool: &'a ToolDefinition,
     ) -> std::pin::Pin<Box<dyn std::future::Future<Output = bool> + Send + 'a>> {
-        let card = super::approval::card(tool, &call.args, false);
+        // Cut to rows the terminal will not wrap: a wrapped row starts at the first column,
+        // where an argument could place words that read as this question.
+        let columns = super::rows::terminal_columns();
+        let card = super::rows::fitted_text(
+            &super::approval::card(tool, &call.args, false),
+            columns,
+            "        ",
+        );
         let prompt = super::approval::question(tool);
         Box::pin(async move {
             // Withdrawn with the question (Ctrl-C); none is running when Ctrl-C took it.
@@ -569,7 +576,8 @@ impl Approver for AskOnTerminal {
                     match self.input.read(Ask::Approval, &prompt).await {
                         // Every argument whole, then the question again.
                         Line::Text(answer) if answer.trim() == "?" => {
-                            eprintln!("{}", super::approval::card(tool, &call.args, true));
+                            let whole = super::approval::card(tool, &call.args, true);
+                            eprintln!("{}", super::rows::fitted_text(&whole, columns, "        "));
                         }
                         line => return line,
                     }

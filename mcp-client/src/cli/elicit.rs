@@ -24,6 +24,8 @@ pub(super) fn on_terminal(input: Arc<Input>, desk: Arc<Desk>) -> Elicitor {
         Box::pin(async move {
             let server = common::clip(&question.server, 100);
             let words = format!("{server} asks: {}", common::clip(&question.message, 1_000));
+            // Its rows after the first indented: no row of it starts at the first column.
+            let words = super::rows::fitted_text(&words, super::rows::terminal_columns(), "    ");
             let asked = desk
                 .ask(Some(&words), &question.withdrawn, form(&input, &question))
                 .await;
@@ -101,9 +103,13 @@ async fn form(input: &Input, question: &Elicitation) -> ElicitAnswer {
             .as_str()
             .or_else(|| field["description"].as_str())
             .unwrap_or(name);
+        // Escaped as an approval's arguments are (blank runs counted) and cut to one row:
+        // a label that wrapped could start a row with words that read as another question.
+        let escaped = super::approval::escaped(label, super::approval::Quote::Json);
+        let room = super::rows::terminal_columns().saturating_sub(server.chars().count() + 20);
         let label = format!(
             "[{server}] {}",
-            common::printable(&common::clip(label, 200))
+            super::rows::clipped_to(&escaped, room.max(20))
         );
         match ask_field(input, &label, field, required.contains(&name.as_str())).await {
             Field::Value(value) => {

@@ -10,6 +10,7 @@
 //! | `resources`, `prompts`, `complete` | `resources`, `read`, `prompts`, `prompt` and `complete`: what servers offer besides tools, shown as untrusted text |
 //! | `chat`, `view` | `chat`: talking to a model that calls the tools, and what the terminal shows |
 //! | `approval` | what a person reads before a tool runs: the server, the tool, every argument bounded and escaped |
+//! | `rows` | a server's or a model's lines cut to the terminal's width, so it never wraps them |
 //! | `attach` | `chat --attach`: resources the person attaches to the first question, between random markers |
 //! | `source` | which server a resource named on the command line is taken from: one that lists it |
 //! | `history` | `history`: the stored conversations |
@@ -31,6 +32,7 @@ mod history;
 mod input;
 mod prompts;
 mod resources;
+mod rows;
 mod servers;
 mod sign_in;
 mod signals;

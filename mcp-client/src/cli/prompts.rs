@@ -140,8 +140,10 @@ fn messages(result: &GetPromptResult) -> String {
             .unwrap_or_default();
         let content = serde_json::to_value(&message.content).unwrap_or_default();
         lines.push(format!("[{role}]"));
+        // Cut to rows the terminal will not wrap (a wrapped row starts at the first column).
+        let columns = super::rows::terminal_columns();
         for line in content_text(&content).split('\n') {
-            lines.push(format!("  {line}"));
+            lines.extend(super::rows::fitted(&format!("  {line}"), columns, "  "));
         }
     }
     lines.join("\n")

@@ -44,12 +44,12 @@ pub(super) async fn lister(
             said.join("; ")
         ))),
         several => {
+            // No server is suggested over the others: the person knows which one they meant.
             let names: Vec<String> = several.iter().map(|s| format!("`{}`", s.name())).collect();
-            let example = format!("{}:{spec}", several[0].name());
             Err(UsageError(format!(
-                "{asked}: {} all list it: say which one, as {}",
+                "{asked}: {} all list it: say which one, as SERVER:{}",
                 names.join(", "),
-                common::printable(&common::clip(&example, 200))
+                common::printable(&common::clip(spec, 200))
             )))
         }
     }
@@ -76,9 +76,18 @@ async fn lists(server: &ServerConnection, uri: &str) -> Result<bool, String> {
     }
     // A server without templates says so with an error or an empty list: either is no match.
     let templates = server.resource_templates().await.unwrap_or_default();
-    Ok(templates
-        .iter()
-        .any(|template| fills(&template.uri_template, uri)))
+    Ok(templates.iter().any(|template| {
+        claims_a_scheme(&template.uri_template) && fills(&template.uri_template, uri)
+    }))
+}
+
+/// Whether `template` names its scheme before any expression (`zwave://devices/{id}`): one
+/// that begins with an expression (`{+x}`) would claim every URI of every server.
+fn claims_a_scheme(template: &str) -> bool {
+    let literal = template.split('{').next().unwrap_or_default();
+    literal
+        .split_once(':')
+        .is_some_and(|(scheme, _)| !scheme.is_empty())
 }
 
 /// Whether `uri` is `template` (RFC 6570) with its expressions filled: `{name}` by one or more
@@ -149,6 +158,16 @@ mod tests {
             &"y".repeat(2_000).replace("yy", "yx")
         ));
         assert!(!fills(&format!("{many}z"), &"y".repeat(2_000)));
+    }
+
+    #[test]
+    fn a_template_counts_only_when_it_names_its_scheme() {
+        assert!(claims_a_scheme("zwave://devices/{nodeId}"));
+        assert!(claims_a_scheme("file:///{+path}"));
+        // Found by the third hostile review: `{+x}` claimed every URI.
+        assert!(!claims_a_scheme("{+x}"));
+        assert!(!claims_a_scheme("{scheme}://{+rest}"));
+        assert!(!claims_a_scheme(":{x}"));
     }
 
     #[test]

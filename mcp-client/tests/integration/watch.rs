@@ -370,7 +370,7 @@ async fn when_several_servers_list_a_resource_the_person_names_one() {
     assert_eq!(output.status.code(), Some(2), "{stderr}");
     assert!(
         stderr.contains(
-            "--watch fake://items/4: `a`, `b` all list it: say which one, as a:fake://items/4"
+            "--watch fake://items/4: `a`, `b` all list it: say which one, as SERVER:fake://items/4"
         ),
         "{stderr}"
     );

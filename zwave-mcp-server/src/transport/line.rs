@@ -55,8 +55,12 @@ use super::{
     refusal::Refusal,
 };
 
-/// The longest line accepted (one JSON-RPC message): as long as an HTTP body may be.
-pub const MAX_LINE: usize = super::shape::MAX_MESSAGE_BYTES;
+/// The longest line accepted (one JSON-RPC message): 4 MiB, four times an HTTP body's bound.
+/// Over stdio the one client is the host that started the server, and tools that check
+/// servers send a 1 MiB argument to see it refused with its id (a line dropped unread is
+/// answered without one); what a line may hold is bounded by [`shape`](super::shape) as
+/// over HTTP.
+pub const MAX_LINE: usize = 4 * super::shape::MAX_MESSAGE_BYTES;
 
 /// A server transport over a reader and a writer (the protocol's stdin and stdout).
 pub struct LineTransport<R, W> {

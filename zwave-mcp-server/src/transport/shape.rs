@@ -17,7 +17,8 @@ use std::{
 use serde::de::{self, DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};
 use serde_json::{Value, value::RawValue};
 
-/// The most bytes one message may take, on stdio (a line) and over HTTP (a body). The largest
+/// The most bytes one message may take over HTTP (a body; a stdio line may take four times as
+/// many, see [`MAX_LINE`](super::line::MAX_LINE)). The largest
 /// message a client has reason to send this server is an `initialize` (its kept parts below,
 /// 32 KiB at most) or a 2025-03-26 batch of 64 tool calls (a few hundred bytes each): 1 MiB
 /// leaves some ten times that, and refusing a larger one costs nothing kept.

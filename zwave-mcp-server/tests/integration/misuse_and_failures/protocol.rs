@@ -15,9 +15,9 @@ async fn lines_that_cannot_be_taken_are_answered_and_a_key_twice_switches_nothin
     input.push(b'\n');
     input.extend_from_slice(br#"{"jsonrpc":"2.0","id":8,"method":"tools/call","params":{"name":"control_zwave_device","arguments":{"deviceName":"Garage Light","deviceName":"Switch One","action":"on"}}}"#);
     input.push(b'\n');
-    // Longer than the 1 MiB line limit: dropped unread, answered.
+    // Longer than the 4 MiB line limit: dropped unread, answered.
     input.extend_from_slice(br#"{"jsonrpc":"2.0","id":10,"method":"ping","params":{"pad":""#);
-    input.resize(input.len() + 2 * 1024 * 1024, b'x');
+    input.resize(input.len() + 5 * 1024 * 1024, b'x');
     input.extend_from_slice(b"\"}}\n");
     input.extend_from_slice(br#"{"jsonrpc":"2.0","id":9,"method":"ping"}"#);
     input.push(b'\n');
@@ -38,7 +38,7 @@ async fn lines_that_cannot_be_taken_are_answered_and_a_key_twice_switches_nothin
             json!({"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"Parse error: the message is not UTF-8"}}),
             json!({"jsonrpc":"2.0","id":1.0,"error":{"code":-32600,"message":"Invalid request: the id 1.0 is neither a string nor an integer, as MCP requires"}}),
             json!({"jsonrpc":"2.0","id":8,"error":{"code":-32600,"message":"Invalid request: the key \"deviceName\" appears twice in one object; send every key once"}}),
-            json!({"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"Parse error: the message is longer than 1048576 bytes and was not read"}}),
+            json!({"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"Parse error: the message is longer than 4194304 bytes and was not read"}}),
             json!({"jsonrpc":"2.0","id":9,"result":{}}),
         ]
     );
