@@ -72,7 +72,7 @@ const INVISIBLE: [(char, char); 25] = [
     ('\u{e0000}', '\u{e0fff}'),
 ];
 
-/// Whether `c` is invisible: default-ignorable or a format character ([`INVISIBLE`]).
+/// Whether `c` is invisible: a default-ignorable or a format character (the table above).
 pub fn is_invisible(c: char) -> bool {
     // Below the soft hyphen only controls, which are layout already.
     c >= '\u{ad}'

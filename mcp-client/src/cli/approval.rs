@@ -12,9 +12,19 @@
 //! - At most [`SHOWN_ARGUMENTS`] arguments are listed; how many more there are is said.
 //! - The question itself comes last, after the arguments, and names the tool and its server.
 
-use serde_json::Value;
+use std::sync::{Arc, Mutex, PoisonError};
 
-use crate::tools::definition::{Implementation, ToolDefinition};
+use serde_json::Value;
+use tokio_util::sync::CancellationToken;
+
+use super::input::{Ask, Asked, Desk, Input, Line};
+use crate::{
+    agent::Approver,
+    tools::{
+        ToolCall,
+        definition::{Implementation, ToolDefinition},
+    },
+};
 
 /// The most characters of one argument shown before the person asks for all of it.
 pub(super) const SHOWN_CHARS: usize = 160;
@@ -245,6 +255,67 @@ fn thousands(number: usize) -> String {
         out.push(digit);
     }
     out
+}
+
+/// Asks on the terminal (stderr prompt, answer read from stdin), at the desk where servers'
+/// questions are asked too, before a tool that may change things runs.
+pub(super) struct AskOnTerminal {
+    pub(super) input: Arc<Input>,
+    pub(super) desk: Arc<Desk>,
+    /// The question being answered: an approval is withdrawn once it is cancelled.
+    pub(super) question: Arc<Mutex<Option<CancellationToken>>>,
+}
+
+impl Approver for AskOnTerminal {
+    fn approve<'a>(
+        &'a self,
+        call: &'a ToolCall,
+        tool: &'a ToolDefinition,
+    ) -> std::pin::Pin<Box<dyn std::future::Future<Output = bool> + Send + 'a>> {
+        // Cut to rows the terminal will not wrap: a wrapped row starts at the first column,
+        // where an argument could place words that read as this question.
+        let columns = super::rows::terminal_columns();
+        let shown = super::rows::fitted_text(&card(tool, &call.args, false), columns, "        ");
+        let prompt = question(tool);
+        Box::pin(async move {
+            // Withdrawn with the question (Ctrl-C); none is running when Ctrl-C took it.
+            let Some(question) = self
+                .question
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .clone()
+            else {
+                return false;
+            };
+            let read = async {
+                loop {
+                    match self.input.read(Ask::Approval, &prompt).await {
+                        // Every argument whole, then the question again.
+                        Line::Text(answer) if answer.trim() == "?" => {
+                            let whole = card(tool, &call.args, true);
+                            eprintln!("{}", super::rows::fitted_text(&whole, columns, "        "));
+                        }
+                        line => return line,
+                    }
+                }
+            };
+            match self.desk.ask(Some(&shown), &question, read).await {
+                Asked::Answered(Line::Text(answer)) => {
+                    matches!(answer.trim(), "y" | "Y" | "yes" | "Yes")
+                }
+                Asked::Refused => {
+                    self.desk.note("(too many questions waiting: not allowed)");
+                    false
+                }
+                Asked::Answered(Line::Interrupted | Line::End)
+                | Asked::Interrupted(_)
+                | Asked::Withdrawn(_) => {
+                    self.desk.note("(no answer: not allowed)");
+                    false
+                }
+            }
+        })
+    }
 }
 
 #[cfg(test)]

@@ -18,19 +18,17 @@ use tokio_util::sync::CancellationToken;
 
 use super::{
     UsageError, elicit, emit,
-    input::{Ask, Asked, Desk, Input, Line},
+    input::{Ask, Desk, Input, Line},
     tools::host,
     view::View,
 };
 use crate::{
     agent::{
-        Agent, AgentEvent, AgentOptions, Answer, Approver, Conversation, DoneReason, EventSink,
-        ToolRetry,
+        Agent, AgentEvent, AgentOptions, Answer, Conversation, DoneReason, EventSink, ToolRetry,
     },
     connection::config,
     history::{self, Store},
     llm::{Dialect, HttpProvider, ProviderConfig, ToolChoice},
-    tools::{ToolCall, definition::ToolDefinition},
 };
 
 /// Which API the model speaks.
@@ -301,7 +299,7 @@ pub async fn run(args: ChatArgs, stop: &super::Stop) -> anyhow::Result<ExitCode>
         move || interrupt.at_a_question()
     });
     if !args.yes {
-        agent = agent.with_approver(Arc::new(AskOnTerminal {
+        agent = agent.with_approver(Arc::new(super::approval::AskOnTerminal {
             input: Arc::clone(&input),
             desk: Arc::clone(&desk),
             question: Arc::clone(&interrupt.current),
@@ -534,70 +532,5 @@ async fn interactive(
         {
             eprintln!("mcp-client: {}", common::printable(&err.to_string()));
         }
-    }
-}
-
-/// Asks on the terminal (stderr prompt, answer read from stdin), at the desk where servers'
-/// questions are asked too, before a tool that may change things runs.
-struct AskOnTerminal {
-    input: Arc<Input>,
-    desk: Arc<Desk>,
-    /// The question being answered: an approval is withdrawn once it is cancelled.
-    question: Arc<Mutex<Option<CancellationToken>>>,
-}
-
-impl Approver for AskOnTerminal {
-    fn approve<'a>(
-        &'a self,
-        call: &'a ToolCall,
-        tool: &'a ToolDefinition,
-    ) -> std::pin::Pin<Box<dyn std::future::Future<Output = bool> + Send + 'a>> {
-        // Cut to rows the terminal will not wrap: a wrapped row starts at the first column,
-        // where an argument could place words that read as this question.
-        let columns = super::rows::terminal_columns();
-        let card = super::rows::fitted_text(
-            &super::approval::card(tool, &call.args, false),
-            columns,
-            "        ",
-        );
-        let prompt = super::approval::question(tool);
-        Box::pin(async move {
-            // Withdrawn with the question (Ctrl-C); none is running when Ctrl-C took it.
-            let Some(question) = self
-                .question
-                .lock()
-                .unwrap_or_else(PoisonError::into_inner)
-                .clone()
-            else {
-                return false;
-            };
-            let read = async {
-                loop {
-                    match self.input.read(Ask::Approval, &prompt).await {
-                        // Every argument whole, then the question again.
-                        Line::Text(answer) if answer.trim() == "?" => {
-                            let whole = super::approval::card(tool, &call.args, true);
-                            eprintln!("{}", super::rows::fitted_text(&whole, columns, "        "));
-                        }
-                        line => return line,
-                    }
-                }
-            };
-            match self.desk.ask(Some(&card), &question, read).await {
-                Asked::Answered(Line::Text(answer)) => {
-                    matches!(answer.trim(), "y" | "Y" | "yes" | "Yes")
-                }
-                Asked::Refused => {
-                    self.desk.note("(too many questions waiting: not allowed)");
-                    false
-                }
-                Asked::Answered(Line::Interrupted | Line::End)
-                | Asked::Interrupted(_)
-                | Asked::Withdrawn(_) => {
-                    self.desk.note("(no answer: not allowed)");
-                    false
-                }
-            }
-        })
     }
 }

@@ -107,34 +107,6 @@ pub(crate) struct Endpoint {
     client: reqwest::Client,
 }
 
-/// Redirects a provider's request may follow: within its origin only.
-const MAX_REDIRECTS: usize = 5;
-
-/// Why a provider's redirect was not followed: it pointed at another origin, or plain http.
-#[derive(Debug, thiserror::Error)]
-#[error("a redirect to {to}")]
-struct OtherOrigin {
-    to: String,
-}
-
-/// Follows a redirect only within the first URL's origin (scheme, host and port: https never
-/// becomes http), [`MAX_REDIRECTS`] times at most. reqwest's default follows any redirect and
-/// drops only `Authorization` and cookies on the way: `x-api-key`, `api-key` and custom
-/// headers, and the whole conversation, went to the other server.
-fn same_origin_only() -> reqwest::redirect::Policy {
-    reqwest::redirect::Policy::custom(|attempt| {
-        let first = attempt.previous().first().map(reqwest::Url::origin);
-        if first.is_some_and(|origin| origin != attempt.url().origin()) {
-            let to = common::clip(attempt.url().as_str(), 300);
-            attempt.error(OtherOrigin { to })
-        } else if attempt.previous().len() > MAX_REDIRECTS {
-            attempt.stop()
-        } else {
-            attempt.follow()
-        }
-    })
-}
-
 impl std::fmt::Debug for Endpoint {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         // Headers hold the API key: never printed.
@@ -171,7 +143,7 @@ impl Endpoint {
         let client = reqwest::Client::builder()
             .connect_timeout(settings.request_timeout.min(Duration::from_secs(30)))
             .tcp_nodelay(true)
-            .redirect(same_origin_only())
+            .redirect(super::redirect::same_origin_only())
             .build()
             .map_err(|err| format!("cannot set up the HTTP client: {err}"))?;
         Ok(Self {
@@ -262,7 +234,9 @@ impl Endpoint {
         let mut reason = err.to_string();
         let mut source = std::error::Error::source(err);
         while let Some(cause) = source {
-            if let Some(OtherOrigin { to }) = cause.downcast_ref::<OtherOrigin>() {
+            if let Some(super::redirect::OtherOrigin { to }) =
+                cause.downcast_ref::<super::redirect::OtherOrigin>()
+            {
                 return ProviderError::Redirected {
                     provider: self.provider,
                     from: self.url.clone(),

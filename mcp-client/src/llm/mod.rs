@@ -9,6 +9,7 @@
 //! | `provider` | the [`Provider`] trait and its [`EventStream`] |
 //! | `http_provider` | `HttpProvider`, `ProviderConfig`: the three dialects over HTTP (feature `providers`) |
 //! | `http` | reqwest, retries for 429/5xx, status errors, idle and per-turn timeouts (feature `providers`) |
+//! | `redirect` | redirects followed within the address's origin only, never with the key elsewhere |
 //! | `framing` | NDJSON lines and server-sent events out of bytes, bounded per frame and response |
 //! | `ollama`, `openai`, `anthropic` | each dialect's request body and response decoder |
 //! | `format` | tool definitions and tool results in each dialect (shared with the CLI) |
@@ -33,6 +34,8 @@ mod ollama;
 #[cfg(feature = "providers")]
 mod openai;
 pub mod provider;
+#[cfg(feature = "providers")]
+mod redirect;
 
 pub use error::ProviderError;
 pub use event::{FinishReason, StreamEvent, ToolCallRequest};
