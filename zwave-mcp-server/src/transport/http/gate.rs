@@ -3,7 +3,15 @@
 //! rmcp then checks `Host` and `Origin` (DNS rebinding, cross-site pages) and serves MCP; its
 //! 202 to a session's DELETE goes out as 204.
 
-use std::{convert::Infallible, future::Future, pin::Pin, sync::Arc};
+use std::{
+    convert::Infallible,
+    future::Future,
+    pin::Pin,
+    sync::{
+        Arc,
+        atomic::{AtomicBool, Ordering},
+    },
+};
 
 use bytes::Bytes;
 use http_body_util::{BodyExt as _, Full, combinators::BoxBody};
@@ -45,6 +53,9 @@ pub struct Gate<S> {
     refused: Arc<(Refusals, Refusals)>,
     /// The room all request bodies share.
     bodies: Budget,
+    /// Set when a request on this connection had both `Transfer-Encoding` and
+    /// `Content-Length` (hyper drops the length before the gate sees the request).
+    smuggled: Arc<AtomicBool>,
 }
 
 impl<S> Clone for Gate<S> {
@@ -55,6 +66,7 @@ impl<S> Clone for Gate<S> {
             token: self.token.clone(),
             refused: Arc::clone(&self.refused),
             bodies: self.bodies.clone(),
+            smuggled: Arc::clone(&self.smuggled),
         }
     }
 }
@@ -72,11 +84,28 @@ impl<S: ServerHandler + Send + 'static> Gate<S> {
             token: token.map(Arc::new),
             refused: Arc::default(),
             bodies: Budget::default(),
+            smuggled: Arc::default(),
+        }
+    }
+
+    /// The gate of one connection, told by `smuggled` when a request there had both
+    /// `Transfer-Encoding` and `Content-Length`.
+    pub fn for_connection(&self, smuggled: Arc<AtomicBool>) -> Self {
+        Self {
+            smuggled,
+            ..self.clone()
         }
     }
 
     /// The answer to `request`.
     async fn answer(self, request: Request<Incoming>) -> HttpResponse {
+        if self.smuggled.load(Ordering::Relaxed) {
+            debug!("refused a request with both Transfer-Encoding and Content-Length");
+            return refusal(
+                StatusCode::BAD_REQUEST,
+                "the request has both Transfer-Encoding and Content-Length, so its body can be read two ways (RFC 9112 §6.1): nothing was done",
+            );
+        }
         if let Some(refused) = ambiguous(&request) {
             return refused;
         }
@@ -201,9 +230,8 @@ impl<S> Gate<S> {
 /// The 400 for a request whose head can be read two ways, if it can (RFC 9112): two `Host`
 /// or two `Origin` headers (a check may read one and a proxy the other), an absolute-form
 /// target naming another host than `Host` (the target's wins, RFC 9112 §3.2.2, and rmcp
-/// checks only `Host`). `Transfer-Encoding` beside `Content-Length` never gets here: hyper
-/// drops the length, reads the chunks and closes the connection after the answer, as RFC 9112
-/// §6.1 allows, so nothing hidden after the chunks is served.
+/// checks only `Host`). `Transfer-Encoding` beside `Content-Length` is found below hyper,
+/// which drops the length before this sees the request ([`framing`](super::framing)).
 fn ambiguous<B>(request: &Request<B>) -> Option<HttpResponse> {
     let headers = request.headers();
     let count = |name| headers.get_all(name).iter().count();

@@ -16,10 +16,12 @@
 //! | `settings` | [`HttpSettings`] and the [`Token`] (hidden from `Debug`, compared in constant time) |
 //! | `gate` | the checks before rmcp, as a hyper service |
 //! | `body` | request bodies read whole: each bounded, all of them bounded together |
+//! | `framing` | a connection's bytes followed head to head, to flag `Transfer-Encoding` beside `Content-Length` before hyper drops the length |
 //! | `refusals` | how often refused requests are logged: once per 10 s at most for each kind |
 //! | `sessions` | rmcp's session manager, capped, with bounded transports |
 
 mod body;
+mod framing;
 mod gate;
 mod refusals;
 mod sessions;
@@ -110,7 +112,8 @@ where
                 continue;
             }
         };
-        let gate = gate.clone();
+        let stream = framing::Watched::new(stream);
+        let gate = gate.for_connection(Arc::clone(&stream.flagged));
         let stop = stop.clone();
         tokio::spawn(async move {
             let _place = place;

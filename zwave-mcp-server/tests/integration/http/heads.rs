@@ -1,11 +1,8 @@
 //! Requests whose head can be read two ways, refused with 400 before anything reads them
 //! (RFC 9112): two `Host` headers, two `Origin` headers, an absolute-form target naming another
-//! host than `Host`; and a DELETE of a session that is not open, 404 as MCP says. Found by the
-//! third hostile review: each was 200 (the DELETE 204), through the binary.
-//! `Transfer-Encoding` beside `Content-Length` is hyper's to handle, before any service sees
-//! the request: it drops the length, reads the chunks, and closes the connection after the
-//! answer (RFC 9112 §6.1), so a request hidden after the chunks is never served
-//! (`protocol`'s smuggling case).
+//! host than `Host`, `Transfer-Encoding` beside `Content-Length` (found below hyper, which
+//! drops the length); and a DELETE of a session that is not open, 404 as MCP says. Found by
+//! the third hostile review: each was 200 (the DELETE 204), through the binary.
 
 use crate::harness::{Raw, said, serve_demo};
 
@@ -43,6 +40,17 @@ async fn heads_read_two_ways_get_400_and_an_unknown_session_404() {
                 &[&host, &format!("Origin: http://{}", server.addr), "Origin: https://evil.example", &length],
             ),
             "the request has 2 Origin headers; a request comes from one origin (RFC 6454 §7): nothing was done".to_owned(),
+        ),
+        (
+            {
+                // The body chunked, as hyper reads it; the length a proxy might read instead.
+                let mut bytes = request("/mcp", &[&host, "Transfer-Encoding: chunked", &length]);
+                let at = bytes.len() - BODY.len();
+                bytes.truncate(at);
+                bytes.extend_from_slice(format!("{:x}\r\n{BODY}\r\n0\r\n\r\n", BODY.len()).as_bytes());
+                bytes
+            },
+            "the request has both Transfer-Encoding and Content-Length, so its body can be read two ways (RFC 9112 §6.1): nothing was done".to_owned(),
         ),
         (
             request("http://evil.example/mcp", &[&host, &length]),
