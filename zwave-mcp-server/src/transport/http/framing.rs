@@ -234,9 +234,7 @@ mod tests {
     /// Feeds `stream` in pieces of `step` bytes; whether it flagged a request.
     fn flagged(stream: &[u8], step: usize) -> bool {
         let mut framing = Framing::Head(Vec::new());
-        stream
-            .chunks(step)
-            .fold(false, |seen, piece| framing.feed(piece) || seen)
+        stream.chunks(step).any(|piece| framing.feed(piece))
     }
 
     #[test]
