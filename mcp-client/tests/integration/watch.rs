@@ -25,29 +25,7 @@ fn chat(fake: &FakeProvider, extra: &[&str]) -> Command {
 
 /// The same with the fake server in `mode`.
 fn chat_with(fake: &FakeProvider, mode: &str, extra: &[&str]) -> Command {
-    let script = fixture_path("fake-servers/fake_mcp_server.py");
-    let config = scratch_file("watch.json");
-    let servers = json!({"offers": {"command": "python3", "args": [script, mode]}});
-    std::fs::write(&config, json!({"mcpServers": servers}).to_string()).unwrap();
-    let mut command = Command::new(env!("CARGO_BIN_EXE_mcp-client"));
-    command
-        .arg("chat")
-        .arg("--config")
-        .arg(&config)
-        .args([
-            "--no-history",
-            "--provider",
-            "ollama",
-            "--model",
-            "qwen3:8b",
-        ])
-        .args(["--base-url", &fake.url, "--once", "how is it?"])
-        .args(extra)
-        .env("MCP_CLIENT_LOG", "off")
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
-    command
+    chat_among(fake, &[("offers", mode)], extra)
 }
 
 /// Which pipe a chunk came from.
