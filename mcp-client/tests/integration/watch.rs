@@ -248,14 +248,14 @@ fn chat_among(fake: &FakeProvider, servers: &[(&str, &str)], extra: &[&str]) -> 
 /// Runs `command` until its stderr holds `until` (then Ctrl-C), at most 30 s; its exit code
 /// and stderr.
 async fn stderr_until(command: Command, until: &'static str) -> (Option<i32>, String) {
-    stderr_until_it(command, move |stderr| stderr.contains(until)).await
+    stderr_until_it(command, move |_, stderr| stderr.contains(until)).await
 }
 
-/// Runs `command` until `done` holds of its stderr (then Ctrl-C), at most 30 s; its exit code
-/// and stderr.
+/// Runs `command` until `done` holds of what it wrote on stdout and stderr (then Ctrl-C), at
+/// most 30 s; its exit code and stderr.
 async fn stderr_until_it(
     mut command: Command,
-    done: impl Fn(&str) -> bool + Send + 'static,
+    done: impl Fn(&str, &str) -> bool + Send + 'static,
 ) -> (Option<i32>, String) {
     tokio::task::spawn_blocking(move || {
         let mut child = command.spawn().unwrap();
@@ -264,13 +264,16 @@ async fn stderr_until_it(
         forward(child.stderr.take().unwrap(), Pipe::Stderr, sender);
         let mut stderr = String::new();
         let deadline = Instant::now() + Duration::from_secs(30);
-        while !done(&stderr) {
+        let mut stdout = String::new();
+        while !done(&stdout, &stderr) {
             let left = deadline.saturating_duration_since(Instant::now());
             let Ok((pipe, chunk)) = chunks.recv_timeout(left) else {
-                panic!("not shown within 30 s; stderr {stderr:?}");
+                panic!("not shown within 30 s; stdout {stdout:?}, stderr {stderr:?}");
             };
-            if pipe == Pipe::Stderr {
-                stderr.push_str(&String::from_utf8_lossy(&chunk));
+            let text = String::from_utf8_lossy(&chunk);
+            match pipe {
+                Pipe::Stdout => stdout.push_str(&text),
+                Pipe::Stderr => stderr.push_str(&text),
             }
         }
         rustix::process::kill_process(
@@ -304,10 +307,11 @@ async fn a_resource_comes_only_from_a_server_that_lists_it_and_says_which() {
         &servers,
         &["--watch", "fake://items/4", "--attach", "fake://items/5"],
     );
-    let (code, stderr) = stderr_until(
-        command,
-        "[changed] fake://items/4 (server `offers`): before",
-    )
+    // The change shown, and the model asked (its answer begun): the two come in either order.
+    let (code, stderr) = stderr_until_it(command, |stdout, stderr| {
+        stderr.contains("[changed] fake://items/4 (server `offers`): before")
+            && stdout.contains("The light is")
+    })
     .await;
     assert_eq!(code, Some(130), "{stderr}");
     assert!(!stderr.contains("approved"), "{stderr}");
@@ -395,8 +399,10 @@ async fn a_flood_of_changes_is_a_line_a_second_with_the_rest_counted() {
         &[("offers", "offers 300")],
         &["--watch", "fake://items/4"],
     );
-    let (code, stderr) =
-        stderr_until_it(command, |stderr| accounted(stderr, "fake://items/4") >= 300).await;
+    let (code, stderr) = stderr_until_it(command, |_, stderr| {
+        accounted(stderr, "fake://items/4") >= 300
+    })
+    .await;
     assert_eq!(code, Some(130), "{stderr}");
     assert_eq!(accounted(&stderr, "fake://items/4"), 300, "{stderr}");
     let lines = stderr

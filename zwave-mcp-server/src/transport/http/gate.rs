@@ -512,4 +512,37 @@ mod tests {
             )
         );
     }
+
+    #[tokio::test]
+    async fn a_body_not_read_is_refused_saying_why() {
+        use super::super::body::Unread;
+        let cases = [
+            (
+                Unread::TooLarge,
+                StatusCode::PAYLOAD_TOO_LARGE,
+                "a request's body may hold at most 1048576 bytes: nothing was done",
+            ),
+            (
+                Unread::Broken,
+                StatusCode::BAD_REQUEST,
+                "the request's body could not be read",
+            ),
+            (
+                Unread::Late,
+                StatusCode::REQUEST_TIMEOUT,
+                "the request's body did not arrive within 30s",
+            ),
+            (
+                Unread::Busy,
+                StatusCode::SERVICE_UNAVAILABLE,
+                "the request bodies being read or handled hold all 32 MiB this server keeps for them: try again in a moment",
+            ),
+        ];
+        for (unread, status, words) in cases {
+            let refused = unread_body(&unread);
+            let retry = refused.headers().get(RETRY_AFTER).cloned();
+            assert_eq!(said(refused).await, (status, words.to_owned()));
+            assert_eq!(retry.is_some(), status == StatusCode::SERVICE_UNAVAILABLE);
+        }
+    }
 }

@@ -430,3 +430,36 @@ fn pkce_s256(metadata: &AuthorizationMetadata) -> Result<(), AuthError> {
         )),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn metadata(methods: Option<&[&str]>) -> AuthorizationMetadata {
+        let mut value = serde_json::json!({
+            "authorization_endpoint": "https://as.example/authorize",
+            "token_endpoint": "https://as.example/token",
+        });
+        if let Some(methods) = methods {
+            value["code_challenge_methods_supported"] = serde_json::json!(methods);
+        }
+        serde_json::from_value(value).unwrap()
+    }
+
+    #[test]
+    fn pkce_must_be_offered_with_s256() {
+        assert!(pkce_s256(&metadata(Some(&["plain", "S256"]))).is_ok());
+        let plain = pkce_s256(&metadata(Some(&["plain"])))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            plain.contains("the authorization server's metadata offers PKCE only as plain (`code_challenge_methods_supported`), not S256 as MCP requires: not signing in, nothing was sent to its authorization endpoint"),
+            "{plain}"
+        );
+        let none = pkce_s256(&metadata(None)).unwrap_err().to_string();
+        assert!(
+            none.contains("has no `code_challenge_methods_supported`"),
+            "{none}"
+        );
+    }
+}
