@@ -24,6 +24,7 @@ use tracing::{error, warn};
 use super::{
     classify::{LineKind, classify, preview},
     decode::to_message,
+    deep,
     lines::{Line, LineReader},
     process::SHUTDOWN_GRACE,
     stats::ReadStats,
@@ -128,6 +129,7 @@ impl ChildTransport {
                     None,
                 );
             }
+            LineKind::TooDeep => return self.too_deep(&line.text),
             LineKind::JsonRpc(value) => value,
         };
         if let Some(tap) = &self.tap
@@ -152,6 +154,34 @@ impl ChildTransport {
                 &self.stats.invalid_message,
                 "not a valid MCP message",
                 &line.text,
+                Some(&err),
+            ),
+        }
+    }
+
+    /// A line nested deeper than serde_json reads: a `tools/list` answer without the tools
+    /// that nest so deep, another answer as an error for its request, anything else dropped.
+    fn too_deep(&self, text: &str) -> Option<RxJsonRpcMessage<RoleClient>> {
+        let Some(trimmed) = deep::trim(text) else {
+            return self.drop_line(
+                &self.stats.invalid_message,
+                "JSON nested deeper than mcp-client reads (127 levels)",
+                text,
+                None,
+            );
+        };
+        for note in &trimmed.notes {
+            error!(server = %self.name, "{note}");
+        }
+        match to_message(trimmed.value) {
+            Ok(message) => {
+                self.stats.messages.fetch_add(1, Ordering::Relaxed);
+                Some(message)
+            }
+            Err(err) => self.drop_line(
+                &self.stats.invalid_message,
+                "not a valid MCP message",
+                text,
                 Some(&err),
             ),
         }

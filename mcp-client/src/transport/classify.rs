@@ -12,6 +12,8 @@ pub enum LineKind {
     Blank,
     /// Not JSON.
     NotJson,
+    /// JSON nested deeper than serde_json reads (127 levels): see `deep.rs`.
+    TooDeep,
     /// JSON, but not `"jsonrpc": "2.0"`.
     NotJsonRpc,
     /// A JSON-RPC 2.0 object, still to be typed ([`to_message`](super::to_message)).
@@ -42,6 +44,9 @@ pub fn classify(bytes: &[u8]) -> ClassifiedLine<'_> {
         LineKind::Blank
     } else {
         match serde_json::from_str::<Value>(&text) {
+            Err(err) if err.to_string().starts_with("recursion limit exceeded") => {
+                LineKind::TooDeep
+            }
             Err(_) => LineKind::NotJson,
             Ok(value) if value.get("jsonrpc").and_then(Value::as_str) != Some("2.0") => {
                 LineKind::NotJsonRpc

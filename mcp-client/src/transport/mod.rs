@@ -21,6 +21,7 @@ mod child;
 mod classify;
 mod command;
 mod decode;
+pub(crate) mod deep;
 pub mod http;
 pub mod lines;
 pub mod process;

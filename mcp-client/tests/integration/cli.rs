@@ -590,3 +590,53 @@ fn tools_fails_when_every_server_failed() {
         "{stderr}"
     );
 }
+
+/// Found by the third hostile review: one tool whose schema nests past serde_json's limit made
+/// the whole `tools/list` unreadable, and every tool of that server was lost.
+#[test]
+fn a_tool_nested_too_deep_is_left_out_saying_why_and_the_others_are_kept() {
+    let config = scratch_file("deep-tools.json");
+    std::fs::write(
+        &config,
+        r#"{"mcpServers": {"deep": {"command": "python3", "args": ["fixtures/fake-servers/fake_mcp_server.py", "deeptools"]}}}"#,
+    )
+    .unwrap();
+    let output = test_support::child::output(
+        Command::new(BIN)
+            .args(["tools", "--config", config.to_str().unwrap()])
+            .current_dir(test_support::workspace_root())
+            .env_remove("MCP_CLIENT_LOG"),
+        Duration::from_secs(60),
+    );
+    let stdout = String::from_utf8(output.stdout).unwrap();
+    let stderr = String::from_utf8(output.stderr).unwrap();
+    assert_eq!(output.status.code(), Some(0), "{stdout}{stderr}");
+    assert!(
+        stdout.starts_with("echo  [mcp:deep]  Echoes the message\n"),
+        "{stdout}"
+    );
+    assert_eq!(stdout.lines().count(), 8, "{stdout}");
+    assert!(!stdout.contains("Nests too deep"), "{stdout}");
+    assert!(
+        stderr.contains(
+            "left out tool `deep`: its definition nests deeper than 127 levels (at `inputSchema.properties.a.properties.a"
+        ) && stderr.contains("more than mcp-client reads server=deep"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn doctor_names_a_message_nested_too_deep() {
+    let (output, stdout) = run(&[
+        "doctor",
+        "--",
+        "python3",
+        "fixtures/fake-servers/fake_mcp_server.py",
+        "deeptools",
+    ]);
+    assert_eq!(output.status.code(), Some(1), "{stdout}");
+    assert!(
+        stdout.contains("stdout: JSON nested deeper than mcp-client reads (127 levels): \"{\\\"jsonrpc\\\": \\\"2.0\\\", \\\"method\\\": \\\"notifications/message\\\""),
+        "{stdout}"
+    );
+}

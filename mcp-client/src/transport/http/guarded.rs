@@ -3,7 +3,8 @@
 //! header values, and a signed-in client's tokens as they are at the time) are cut out of
 //! every message, SSE event and error text, and an SSE event cut at `maxLineBytes` is
 //! noted in [`CutEvents`], so that the request it failed can say why (rmcp only closes the
-//! answer's stream).
+//! answer's stream). An event nested deeper than serde_json reads is made readable as on
+//! stdio (`deep.rs`); a plain JSON answer that deep is parsed inside rmcp, and fails.
 
 use std::{
     borrow::Cow,
@@ -26,6 +27,7 @@ use rmcp::{
 use sse_stream::Sse;
 
 use super::{secrets::Secrets, session_client::SessionClient};
+use crate::transport::deep::trim as too_deep;
 
 /// What rmcp's client reports over reqwest (`client::HttpError`, which uses this module).
 type HttpError = StreamableHttpError<reqwest::Error>;
@@ -121,6 +123,14 @@ impl<C> GuardedClient<C> {
                         && let Cow::Owned(scrubbed) = secrets.scrub_json(data)
                     {
                         event.data = Some(scrubbed);
+                    }
+                    if let Some(data) = &event.data
+                        && let Some(trimmed) = too_deep(data)
+                    {
+                        for note in &trimmed.notes {
+                            tracing::error!("{note}");
+                        }
+                        event.data = Some(trimmed.value.to_string());
                     }
                     Ok(event)
                 }
@@ -312,5 +322,39 @@ mod tests {
             .unwrap_err();
         let shown = format!("{:?}", guarded.error(StreamableHttpError::Client(error)));
         assert!(shown.contains("127.0.0.1:1/mcp"), "{shown}");
+    }
+
+    /// As on stdio: one tool nested past serde_json's limit, sent in an SSE event, is left
+    /// out rather than the whole answer being unreadable.
+    #[tokio::test]
+    async fn an_event_nested_too_deep_is_made_readable() {
+        let guarded = GuardedClient {
+            inner: (),
+            secrets: Secrets::default(),
+            cut: CutEvents::default(),
+        };
+        let mut deep = String::from("{}");
+        for _ in 0..150 {
+            deep = format!(r#"{{"properties":{{"a":{deep}}}}}"#);
+        }
+        let data = format!(
+            r#"{{"jsonrpc":"2.0","id":2,"result":{{"tools":[{{"name":"deep","inputSchema":{deep}}},{{"name":"ok","inputSchema":{{}}}}]}}}}"#
+        );
+        let event = Sse {
+            event: None,
+            data: Some(data),
+            id: Some("1".into()),
+            retry: None,
+        };
+        let mut stream = guarded.stream(futures_util::stream::iter([Ok(event)]).boxed());
+        let event = stream.next().await.unwrap().unwrap();
+        let message: ServerJsonRpcMessage =
+            serde_json::from_str(event.data.as_deref().unwrap()).unwrap();
+        let shown = serde_json::to_value(&message).unwrap();
+        assert_eq!(
+            shown["result"]["tools"],
+            serde_json::json!([{"name": "ok", "inputSchema": {}}])
+        );
+        assert_eq!(event.id.as_deref(), Some("1"));
     }
 }
