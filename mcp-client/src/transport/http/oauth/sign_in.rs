@@ -87,8 +87,8 @@ impl SignIn {
         options: OAuthOptions,
         http: reqwest::Client,
     ) -> Result<Self, String> {
-        let store = TokenStore::open(options.token_dir.as_deref(), &endpoint.url)?;
         let settings = endpoint.oauth.clone().unwrap_or_default();
+        let store = TokenStore::open(options.token_dir.as_deref(), &endpoint.url, &settings)?;
         let mut manager = manager(&endpoint.url, &store)
             .await
             .map_err(|err| format!("cannot set up OAuth: {err}"))?;

@@ -1,19 +1,25 @@
 //! [`TokenStore`]: what signing in to one server left, kept for the next run: the
 //! authorization server's metadata, the client it registered, and the tokens. One JSON file
-//! per server URL in the token folder, created 0600 in a 0700 folder and replaced atomically
-//! (written beside, then renamed); without a folder, kept in memory only. Tokens are never
-//! logged, and the store's `Debug` shows none.
+//! per server URL and way of signing in (client id, scopes, grant, client metadata address:
+//! two entries for one URL that sign in differently never share or overwrite each other's
+//! tokens; two that sign in alike share them) in the token folder, created 0600 in a 0700
+//! folder and replaced atomically (written to a temporary file of its own, then renamed:
+//! writers at once leave one whole record, the last); without a folder, kept in memory only.
+//! Tokens are never logged, and the store's `Debug` shows none.
 
 use std::{
     os::unix::fs::{DirBuilderExt as _, OpenOptionsExt as _, PermissionsExt as _},
     path::{Path, PathBuf},
-    sync::{Arc, Mutex, PoisonError},
+    sync::{
+        Arc, Mutex, PoisonError,
+        atomic::{AtomicU64, Ordering},
+    },
 };
 
 use rmcp::transport::auth::{AuthError, AuthorizationMetadata, CredentialStore, StoredCredentials};
 use serde::{Deserialize, Serialize};
 
-use super::super::secrets::LiveSecrets;
+use super::{super::secrets::LiveSecrets, OAuthGrant, OAuthSettings};
 
 /// `$XDG_STATE_HOME/mcp-client/oauth`, else `~/.local/state/mcp-client/oauth`: tokens are
 /// state the client keeps between runs, not the person's data (XDG base directories).
@@ -70,12 +76,17 @@ impl std::fmt::Debug for TokenStore {
 }
 
 impl TokenStore {
-    /// The store of the server at `url`, in `dir` (read now if its file exists).
+    /// The store of the server at `url` signed in to as `settings` say, in `dir` (read now if
+    /// its file exists).
     ///
     /// # Errors
     /// The file exists but cannot be read: a message naming it.
-    pub(super) fn open(dir: Option<&Path>, url: &str) -> Result<Self, String> {
-        let path = dir.map(|dir| dir.join(file_name(url)));
+    pub(super) fn open(
+        dir: Option<&Path>,
+        url: &str,
+        settings: &OAuthSettings,
+    ) -> Result<Self, String> {
+        let path = dir.map(|dir| dir.join(file_name(url, settings)));
         let mut record = Record {
             url: url.to_owned(),
             ..Record::default()
@@ -176,12 +187,16 @@ impl TokenStore {
         let _ = std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700));
         let bytes = serde_json::to_vec(record)
             .map_err(|err| AuthError::CredentialStoreError(err.to_string()))?;
+        // One name per write: two stores of one file (two entries that sign in alike) may
+        // write at once.
+        static WRITES: AtomicU64 = AtomicU64::new(0);
         let temporary = dir.join(format!(
-            ".{}.{}.tmp",
+            ".{}.{}-{}.tmp",
             path.file_name()
                 .and_then(|name| name.to_str())
                 .unwrap_or("tokens"),
-            std::process::id()
+            std::process::id(),
+            WRITES.fetch_add(1, Ordering::Relaxed)
         ));
         let _ = std::fs::remove_file(&temporary);
         let written = (|| {
@@ -270,9 +285,11 @@ fn tokens(credentials: Option<&StoredCredentials>) -> Vec<String> {
         .collect()
 }
 
-/// The file of the server at `url`: its host and port to be recognisable, and a hash of the
-/// whole URL to be one per URL (`home.example_443-3f1c….json`).
-fn file_name(url: &str) -> String {
+/// The file of the server at `url` signed in to as `settings` say: its host and port to be
+/// recognisable, and a hash of the whole URL and of the settings that change what a token
+/// is, to be one per both (`home.example_443-3f1c….json`). An entry without such settings
+/// keeps the name of a URL alone (that of files written before settings counted).
+fn file_name(url: &str, settings: &OAuthSettings) -> String {
     let authority = reqwest::Url::parse(url).map_or_else(
         |_| "server".to_owned(),
         |parsed| {
@@ -294,8 +311,27 @@ fn file_name(url: &str) -> String {
         })
         .take(80)
         .collect();
+    let mut key = url.to_owned();
+    let mut scopes = settings.scopes.clone();
+    scopes.sort();
+    scopes.dedup();
+    let grant = match settings.grant {
+        OAuthGrant::AuthorizationCode => None,
+        OAuthGrant::ClientCredentials => Some("client_credentials"),
+    };
+    for (name, value) in [
+        ("client_id", settings.client_id.clone()),
+        ("scopes", (!scopes.is_empty()).then(|| scopes.join(" "))),
+        ("grant", grant.map(str::to_owned)),
+        ("client_metadata_url", settings.client_metadata_url.clone()),
+    ] {
+        if let Some(value) = value {
+            // Lengths first: no two settings spell the same key.
+            key.push_str(&format!("\n{name}:{}:{value}", value.len()));
+        }
+    }
     // FNV-1a, 64 bits: stable across runs and builds (std's hasher is not).
-    let hash = url.bytes().fold(0xcbf2_9ce4_8422_2325_u64, |hash, byte| {
+    let hash = key.bytes().fold(0xcbf2_9ce4_8422_2325_u64, |hash, byte| {
         (hash ^ u64::from(byte)).wrapping_mul(0x0100_0000_01b3)
     });
     format!("{readable}-{hash:016x}.json")
@@ -321,12 +357,100 @@ mod tests {
 
     #[test]
     fn each_url_has_its_own_recognisable_file() {
-        let a = file_name("https://home.example/mcp");
+        let plain = OAuthSettings::default();
+        let a = file_name("https://home.example/mcp", &plain);
         assert!(a.starts_with("home.example_443-"), "{a}");
         assert!(a.ends_with(".json"));
-        assert_ne!(a, file_name("https://home.example/other"));
-        assert_eq!(a, file_name("https://home.example/mcp"));
-        assert!(!file_name("http://[::1]:8080/mcp").contains('/'));
+        assert_ne!(a, file_name("https://home.example/other", &plain));
+        assert_eq!(a, file_name("https://home.example/mcp", &plain));
+        assert!(!file_name("http://[::1]:8080/mcp", &plain).contains('/'));
+        // The name files had before settings counted (FNV-1a of the URL alone).
+        assert_eq!(a, "home.example_443-39ae67fd3718cc2e.json");
+    }
+
+    /// Found by the third hostile review: two entries for one URL signed in into one file.
+    #[test]
+    fn entries_that_sign_in_differently_have_files_of_their_own() {
+        let url = "https://home.example/mcp";
+        let plain = file_name(url, &OAuthSettings::default());
+        let with = |settings: OAuthSettings| file_name(url, &settings);
+        let scoped = with(OAuthSettings {
+            scopes: vec!["zwave:read".into()],
+            ..OAuthSettings::default()
+        });
+        let names = [
+            plain.clone(),
+            scoped.clone(),
+            with(OAuthSettings {
+                scopes: vec!["zwave:read".into(), "zwave:write".into()],
+                ..OAuthSettings::default()
+            }),
+            with(OAuthSettings {
+                client_id: Some("agent".into()),
+                ..OAuthSettings::default()
+            }),
+            with(OAuthSettings {
+                client_id: Some("agent".into()),
+                grant: OAuthGrant::ClientCredentials,
+                ..OAuthSettings::default()
+            }),
+            with(OAuthSettings {
+                client_metadata_url: Some("https://agent.example/client.json".into()),
+                ..OAuthSettings::default()
+            }),
+        ];
+        let distinct: std::collections::HashSet<_> = names.iter().collect();
+        assert_eq!(distinct.len(), names.len(), "{names:?}");
+        // What does not change the token (the redirect port, the secret) keeps the file, and
+        // so does the scopes' order.
+        assert_eq!(
+            plain,
+            with(OAuthSettings {
+                redirect_port: Some(8765),
+                client_secret: Some("s".into()),
+                ..OAuthSettings::default()
+            })
+        );
+        assert_eq!(
+            with(OAuthSettings {
+                scopes: vec!["b".into(), "a".into()],
+                ..OAuthSettings::default()
+            }),
+            with(OAuthSettings {
+                scopes: vec!["a".into(), "b".into(), "a".into()],
+                ..OAuthSettings::default()
+            })
+        );
+        assert_ne!(scoped, plain);
+    }
+
+    /// Two stores of one file (two entries that sign in alike) writing at once: every write
+    /// succeeds and the file holds one whole record.
+    #[test]
+    fn stores_of_one_file_can_write_at_once() {
+        let dir = std::env::temp_dir().join(format!("mcp-client-race-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        let url = "http://127.0.0.1:9/mcp";
+        let settings = OAuthSettings::default();
+        let stores = [
+            TokenStore::open(Some(&dir), url, &settings).unwrap(),
+            TokenStore::open(Some(&dir), url, &settings).unwrap(),
+        ];
+        std::thread::scope(|scope| {
+            for n in 0..8 {
+                let store = &stores[n % 2];
+                scope.spawn(move || {
+                    for _ in 0..50 {
+                        store.write(&store.lock().clone()).unwrap();
+                    }
+                });
+            }
+        });
+        let bytes = std::fs::read(dir.join(file_name(url, &settings))).unwrap();
+        let record: Record = serde_json::from_slice(&bytes).unwrap();
+        assert_eq!(record.url, url);
+        assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 1);
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     #[tokio::test]
@@ -335,7 +459,7 @@ mod tests {
         let _ = std::fs::remove_dir_all(&dir);
         let tokens = dir.join("oauth");
         let url = "http://127.0.0.1:9/mcp";
-        let store = TokenStore::open(Some(&tokens), url).unwrap();
+        let store = TokenStore::open(Some(&tokens), url, &OAuthSettings::default()).unwrap();
         let credentials: StoredCredentials = serde_json::from_value(serde_json::json!({
             "client_id": "c1",
             "token_response": {"access_token": "at-s3cret", "token_type": "bearer"},
@@ -348,7 +472,7 @@ mod tests {
         assert_eq!(mode(&path), 0o600);
         assert_eq!(mode(&tokens), 0o700);
         assert!(!format!("{store:?}").contains("s3cret"));
-        let again = TokenStore::open(Some(&tokens), url).unwrap();
+        let again = TokenStore::open(Some(&tokens), url, &OAuthSettings::default()).unwrap();
         assert_eq!(again.granted_scopes(), ["read"]);
         // The tokens held, saved now or read from the file, are what the guards cut out.
         for held in [&store, &again] {
@@ -365,13 +489,25 @@ mod tests {
         // Only the temporary file's rename ever wrote the file: nothing else is left.
         assert_eq!(std::fs::read_dir(&tokens).unwrap().count(), 1);
         // A file written for another URL is not read for this one.
-        std::fs::copy(&path, tokens.join(file_name("http://127.0.0.1:9/other"))).unwrap();
-        let other = TokenStore::open(Some(&tokens), "http://127.0.0.1:9/other").unwrap();
+        std::fs::copy(
+            &path,
+            tokens.join(file_name(
+                "http://127.0.0.1:9/other",
+                &OAuthSettings::default(),
+            )),
+        )
+        .unwrap();
+        let other = TokenStore::open(
+            Some(&tokens),
+            "http://127.0.0.1:9/other",
+            &OAuthSettings::default(),
+        )
+        .unwrap();
         assert!(other.load().await.unwrap().is_none());
         // Found by the third hostile review: a token file others can read was used silently.
         // It is not used; the next save writes it 0600 again.
         std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o644)).unwrap();
-        let loose = TokenStore::open(Some(&tokens), url).unwrap();
+        let loose = TokenStore::open(Some(&tokens), url, &OAuthSettings::default()).unwrap();
         assert!(loose.load().await.unwrap().is_none());
         loose
             .save(again.load().await.unwrap().unwrap())
@@ -379,7 +515,7 @@ mod tests {
             .unwrap();
         assert_eq!(mode(&path), 0o600);
         assert!(
-            TokenStore::open(Some(&tokens), url)
+            TokenStore::open(Some(&tokens), url, &OAuthSettings::default())
                 .unwrap()
                 .load()
                 .await
