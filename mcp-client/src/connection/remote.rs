@@ -130,17 +130,39 @@ pub(super) async fn connect_once(
         crate::transport::http::http_client(endpoint, CONNECT_TIMEOUT.min(config.init_timeout))
             .map_err(lasting)?;
     #[cfg(feature = "oauth")]
-    if let Some(client) = auth.signed_in(endpoint, &http).await.map_err(lasting)? {
+    let signed_in = auth.signed_in(endpoint, &http).await.map_err(lasting)?;
+    #[cfg(feature = "oauth")]
+    let served = if let Some(client) = signed_in {
         let transport = crate::transport::http::connect(endpoint, client).map_err(lasting)?;
-        return serve(config, endpoint, handler, auth, transport, started).await;
+        serve(config, endpoint, handler, auth, transport, started).await?
+    } else {
+        let transport = crate::transport::http::connect(endpoint, http).map_err(lasting)?;
+        serve(config, endpoint, handler, auth, transport, started).await?
+    };
+    #[cfg(not(feature = "oauth"))]
+    let served = {
+        let transport = crate::transport::http::connect(endpoint, http).map_err(lasting)?;
+        serve(config, endpoint, handler, auth, transport, started).await?
+    };
+    if let Some(live) = served {
+        return Ok(live);
     }
-    let transport = crate::transport::http::connect(endpoint, http).map_err(lasting)?;
-    serve(config, endpoint, handler, auth, transport, started).await
+    // Found by the third hostile review (on stdio, and so here): a `server/discover` answer
+    // naming only revisions this client does not know ended the attempt. As with a server
+    // that does not know the method, the session starts again with `initialize`.
+    let mut legacy = config.clone();
+    legacy.protocol_version = Some(super::PINNED_PROTOCOL_VERSION);
+    Box::pin(connect_once(
+        &legacy, endpoint, changes, updates, elicitor, auth,
+    ))
+    .await
 }
 
 /// The session `handler` serves over `transport` to `endpoint` (`started` when the attempt
 /// began): `initialize` (or `server/discover`) within the init timeout, not counting the time a
-/// person took to sign in, then the first `tools/list`.
+/// person took to sign in, then the first `tools/list`. `None` when `server/discover` named
+/// no revision this client speaks and none was pinned: the attempt starts again with
+/// `initialize`.
 #[cfg(feature = "http")]
 async fn serve<C: crate::transport::http::SessionClient>(
     config: &ServerConfig,
@@ -149,8 +171,8 @@ async fn serve<C: crate::transport::http::SessionClient>(
     auth: &RemoteAuth,
     mut transport: crate::transport::http::HttpTransport<C>,
     started: std::time::Instant,
-) -> Result<Live, AttemptFailure> {
-    use rmcp::ClientServiceExt as _;
+) -> Result<Option<Live>, AttemptFailure> {
+    use rmcp::{ClientServiceExt as _, service::ClientInitializeError};
 
     use super::session::Remote;
 
@@ -175,6 +197,12 @@ async fn serve<C: crate::transport::http::SessionClient>(
     .await;
     let service = match initialized {
         Some(Ok(service)) => service,
+        Some(Err(ClientInitializeError::NoCompatibleProtocolVersion {
+            server_supported, ..
+        })) if config.protocol_version.is_none() => {
+            tracing::info!(server = %config.name(), offered = ?server_supported, "server/discover named no revision this client speaks: starting again with initialize");
+            return Ok(None);
+        }
         Some(Err(err)) => {
             // A cut SSE event shows only as a closed stream.
             let problem = http_problem(&err, &endpoint.shown_url())
@@ -216,19 +244,21 @@ async fn serve<C: crate::transport::http::SessionClient>(
             .into());
         }
     };
-    Ok(super::session::session(
-        config,
-        service,
-        handler,
-        started,
-        None,
-        None,
-        Some(Remote {
-            url: endpoint.shown_url(),
-            cut,
-        }),
-    )
-    .await)
+    Ok(Some(
+        super::session::session(
+            config,
+            service,
+            handler,
+            started,
+            None,
+            None,
+            Some(Remote {
+                url: endpoint.shown_url(),
+                cut,
+            }),
+        )
+        .await,
+    ))
 }
 
 /// `work` within `timeout` plus the time `person` says a person took meanwhile (signing

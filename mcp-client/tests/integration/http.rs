@@ -480,3 +480,71 @@ fn doctor_examines_a_remote_server_and_says_what_to_fix() {
         "FAIL start: a --header has no `:`: write it `Name: value`\n"
     );
 }
+
+/// An MCP server over HTTP whose `server/discover` answer names only a revision from the
+/// future, and that otherwise speaks 2025-11-25; its base URL and the methods it was sent.
+async fn from_the_future() -> (String, std::sync::Arc<std::sync::Mutex<Vec<String>>>) {
+    use axum::{Json, Router, http::StatusCode, response::IntoResponse, routing::post};
+    let seen = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    let record = std::sync::Arc::clone(&seen);
+    let app = Router::new().route(
+        "/mcp",
+        post(move |Json(message): Json<serde_json::Value>| {
+            let record = std::sync::Arc::clone(&record);
+            async move {
+                let method = message["method"].as_str().unwrap_or("?").to_owned();
+                record.lock().unwrap().push(method.clone());
+                let id = message["id"].clone();
+                let result = match method.as_str() {
+                    "server/discover" => json!({
+                        "resultType": "complete", "supportedVersions": ["2099-01-01"],
+                        "capabilities": {"tools": {}}, "ttlMs": 0, "cacheScope": "private",
+                        "_meta": {"io.modelcontextprotocol/serverInfo": {"name": "future", "version": "1"}}
+                    }),
+                    "initialize" => json!({
+                        "protocolVersion": "2025-11-25", "capabilities": {"tools": {}},
+                        "serverInfo": {"name": "future", "version": "1"}
+                    }),
+                    "tools/list" => json!({"tools": [
+                        {"name": "echo", "description": "Echoes", "inputSchema": {"type": "object"}}
+                    ]}),
+                    "tools/call" => json!({"content": [{"type": "text", "text": "echoed"}]}),
+                    _ => return StatusCode::ACCEPTED.into_response(),
+                };
+                Json(json!({"jsonrpc": "2.0", "id": id, "result": result})).into_response()
+            }
+        }),
+    );
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    tokio::spawn(async move { axum::serve(listener, app).await });
+    (format!("http://{addr}/mcp"), seen)
+}
+
+/// Found by the third hostile review, on stdio; over HTTP too: a `server/discover` answer
+/// naming only revisions this client does not know ended the attempt instead of falling back
+/// to `initialize`.
+#[tokio::test]
+async fn over_http_a_discover_answer_of_unknown_revisions_falls_back_to_initialize() {
+    let (url, seen) = from_the_future().await;
+    let future = ServerConnection::new(server(&json!({"type": "http", "url": url}), TOKEN));
+    future.connect().await.unwrap();
+    let tools = future.tools().await.unwrap();
+    assert_eq!(tools[0].name, "echo");
+    let answer = future
+        .call_tool("echo", serde_json::Map::new())
+        .await
+        .unwrap();
+    assert_eq!(text_of(&answer), "echoed");
+    assert_eq!(
+        seen.lock().unwrap().as_slice(),
+        [
+            "server/discover",
+            "initialize",
+            "notifications/initialized",
+            "tools/list",
+            "tools/call"
+        ]
+    );
+    future.shutdown().await;
+}
