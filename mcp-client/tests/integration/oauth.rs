@@ -718,6 +718,43 @@ async fn an_expired_token_is_refreshed_with_the_resource_and_nobody_asked() {
     }
 }
 
+/// Found by the third hostile review: `expires_in: 0` made rmcp refresh the token before
+/// every request. It is taken as no lifetime given: one token serves the whole session.
+#[tokio::test]
+async fn a_token_said_to_expire_at_once_is_not_refreshed_before_every_request() {
+    let home = Home::start(Script {
+        expires_in: 0,
+        ..Script::default()
+    })
+    .await;
+    let state = ScratchDir::new();
+    let sign_ins = Arc::new(AtomicUsize::new(0));
+    let options = OAuthOptions {
+        authorizer: Some(counting(&sign_ins)),
+        token_dir: Some(state.path().join("oauth")),
+    };
+    let connection =
+        ServerConnection::new(server(&json!({"url": home.resource}))).with_oauth(options);
+    connection.connect().await.unwrap();
+    for _ in 0..3 {
+        assert!(
+            status_of_switch_one(&connection)
+                .await
+                .unwrap()
+                .contains("Switch One")
+        );
+    }
+    connection.shutdown().await;
+    assert_eq!(sign_ins.load(Ordering::SeqCst), 1);
+    let record = home.record();
+    let grants: Vec<_> = record
+        .tokens
+        .iter()
+        .map(|form| form["grant_type"].clone())
+        .collect();
+    assert_eq!(grants, ["authorization_code"], "{:?}", record.tokens);
+}
+
 #[tokio::test]
 async fn a_refused_refresh_falls_back_to_signing_in() {
     let home = Home::start(Script {

@@ -224,8 +224,9 @@ impl CredentialStore for TokenStore {
         Ok(self.lock().credentials.clone())
     }
 
-    async fn save(&self, credentials: StoredCredentials) -> Result<(), AuthError> {
+    async fn save(&self, mut credentials: StoredCredentials) -> Result<(), AuthError> {
         bearer_only(&credentials)?;
+        lifetime_zero_as_unknown(&mut credentials);
         let record = {
             let mut record = self.lock();
             self.live
@@ -269,6 +270,24 @@ fn bearer_only(credentials: &StoredCredentials) -> Result<(), AuthError> {
         "the authorization server issued a token of type {}, not Bearer (RFC 6749 §7.1): this client sends bearer tokens only, so the token was not kept",
         serde_json::Value::from(common::clip(&kind, 40))
     )))
+}
+
+/// Takes `expires_in: 0` as no lifetime given. rmcp refreshes a token that has less than a
+/// second left before each request, so a token said to expire at once was refreshed before
+/// every request (found by the third hostile review); it is now used until the server
+/// refuses it, which signs in (or refreshes) as any refusal does.
+fn lifetime_zero_as_unknown(credentials: &mut StoredCredentials) {
+    let Some(response) = credentials.token_response.as_mut() else {
+        return;
+    };
+    let zero = serde_json::to_value(&*response)
+        .is_ok_and(|value| value.get("expires_in").and_then(serde_json::Value::as_u64) == Some(0));
+    if zero {
+        tracing::info!(
+            "the authorization server gave the token no lifetime (expires_in: 0): it is used until the server refuses it"
+        );
+        response.set_expires_in(None);
+    }
 }
 
 /// The access and refresh tokens of `credentials`. (Read through serde: the token types'
