@@ -78,7 +78,10 @@ impl View {
                 let line = format!(
                     "{mark} {} {} ({duration_ms} ms){detail}",
                     common::clip(name, 100),
-                    short(&normalized_args.to_string())
+                    short(&super::approval::escaped(
+                        &normalized_args.to_string(),
+                        super::approval::Quote::Json
+                    ))
                 );
                 Self::note(&mut state, &line);
             }
