@@ -38,6 +38,7 @@
 //! grammar come from the workspace's `common` crate, shared with the client.
 
 mod app;
+mod auth;
 mod config;
 pub mod devices;
 pub mod logging;

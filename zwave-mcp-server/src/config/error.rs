@@ -83,6 +83,19 @@ pub enum ConfigError {
         #[source]
         source: std::io::Error,
     },
+    /// `--oauth-issuer` without the owner's key that approves clients.
+    #[error(
+        "--oauth-issuer needs the owner's key: give --http-token-file FILE (or ZWAVE_MCP_HTTP_TOKEN); the owner approves each client with it"
+    )]
+    OAuthWithoutOwnerKey,
+    /// `--state-dir` without `--oauth-issuer`.
+    #[error("--state-dir keeps the OAuth grants of --oauth-issuer: give --oauth-issuer URL too")]
+    StateDirWithoutOAuth,
+    /// No state directory given, and no home to put the default in.
+    #[error(
+        "--oauth-issuer needs a state directory for its grants: give --state-dir DIR (neither XDG_STATE_HOME nor HOME is set)"
+    )]
+    NoStateDir,
     /// Both ways of giving the HTTP token were used.
     #[error("give the HTTP token either in ZWAVE_MCP_HTTP_TOKEN or in --http-token-file, not both")]
     TwoHttpTokens,

@@ -3,7 +3,7 @@
 
 use std::{net::SocketAddr, path::PathBuf, time::Duration};
 
-use super::parse::parse_duration;
+use super::parse::{parse_duration, parse_issuer};
 
 /// Environment variable holding the HTTP bearer token itself (never a flag: flags show in `ps`).
 pub const TOKEN_ENV: &str = "ZWAVE_MCP_HTTP_TOKEN";
@@ -64,6 +64,20 @@ pub struct HttpFlags {
     /// [default: 10m]
     #[arg(long, env = "ZWAVE_MCP_HTTP_SESSION_IDLE", value_parser = parse_duration, value_name = "DURATION")]
     pub http_session_idle: Option<Duration>,
+
+    /// Be this server's own OAuth 2.1 authorization server, for hosts that sign in only with
+    /// OAuth (Claude's and ChatGPT's connectors, Home Assistant). URL is the origin hosts
+    /// reach the server at (https://home.example.com behind a TLS proxy; http only on
+    /// loopback): the issuer and resource its tokens name. The owner approves each client on
+    /// the page /oauth/authorize with the key of --http-token-file, which is needed.
+    #[arg(long, env = "ZWAVE_MCP_OAUTH_ISSUER", value_parser = parse_issuer, value_name = "URL")]
+    pub oauth_issuer: Option<String>,
+
+    /// Where the OAuth grants and their signing key are kept (0700; several servers behind
+    /// one balancer share it). [default: $XDG_STATE_HOME/zwave-mcp-server, else
+    /// ~/.local/state/zwave-mcp-server]
+    #[arg(long, env = "ZWAVE_MCP_STATE_DIR", value_name = "DIR")]
+    pub state_dir: Option<PathBuf>,
 }
 
 /// Sessions alive at once when `--http-max-sessions` is not given.

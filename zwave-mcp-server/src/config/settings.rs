@@ -53,6 +53,8 @@ impl Config {
                 ),
                 ("--http-max-sessions", flags.http_max_sessions.is_some()),
                 ("--http-session-idle", flags.http_session_idle.is_some()),
+                ("--oauth-issuer", flags.oauth_issuer.is_some()),
+                ("--state-dir", flags.state_dir.is_some()),
             ];
             return match stray.into_iter().find(|(_, given)| *given) {
                 Some((flag, _)) => Err(ConfigError::HttpFlagWithoutHttp { flag }),
@@ -87,13 +89,57 @@ impl Config {
         if token.is_none() && !addr.ip().is_loopback() {
             return Err(ConfigError::HttpWithoutToken { addr });
         }
+        let auth = self.auth(token.is_some())?;
+        let mut extra_hosts = flags.http_allowed_host.clone();
+        if let Some(auth) = &auth {
+            // The issuer's host is the name hosts reach the server by.
+            let authority = auth.issuer.split_once("://").map_or("", |(_, rest)| rest);
+            let host = match authority.strip_prefix('[') {
+                Some(v6) => v6.split_once(']').map_or(authority, |(host, _)| host),
+                None => authority.split(':').next().unwrap_or(authority),
+            };
+            if !extra_hosts.iter().any(|known| known == host) {
+                extra_hosts.push(host.to_owned());
+            }
+        }
         Ok(Some(HttpSettings {
             addr,
             token,
-            extra_hosts: flags.http_allowed_host.clone(),
+            auth,
+            extra_hosts,
             extra_origins: flags.http_allowed_origin.clone(),
             max_sessions: flags.http_max_sessions.unwrap_or(DEFAULT_MAX_SESSIONS) as usize,
             session_idle: flags.http_session_idle.unwrap_or(DEFAULT_SESSION_IDLE),
+        }))
+    }
+
+    /// The authorization server's settings, when `--oauth-issuer` was given (which needs the
+    /// owner's key, `has_owner_key`).
+    ///
+    /// # Errors
+    /// No owner's key, or no state directory.
+    fn auth(&self, has_owner_key: bool) -> Result<Option<crate::auth::AuthSettings>, ConfigError> {
+        let Some(issuer) = &self.http.oauth_issuer else {
+            if self.http.state_dir.is_some() {
+                return Err(ConfigError::StateDirWithoutOAuth);
+            }
+            return Ok(None);
+        };
+        if !has_owner_key {
+            return Err(ConfigError::OAuthWithoutOwnerKey);
+        }
+        let state_dir = match &self.http.state_dir {
+            Some(dir) => dir.clone(),
+            None => default_state_dir(
+                std::env::var("XDG_STATE_HOME").ok().as_deref(),
+                std::env::var("HOME").ok().as_deref(),
+            )
+            .ok_or(ConfigError::NoStateDir)?,
+        };
+        Ok(Some(crate::auth::AuthSettings {
+            issuer: issuer.clone(),
+            state_dir,
+            access_lifetime: crate::auth::ACCESS_LIFETIME,
         }))
     }
 
@@ -367,4 +413,15 @@ mod tests {
         );
         let _ = std::fs::remove_dir_all(dir);
     }
+}
+
+/// `$XDG_STATE_HOME/zwave-mcp-server`, else `~/.local/state/zwave-mcp-server`: grants are state
+/// the server keeps between runs (XDG base directories).
+fn default_state_dir(xdg_state_home: Option<&str>, home: Option<&str>) -> Option<std::path::PathBuf> {
+    let base = match (xdg_state_home.filter(|dir| !dir.is_empty()), home) {
+        (Some(state), _) => std::path::PathBuf::from(state),
+        (None, Some(home)) if !home.is_empty() => std::path::Path::new(home).join(".local/state"),
+        _ => return None,
+    };
+    Some(base.join("zwave-mcp-server"))
 }

@@ -16,6 +16,7 @@ use tracing::{info, warn};
 
 use super::error::ToolError;
 use crate::{
+    auth::{Scope, Scopes},
     devices::{Rule, Sensitive, SensitiveClass, WritePlan},
     network::NodeInfo,
 };
@@ -157,6 +158,7 @@ impl SensitivePolicy {
         plan: &WritePlan,
         node: &NodeInfo,
         device: &str,
+        granted: Scopes,
     ) -> Result<Option<Question>, ToolError> {
         // Both rules apply, each only ever adding to what is needed: an action of a sensitive
         // class needs the owner's leave for its class, marked device or not; a device the
@@ -167,6 +169,12 @@ impl SensitivePolicy {
             return Ok(None);
         };
         let what = format!("{} {device}", gerund(sensitive));
+        if !granted.has(Scope::Sensitive) {
+            return Err(ToolError::Sensitive(format!(
+                "{what} is a sensitive action ({}), and the owner's grant to this client does not include `sensitive`: nothing was sent. The client can sign in again asking for it; the owner decides on the approval page (and a person is still asked each time).",
+                because(sensitive)
+            )));
+        }
         if self.unauthenticated_clients {
             return Err(ToolError::Sensitive(format!(
                 "{what} is a sensitive action ({}), and this server is served over HTTP without a token: any program on its machine can be a client and answer its own question, so no sensitive action is carried out. Nothing was sent. The owner can set --http-token-file (or ZWAVE_MCP_HTTP_TOKEN) to allow them.",

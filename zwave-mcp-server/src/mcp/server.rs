@@ -14,7 +14,7 @@ use rmcp::{
     model::{
         CallToolRequestParams, CallToolResponse, CallToolResult, CompleteRequestParams,
         CompleteResult, ContentBlock, GetPromptRequestParams, GetPromptResponse, Implementation,
-        JsonObject, ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult,
+        JsonObject, ListPromptsResult, ListToolsResult, ListResourceTemplatesResult, ListResourcesResult,
         PaginatedRequestParams, ReadResourceRequestParams, ReadResourceResponse,
         ServerCapabilities, ServerConfig, SubscribeRequestParams, SubscriptionFilter,
         UnsubscribeRequestParams,
@@ -32,6 +32,7 @@ use super::{
     sensitive::SensitivePolicy,
 };
 use crate::{
+    auth::{Principal, Scopes, for_tool},
     devices::{Exposure, Limits},
     network::Network,
 };
@@ -155,6 +156,17 @@ impl ServerHandler for ZwaveServer {
         if let Some(refused) = request.arguments.as_ref().and_then(oversized_argument) {
             return Ok(CallToolResult::error(vec![ContentBlock::text(refused)]).into());
         }
+        // The HTTP gate refuses this with 403 already; a message it could not read (a batch)
+        // is refused here.
+        let needed = for_tool(&request.name);
+        if !principal(&context).scopes().has(needed) {
+            return Ok(CallToolResult::error(vec![ContentBlock::text(format!(
+                "the owner's grant to this client does not include `{}`, which {} needs: nothing was done",
+                needed.name(),
+                request.name
+            ))])
+            .into());
+        }
         // Not listed unless allowed, but named in the README: a call says how to allow it.
         if request.name == MAINTAIN
             && let Some(refused) = refusal(self.exposure.read_only, &self.maintenance)
@@ -164,6 +176,20 @@ impl ServerHandler for ZwaveServer {
         self.tool_router
             .call(ToolCallContext::new(self, request, context))
             .await
+    }
+
+    /// The tools the client's grant covers (every tool, for the owner and on stdio).
+    async fn list_tools(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        context: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, ErrorData> {
+        let granted = principal(&context).scopes();
+        let mut tools = self.tool_router.list_all();
+        if granted != Scopes::ALL {
+            tools.retain(|tool| granted.has(for_tool(&tool.name)));
+        }
+        Ok(ListToolsResult::with_all_items(tools))
     }
 
     async fn list_resources(
@@ -336,4 +362,15 @@ fn oversized_argument(arguments: &JsonObject) -> Option<String> {
                 )
             })
         })
+}
+
+/// Who sent the request of `context`: the principal the HTTP gate found, else the owner (on
+/// stdio, the host that started the server; over HTTP without OAuth, the key's holder).
+pub(super) fn principal(context: &RequestContext<RoleServer>) -> Principal {
+    context
+        .extensions
+        .get::<hyper::http::request::Parts>()
+        .and_then(|parts| parts.extensions.get::<Principal>())
+        .cloned()
+        .unwrap_or(Principal::Owner)
 }

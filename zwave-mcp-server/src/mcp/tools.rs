@@ -67,7 +67,8 @@ impl ZwaveServer {
             Some(retry) => Asking::Retry(retry),
             None => Asking::Elicit(&context.peer),
         };
-        match self.control(args, &context.ct, asking).await {
+        let granted = super::server::principal(&context).scopes();
+        match self.control(args, &context.ct, asking, granted).await {
             Ok(response) => Ok(response),
             // The request itself is refused (2026-07-28's rules): a JSON-RPC error.
             Err(ToolError::Protocol(error)) => Err(error),

@@ -25,6 +25,8 @@ use rmcp::model::{CallToolResponse, CallToolResult, InputRequiredResult};
 use tokio_util::sync::CancellationToken;
 use tracing::{debug, info, warn};
 
+use crate::auth::Scopes;
+
 use super::{
     ZwaveServer,
     commands::{AckedCommand, Reported, clock},
@@ -74,8 +76,9 @@ impl ZwaveServer {
         args: ControlArgs,
         cancelled: &CancellationToken,
         asking: Asking<'_>,
+        granted: Scopes,
     ) -> Result<CallToolResponse, ToolError> {
-        let (node, plan, name) = match self.checked(&args, cancelled, asking).await? {
+        let (node, plan, name) = match self.checked(&args, cancelled, asking, granted).await? {
             Checked::Write(checked) => *checked,
             Checked::Ask(question) => return Ok(question.into()),
         };
@@ -124,6 +127,7 @@ impl ZwaveServer {
         args: &ControlArgs,
         cancelled: &CancellationToken,
         asking: Asking<'_>,
+        granted: Scopes,
     ) -> Result<Checked, ToolError> {
         let node = self
             .find_device(&args.device_name, Purpose::Control)
@@ -132,7 +136,7 @@ impl ZwaveServer {
         let plan = devices::plan(&node, &args.request(), &self.limits)?;
         let name = devices::display_name(&node);
         let described = devices::describe(&node);
-        if let Some(question) = self.sensitive.question(&plan, &node, &described)? {
+        if let Some(question) = self.sensitive.question(&plan, &node, &described, granted)? {
             match asking {
                 // A cancelled request withdraws its question: its place is freed at once, and
                 // a yes that comes later answers nothing.

@@ -19,8 +19,7 @@ use hyper::{
     Method, Request, Response, StatusCode,
     body::Incoming,
     header::{
-        AUTHORIZATION, CONTENT_LENGTH, CONTENT_TYPE, HOST, HeaderValue, ORIGIN, RETRY_AFTER,
-        WWW_AUTHENTICATE,
+        CONTENT_LENGTH, CONTENT_TYPE, HOST, HeaderValue, ORIGIN, RETRY_AFTER,
     },
 };
 use rmcp::{
@@ -32,10 +31,11 @@ use tracing::{debug, warn};
 
 use super::{
     Sessions, Token,
+    bearer::Doorman,
     body::{self, BODIES_HELD_BYTES, BODY_TIMEOUT, Budget, MAX_BODY_BYTES, Unread},
     refusals::Refusals,
 };
-use crate::transport::refusal::Refusal;
+use crate::{auth::AuthServer, transport::refusal::Refusal};
 
 /// The path MCP is served at.
 pub const MCP_PATH: &str = "/mcp";
@@ -47,7 +47,9 @@ pub type HttpResponse = Response<BoxBody<Bytes, Infallible>>;
 pub struct Gate<S> {
     mcp: StreamableHttpService<S, Sessions>,
     sessions: Arc<Sessions>,
-    token: Option<Arc<Token>>,
+    doorman: Doorman,
+    /// The address of this connection's peer.
+    peer: Option<String>,
     /// Requests refused for want of the token, and those refused a session: each logged at
     /// most once per [`LOG_EVERY`](super::refusals::LOG_EVERY).
     refused: Arc<(Refusals, Refusals)>,
@@ -63,7 +65,8 @@ impl<S> Clone for Gate<S> {
         Self {
             mcp: self.mcp.clone(),
             sessions: Arc::clone(&self.sessions),
-            token: self.token.clone(),
+            doorman: self.doorman.clone(),
+            peer: self.peer.clone(),
             refused: Arc::clone(&self.refused),
             bodies: self.bodies.clone(),
             smuggled: Arc::clone(&self.smuggled),
@@ -72,28 +75,51 @@ impl<S> Clone for Gate<S> {
 }
 
 impl<S: ServerHandler + Send + 'static> Gate<S> {
-    /// `mcp` behind the checks; `token`, when set, is required of every request.
+    /// `mcp` behind the checks; `token`, when set, is required of every request (or, with
+    /// `auth`, a token it issued).
     pub fn new(
         mcp: StreamableHttpService<S, Sessions>,
         sessions: Arc<Sessions>,
         token: Option<Token>,
+        auth: Option<Arc<AuthServer>>,
     ) -> Self {
         Self {
             mcp,
             sessions,
-            token: token.map(Arc::new),
+            doorman: Doorman {
+                owner: token.map(Arc::new),
+                auth,
+            },
+            peer: None,
             refused: Arc::default(),
             bodies: Budget::default(),
             smuggled: Arc::default(),
         }
     }
 
-    /// The gate of one connection, told by `smuggled` when a request there had both
-    /// `Transfer-Encoding` and `Content-Length`.
-    pub fn for_connection(&self, smuggled: Arc<AtomicBool>) -> Self {
+    /// The gate of one connection from `peer`, told by `smuggled` when a request there had
+    /// both `Transfer-Encoding` and `Content-Length`.
+    pub fn for_connection(&self, smuggled: Arc<AtomicBool>, peer: Option<String>) -> Self {
         Self {
             smuggled,
+            peer,
             ..self.clone()
+        }
+    }
+
+    /// The authorization server's answer to `request` (its metadata and pages).
+    async fn for_auth(&self, auth: &AuthServer, request: Request<Incoming>) -> HttpResponse {
+        let (parts, body) = request.into_parts();
+        let declared = parts
+            .headers
+            .get(CONTENT_LENGTH)
+            .and_then(|value| value.to_str().ok())
+            .and_then(|value| value.parse::<u64>().ok());
+        match body::read(body, declared, &self.bodies).await {
+            Ok(held) => auth
+                .answer(&parts, &held.bytes, self.peer.as_deref())
+                .map(http_body_util::BodyExt::boxed),
+            Err(unread) => unread_body(&unread),
         }
     }
 
@@ -109,24 +135,30 @@ impl<S: ServerHandler + Send + 'static> Gate<S> {
         if let Some(refused) = ambiguous(&request) {
             return refused;
         }
+        if let Some(auth) = &self.doorman.auth
+            && AuthServer::serves(request.uri().path())
+        {
+            return self.for_auth(auth, request).await;
+        }
         if request.uri().path() != MCP_PATH {
             return refusal(
                 StatusCode::NOT_FOUND,
                 &format!("nothing is served here: MCP is at {MCP_PATH}"),
             );
         }
-        if let Some(token) = &self.token
-            && let Some(refused) = unauthorized(token, &request)
-        {
-            if let Some(refused) = self.refused.0.count() {
-                warn!(
-                    refused,
-                    "HTTP requests refused without this server's bearer token, since the last such line"
-                );
+        let principal = match self.doorman.principal(&request) {
+            Ok(principal) => principal,
+            Err(refused) => {
+                if let Some(refused) = self.refused.0.count() {
+                    warn!(
+                        refused,
+                        "HTTP requests refused without this server's bearer token, since the last such line"
+                    );
+                }
+                return refused;
             }
-            return refused;
-        }
-        let (parts, body) = request.into_parts();
+        };
+        let (mut parts, body) = request.into_parts();
         let declared = parts
             .headers
             .get(CONTENT_LENGTH)
@@ -145,6 +177,10 @@ impl<S: ServerHandler + Send + 'static> Gate<S> {
             debug!(%refused, "refused a request's body");
             return json_refusal(StatusCode::BAD_REQUEST, refused.reply());
         }
+        if let Some(refused) = self.doorman.beyond_grant(&principal, &body) {
+            return refused;
+        }
+        parts.extensions.insert(principal);
         // Checked on the body, not the headers: an `initialize` opens a session whatever
         // revision its `MCP-Protocol-Version` names (rmcp routes every handshake to the
         // 2025-11-25 lifecycle), and no other message does. One that got past a check on the
@@ -277,36 +313,6 @@ fn ambiguous<B>(request: &Request<B>) -> Option<HttpResponse> {
     ))
 }
 
-/// The 401 for a request without the token, if it lacks it. Nothing of the request is
-/// logged (a wrong token may be a right one mistyped); the caller counts the refusal.
-fn unauthorized(token: &Token, request: &Request<Incoming>) -> Option<HttpResponse> {
-    if request
-        .headers()
-        .get(AUTHORIZATION)
-        .is_some_and(|value| token.admits(value.as_bytes()))
-    {
-        return None;
-    }
-    let in_url = request.uri().query().is_some_and(|query| {
-        query
-            .split('&')
-            .any(|pair| pair.starts_with("token=") || pair.starts_with("access_token="))
-    });
-    let why = if in_url {
-        "a token in the URL is not accepted (URLs are logged along the way): send it as `Authorization: Bearer TOKEN`"
-    } else if request.headers().contains_key(AUTHORIZATION) {
-        "the bearer token is not this server's: nothing was done"
-    } else {
-        "this server needs `Authorization: Bearer TOKEN` (the token of --http-token-file): nothing was done"
-    };
-    let mut refused = refusal(StatusCode::UNAUTHORIZED, why);
-    refused.headers_mut().insert(
-        WWW_AUTHENTICATE,
-        HeaderValue::from_static("Bearer realm=\"zwave-mcp-server\""),
-    );
-    Some(refused)
-}
-
 /// Whether a request with these head and body opens a session: a POST, outside any session,
 /// of an `initialize` request.
 fn opens_a_session(parts: &hyper::http::request::Parts, body: &[u8]) -> bool {
@@ -391,7 +397,7 @@ fn unread_body(unread: &Unread) -> HttpResponse {
 /// SDK's server answers; SDK clients show such an error's message to their user, where a
 /// plain-text body becomes "Server returned an error response"). A server that is full says
 /// so with the code of a busy stdio server; a request at fault gets "Invalid Request".
-fn refusal(status: StatusCode, why: &str) -> HttpResponse {
+pub(super) fn refusal(status: StatusCode, why: &str) -> HttpResponse {
     let code = if status == StatusCode::SERVICE_UNAVAILABLE {
         crate::transport::bounded::BUSY.0
     } else {

@@ -21,6 +21,8 @@ pub struct HttpSettings {
     pub max_sessions: usize,
     /// How long a session may go without a request before it ends.
     pub session_idle: Duration,
+    /// This server as its own OAuth authorization server (`--oauth-issuer`).
+    pub auth: Option<crate::auth::AuthSettings>,
 }
 
 impl HttpSettings {
@@ -125,6 +127,7 @@ mod tests {
             extra_origins: vec![],
             max_sessions: 1,
             session_idle: Duration::from_secs(1),
+            auth: None,
         };
         assert_eq!(
             settings.allowed_hosts(),

@@ -1,0 +1,310 @@
+//! OAuth 2.1 with this server as its own authorization server (`--oauth-issuer`): the hosts
+//! that sign in only with OAuth (Claude's and ChatGPT's connectors, Home Assistant) reach the
+//! home with a grant the owner gave on a page this server serves, and only within it.
+//!
+//! | part | what it owns |
+//! |---|---|
+//! | [`AuthServer`] (here) | the issuer, the resource URL, the signing key, the book; who a request's bearer token names ([`Principal`]) |
+//! | `scope` | [`Scope`], [`Scopes`]: read, control, sensitive, maintenance; which one each tool needs |
+//! | `secret` | random values, signed access tokens, hashed refresh tokens and codes, PKCE S256 |
+//! | `state` | the state directory: atomic, owner-only files, one writer at a time across processes |
+//! | `book` | the clients and grants (`oauth.json`), shared by every process on the directory |
+//! | `endpoints` | RFC 9728 and RFC 8414 metadata, registration (RFC 7591), tokens, revocation (RFC 7009) |
+//! | `consent` | the owner's approval page (`/oauth/authorize`) |
+//! | `form`, `html` | parameters read as OAuth says; pages escaped, unframeable, without script |
+//!
+//! The owner proves who they are with the owner's key (`--http-token-file`): it exists
+//! already, is long and random, and holding it gives everything anyway; a passphrase would be
+//! one more secret to choose well, keep and rotate. It is typed into the page (a password
+//! field, posted, never in a URL) and compared in constant time; wrong keys are counted and,
+//! past [`MAX_WRONG_KEYS`] a minute, refused without being compared.
+
+mod book;
+mod consent;
+mod endpoints;
+mod form;
+mod html;
+mod scope;
+mod secret;
+mod state;
+
+use std::{
+    path::PathBuf,
+    sync::{Arc, Mutex, PoisonError},
+    time::{Duration, Instant},
+};
+
+use bytes::Bytes;
+use http_body_util::Full;
+use hyper::{Method, Response, http::request::Parts};
+
+pub use scope::{Scope, Scopes, for_tool};
+pub use state::StateError;
+
+use book::Book;
+use secret::{Rejected, SigningKey};
+use state::StateDir;
+
+use crate::transport::http::Token;
+
+/// Where the metadata of the protected resource is (RFC 9728, for the resource `/mcp`).
+pub const RESOURCE_METADATA_PATH: &str = "/.well-known/oauth-protected-resource/mcp";
+
+/// How long an access token lasts: a revoked grant's tokens are refused at once anyway (the
+/// grant is looked up on each request), so this bounds only a stolen token's life.
+pub const ACCESS_LIFETIME: Duration = Duration::from_secs(600);
+
+/// Wrong owner's keys accepted a minute before the page refuses to compare more.
+pub const MAX_WRONG_KEYS: u32 = 10;
+
+/// The file of the signing key in the state directory.
+const KEY_FILE: &str = "oauth-signing-key";
+
+/// What the owner configured.
+#[derive(Debug, Clone)]
+pub struct AuthSettings {
+    /// The public origin the server is reached at (`https://home.example`), as hosts see it.
+    pub issuer: String,
+    /// Where grants and the signing key are kept.
+    pub state_dir: PathBuf,
+    /// How long an access token lasts.
+    pub access_lifetime: Duration,
+}
+
+/// Who sent a request.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Principal {
+    /// The holder of the owner's key (or anyone, on loopback without a key): everything the
+    /// owner's flags allow.
+    Owner,
+    /// A client the owner granted.
+    Client {
+        /// The grant.
+        grant: String,
+        /// The client's name (its own claim).
+        client: Arc<str>,
+        /// What it may do now.
+        scopes: Scopes,
+    },
+}
+
+impl Principal {
+    /// What it may do.
+    pub fn scopes(&self) -> Scopes {
+        match self {
+            Self::Owner => Scopes::ALL,
+            Self::Client { scopes, .. } => *scopes,
+        }
+    }
+}
+
+/// Why a bearer token was not taken.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Refused {
+    /// Not a token of this server (or altered, or for another resource).
+    Invalid,
+    /// Expired: the client refreshes it.
+    Expired,
+    /// Its grant was revoked.
+    Revoked,
+}
+
+/// The authorization server.
+#[derive(Debug)]
+pub struct AuthServer {
+    issuer: String,
+    resource: String,
+    key: SigningKey,
+    book: Book,
+    owner: Token,
+    access_lifetime: Duration,
+    /// The hosts and origins the pages answer, as `/mcp` does.
+    hosts: Vec<String>,
+    origins: Vec<String>,
+    wrong_keys: Mutex<(Instant, u32)>,
+    registrations: Mutex<(Instant, u32)>,
+}
+
+impl AuthServer {
+    /// The authorization server `settings` describe, the owner proving who they are with
+    /// `owner`; its pages answer the `hosts` and `origins` `/mcp` answers (the issuer's host
+    /// among them).
+    ///
+    /// # Errors
+    /// The state directory or a file in it cannot be used.
+    pub fn open(
+        settings: &AuthSettings,
+        owner: Token,
+        hosts: Vec<String>,
+        origins: Vec<String>,
+    ) -> Result<Self, StateError> {
+        let state = StateDir::open(&settings.state_dir)?;
+        let key = signing_key(&state)?;
+        let book = Book::open(state)?;
+        let issuer = settings.issuer.trim_end_matches('/').to_owned();
+        Ok(Self {
+            resource: format!("{issuer}{}", crate::transport::http::MCP_PATH),
+            issuer,
+            key,
+            book,
+            owner,
+            access_lifetime: settings.access_lifetime,
+            hosts,
+            origins,
+            wrong_keys: Mutex::new((Instant::now(), 0)),
+            registrations: Mutex::new((Instant::now(), 0)),
+        })
+    }
+
+    /// The issuer (the public origin).
+    pub fn issuer(&self) -> &str {
+        &self.issuer
+    }
+
+    /// The URL of the protected resource (`…/mcp`), the audience of every token.
+    pub fn resource(&self) -> &str {
+        &self.resource
+    }
+
+    /// The URL of the protected resource's metadata, for `WWW-Authenticate`.
+    pub fn resource_metadata_url(&self) -> String {
+        format!("{}{RESOURCE_METADATA_PATH}", self.issuer)
+    }
+
+    /// Who the bearer token `token` names.
+    ///
+    /// # Errors
+    /// Why it is not taken.
+    pub fn principal(&self, token: &str) -> Result<Principal, Refused> {
+        let claims = self
+            .key
+            .check(&self.resource, token, secret::now())
+            .map_err(|rejected| match rejected {
+                Rejected::Invalid => Refused::Invalid,
+                Rejected::Expired => Refused::Expired,
+            })?;
+        let (granted, client) = self.book.live(&claims.grant).ok_or(Refused::Revoked)?;
+        Ok(Principal::Client {
+            client,
+            scopes: claims.scopes.and(granted),
+            grant: claims.grant,
+        })
+    }
+
+    /// Whether `path` is one this server answers (its metadata and `/oauth/…`).
+    pub fn serves(path: &str) -> bool {
+        path.starts_with("/.well-known/oauth-") || path.starts_with("/oauth/")
+    }
+
+    /// The answer to a request for one of its paths, with `body` read already; `peer` is
+    /// the address it came from.
+    pub fn answer(&self, parts: &Parts, body: &[u8], peer: Option<&str>) -> Response<Full<Bytes>> {
+        if let Some(refused) = self.foreign_host(parts) {
+            return refused;
+        }
+        let path = parts.uri.path();
+        match (&parts.method, path) {
+            (&Method::GET, RESOURCE_METADATA_PATH | "/.well-known/oauth-protected-resource") => {
+                endpoints::resource_metadata(self)
+            }
+            (&Method::GET, "/.well-known/oauth-authorization-server") => {
+                endpoints::server_metadata(self)
+            }
+            (&Method::POST, "/oauth/register") => endpoints::register(self, body),
+            (&Method::POST, "/oauth/token") => endpoints::token(self, body, peer),
+            (&Method::POST, "/oauth/revoke") => endpoints::revoke(self, body),
+            (&Method::GET, "/oauth/authorize") => consent::ask(self, parts),
+            (&Method::POST, "/oauth/authorize") => consent::decide(self, parts, body),
+            _ => endpoints::not_found(path),
+        }
+    }
+
+    /// The 403 for a request whose `Host` is not one this server answers (as `/mcp`).
+    fn foreign_host(&self, parts: &Parts) -> Option<Response<Full<Bytes>>> {
+        let host = parts
+            .headers
+            .get(hyper::header::HOST)
+            .and_then(|host| host.to_str().ok())
+            .unwrap_or_default()
+            .to_ascii_lowercase();
+        let name = host
+            .strip_prefix('[')
+            .and_then(|rest| rest.split_once(']').map(|(name, _)| name))
+            .unwrap_or_else(|| host.rsplit_once(':').map_or(host.as_str(), |(name, _)| name));
+        let known = self.hosts.iter().any(|allowed| {
+            let allowed = allowed.to_ascii_lowercase();
+            allowed == host || allowed == name
+        });
+        (!known).then(|| {
+            html::page(
+                hyper::StatusCode::FORBIDDEN,
+                "Not this server's name",
+                &format!(
+                    "<p>This server does not answer to the name {} (a guard against DNS rebinding). If it is reached by that name, start it with <code>--http-allowed-host</code>.</p>",
+                    html::escape(&format!("{host:?}"))
+                ),
+            )
+        })
+    }
+
+    /// Whether a page's form may have been posted from `origin` (a browser always says where
+    /// a form was posted from): this server's own origins only.
+    fn origin_allowed(&self, origin: &str) -> bool {
+        origin == self.issuer
+            || self.origins.iter().any(|allowed| {
+                allowed == origin
+                    || allowed.strip_suffix(":*").is_some_and(|prefix| {
+                        origin == prefix
+                            || origin
+                                .strip_prefix(prefix)
+                                .and_then(|rest| rest.strip_prefix(':'))
+                                .is_some_and(|port| port.bytes().all(|b| b.is_ascii_digit()))
+                    })
+            })
+    }
+
+    /// Whether `key` is the owner's, counting wrong ones; `None` when too many were wrong in
+    /// the last minute (not compared).
+    fn is_owner(&self, key: &str) -> Option<bool> {
+        let mut wrong = self.wrong_keys.lock().unwrap_or_else(PoisonError::into_inner);
+        if wrong.0.elapsed() > Duration::from_secs(60) {
+            *wrong = (Instant::now(), 0);
+        }
+        if wrong.1 >= MAX_WRONG_KEYS {
+            return None;
+        }
+        let right = self.owner.admits(format!("Bearer {key}").as_bytes());
+        if !right {
+            wrong.1 += 1;
+        }
+        Some(right)
+    }
+}
+
+/// The key in `state`, made (once, holding the directory) when there is none.
+fn signing_key(state: &StateDir) -> Result<SigningKey, StateError> {
+    let read = |state: &StateDir| -> Result<Option<SigningKey>, StateError> {
+        let Some(bytes) = state.read(KEY_FILE)? else {
+            return Ok(None);
+        };
+        let text = String::from_utf8_lossy(&bytes);
+        SigningKey::from_hex(&text)
+            .map(Some)
+            .ok_or_else(|| StateError::Corrupt {
+                path: state.path().join(KEY_FILE),
+                why: "it does not hold 64 hex digits".to_owned(),
+            })
+    };
+    if let Some(key) = read(state)? {
+        return Ok(key);
+    }
+    let _held = state.hold()?;
+    if let Some(key) = read(state)? {
+        return Ok(key);
+    }
+    state.write(KEY_FILE, SigningKey::new_hex().as_bytes())?;
+    read(state)?.ok_or_else(|| StateError::Corrupt {
+        path: state.path().join(KEY_FILE),
+        why: "it was not there after it was written".to_owned(),
+    })
+}

@@ -1,0 +1,134 @@
+//! Who sent a request, by its bearer token: the holder of the owner's key
+//! (`--http-token-file`), a client the owner granted (a token this server issued, with
+//! `--oauth-issuer`), or anyone, on loopback without a key. A request without one of those
+//! gets 401 saying where to sign in (RFC 6750, RFC 9728); a granted client's request beyond
+//! its grant gets 403 `insufficient_scope` naming the scope it needs, so that it can ask for
+//! more.
+
+use std::sync::Arc;
+
+use hyper::{
+    Request, StatusCode,
+    header::{AUTHORIZATION, HeaderValue, WWW_AUTHENTICATE},
+};
+
+use super::{Token, gate::{HttpResponse, refusal}};
+use crate::auth::{AuthServer, Principal, Refused, Scope, Scopes, for_tool};
+
+/// Tells who sent a request.
+#[derive(Debug, Clone, Default)]
+pub struct Doorman {
+    /// The owner's key, when there is one.
+    pub owner: Option<Arc<Token>>,
+    /// This server's authorization server, when it is one.
+    pub auth: Option<Arc<AuthServer>>,
+}
+
+impl Doorman {
+    /// Who sent `request`, or the 401 it gets. Nothing of the request is logged (a wrong
+    /// token may be a right one mistyped).
+    pub fn principal<B>(&self, request: &Request<B>) -> Result<Principal, HttpResponse> {
+        let Some(owner) = &self.owner else {
+            return Ok(Principal::Owner);
+        };
+        let header = request.headers().get(AUTHORIZATION);
+        if header.is_some_and(|value| owner.admits(value.as_bytes())) {
+            return Ok(Principal::Owner);
+        }
+        let bearer = header
+            .and_then(|value| value.as_bytes().get(..7).zip(value.as_bytes().get(7..)))
+            .filter(|(scheme, _)| scheme.eq_ignore_ascii_case(b"bearer "))
+            .and_then(|(_, token)| std::str::from_utf8(token).ok());
+        let refused = match (&self.auth, bearer) {
+            (Some(auth), Some(token)) => match auth.principal(token) {
+                Ok(principal) => return Ok(principal),
+                Err(refused) => Some(refused),
+            },
+            _ => None,
+        };
+        Err(self.unauthorized(request, refused))
+    }
+
+    /// The 401 for `request`, whose token, if any, was `refused`.
+    fn unauthorized<B>(&self, request: &Request<B>, refused: Option<Refused>) -> HttpResponse {
+        let in_url = request.uri().query().is_some_and(|query| {
+            query
+                .split('&')
+                .any(|pair| pair.starts_with("token=") || pair.starts_with("access_token="))
+        });
+        let why = match refused {
+            _ if in_url => "a token in the URL is not accepted (URLs are logged along the way): send it as `Authorization: Bearer TOKEN`",
+            Some(Refused::Expired) => "the access token expired: refresh it (nothing was done)",
+            Some(Refused::Revoked) => "the access token's grant was revoked by the owner: sign in again (nothing was done)",
+            _ if request.headers().contains_key(AUTHORIZATION) => "the bearer token is not this server's: nothing was done",
+            _ if self.auth.is_some() => "this server needs `Authorization: Bearer TOKEN`: a token from signing in with OAuth (see the WWW-Authenticate header), or the owner's key: nothing was done",
+            _ => "this server needs `Authorization: Bearer TOKEN` (the token of --http-token-file): nothing was done",
+        };
+        let challenge = match &self.auth {
+            None => "Bearer realm=\"zwave-mcp-server\"".to_owned(),
+            Some(auth) => {
+                let error = if request.headers().contains_key(AUTHORIZATION) {
+                    ", error=\"invalid_token\""
+                } else {
+                    ""
+                };
+                format!(
+                    "Bearer resource_metadata=\"{}\", scope=\"{}\"{error}",
+                    auth.resource_metadata_url(),
+                    Scopes::of([Scope::Read, Scope::Control])
+                )
+            }
+        };
+        let mut refused = refusal(StatusCode::UNAUTHORIZED, why);
+        if let Ok(challenge) = HeaderValue::from_str(&challenge) {
+            refused.headers_mut().insert(WWW_AUTHENTICATE, challenge);
+        }
+        refused
+    }
+
+    /// The 403 for a message in `body` that `principal`'s grant does not cover: a tool call
+    /// needs its tool's scope, anything but the handshake, `ping`, notifications and
+    /// `tools/list` (answered within the grant) needs `read`.
+    pub fn beyond_grant(&self, principal: &Principal, body: &[u8]) -> Option<HttpResponse> {
+        /// The fields looked at.
+        #[derive(serde::Deserialize)]
+        struct Message {
+            method: Option<String>,
+            params: Option<Params>,
+        }
+        #[derive(serde::Deserialize)]
+        struct Params {
+            name: Option<String>,
+        }
+        let Principal::Client { scopes, .. } = principal else {
+            return None;
+        };
+        let auth = self.auth.as_ref()?;
+        let message: Message = serde_json::from_slice(body).ok()?;
+        let method = message.method?;
+        let needed = match method.as_str() {
+            "tools/call" => for_tool(message.params.and_then(|params| params.name).as_deref().unwrap_or_default()),
+            "initialize" | "ping" | "server/discover" | "tools/list" => return None,
+            notification if notification.starts_with("notifications/") => return None,
+            _ => Scope::Read,
+        };
+        if scopes.has(needed) {
+            return None;
+        }
+        let mut refused = refusal(
+            StatusCode::FORBIDDEN,
+            &format!(
+                "this client's grant does not include `{}`, which {method} needs: the owner can grant it when the client signs in again asking for it (nothing was done)",
+                needed.name()
+            ),
+        );
+        let wanted = Scopes::of(scopes.iter().chain([needed]));
+        if let Ok(challenge) = HeaderValue::from_str(&format!(
+            "Bearer error=\"insufficient_scope\", scope=\"{wanted}\", resource_metadata=\"{}\"",
+            auth.resource_metadata_url()
+        )) {
+            refused.headers_mut().insert(WWW_AUTHENTICATE, challenge);
+        }
+        Some(refused)
+    }
+}
