@@ -140,6 +140,12 @@ async fn examine(config: ServerConfig, stop: &Stop) -> Vec<Finding> {
     findings.extend([capabilities(&info), ping(&server).await]);
     findings.extend(tools(&server).await);
     if let Some(process) = server.process().await {
+        findings.extend(
+            process
+                .tools_left_out()
+                .into_iter()
+                .map(|note| Finding::new(Check::Tools, Verdict::Fail, note)),
+        );
         findings.push(stdout(&process));
         findings.extend(stderr(&process));
         findings.push(shutdown(&process).await);

@@ -162,18 +162,19 @@ impl ChildTransport {
     /// A line nested deeper than serde_json reads: a `tools/list` answer without the tools
     /// that nest so deep, another answer as an error for its request, anything else dropped.
     fn too_deep(&self, text: &str) -> Option<RxJsonRpcMessage<RoleClient>> {
-        let Some(trimmed) = deep::trim(text) else {
-            return self.drop_line(
-                &self.stats.invalid_message,
-                "JSON nested deeper than mcp-client reads (127 levels)",
-                text,
-                None,
-            );
+        const KIND: &str = "JSON nested deeper than mcp-client reads (127 levels)";
+        let (value, notes) = match deep::trim(text) {
+            Some(deep::Trimmed::Readable { value, notes }) => (value, notes),
+            Some(deep::Trimmed::Dropped(why)) => {
+                return self.drop_line(&self.stats.invalid_message, KIND, text, Some(&why));
+            }
+            None => return self.drop_line(&self.stats.invalid_message, KIND, text, None),
         };
-        for note in &trimmed.notes {
+        for note in notes {
             error!(server = %self.name, "{note}");
+            self.stats.left_out(note);
         }
-        match to_message(trimmed.value) {
+        match to_message(value) {
             Ok(message) => {
                 self.stats.messages.fetch_add(1, Ordering::Relaxed);
                 Some(message)

@@ -276,6 +276,11 @@ impl ServerProcess {
         self.stats.recent()
     }
 
+    /// Why tools were left out of its `tools/list` answers (nested too deep), the last 20.
+    pub fn tools_left_out(&self) -> Vec<String> {
+        self.stats.tools_left_out()
+    }
+
     /// How it ended, if it has.
     pub fn exit(&self) -> Option<Exit> {
         self.group.exit.borrow().clone()

@@ -13,6 +13,8 @@ pub struct ReadStats {
     pub(super) invalid_utf8: AtomicU64,
     /// The last dropped lines, as `<kind>: <preview>`.
     pub(super) recent: std::sync::Mutex<std::collections::VecDeque<String>>,
+    /// The last notes on tools left out of a `tools/list` answer (nested too deep).
+    pub(super) left_out: std::sync::Mutex<std::collections::VecDeque<String>>,
 }
 
 /// Dropped lines remembered for diagnostics.
@@ -52,6 +54,28 @@ impl ReadStats {
             recent.pop_front();
         }
         recent.push_back(format!("{kind}: {preview}"));
+    }
+
+    /// Notes that a tool was left out of a `tools/list` answer (the last 20 kept).
+    pub(super) fn left_out(&self, note: String) {
+        let mut left_out = self
+            .left_out
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        if left_out.len() == RECENT_DROPPED {
+            left_out.pop_front();
+        }
+        left_out.push_back(note);
+    }
+
+    /// The notes on tools left out (at most 20), oldest first.
+    pub fn tools_left_out(&self) -> Vec<String> {
+        self.left_out
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .iter()
+            .cloned()
+            .collect()
     }
 
     /// The last dropped lines (at most 20), oldest first, as `<kind>: <preview>`.

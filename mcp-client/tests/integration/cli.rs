@@ -639,4 +639,10 @@ fn doctor_names_a_message_nested_too_deep() {
         stdout.contains("stdout: JSON nested deeper than mcp-client reads (127 levels): \"{\\\"jsonrpc\\\": \\\"2.0\\\", \\\"method\\\": \\\"notifications/message\\\""),
         "{stdout}"
     );
+    // The tool left out is a problem of the server's tools, not a healthy list.
+    assert!(
+        stdout.contains("\nFAIL tools: left out tool `deep`: its definition nests deeper than 127 levels (at `inputSchema.properties.a"),
+        "{stdout}"
+    );
+    assert!(stdout.ends_with("2 problems, 0 warnings\n"), "{stdout}");
 }

@@ -164,6 +164,7 @@ pub(crate) fn connect<C: SessionClient>(
         inner: client,
         secrets,
         cut: cut.clone(),
+        server: endpoint.name.as_str().into(),
     };
     Ok(HttpTransport {
         inner: StreamableHttpClientTransport::with_client(client, config),

@@ -27,7 +27,7 @@ use rmcp::{
 use sse_stream::Sse;
 
 use super::{secrets::Secrets, session_client::SessionClient};
-use crate::transport::deep::trim as too_deep;
+use crate::transport::deep::{Trimmed, trim as too_deep};
 
 /// What rmcp's client reports over reqwest (`client::HttpError`, which uses this module).
 type HttpError = StreamableHttpError<reqwest::Error>;
@@ -55,6 +55,8 @@ pub(super) struct GuardedClient<C> {
     pub(super) inner: C,
     pub(super) secrets: Secrets,
     pub(super) cut: CutEvents,
+    /// The server's name, for the log.
+    pub(super) server: std::sync::Arc<str>,
 }
 
 type SseStream = BoxStream<'static, Result<Sse, SseError>>;
@@ -116,6 +118,7 @@ impl<C> GuardedClient<C> {
     /// `stream` with the secrets cut out of each event's data, and a cut event noted.
     fn stream(&self, stream: SseStream) -> SseStream {
         let (secrets, cut) = (self.secrets.clone(), self.cut.clone());
+        let server = std::sync::Arc::clone(&self.server);
         stream
             .map(move |event| match event {
                 Ok(mut event) => {
@@ -124,13 +127,19 @@ impl<C> GuardedClient<C> {
                     {
                         event.data = Some(scrubbed);
                     }
-                    if let Some(data) = &event.data
-                        && let Some(trimmed) = too_deep(data)
-                    {
-                        for note in &trimmed.notes {
-                            tracing::error!("{note}");
+                    if let Some(data) = &event.data {
+                        match too_deep(data) {
+                            None => {}
+                            Some(Trimmed::Readable { value, notes }) => {
+                                for note in &notes {
+                                    tracing::error!(server = %server, "{note}");
+                                }
+                                event.data = Some(value.to_string());
+                            }
+                            Some(Trimmed::Dropped(why)) => {
+                                tracing::error!(server = %server, reason = %why, "dropped an SSE event nested deeper than mcp-client reads (127 levels)");
+                            }
                         }
-                        event.data = Some(trimmed.value.to_string());
                     }
                     Ok(event)
                 }
@@ -298,6 +307,7 @@ mod tests {
             inner: (),
             secrets: Secrets::default(),
             cut: CutEvents::default(),
+            server: "home".into(),
         };
         super::super::tls::ready();
         let client = reqwest::Client::new();
@@ -332,6 +342,7 @@ mod tests {
             inner: (),
             secrets: Secrets::default(),
             cut: CutEvents::default(),
+            server: "home".into(),
         };
         let mut deep = String::from("{}");
         for _ in 0..150 {

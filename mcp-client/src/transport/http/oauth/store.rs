@@ -49,6 +49,10 @@ pub(super) struct ClientRecord {
 struct Record {
     /// The server's URL: a file is only ever read for the URL it was written for.
     url: String,
+    /// The way of signing in it was written for ([`settings_key`]): a file is only ever read
+    /// for the settings it was written for (a file from before this was kept is not read).
+    #[serde(default)]
+    settings: Option<String>,
     #[serde(default)]
     metadata: Option<AuthorizationMetadata>,
     #[serde(default)]
@@ -87,8 +91,10 @@ impl TokenStore {
         settings: &OAuthSettings,
     ) -> Result<Self, String> {
         let path = dir.map(|dir| dir.join(file_name(url, settings)));
+        let key = settings_key(settings);
         let mut record = Record {
             url: url.to_owned(),
+            settings: Some(key.clone()),
             ..Record::default()
         };
         if let Some(path) = &path
@@ -100,8 +106,14 @@ impl TokenStore {
         } else if let Some(path) = &path {
             match std::fs::read(path) {
                 Ok(bytes) => match serde_json::from_slice::<Record>(&bytes) {
-                    Ok(read) if read.url == url => record = read,
-                    Ok(_) => {}
+                    Ok(read) if read.url == url && read.settings.as_ref() == Some(&key) => {
+                        record = read;
+                    }
+                    // Found by the hostile review: a file from before the settings counted
+                    // (or one renamed) could hand an entry another entry's tokens.
+                    Ok(_) => {
+                        tracing::warn!(path = %path.display(), "not using a token file written for another server or another way of signing in; signing in again replaces it");
+                    }
                     // Never quote it: the file holds tokens.
                     Err(_) => {
                         tracing::warn!(path = %path.display(), "ignoring a token file that cannot be read as one; signing in again")
@@ -306,9 +318,10 @@ fn tokens(credentials: Option<&StoredCredentials>) -> Vec<String> {
 
 /// The file of the server at `url` signed in to as `settings` say: its host and port to be
 /// recognisable, and a hash of the whole URL and of the settings that change what a token
-/// is, to be one per both (`home.example_443-3f1c….json`). An entry without such settings
-/// keeps the name of a URL alone (that of files written before settings counted).
+/// is, to be one per both (`home.example_443-3f1c….json`). The file says the settings it was
+/// written for too, and is read only for them: a name is no proof.
 fn file_name(url: &str, settings: &OAuthSettings) -> String {
+    let key = format!("{url}{}", settings_key(settings));
     let authority = reqwest::Url::parse(url).map_or_else(
         |_| "server".to_owned(),
         |parsed| {
@@ -330,7 +343,17 @@ fn file_name(url: &str, settings: &OAuthSettings) -> String {
         })
         .take(80)
         .collect();
-    let mut key = url.to_owned();
+    // FNV-1a, 64 bits: stable across runs and builds (std's hasher is not).
+    let hash = key.bytes().fold(0xcbf2_9ce4_8422_2325_u64, |hash, byte| {
+        (hash ^ u64::from(byte)).wrapping_mul(0x0100_0000_01b3)
+    });
+    format!("{readable}-{hash:016x}.json")
+}
+
+/// The settings that change what a token is, spelled out (empty without any): the client
+/// id, the scopes (sorted, once each), the grant, the client metadata address.
+fn settings_key(settings: &OAuthSettings) -> String {
+    let mut key = String::new();
     let mut scopes = settings.scopes.clone();
     scopes.sort();
     scopes.dedup();
@@ -349,11 +372,7 @@ fn file_name(url: &str, settings: &OAuthSettings) -> String {
             key.push_str(&format!("\n{name}:{}:{value}", value.len()));
         }
     }
-    // FNV-1a, 64 bits: stable across runs and builds (std's hasher is not).
-    let hash = key.bytes().fold(0xcbf2_9ce4_8422_2325_u64, |hash, byte| {
-        (hash ^ u64::from(byte)).wrapping_mul(0x0100_0000_01b3)
-    });
-    format!("{readable}-{hash:016x}.json")
+    key
 }
 
 #[cfg(test)]
@@ -523,6 +542,28 @@ mod tests {
         )
         .unwrap();
         assert!(other.load().await.unwrap().is_none());
+        // Found by the hostile review of the settings' files: a file written for other
+        // settings (an admin client's), renamed to the name of a plain entry's, handed that
+        // entry its tokens. It is read only for the settings it says.
+        let admin = OAuthSettings {
+            client_id: Some("machine".into()),
+            scopes: vec!["admin".into()],
+            grant: OAuthGrant::ClientCredentials,
+            ..OAuthSettings::default()
+        };
+        let admins = TokenStore::open(Some(&tokens), url, &admin).unwrap();
+        admins
+            .save(again.load().await.unwrap().unwrap())
+            .await
+            .unwrap();
+        std::fs::copy(tokens.join(file_name(url, &admin)), &path).unwrap();
+        let plain = TokenStore::open(Some(&tokens), url, &OAuthSettings::default()).unwrap();
+        assert!(plain.load().await.unwrap().is_none());
+        std::fs::remove_file(tokens.join(file_name(url, &admin))).unwrap();
+        store
+            .save(again.load().await.unwrap().unwrap())
+            .await
+            .unwrap();
         // Found by the third hostile review: a token file others can read was used silently.
         // It is not used; the next save writes it 0600 again.
         std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o644)).unwrap();
