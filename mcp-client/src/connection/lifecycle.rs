@@ -60,6 +60,20 @@ pub(super) fn failure(err: &ClientInitializeError) -> String {
     }
 }
 
+/// Why a session whose server answered with `answered` cannot go on, when it cannot: a
+/// revision this client does not speak (MCP lets a server answer `initialize` with another
+/// revision than asked; the client then decides, and it speaks only those it knows). Found
+/// by the hostile review: a server answering `initialize` with 2099-01-01 was spoken to as if
+/// it spoke the revision asked for.
+pub(super) fn unspoken(answered: &ProtocolVersion) -> Option<String> {
+    parse(answered.as_str()).err().map(|_| {
+        format!(
+            "the server answered with protocol revision {:?}, which this client does not speak: disconnected",
+            common::clip(answered.as_str(), 40)
+        )
+    })
+}
+
 /// The revision `text` names, when this client speaks it.
 ///
 /// # Errors
@@ -84,6 +98,18 @@ pub fn parse(text: &str) -> Result<ProtocolVersion, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_revision_answered_must_be_one_this_client_speaks() {
+        let future: ProtocolVersion =
+            serde_json::from_value(serde_json::json!("2099-01-01")).unwrap();
+        assert_eq!(
+            unspoken(&future).unwrap(),
+            "the server answered with protocol revision \"2099-01-01\", which this client does not speak: disconnected"
+        );
+        assert_eq!(unspoken(&ProtocolVersion::V_2025_06_18), None);
+        assert_eq!(unspoken(&ProtocolVersion::V_2024_11_05), None);
+    }
 
     #[test]
     fn unpinned_sessions_discover_first_and_fall_back_to_initialize() {

@@ -234,7 +234,27 @@ pub(super) async fn connect_once(
     )
     .await
     {
-        Ok(Ok(service)) => service,
+        Ok(Ok(service)) => {
+            if let Some(why) = service
+                .peer_info()
+                .and_then(|info| super::lifecycle::unspoken(&info.protocol_version))
+            {
+                drop(service);
+                process.shutdown().await;
+                return Err(AttemptFailure {
+                    failure: Failure {
+                        server: name,
+                        reason: format!("initialize failed: {why}"),
+                        exit: None,
+                        stderr: process.stderr().lines(),
+                        hint: None,
+                    },
+                    retryable: false,
+                    authorization: false,
+                });
+            }
+            service
+        }
         Ok(Err(rmcp::service::ClientInitializeError::NoCompatibleProtocolVersion {
             server_supported,
             ..
@@ -246,6 +266,8 @@ pub(super) async fn connect_once(
             let _ = process.shutdown().await;
             let mut legacy = config.clone();
             legacy.protocol_version = Some(super::PINNED_PROTOCOL_VERSION);
+            // Both legs within the one timeout (found by the hostile review: each had its own).
+            legacy.init_timeout = config.init_timeout.saturating_sub(started.elapsed());
             return Box::pin(connect_once(
                 &legacy, changes, updates, elicitor, processes, auth,
             ))

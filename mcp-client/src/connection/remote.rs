@@ -196,7 +196,16 @@ async fn serve<C: crate::transport::http::SessionClient>(
     )
     .await;
     let service = match initialized {
-        Some(Ok(service)) => service,
+        Some(Ok(service)) => {
+            if let Some(why) = service
+                .peer_info()
+                .and_then(|info| super::lifecycle::unspoken(&info.protocol_version))
+            {
+                drop(service);
+                return Err(failure(format!("initialize failed: {why}"), None).into());
+            }
+            service
+        }
         Some(Err(ClientInitializeError::NoCompatibleProtocolVersion {
             server_supported, ..
         })) if config.protocol_version.is_none() => {

@@ -482,8 +482,11 @@ fn doctor_examines_a_remote_server_and_says_what_to_fix() {
 }
 
 /// An MCP server over HTTP whose `server/discover` answer names only a revision from the
-/// future, and that otherwise speaks 2025-11-25; its base URL and the methods it was sent.
-async fn from_the_future() -> (String, std::sync::Arc<std::sync::Mutex<Vec<String>>>) {
+/// future, and that answers `initialize` with `answered`; its URL and the methods it was
+/// sent.
+async fn from_the_future(
+    answered: &'static str,
+) -> (String, std::sync::Arc<std::sync::Mutex<Vec<String>>>) {
     use axum::{Json, Router, http::StatusCode, response::IntoResponse, routing::post};
     let seen = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
     let record = std::sync::Arc::clone(&seen);
@@ -502,7 +505,7 @@ async fn from_the_future() -> (String, std::sync::Arc<std::sync::Mutex<Vec<Strin
                         "_meta": {"io.modelcontextprotocol/serverInfo": {"name": "future", "version": "1"}}
                     }),
                     "initialize" => json!({
-                        "protocolVersion": "2025-11-25", "capabilities": {"tools": {}},
+                        "protocolVersion": answered, "capabilities": {"tools": {}},
                         "serverInfo": {"name": "future", "version": "1"}
                     }),
                     "tools/list" => json!({"tools": [
@@ -526,7 +529,7 @@ async fn from_the_future() -> (String, std::sync::Arc<std::sync::Mutex<Vec<Strin
 /// to `initialize`.
 #[tokio::test]
 async fn over_http_a_discover_answer_of_unknown_revisions_falls_back_to_initialize() {
-    let (url, seen) = from_the_future().await;
+    let (url, seen) = from_the_future("2025-11-25").await;
     let future = ServerConnection::new(server(&json!({"type": "http", "url": url}), TOKEN));
     future.connect().await.unwrap();
     let tools = future.tools().await.unwrap();
@@ -547,4 +550,16 @@ async fn over_http_a_discover_answer_of_unknown_revisions_falls_back_to_initiali
         ]
     );
     future.shutdown().await;
+}
+
+/// Found by the hostile review: a server answering `initialize` with a revision this client
+/// does not speak was spoken to anyway.
+#[tokio::test]
+async fn over_http_an_initialize_answered_with_an_unknown_revision_is_left() {
+    let (url, _seen) = from_the_future("2099-01-01").await;
+    let err = connect_error(server(&json!({"type": "http", "url": url}), TOKEN)).await;
+    assert_eq!(
+        err,
+        "MCP connection failed after 1 attempt: server `home`: initialize failed: the server answered with protocol revision \"2099-01-01\", which this client does not speak: disconnected"
+    );
 }

@@ -737,3 +737,16 @@ async fn a_discover_answer_of_unknown_revisions_falls_back_to_initialize() {
     );
     server.shutdown().await;
 }
+
+/// Found by the hostile review: a server answering `initialize` with a revision from the
+/// future was spoken to as if it spoke the one asked for.
+#[tokio::test]
+async fn a_server_answering_with_a_revision_this_client_does_not_speak_is_left() {
+    let server = ServerConnection::new(fake("future-init", &["futureinit"]));
+    let err = server.connect().await.unwrap_err().to_string();
+    assert!(
+        err.contains("server `future-init`: initialize failed: the server answered with protocol revision \"2099-01-01\", which this client does not speak: disconnected"),
+        "{err}"
+    );
+    server.shutdown().await;
+}
