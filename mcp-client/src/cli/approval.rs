@@ -17,7 +17,10 @@ use std::sync::{Arc, Mutex, PoisonError};
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
-use super::input::{Ask, Asked, Desk, Input, Line};
+use super::{
+    input::{Ask, Asked, Desk, Input, Line},
+    shown::{Quote, escaped},
+};
 use crate::{
     agent::Approver,
     tools::{
@@ -31,9 +34,6 @@ pub(super) const SHOWN_CHARS: usize = 160;
 
 /// The most arguments listed before the person asks for all of them.
 pub(super) const SHOWN_ARGUMENTS: usize = 12;
-
-/// White space shown as it is up to this many characters in a row; a longer run is counted.
-const SHOWN_SPACES: usize = 3;
 
 /// Where a tool comes from, in words: `tool `send_money` of the MCP server `bank``.
 fn tool_in_words(tool: &ToolDefinition) -> String {
@@ -119,23 +119,6 @@ pub(super) fn card(tool: &ToolDefinition, args: &Value, in_full: bool) -> String
     lines.join("\n")
 }
 
-/// How a value is written: a string in quotes (its quotes and backslashes escaped), or the
-/// JSON of any other value as it is (its strings are escaped already).
-#[derive(Clone, Copy)]
-pub(super) enum Quote {
-    String,
-    Json,
-}
-
-impl Quote {
-    fn wrap(self, shown: &str) -> String {
-        match self {
-            Self::String => format!("\"{shown}\""),
-            Self::Json => shown.to_owned(),
-        }
-    }
-}
-
 /// The question after the card.
 pub(super) fn question(tool: &ToolDefinition) -> String {
     format!("Allow the {} to run? [y/N] ", tool_in_words(tool))
@@ -155,58 +138,6 @@ fn short(text: &str, max: usize) -> String {
     } else {
         cut
     }
-}
-
-/// `text` with every character that shows nothing, or moves what follows, written as an
-/// escape, quotes and backslashes escaped as JSON escapes them, and long runs of white space
-/// counted.
-pub(super) fn escaped(text: &str, quote: Quote) -> String {
-    let mut shown = String::with_capacity(text.len() + 2);
-    let mut chars = text.chars().peekable();
-    while let Some(c) = chars.next() {
-        if c.is_whitespace() && !matches!(c, '\n' | '\r' | '\t') {
-            let mut run = 1;
-            while chars.peek() == Some(&c) {
-                chars.next();
-                run += 1;
-            }
-            if run > SHOWN_SPACES {
-                let name = if c == ' ' {
-                    "spaces".to_owned()
-                } else {
-                    format!("× U+{:04X}", u32::from(c))
-                };
-                shown.push_str(&format!("⟨{run} {name}⟩"));
-            } else if c == ' ' {
-                (0..run).for_each(|_| shown.push(' '));
-            } else {
-                (0..run).for_each(|_| shown.push_str(&format!("\\u{{{:x}}}", u32::from(c))));
-            }
-            continue;
-        }
-        match c {
-            '"' if matches!(quote, Quote::String) => shown.push_str("\\\""),
-            '\\' if matches!(quote, Quote::String) => shown.push_str("\\\\"),
-            '\n' => shown.push_str("\\n"),
-            '\r' => shown.push_str("\\r"),
-            '\t' => shown.push_str("\\t"),
-            // U+2800 (a braille cell with no dots) is a blank that is no white space.
-            c if c.is_control()
-                || common::is_invisible(c)
-                || is_separator(c)
-                || c == '\u{2800}' =>
-            {
-                shown.push_str(&format!("\\u{{{:x}}}", u32::from(c)));
-            }
-            c => shown.push(c),
-        }
-    }
-    shown
-}
-
-/// The line and paragraph separators: a line ends there in some terminals.
-fn is_separator(c: char) -> bool {
-    matches!(c, '\u{2028}' | '\u{2029}')
 }
 
 /// `text` (the value of `key`) escaped, and when its escaped form is longer than

@@ -105,7 +105,7 @@ async fn form(input: &Input, question: &Elicitation) -> ElicitAnswer {
             .unwrap_or(name);
         // Escaped as an approval's arguments are (blank runs counted) and cut to one row:
         // a label that wrapped could start a row with words that read as another question.
-        let escaped = super::approval::escaped(label, super::approval::Quote::Json);
+        let escaped = super::shown::escaped(label, super::shown::Quote::Json);
         let room = super::rows::terminal_columns().saturating_sub(server.chars().count() + 20);
         let label = format!(
             "[{server}] {}",

@@ -11,6 +11,7 @@
 //! | `chat`, `view` | `chat`: talking to a model that calls the tools, and what the terminal shows |
 //! | `approval` | what a person reads before a tool runs: the server, the tool, every argument bounded and escaped |
 //! | `rows` | a server's or a model's lines cut to the terminal's width, so it never wraps them |
+//! | `shown` | a server's or a model's text escaped for the terminal (invisible characters, runs of white space) |
 //! | `attach` | `chat --attach`: resources the person attaches to the first question, between random markers |
 //! | `source` | which server a resource named on the command line is taken from: one that lists it |
 //! | `history` | `history`: the stored conversations |
@@ -34,6 +35,7 @@ mod prompts;
 mod resources;
 mod rows;
 mod servers;
+mod shown;
 mod sign_in;
 mod signals;
 mod source;

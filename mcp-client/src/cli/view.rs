@@ -78,9 +78,9 @@ impl View {
                 let line = format!(
                     "{mark} {} {} ({duration_ms} ms){detail}",
                     common::clip(name, 100),
-                    short(&super::approval::escaped(
+                    short(&super::shown::escaped(
                         &normalized_args.to_string(),
-                        super::approval::Quote::Json
+                        super::shown::Quote::Json
                     ))
                 );
                 Self::note(&mut state, &line);

@@ -205,7 +205,9 @@ impl Book {
         }
         match self.state.read_json::<Records>(BOOK_FILE) {
             Ok(records) => *self.copy() = Copy::of(stamp, records),
-            Err(err) => tracing::error!(error = %err, "the OAuth grants could not be read again: using the last copy read"),
+            Err(err) => {
+                tracing::error!(error = %err, "the OAuth grants could not be read again: using the last copy read")
+            }
         }
     }
 

@@ -18,9 +18,9 @@ use hyper::{
 use super::{
     AuthServer,
     book::{Code, Grant, Records},
-    endpoints::redirect_matches,
     form::Params,
     html::{self, escape},
+    register::redirect_matches,
     scope::{Scope, Scopes},
     secret,
 };
@@ -62,7 +62,10 @@ impl Refusal {
             Self::Page(status, why) => html::page(
                 status,
                 "This sign-in cannot go on",
-                &format!("<p>{}</p><p><small>Start again from the app that sent you here.</small></p>", escape(&why)),
+                &format!(
+                    "<p>{}</p><p><small>Start again from the app that sent you here.</small></p>",
+                    escape(&why)
+                ),
             ),
             Self::Back {
                 redirect_uri,
@@ -161,7 +164,8 @@ fn check(auth: &AuthServer, params: &Params) -> Result<Asked, Refusal> {
         .ok_or_else(|| {
             back(
                 "invalid_request",
-                "code_challenge is missing or malformed: this server requires PKCE with S256".into(),
+                "code_challenge is missing or malformed: this server requires PKCE with S256"
+                    .into(),
             )
         })?;
     if params.get("code_challenge_method") != Some("S256") {
@@ -229,7 +233,9 @@ fn csrf_cookie(parts: &Parts) -> Option<String> {
         .flat_map(|value| value.split(';'))
         .filter_map(|pair| pair.trim().split_once('='))
         .find(|(name, value)| {
-            *name == CSRF_COOKIE && value.len() == 64 && value.bytes().all(|b| b.is_ascii_hexdigit())
+            *name == CSRF_COOKIE
+                && value.len() == 64
+                && value.bytes().all(|b| b.is_ascii_hexdigit())
         })
         .map(|(_, value)| value.to_owned())
 }
@@ -238,7 +244,13 @@ fn csrf_cookie(parts: &Parts) -> Option<String> {
 pub fn ask(auth: &AuthServer, parts: &Parts) -> Response<Full<Bytes>> {
     let params = match Params::parse(parts.uri.query().unwrap_or_default().as_bytes()) {
         Ok(params) => params,
-        Err(why) => return Refusal::Page(StatusCode::BAD_REQUEST, format!("The request is malformed: {why}.")).answer(auth),
+        Err(why) => {
+            return Refusal::Page(
+                StatusCode::BAD_REQUEST,
+                format!("The request is malformed: {why}."),
+            )
+            .answer(auth);
+        }
     };
     let asked = match check(auth, &params) {
         Ok(asked) => asked,
@@ -271,13 +283,13 @@ fn form(
 ) -> Response<Full<Bytes>> {
     let fields = carried(asked, expires, csrf);
     let tag = auth.key.tag(PURPOSE, &tagged_text(&fields));
-    let going_back = asked
-        .redirect_uri
-        .split_once("://")
-        .map_or(asked.redirect_uri.as_str(), |(scheme, rest)| {
+    let going_back = asked.redirect_uri.split_once("://").map_or(
+        asked.redirect_uri.as_str(),
+        |(scheme, rest)| {
             let host = rest.split(['/', '?']).next().unwrap_or_default();
             &asked.redirect_uri[..scheme.len() + 3 + host.len()]
-        });
+        },
+    );
     let chosen = if asked.scopes.is_empty() {
         Scopes::of([Scope::Read])
     } else {
@@ -285,7 +297,10 @@ fn form(
     };
     let mut body = String::new();
     if let Some(problem) = problem {
-        body.push_str(&format!("<p class=\"warn\"><strong>{}</strong></p>", escape(problem)));
+        body.push_str(&format!(
+            "<p class=\"warn\"><strong>{}</strong></p>",
+            escape(problem)
+        ));
     }
     body.push_str(&format!(
         "<p class=\"claim\">An app that calls itself <strong>{}</strong> asks to use this home. When you answer, your browser goes back to <strong>{}</strong>.<br><small>Both are the app's own words: answer only if you just asked this app to connect.</small></p><form method=\"post\" action=\"/oauth/authorize\">",
@@ -298,7 +313,9 @@ fn form(
             escape(value)
         ));
     }
-    body.push_str(&format!("<input type=\"hidden\" name=\"tag\" value=\"{tag}\"><p>It may:</p>"));
+    body.push_str(&format!(
+        "<input type=\"hidden\" name=\"tag\" value=\"{tag}\"><p>It may:</p>"
+    ));
     for scope in Scope::ALL {
         let checked = if chosen.has(scope) { " checked" } else { "" };
         body.push_str(&format!(
@@ -310,76 +327,132 @@ fn form(
     body.push_str("<label>The owner's key (the token in the server's <code>--http-token-file</code>)<input type=\"password\" name=\"owner_key\" autocomplete=\"current-password\"></label><button type=\"submit\" name=\"decision\" value=\"approve\">Allow</button><button type=\"submit\" name=\"decision\" value=\"deny\">Deny</button></form>");
     html::page(
         status,
-        &format!("Allow \u{201c}{}\u{201d} to use this home?", asked.client_name),
+        &format!(
+            "Allow \u{201c}{}\u{201d} to use this home?",
+            asked.client_name
+        ),
         &body,
     )
 }
 
-/// `POST /oauth/authorize`: the owner's answer.
-pub fn decide(auth: &AuthServer, parts: &Parts, body: &[u8]) -> Response<Full<Bytes>> {
-    let forbidden = |why: &str| Refusal::Page(StatusCode::FORBIDDEN, why.to_owned()).answer(auth);
+/// An answer to the page, checked to come from the page this server showed in this
+/// browser: its request (checked again), its fields, its CSRF value and when it expires.
+struct Answered {
+    asked: Asked,
+    params: Params,
+    csrf: String,
+    expires: u64,
+}
+
+/// The answer in `body`, or the page refusing it.
+fn answered(
+    auth: &AuthServer,
+    parts: &Parts,
+    body: &[u8],
+) -> Result<Answered, Box<Response<Full<Bytes>>>> {
+    let forbidden =
+        |why: &str| Box::new(Refusal::Page(StatusCode::FORBIDDEN, why.to_owned()).answer(auth));
     if let Some(origin) = parts.headers.get(ORIGIN) {
         let origin = origin.to_str().unwrap_or("null");
         if !auth.origin_allowed(origin) {
-            return forbidden(&format!(
+            return Err(forbidden(&format!(
                 "This answer was posted from a page at {:?}, not from this server's own page: nothing was granted.",
                 common::clip(origin, 80)
-            ));
+            )));
         }
     }
-    let params = match Params::parse(body) {
-        Ok(params) => params,
-        Err(why) => return Refusal::Page(StatusCode::BAD_REQUEST, format!("The answer is malformed: {why}.")).answer(auth),
-    };
+    let params = Params::parse(body).map_err(|why| {
+        Box::new(
+            Refusal::Page(
+                StatusCode::BAD_REQUEST,
+                format!("The answer is malformed: {why}."),
+            )
+            .answer(auth),
+        )
+    })?;
     let field = |name: &str| params.get(name).unwrap_or_default().to_owned();
-    let Some(csrf) = csrf_cookie(parts).filter(|cookie| secret::same(cookie, &field("csrf"))) else {
-        return forbidden("This answer did not come from the page this server showed in this browser (its form token does not match): nothing was granted. Start again from the app.");
+    let Some(csrf) = csrf_cookie(parts).filter(|cookie| secret::same(cookie, &field("csrf")))
+    else {
+        return Err(forbidden(
+            "This answer did not come from the page this server showed in this browser (its form token does not match): nothing was granted. Start again from the app.",
+        ));
     };
-    let mut request = Params::default();
-    let asked_again = {
-        let query: String = form_urlencoded::Serializer::new(String::new())
-            .append_pair("client_id", &field("client_id"))
-            .append_pair("redirect_uri", &field("redirect_uri"))
-            .append_pair("state", &field("state"))
-            .append_pair("code_challenge", &field("code_challenge"))
-            .append_pair("code_challenge_method", "S256")
-            .append_pair("response_type", "code")
-            .append_pair("scope", &field("asked_scope"))
-            .finish();
-        if let Ok(parsed) = Params::parse(query.as_bytes()) {
-            request = parsed;
-        }
-        check(auth, &request)
-    };
-    let asked = match asked_again {
-        Ok(asked) => asked,
-        Err(refusal) => return refusal.answer(auth),
-    };
+    // The request the page was about, checked again (the client may be gone since).
+    let query: String = form_urlencoded::Serializer::new(String::new())
+        .append_pair("client_id", &field("client_id"))
+        .append_pair("redirect_uri", &field("redirect_uri"))
+        .append_pair("state", &field("state"))
+        .append_pair("code_challenge", &field("code_challenge"))
+        .append_pair("code_challenge_method", "S256")
+        .append_pair("response_type", "code")
+        .append_pair("scope", &field("asked_scope"))
+        .finish();
+    let request = Params::parse(query.as_bytes()).unwrap_or_default();
+    let asked = check(auth, &request).map_err(|refusal| Box::new(refusal.answer(auth)))?;
     let expires: u64 = field("expires").parse().unwrap_or(0);
     let fields = carried(&asked, expires, &csrf);
-    if !auth.key.tagged(PURPOSE, &tagged_text(&fields), &field("tag")) {
-        return forbidden("This answer does not match the page this server showed: nothing was granted. Start again from the app.");
+    if !auth
+        .key
+        .tagged(PURPOSE, &tagged_text(&fields), &field("tag"))
+    {
+        return Err(forbidden(
+            "This answer does not match the page this server showed: nothing was granted. Start again from the app.",
+        ));
     }
     if expires <= secret::now() {
-        return Refusal::Page(
-            StatusCode::BAD_REQUEST,
-            "This page expired (it lasts 10 minutes): nothing was granted. Start again from the app.".into(),
-        )
-        .answer(auth);
+        return Err(Box::new(
+            Refusal::Page(
+                StatusCode::BAD_REQUEST,
+                "This page expired (it lasts 10 minutes): nothing was granted. Start again from the app.".into(),
+            )
+            .answer(auth),
+        ));
     }
+    Ok(Answered {
+        asked,
+        params,
+        csrf,
+        expires,
+    })
+}
+
+/// `POST /oauth/authorize`: the owner's answer.
+pub fn decide(auth: &AuthServer, parts: &Parts, body: &[u8]) -> Response<Full<Bytes>> {
+    let Answered {
+        asked,
+        params,
+        csrf,
+        expires,
+    } = match answered(auth, parts, body) {
+        Ok(answered) => answered,
+        Err(refused) => return *refused,
+    };
     if params.get("decision") != Some("approve") {
         tracing::info!(client = %asked.client_name, "the owner denied an OAuth client");
         return back(
             auth,
             &asked.redirect_uri,
-            &[("error", "access_denied"), ("error_description", "the owner denied the request")],
+            &[
+                ("error", "access_denied"),
+                ("error_description", "the owner denied the request"),
+            ],
             asked.state.as_deref(),
         );
     }
     let again = |problem: &str, status| form(auth, &asked, expires, &csrf, Some(problem), status);
-    match auth.is_owner(&field("owner_key")) {
-        None => return again("Too many wrong keys in the last minute: wait a minute, then try again.", StatusCode::TOO_MANY_REQUESTS),
-        Some(false) => return again("That is not the owner's key: nothing was granted.", StatusCode::FORBIDDEN),
+    match auth.is_owner(params.get("owner_key").unwrap_or_default()) {
+        None => {
+            return again(
+                "Too many wrong keys in the last minute: wait a minute, then try again.",
+                StatusCode::TOO_MANY_REQUESTS,
+            );
+        }
+        Some(false) => {
+            return again(
+                "That is not the owner's key: nothing was granted.",
+                StatusCode::FORBIDDEN,
+            );
+        }
         Some(true) => {}
     }
     let scopes = Scopes::of(
@@ -388,16 +461,29 @@ pub fn decide(auth: &AuthServer, parts: &Parts, body: &[u8]) -> Response<Full<By
             .filter(|scope| params.get(&format!("scope.{}", scope.name())) == Some("on")),
     );
     if scopes.is_empty() {
-        return again("Choose at least one thing the app may do, or deny it.", StatusCode::BAD_REQUEST);
+        return again(
+            "Choose at least one thing the app may do, or deny it.",
+            StatusCode::BAD_REQUEST,
+        );
     }
     match grant(auth, &asked, scopes) {
         Ok(code) => {
             tracing::info!(client = %asked.client_name, %scopes, "the owner granted an OAuth client");
-            back(auth, &asked.redirect_uri, &[("code", &code)], asked.state.as_deref())
+            back(
+                auth,
+                &asked.redirect_uri,
+                &[("code", &code)],
+                asked.state.as_deref(),
+            )
         }
         Err(err) => {
             tracing::error!(error = %err, "a grant could not be written");
-            Refusal::Page(StatusCode::INTERNAL_SERVER_ERROR, "The grant could not be kept (the server's log says why): nothing was granted.".into()).answer(auth)
+            Refusal::Page(
+                StatusCode::INTERNAL_SERVER_ERROR,
+                "The grant could not be kept (the server's log says why): nothing was granted."
+                    .into(),
+            )
+            .answer(auth)
         }
     }
 }

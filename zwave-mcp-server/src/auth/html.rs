@@ -64,7 +64,10 @@ pub fn secure(headers: &mut hyper::HeaderMap) {
     headers.insert("x-frame-options", HeaderValue::from_static("DENY"));
     headers.insert(CACHE_CONTROL, HeaderValue::from_static("no-store"));
     headers.insert(REFERRER_POLICY, HeaderValue::from_static("no-referrer"));
-    headers.insert("x-content-type-options", HeaderValue::from_static("nosniff"));
+    headers.insert(
+        "x-content-type-options",
+        HeaderValue::from_static("nosniff"),
+    );
 }
 
 #[cfg(test)]
@@ -85,7 +88,10 @@ mod tests {
         let headers = answer.headers();
         let policy = headers[CONTENT_SECURITY_POLICY].to_str().unwrap();
         assert!(policy.contains("frame-ancestors 'none'"), "{policy}");
-        assert!(policy.starts_with("default-src 'none'; style-src 'sha256-"), "{policy}");
+        assert!(
+            policy.starts_with("default-src 'none'; style-src 'sha256-"),
+            "{policy}"
+        );
         assert_eq!(headers["x-frame-options"], "DENY");
         assert_eq!(headers[CACHE_CONTROL], "no-store");
         assert_eq!(headers[REFERRER_POLICY], "no-referrer");

@@ -5,11 +5,13 @@
 //! | part | what it owns |
 //! |---|---|
 //! | [`AuthServer`] (here) | the issuer, the resource URL, the signing key, the book; who a request's bearer token names ([`Principal`]) |
+//! | `owner` | [`Token`]: the owner's key, never printed, compared in constant time |
 //! | `scope` | [`Scope`], [`Scopes`]: read, control, sensitive, maintenance; which one each tool needs |
 //! | `secret` | random values, signed access tokens, hashed refresh tokens and codes, PKCE S256 |
 //! | `state` | the state directory: atomic, owner-only files, one writer at a time across processes |
 //! | `book` | the clients and grants (`oauth.json`), shared by every process on the directory |
-//! | `endpoints` | RFC 9728 and RFC 8414 metadata, registration (RFC 7591), tokens, revocation (RFC 7009) |
+//! | `endpoints` | RFC 9728 and RFC 8414 metadata, tokens, revocation (RFC 7009) |
+//! | `register` | dynamic registration (RFC 7591) within bounds; redirect URIs checked and matched |
 //! | `consent` | the owner's approval page (`/oauth/authorize`) |
 //! | `form`, `html` | parameters read as OAuth says; pages escaped, unframeable, without script |
 //!
@@ -24,6 +26,8 @@ mod consent;
 mod endpoints;
 mod form;
 mod html;
+mod owner;
+mod register;
 mod scope;
 mod secret;
 mod state;
@@ -38,14 +42,13 @@ use bytes::Bytes;
 use http_body_util::Full;
 use hyper::{Method, Response, http::request::Parts};
 
+pub use owner::{MIN_TOKEN_CHARS, Token};
 pub use scope::{Scope, Scopes, for_tool};
 pub use state::StateError;
 
 use book::Book;
 use secret::{Rejected, SigningKey};
 use state::StateDir;
-
-use crate::transport::http::Token;
 
 /// Where the metadata of the protected resource is (RFC 9728, for the resource `/mcp`).
 pub const RESOURCE_METADATA_PATH: &str = "/.well-known/oauth-protected-resource/mcp";
@@ -126,14 +129,15 @@ pub struct AuthServer {
 }
 
 impl AuthServer {
-    /// The authorization server `settings` describe, the owner proving who they are with
-    /// `owner`; its pages answer the `hosts` and `origins` `/mcp` answers (the issuer's host
-    /// among them).
+    /// The authorization server `settings` describe, for the resource at `resource_path`
+    /// (`/mcp`), the owner proving who they are with `owner`; its pages answer the `hosts` and
+    /// `origins` the resource answers (the issuer's host among them).
     ///
     /// # Errors
     /// The state directory or a file in it cannot be used.
     pub fn open(
         settings: &AuthSettings,
+        resource_path: &str,
         owner: Token,
         hosts: Vec<String>,
         origins: Vec<String>,
@@ -143,7 +147,7 @@ impl AuthServer {
         let book = Book::open(state)?;
         let issuer = settings.issuer.trim_end_matches('/').to_owned();
         Ok(Self {
-            resource: format!("{issuer}{}", crate::transport::http::MCP_PATH),
+            resource: format!("{issuer}{resource_path}"),
             issuer,
             key,
             book,
@@ -210,7 +214,7 @@ impl AuthServer {
             (&Method::GET, "/.well-known/oauth-authorization-server") => {
                 endpoints::server_metadata(self)
             }
-            (&Method::POST, "/oauth/register") => endpoints::register(self, body),
+            (&Method::POST, "/oauth/register") => register::register(self, body),
             (&Method::POST, "/oauth/token") => endpoints::token(self, body, peer),
             (&Method::POST, "/oauth/revoke") => endpoints::revoke(self, body),
             (&Method::GET, "/oauth/authorize") => consent::ask(self, parts),
@@ -230,7 +234,10 @@ impl AuthServer {
         let name = host
             .strip_prefix('[')
             .and_then(|rest| rest.split_once(']').map(|(name, _)| name))
-            .unwrap_or_else(|| host.rsplit_once(':').map_or(host.as_str(), |(name, _)| name));
+            .unwrap_or_else(|| {
+                host.rsplit_once(':')
+                    .map_or(host.as_str(), |(name, _)| name)
+            });
         let known = self.hosts.iter().any(|allowed| {
             let allowed = allowed.to_ascii_lowercase();
             allowed == host || allowed == name
@@ -266,7 +273,10 @@ impl AuthServer {
     /// Whether `key` is the owner's, counting wrong ones; `None` when too many were wrong in
     /// the last minute (not compared).
     fn is_owner(&self, key: &str) -> Option<bool> {
-        let mut wrong = self.wrong_keys.lock().unwrap_or_else(PoisonError::into_inner);
+        let mut wrong = self
+            .wrong_keys
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
         if wrong.0.elapsed() > Duration::from_secs(60) {
             *wrong = (Instant::now(), 0);
         }

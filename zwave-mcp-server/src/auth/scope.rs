@@ -18,7 +18,12 @@ pub enum Scope {
 
 impl Scope {
     /// Every scope, in the order pages show them.
-    pub const ALL: [Self; 4] = [Self::Read, Self::Control, Self::Sensitive, Self::Maintenance];
+    pub const ALL: [Self; 4] = [
+        Self::Read,
+        Self::Control,
+        Self::Sensitive,
+        Self::Maintenance,
+    ];
 
     /// Its name on the wire (`scope` parameters, metadata).
     pub const fn name(self) -> &'static str {
@@ -157,7 +162,10 @@ mod tests {
         assert!(scopes.has(Scope::Read) && !scopes.has(Scope::Sensitive));
         assert_eq!(Scopes::parse("read admin"), Err("admin".to_owned()));
         assert_eq!(Scopes::parse("").unwrap(), Scopes::default());
-        assert_eq!(Scopes::ALL.to_string(), "read control sensitive maintenance");
+        assert_eq!(
+            Scopes::ALL.to_string(),
+            "read control sensitive maintenance"
+        );
         assert_eq!(Scopes::from_bits(Scopes::ALL.bits()), Some(Scopes::ALL));
         assert_eq!(Scopes::from_bits(0b1_0000), None);
     }

@@ -68,8 +68,8 @@ pub fn is_challenge(challenge: &str) -> bool {
 
 /// Whether `verifier` answers `challenge` (S256: BASE64URL(SHA-256(verifier)) == challenge).
 pub fn pkce_matches(verifier: &str, challenge: &str) -> bool {
-    let computed =
-        base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(Sha256::digest(verifier.as_bytes()));
+    let computed = base64::engine::general_purpose::URL_SAFE_NO_PAD
+        .encode(Sha256::digest(verifier.as_bytes()));
     same(&computed, challenge)
 }
 
@@ -123,7 +123,7 @@ impl SigningKey {
     }
 
     fn mac(&self, resource: &str, body: &str) -> HmacSha256 {
-            let mut mac = HmacSha256::new_from_slice(&self.0).expect("HMAC takes a key of any length");
+        let mut mac = HmacSha256::new_from_slice(&self.0).expect("HMAC takes a key of any length");
         mac.update(resource.as_bytes());
         mac.update(b"\n");
         mac.update(body.as_bytes());
@@ -269,7 +269,10 @@ mod tests {
         let challenge = "E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM";
         assert!(is_verifier(verifier) && is_challenge(challenge));
         assert!(pkce_matches(verifier, challenge));
-        assert!(!pkce_matches("dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXK", challenge));
+        assert!(!pkce_matches(
+            "dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXK",
+            challenge
+        ));
         assert!(!is_verifier("short"));
         assert!(!is_verifier(&"a".repeat(129)));
         assert!(!is_verifier(&format!("{}+", "a".repeat(43))));
@@ -284,6 +287,9 @@ mod tests {
         assert_eq!(format!("{:?}", key()), "SigningKey(***)");
         assert_eq!(SigningKey::new_hex().len(), 64);
         assert_ne!(random_hex(16), random_hex(16));
-        assert_eq!(digest("abc"), "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+        assert_eq!(
+            digest("abc"),
+            "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"
+        );
     }
 }

@@ -8,7 +8,9 @@
 use std::{
     fs::{DirBuilder, File, OpenOptions},
     io::{ErrorKind, Read as _, Write as _},
-    os::unix::fs::{DirBuilderExt as _, MetadataExt as _, OpenOptionsExt as _, PermissionsExt as _},
+    os::unix::fs::{
+        DirBuilderExt as _, MetadataExt as _, OpenOptionsExt as _, PermissionsExt as _,
+    },
     path::{Path, PathBuf},
     sync::atomic::{AtomicU64, Ordering},
 };
@@ -248,10 +250,8 @@ impl StateDir {
     /// Lets others read the file `name` (tests of the refusal).
     #[cfg(test)]
     pub fn loosen_for_test(&self, name: &str) {
-        let _ = std::fs::set_permissions(
-            self.path.join(name),
-            std::fs::Permissions::from_mode(0o644),
-        );
+        let _ =
+            std::fs::set_permissions(self.path.join(name), std::fs::Permissions::from_mode(0o644));
     }
 }
 
@@ -273,7 +273,9 @@ mod tests {
         assert_eq!(mode(state.path()), 0o700);
         assert_eq!(state.read("grants.json").unwrap(), None);
         let before = state.stamp("grants.json");
-        state.write_json("grants.json", &serde_json::json!({"a": 1})).unwrap();
+        state
+            .write_json("grants.json", &serde_json::json!({"a": 1}))
+            .unwrap();
         assert_eq!(mode(&state.path().join("grants.json")), 0o600);
         assert_ne!(state.stamp("grants.json"), before);
         let read: serde_json::Value = state.read_json("grants.json").unwrap();
@@ -300,11 +302,16 @@ mod tests {
             )),
             "{err}"
         );
-        assert!(err.ends_with("(fix or move it away; nothing was granted from it)"), "{err}");
+        assert!(
+            err.ends_with("(fix or move it away; nothing was granted from it)"),
+            "{err}"
+        );
         state.loosen_for_test("grants.json");
         let err = state.read("grants.json").unwrap_err().to_string();
         assert!(
-            err.contains("grants.json can be read or written by other users of this machine (mode 644)"),
+            err.contains(
+                "grants.json can be read or written by other users of this machine (mode 644)"
+            ),
             "{err}"
         );
         std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();

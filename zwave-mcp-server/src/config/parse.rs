@@ -77,6 +77,46 @@ pub(super) fn parse_duration(text: &str) -> Result<Duration, String> {
     })
 }
 
+/// `--oauth-issuer`: an origin, `https://HOST[:PORT]` (or `http://` to 127.0.0.1, [::1] or
+/// localhost), without a path, a query, a fragment or a user; written back lowercase and
+/// without a trailing `/`, as the metadata and tokens will name it.
+pub(super) fn parse_issuer(text: &str) -> Result<String, String> {
+    let usage = |why: &str| {
+        format!(
+            "{text:?} {why}: give the origin hosts reach the server at, e.g. https://home.example.com (http only to 127.0.0.1, [::1] or localhost)"
+        )
+    };
+    let (scheme, rest) = text
+        .split_once("://")
+        .ok_or_else(|| usage("is not a URL"))?;
+    let scheme = scheme.to_ascii_lowercase();
+    let authority = rest.strip_suffix('/').unwrap_or(rest).to_ascii_lowercase();
+    if authority.is_empty() {
+        return Err(usage("names no host"));
+    }
+    if authority.contains(['/', '?', '#', '@']) || authority.chars().any(char::is_whitespace) {
+        return Err(usage(
+            "is not an origin (it has a path, a query, a fragment or a user)",
+        ));
+    }
+    let host = if let Some(v6) = authority.strip_prefix('[') {
+        v6.split_once(']').map_or("", |(host, _)| host)
+    } else {
+        authority.split(':').next().unwrap_or_default()
+    };
+    match scheme.as_str() {
+        "https" => {}
+        "http" if matches!(host, "127.0.0.1" | "::1" | "localhost") => {}
+        "http" => {
+            return Err(usage(
+                "is plain http to another machine (OAuth 2.1 needs TLS there)",
+            ));
+        }
+        _ => return Err(usage("is neither https nor http")),
+    }
+    Ok(format!("{scheme}://{authority}"))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -137,38 +177,4 @@ mod tests {
             "\"30..5\" is not a usable band: LOW must be below HIGH, both within -40..100 °C (e.g. 5..30)"
         );
     }
-}
-
-/// `--oauth-issuer`: an origin, `https://HOST[:PORT]` (or `http://` to 127.0.0.1, [::1] or
-/// localhost), without a path, a query, a fragment or a user; written back lowercase and
-/// without a trailing `/`, as the metadata and tokens will name it.
-pub(super) fn parse_issuer(text: &str) -> Result<String, String> {
-    let usage = |why: &str| {
-        format!(
-            "{text:?} {why}: give the origin hosts reach the server at, e.g. https://home.example.com (http only to 127.0.0.1, [::1] or localhost)"
-        )
-    };
-    let (scheme, rest) = text
-        .split_once("://")
-        .ok_or_else(|| usage("is not a URL"))?;
-    let scheme = scheme.to_ascii_lowercase();
-    let authority = rest.strip_suffix('/').unwrap_or(rest).to_ascii_lowercase();
-    if authority.is_empty() {
-        return Err(usage("names no host"));
-    }
-    if authority.contains(['/', '?', '#', '@']) || authority.chars().any(char::is_whitespace) {
-        return Err(usage("is not an origin (it has a path, a query, a fragment or a user)"));
-    }
-    let host = if let Some(v6) = authority.strip_prefix('[') {
-        v6.split_once(']').map_or("", |(host, _)| host)
-    } else {
-        authority.split(':').next().unwrap_or_default()
-    };
-    match scheme.as_str() {
-        "https" => {}
-        "http" if matches!(host, "127.0.0.1" | "::1" | "localhost") => {}
-        "http" => return Err(usage("is plain http to another machine (OAuth 2.1 needs TLS there)")),
-        _ => return Err(usage("is neither https nor http")),
-    }
-    Ok(format!("{scheme}://{authority}"))
 }

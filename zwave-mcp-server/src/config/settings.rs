@@ -293,6 +293,20 @@ fn read_password_file(path: &std::path::Path) -> Result<Secret, ConfigError> {
     Ok(Secret(text.lines().next().unwrap_or_default().to_owned()))
 }
 
+/// `$XDG_STATE_HOME/zwave-mcp-server`, else `~/.local/state/zwave-mcp-server`: grants are state
+/// the server keeps between runs (XDG base directories).
+fn default_state_dir(
+    xdg_state_home: Option<&str>,
+    home: Option<&str>,
+) -> Option<std::path::PathBuf> {
+    let base = match (xdg_state_home.filter(|dir| !dir.is_empty()), home) {
+        (Some(state), _) => std::path::PathBuf::from(state),
+        (None, Some(home)) if !home.is_empty() => std::path::Path::new(home).join(".local/state"),
+        _ => return None,
+    };
+    Some(base.join("zwave-mcp-server"))
+}
+
 #[cfg(test)]
 mod tests {
     use clap::Parser as _;
@@ -413,15 +427,4 @@ mod tests {
         );
         let _ = std::fs::remove_dir_all(dir);
     }
-}
-
-/// `$XDG_STATE_HOME/zwave-mcp-server`, else `~/.local/state/zwave-mcp-server`: grants are state
-/// the server keeps between runs (XDG base directories).
-fn default_state_dir(xdg_state_home: Option<&str>, home: Option<&str>) -> Option<std::path::PathBuf> {
-    let base = match (xdg_state_home.filter(|dir| !dir.is_empty()), home) {
-        (Some(state), _) => std::path::PathBuf::from(state),
-        (None, Some(home)) if !home.is_empty() => std::path::Path::new(home).join(".local/state"),
-        _ => return None,
-    };
-    Some(base.join("zwave-mcp-server"))
 }

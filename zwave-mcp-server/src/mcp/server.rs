@@ -14,8 +14,8 @@ use rmcp::{
     model::{
         CallToolRequestParams, CallToolResponse, CallToolResult, CompleteRequestParams,
         CompleteResult, ContentBlock, GetPromptRequestParams, GetPromptResponse, Implementation,
-        JsonObject, ListPromptsResult, ListToolsResult, ListResourceTemplatesResult, ListResourcesResult,
-        PaginatedRequestParams, ReadResourceRequestParams, ReadResourceResponse,
+        JsonObject, ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult,
+        ListToolsResult, PaginatedRequestParams, ReadResourceRequestParams, ReadResourceResponse,
         ServerCapabilities, ServerConfig, SubscribeRequestParams, SubscriptionFilter,
         UnsubscribeRequestParams,
     },

@@ -20,6 +20,7 @@ mod look_alike;
 mod maintain;
 mod misuse_and_failures;
 mod mqtt_backend;
+mod oauth;
 mod properties;
 mod real_broker;
 mod resources;

@@ -12,7 +12,10 @@ use hyper::{
     header::{AUTHORIZATION, HeaderValue, WWW_AUTHENTICATE},
 };
 
-use super::{Token, gate::{HttpResponse, refusal}};
+use super::{
+    Token,
+    reply::{HttpResponse, refusal},
+};
 use crate::auth::{AuthServer, Principal, Refused, Scope, Scopes, for_tool};
 
 /// Tells who sent a request.
@@ -27,7 +30,7 @@ pub struct Doorman {
 impl Doorman {
     /// Who sent `request`, or the 401 it gets. Nothing of the request is logged (a wrong
     /// token may be a right one mistyped).
-    pub fn principal<B>(&self, request: &Request<B>) -> Result<Principal, HttpResponse> {
+    pub fn principal<B>(&self, request: &Request<B>) -> Result<Principal, Box<HttpResponse>> {
         let Some(owner) = &self.owner else {
             return Ok(Principal::Owner);
         };
@@ -46,7 +49,7 @@ impl Doorman {
             },
             _ => None,
         };
-        Err(self.unauthorized(request, refused))
+        Err(Box::new(self.unauthorized(request, refused)))
     }
 
     /// The 401 for `request`, whose token, if any, was `refused`.
@@ -57,12 +60,22 @@ impl Doorman {
                 .any(|pair| pair.starts_with("token=") || pair.starts_with("access_token="))
         });
         let why = match refused {
-            _ if in_url => "a token in the URL is not accepted (URLs are logged along the way): send it as `Authorization: Bearer TOKEN`",
+            _ if in_url => {
+                "a token in the URL is not accepted (URLs are logged along the way): send it as `Authorization: Bearer TOKEN`"
+            }
             Some(Refused::Expired) => "the access token expired: refresh it (nothing was done)",
-            Some(Refused::Revoked) => "the access token's grant was revoked by the owner: sign in again (nothing was done)",
-            _ if request.headers().contains_key(AUTHORIZATION) => "the bearer token is not this server's: nothing was done",
-            _ if self.auth.is_some() => "this server needs `Authorization: Bearer TOKEN`: a token from signing in with OAuth (see the WWW-Authenticate header), or the owner's key: nothing was done",
-            _ => "this server needs `Authorization: Bearer TOKEN` (the token of --http-token-file): nothing was done",
+            Some(Refused::Revoked) => {
+                "the access token's grant was revoked by the owner: sign in again (nothing was done)"
+            }
+            _ if request.headers().contains_key(AUTHORIZATION) => {
+                "the bearer token is not this server's: nothing was done"
+            }
+            _ if self.auth.is_some() => {
+                "this server needs `Authorization: Bearer TOKEN`: a token from signing in with OAuth (see the WWW-Authenticate header), or the owner's key: nothing was done"
+            }
+            _ => {
+                "this server needs `Authorization: Bearer TOKEN` (the token of --http-token-file): nothing was done"
+            }
         };
         let challenge = match &self.auth {
             None => "Bearer realm=\"zwave-mcp-server\"".to_owned(),
@@ -107,7 +120,13 @@ impl Doorman {
         let message: Message = serde_json::from_slice(body).ok()?;
         let method = message.method?;
         let needed = match method.as_str() {
-            "tools/call" => for_tool(message.params.and_then(|params| params.name).as_deref().unwrap_or_default()),
+            "tools/call" => for_tool(
+                message
+                    .params
+                    .and_then(|params| params.name)
+                    .as_deref()
+                    .unwrap_or_default(),
+            ),
             "initialize" | "ping" | "server/discover" | "tools/list" => return None,
             notification if notification.starts_with("notifications/") => return None,
             _ => Scope::Read,

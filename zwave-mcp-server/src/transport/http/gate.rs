@@ -13,14 +13,11 @@ use std::{
     },
 };
 
-use bytes::Bytes;
-use http_body_util::{BodyExt as _, Full, combinators::BoxBody};
+use http_body_util::{BodyExt as _, Full};
 use hyper::{
-    Method, Request, Response, StatusCode,
+    Method, Request, StatusCode,
     body::Incoming,
-    header::{
-        CONTENT_LENGTH, CONTENT_TYPE, HOST, HeaderValue, ORIGIN, RETRY_AFTER,
-    },
+    header::{CONTENT_LENGTH, HOST, HeaderValue, ORIGIN, RETRY_AFTER},
 };
 use rmcp::{
     ServerHandler,
@@ -34,14 +31,12 @@ use super::{
     bearer::Doorman,
     body::{self, BODIES_HELD_BYTES, BODY_TIMEOUT, Budget, MAX_BODY_BYTES, Unread},
     refusals::Refusals,
+    reply::{HttpResponse, json_refusal, refusal},
 };
 use crate::{auth::AuthServer, transport::refusal::Refusal};
 
 /// The path MCP is served at.
 pub const MCP_PATH: &str = "/mcp";
-
-/// An HTTP answer.
-pub type HttpResponse = Response<BoxBody<Bytes, Infallible>>;
 
 /// The checks before rmcp, and rmcp's service behind them.
 pub struct Gate<S> {
@@ -155,7 +150,7 @@ impl<S: ServerHandler + Send + 'static> Gate<S> {
                         "HTTP requests refused without this server's bearer token, since the last such line"
                     );
                 }
-                return refused;
+                return *refused;
             }
         };
         let (mut parts, body) = request.into_parts();
@@ -391,31 +386,6 @@ fn unread_body(unread: &Unread) -> HttpResponse {
             refused
         }
     }
-}
-
-/// A refusal: the status, and a JSON-RPC error without an id saying why (as the TypeScript
-/// SDK's server answers; SDK clients show such an error's message to their user, where a
-/// plain-text body becomes "Server returned an error response"). A server that is full says
-/// so with the code of a busy stdio server; a request at fault gets "Invalid Request".
-pub(super) fn refusal(status: StatusCode, why: &str) -> HttpResponse {
-    let code = if status == StatusCode::SERVICE_UNAVAILABLE {
-        crate::transport::bounded::BUSY.0
-    } else {
-        -32600
-    };
-    let body =
-        serde_json::json!({"jsonrpc": "2.0", "id": null, "error": {"code": code, "message": why}});
-    json_refusal(status, body.to_string().into_bytes())
-}
-
-/// A refusal whose JSON-RPC error is written already.
-fn json_refusal(status: StatusCode, body: Vec<u8>) -> HttpResponse {
-    let mut response = Response::new(Full::new(Bytes::from(body)).boxed());
-    *response.status_mut() = status;
-    response
-        .headers_mut()
-        .insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
-    response
 }
 
 #[cfg(test)]

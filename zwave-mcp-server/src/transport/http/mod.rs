@@ -13,11 +13,12 @@
 //!
 //! | module | owns |
 //! |---|---|
-//! | `settings` | [`HttpSettings`] and the [`Token`] (hidden from `Debug`, compared in constant time) |
+//! | `settings` | [`HttpSettings`] (the owner's key, [`Token`], is `auth`'s) |
 //! | `gate` | the checks before rmcp, as a hyper service; the authorization server's paths handed to it |
 //! | `bearer` | who sent a request (the owner's key, a granted client's token); 401 and 403 `insufficient_scope` |
 //! | `body` | request bodies read whole: each bounded, all of them bounded together |
 //! | `framing` | a connection's bytes followed head to head, to flag `Transfer-Encoding` beside `Content-Length` before hyper drops the length |
+//! | `reply` | a refusal: its status and a JSON-RPC error saying why |
 //! | `refusals` | how often refused requests are logged: once per 10 s at most for each kind |
 //! | `sessions` | rmcp's session manager, capped, with bounded transports |
 
@@ -26,6 +27,7 @@ mod body;
 mod framing;
 mod gate;
 mod refusals;
+mod reply;
 mod sessions;
 mod settings;
 
@@ -40,9 +42,10 @@ use tokio::{net::TcpListener, sync::Semaphore};
 use tokio_util::sync::CancellationToken;
 use tracing::{debug, info, warn};
 
+pub use crate::auth::{MIN_TOKEN_CHARS, Token};
 pub use body::MAX_BODY_BYTES;
 pub use gate::MCP_PATH;
-pub use settings::{HttpSettings, MIN_TOKEN_CHARS, Token};
+pub use settings::HttpSettings;
 
 use gate::Gate;
 use sessions::Sessions;
@@ -88,6 +91,7 @@ where
         (Some(auth), Some(owner)) => Some(Arc::new(
             crate::auth::AuthServer::open(
                 auth,
+                MCP_PATH,
                 owner.clone(),
                 settings.allowed_hosts(),
                 settings.allowed_origins(),

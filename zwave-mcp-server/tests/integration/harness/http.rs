@@ -22,13 +22,15 @@ pub const TOKEN: &str = "6f1d0c9a4e2b7f3855aa01c4d9e8b7a6";
 const LISTENING: &str = "serving MCP over Streamable HTTP";
 
 /// The HTTP variables a developer's shell may hold: each test says what it gives.
-const HTTP_ENV: [&str; 6] = [
+const HTTP_ENV: [&str; 8] = [
     "ZWAVE_MCP_HTTP",
     "ZWAVE_MCP_HTTP_TOKEN",
     "ZWAVE_MCP_HTTP_TOKEN_FILE",
     "ZWAVE_MCP_HTTP_ALLOWED_HOST",
     "ZWAVE_MCP_HTTP_ALLOWED_ORIGIN",
     "ZWAVE_MCP_HTTP_MAX_SESSIONS",
+    "ZWAVE_MCP_OAUTH_ISSUER",
+    "ZWAVE_MCP_STATE_DIR",
 ];
 
 /// The binary with `args` and none of the HTTP variables of the environment.

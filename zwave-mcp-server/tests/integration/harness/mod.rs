@@ -7,6 +7,7 @@
 //! | `gateway_home` | [`GatewayHome`]: a broker and a simulated Z-Wave JS UI that the real binary is pointed at, and its record of writes |
 //! | `backends` | [`TestHome`]: the same simulated home behind either backend, and [`per_backend!`] |
 //! | `http` | the binary serving Streamable HTTP ([`HttpServer`]), a client of it ([`Mcp`]) and raw TCP ([`Raw`]) |
+//! | `oauth` | [`OAuthHome`]: the demo with the server as its own authorization server; [`Owner`]: a client and the owner's browser, step by step |
 //! | `binary` | the real binary: [`command`], one-shot [`run`]s, a live [`Conversation`], [`Reaper`] |
 //! | `session` | MCP sessions: the JSON-RPC lines sent and read back, tool calls through rmcp |
 //! | `zwave_js_server` | the real zwave-js-server: another client of it, and waiting on a client's cache |
@@ -16,6 +17,7 @@ mod binary;
 mod gateway_home;
 mod home;
 mod http;
+mod oauth;
 mod session;
 mod zwave_js_server;
 
@@ -33,8 +35,9 @@ pub use gateway_home::{GatewayHome, renamed, written_id};
 pub use home::{Home, fast_backoff, serve, serve_exposed, serve_with, settings_for};
 pub use http::{
     HttpServer, Mcp, Raw, Reply, TOKEN, TokenFile, http_command, initialize, json_headers,
-    raw_request, read_reply, said, serve_demo, serve_home, without_http_env,
+    raw_request, read_reply, said, serve_demo, serve_home, tool_call, without_http_env,
 };
+pub use oauth::{OAuthHome, Owner, VERIFIER, free_port};
 pub use session::{
     answer, by_id, call, cancel, control, lines, messages, protocol_messages, session,
     session_listing_tools, text_of,

@@ -63,7 +63,8 @@ impl OAuthHome {
 
 /// BASE64URL(SHA-256(verifier)).
 pub fn challenge_of(verifier: &str) -> String {
-    base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(sha2::Sha256::digest(verifier.as_bytes()))
+    base64::engine::general_purpose::URL_SAFE_NO_PAD
+        .encode(sha2::Sha256::digest(verifier.as_bytes()))
 }
 
 /// A PKCE verifier.
@@ -150,7 +151,12 @@ impl Owner {
     }
 
     /// POST `body` (form-encoded) to `path`, with these headers.
-    pub async fn post_form(&self, path: &str, body: &[(&str, &str)], headers: &[(&str, &str)]) -> Answer {
+    pub async fn post_form(
+        &self,
+        path: &str,
+        body: &[(&str, &str)],
+        headers: &[(&str, &str)],
+    ) -> Answer {
         let mut request = self
             .http
             .post(format!("{}{path}", self.issuer))
@@ -166,14 +172,24 @@ impl Owner {
         Self::answer(request).await
     }
 
-    /// Registers a client sending people back to `redirect_uri`; its id.
-    pub async fn register(&self, name: &str, redirect_uri: &str) -> String {
-        let answer = Self::answer(
+    /// The registration endpoint's answer to `metadata`.
+    pub async fn register_with(&self, metadata: &Value) -> Answer {
+        Self::answer(
             self.http
                 .post(format!("{}/oauth/register", self.issuer))
-                .json(&serde_json::json!({"client_name": name, "redirect_uris": [redirect_uri]})),
+                .header("content-type", "application/json")
+                .body(metadata.to_string()),
         )
-        .await;
+        .await
+    }
+
+    /// Registers a client sending people back to `redirect_uri`; its id.
+    pub async fn register(&self, name: &str, redirect_uri: &str) -> String {
+        let answer = self
+            .register_with(
+                &serde_json::json!({"client_name": name, "redirect_uris": [redirect_uri]}),
+            )
+            .await;
         assert_eq!(answer.status, 201, "{answer:?}");
         answer.json()["client_id"].as_str().unwrap().to_owned()
     }
@@ -207,8 +223,20 @@ impl Owner {
             .to_owned();
         let mut fields = Vec::new();
         for input in page.body.split("<input type=\"hidden\" ").skip(1) {
-            let name = input.split("name=\"").nth(1).unwrap().split('"').next().unwrap();
-            let value = input.split("value=\"").nth(1).unwrap().split('"').next().unwrap();
+            let name = input
+                .split("name=\"")
+                .nth(1)
+                .unwrap()
+                .split('"')
+                .next()
+                .unwrap();
+            let value = input
+                .split("value=\"")
+                .nth(1)
+                .unwrap()
+                .split('"')
+                .next()
+                .unwrap();
             fields.push((name.to_owned(), unescape(value)));
         }
         Form { fields, cookie }
@@ -216,7 +244,10 @@ impl Owner {
 
     /// The owner answers `form`: `decision`, with `key` and the scopes checked.
     pub async fn decide(&self, form: &Form, decision: &str, key: &str, scopes: &[&str]) -> Answer {
-        let checked: Vec<String> = scopes.iter().map(|scope| format!("scope.{scope}")).collect();
+        let checked: Vec<String> = scopes
+            .iter()
+            .map(|scope| format!("scope.{scope}"))
+            .collect();
         let mut body: Vec<(&str, &str)> = form
             .fields
             .iter()
@@ -237,9 +268,15 @@ impl Owner {
     pub async fn code(&self, redirect_uri: &str, scopes: &[&str]) -> (String, String) {
         let client = self.register("Test Client", redirect_uri).await;
         let page = self
-            .page(&Self::authorize_query(&client, redirect_uri, &scopes.join(" ")))
+            .page(&Self::authorize_query(
+                &client,
+                redirect_uri,
+                &scopes.join(" "),
+            ))
             .await;
-        let answer = self.decide(&Self::form_of(&page), "approve", TOKEN, scopes).await;
+        let answer = self
+            .decide(&Self::form_of(&page), "approve", TOKEN, scopes)
+            .await;
         assert_eq!(answer.status, 303, "{answer:?}");
         (client, answer.location_param("code").unwrap())
     }

@@ -1,0 +1,16 @@
+//! The server as its own OAuth 2.1 authorization server (`--oauth-issuer`), through the real
+//! binary: a client signs in with the owner's yes and works within its grant, and every way
+//! around the owner is refused.
+//!
+//! | module | what is shown |
+//! |---|---|
+//! | `flow` | metadata, registration, the approval page, tokens, scopes in `tools/list` and 403 beyond them, refresh, revocation |
+//! | `attacks` | a code replayed or for another client, PKCE wrong or missing, a redirect URI off by a character, a forged or framed approval, a wrong owner's key, a reused refresh token, a token for another resource |
+//! | `state` | the state directory: two processes on one, a corrupt or loose file, the flags refused at start |
+
+mod attacks;
+mod flow;
+mod state;
+
+/// A loopback redirect URI as a native client registers it.
+pub const REDIRECT: &str = "http://127.0.0.1:45871/callback";
