@@ -26,6 +26,7 @@ mod library;
 mod misbehaving;
 #[cfg(feature = "oauth")]
 mod oauth;
+mod oauth_zwave;
 mod offered;
 mod pool;
 mod properties;

@@ -10,6 +10,7 @@
 
 mod attacks;
 mod flow;
+mod official_suite;
 mod state;
 
 /// A loopback redirect URI as a native client registers it.
