@@ -11,13 +11,14 @@ use bytes::Bytes;
 use http_body_util::Full;
 use hyper::{
     Response, StatusCode,
-    header::{COOKIE, HeaderValue, LOCATION, ORIGIN, SET_COOKIE},
+    header::{HeaderValue, LOCATION, ORIGIN},
     http::request::Parts,
 };
 
 use super::{
     AuthServer,
     book::{Code, Grant, Records},
+    cookies,
     form::Params,
     html::{self, escape},
     register::redirect_matches,
@@ -29,8 +30,6 @@ use super::{
 pub const FORM_LIFETIME: Duration = Duration::from_secs(600);
 /// How long a code may wait to be redeemed.
 pub const CODE_LIFETIME: Duration = Duration::from_secs(60);
-/// The CSRF cookie.
-const CSRF_COOKIE: &str = "zmcp_csrf";
 /// What the form's tag is for.
 const PURPOSE: &str = "consent";
 
@@ -223,23 +222,6 @@ fn tagged_text(fields: &[(&'static str, String)]) -> String {
         .collect()
 }
 
-/// The CSRF value of the browser's cookie, if it sent one of ours.
-fn csrf_cookie(parts: &Parts) -> Option<String> {
-    parts
-        .headers
-        .get_all(COOKIE)
-        .iter()
-        .filter_map(|value| value.to_str().ok())
-        .flat_map(|value| value.split(';'))
-        .filter_map(|pair| pair.trim().split_once('='))
-        .find(|(name, value)| {
-            *name == CSRF_COOKIE
-                && value.len() == 64
-                && value.bytes().all(|b| b.is_ascii_hexdigit())
-        })
-        .map(|(_, value)| value.to_owned())
-}
-
 /// `GET /oauth/authorize`: the page the owner answers.
 pub fn ask(auth: &AuthServer, parts: &Parts) -> Response<Full<Bytes>> {
     let params = match Params::parse(parts.uri.query().unwrap_or_default().as_bytes()) {
@@ -256,19 +238,10 @@ pub fn ask(auth: &AuthServer, parts: &Parts) -> Response<Full<Bytes>> {
         Ok(asked) => asked,
         Err(refusal) => return refusal.answer(auth),
     };
-    let csrf = csrf_cookie(parts).unwrap_or_else(|| secret::random_hex(32));
+    let csrf = cookies::csrf_or_new(parts);
     let expires = secret::now() + FORM_LIFETIME.as_secs();
     let mut response = form(auth, &asked, expires, &csrf, None, StatusCode::OK);
-    let secure = if auth.issuer.starts_with("https:") {
-        "; Secure"
-    } else {
-        ""
-    };
-    if let Ok(cookie) = HeaderValue::from_str(&format!(
-        "{CSRF_COOKIE}={csrf}; Path=/oauth; HttpOnly; SameSite=Strict{secure}"
-    )) {
-        response.headers_mut().insert(SET_COOKIE, cookie);
-    }
+    cookies::keep_csrf(auth, &mut response, &csrf);
     response
 }
 
@@ -371,7 +344,7 @@ fn answered(
         )
     })?;
     let field = |name: &str| params.get(name).unwrap_or_default().to_owned();
-    let Some(csrf) = csrf_cookie(parts).filter(|cookie| secret::same(cookie, &field("csrf")))
+    let Some(csrf) = cookies::csrf(parts).filter(|cookie| secret::same(cookie, &field("csrf")))
     else {
         return Err(forbidden(
             "This answer did not come from the page this server showed in this browser (its form token does not match): nothing was granted. Start again from the app.",

@@ -13,6 +13,8 @@
 //! | `endpoints` | RFC 9728 and RFC 8414 metadata, tokens, revocation (RFC 7009) |
 //! | `register` | dynamic registration (RFC 7591) within bounds; redirect URIs checked and matched |
 //! | `consent` | the owner's approval page (`/oauth/authorize`) |
+//! | `grants` | the owner's page of grants (`/oauth/grants`): who may do what, since when, revoke |
+//! | `cookies` | the pages' cookies: the CSRF value, the owner's signed session |
 //! | `form`, `html` | parameters read as OAuth says; pages escaped, unframeable, without script |
 //!
 //! The owner proves who they are with the owner's key (`--http-token-file`): it exists
@@ -23,8 +25,10 @@
 
 mod book;
 mod consent;
+mod cookies;
 mod endpoints;
 mod form;
+mod grants;
 mod html;
 mod owner;
 mod register;
@@ -219,6 +223,9 @@ impl AuthServer {
             (&Method::POST, "/oauth/revoke") => endpoints::revoke(self, body),
             (&Method::GET, "/oauth/authorize") => consent::ask(self, parts),
             (&Method::POST, "/oauth/authorize") => consent::decide(self, parts, body),
+            (&Method::GET, "/oauth/grants") => grants::page(self, parts),
+            (&Method::POST, "/oauth/grants/sign-in") => grants::sign_in(self, parts, body),
+            (&Method::POST, "/oauth/grants/revoke") => grants::revoke(self, parts, body),
             _ => endpoints::not_found(path),
         }
     }

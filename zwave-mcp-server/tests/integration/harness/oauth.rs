@@ -150,6 +150,16 @@ impl Owner {
         Self::answer(self.http.get(format!("{}{path}", self.issuer))).await
     }
 
+    /// GET `path` with these cookies (`a=1; b=2`).
+    pub async fn get_with(&self, path: &str, cookies: &str) -> Answer {
+        Self::answer(
+            self.http
+                .get(format!("{}{path}", self.issuer))
+                .header("cookie", cookies),
+        )
+        .await
+    }
+
     /// POST `body` (form-encoded) to `path`, with these headers.
     pub async fn post_form(
         &self,
@@ -221,8 +231,22 @@ impl Owner {
             .next()
             .unwrap()
             .to_owned();
+        Form {
+            fields: Self::hidden_fields(&page.body),
+            cookie,
+        }
+    }
+
+    /// The hidden fields of the first form in `body` after `from`.
+    pub fn fields_after(body: &str, from: &str) -> Vec<(String, String)> {
+        Self::hidden_fields(body.split_once(from).map_or("", |(_, rest)| rest))
+    }
+
+    /// The hidden fields of the first form in `body`.
+    fn hidden_fields(body: &str) -> Vec<(String, String)> {
+        let body = body.split("</form>").next().unwrap_or_default();
         let mut fields = Vec::new();
-        for input in page.body.split("<input type=\"hidden\" ").skip(1) {
+        for input in body.split("<input type=\"hidden\" ").skip(1) {
             let name = input
                 .split("name=\"")
                 .nth(1)
@@ -239,7 +263,7 @@ impl Owner {
                 .unwrap();
             fields.push((name.to_owned(), unescape(value)));
         }
-        Form { fields, cookie }
+        fields
     }
 
     /// The owner answers `form`: `decision`, with `key` and the scopes checked.

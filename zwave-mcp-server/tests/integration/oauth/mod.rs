@@ -10,6 +10,7 @@
 
 mod attacks;
 mod flow;
+mod grants;
 mod official_suite;
 mod state;
 

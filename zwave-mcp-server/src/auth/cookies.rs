@@ -1,0 +1,94 @@
+//! The pages' cookies, both `HttpOnly; SameSite=Strict; Path=/oauth` (and `Secure` behind an
+//! https issuer): the CSRF value every form repeats (`zmcp_csrf`), and the owner's session on
+//! the grants page (`zmcp_owner`: its expiry, signed, so that any process on the state
+//! directory takes it, and none needs to keep it).
+
+use bytes::Bytes;
+use http_body_util::Full;
+use hyper::{
+    Response,
+    header::{COOKIE, HeaderValue, SET_COOKIE},
+    http::request::Parts,
+};
+
+use super::{AuthServer, secret};
+
+/// The CSRF cookie.
+const CSRF: &str = "zmcp_csrf";
+/// The owner's session cookie.
+const OWNER: &str = "zmcp_owner";
+/// What the owner's session is signed for.
+const OWNER_PURPOSE: &str = "owner-session";
+/// How long the owner stays signed in on the grants page.
+pub const OWNER_SESSION_SECS: u64 = 3600;
+
+/// The value of the cookie `name` the browser sent, when it has `shape`.
+fn cookie<'a>(parts: &'a Parts, name: &str, shape: impl Fn(&str) -> bool) -> Option<&'a str> {
+    parts
+        .headers
+        .get_all(COOKIE)
+        .iter()
+        .filter_map(|value| value.to_str().ok())
+        .flat_map(|value| value.split(';'))
+        .filter_map(|pair| pair.trim().split_once('='))
+        .find(|(found, value)| *found == name && shape(value))
+        .map(|(_, value)| value)
+}
+
+/// The CSRF value of the browser's cookie, if it sent one of ours.
+pub fn csrf(parts: &Parts) -> Option<String> {
+    cookie(parts, CSRF, |value| {
+        value.len() == 64 && value.bytes().all(|b| b.is_ascii_hexdigit())
+    })
+    .map(str::to_owned)
+}
+
+/// The browser's CSRF value, or a new one (set on `response` by [`keep_csrf`]).
+pub fn csrf_or_new(parts: &Parts) -> String {
+    csrf(parts).unwrap_or_else(|| secret::random_hex(32))
+}
+
+fn attributes(auth: &AuthServer, max_age: Option<u64>) -> String {
+    let secure = if auth.issuer.starts_with("https:") {
+        "; Secure"
+    } else {
+        ""
+    };
+    let age = max_age
+        .map(|secs| format!("; Max-Age={secs}"))
+        .unwrap_or_default();
+    format!("Path=/oauth; HttpOnly; SameSite=Strict{secure}{age}")
+}
+
+/// Sets the CSRF cookie to `value` on `response`.
+pub fn keep_csrf(auth: &AuthServer, response: &mut Response<Full<Bytes>>, value: &str) {
+    if let Ok(cookie) =
+        HeaderValue::from_str(&format!("{CSRF}={value}; {}", attributes(auth, None)))
+    {
+        response.headers_mut().append(SET_COOKIE, cookie);
+    }
+}
+
+/// Whether the browser holds a live owner's session.
+pub fn is_owner(auth: &AuthServer, parts: &Parts) -> bool {
+    let Some(value) = cookie(parts, OWNER, |value| value.len() < 128) else {
+        return false;
+    };
+    let Some((expires, tag)) = value.split_once('.') else {
+        return false;
+    };
+    expires.parse::<u64>().is_ok_and(|at| at > secret::now())
+        && auth.key.tagged(OWNER_PURPOSE, expires, tag)
+}
+
+/// Starts the owner's session on `response`.
+pub fn start_owner_session(auth: &AuthServer, response: &mut Response<Full<Bytes>>) {
+    let expires = (secret::now() + OWNER_SESSION_SECS).to_string();
+    let tag = auth.key.tag(OWNER_PURPOSE, &expires);
+    if let Ok(cookie) = HeaderValue::from_str(&format!(
+        "{OWNER}={expires}.{tag}; {}",
+        attributes(auth, Some(OWNER_SESSION_SECS))
+    )) {
+        response.headers_mut().append(SET_COOKIE, cookie);
+    }
+}

@@ -1,0 +1,246 @@
+//! The owner's page of grants (`/oauth/grants`): each client granted, what it may do, when it
+//! was granted and last signed in (or refreshed) and from where, with a button that revokes
+//! it: its tokens are refused at their next request, in every process on the state directory
+//! within a second. The owner signs in on the page with the owner's key, for an hour.
+
+use bytes::Bytes;
+use http_body_util::Full;
+use hyper::{
+    Response, StatusCode,
+    header::{HeaderValue, LOCATION, ORIGIN},
+    http::request::Parts,
+};
+
+use super::{
+    AuthServer,
+    book::Records,
+    cookies,
+    form::Params,
+    html::{self, escape},
+    secret,
+    state::StateError,
+};
+
+/// What the sign-in form's tag is for.
+const SIGN_IN: &str = "grants-sign-in";
+/// What a revoke form's tag is for.
+const REVOKE: &str = "grants-revoke";
+
+/// `when` (Unix seconds) as `2026-11-29 06:10 UTC`.
+fn shown_time(when: u64) -> String {
+    i64::try_from(when)
+        .ok()
+        .and_then(|secs| jiff::Timestamp::from_second(secs).ok())
+        .map_or_else(
+            || "?".to_owned(),
+            |at| at.strftime("%Y-%m-%d %H:%M UTC").to_string(),
+        )
+}
+
+/// A 303 to the grants page.
+fn to_grants() -> Response<Full<Bytes>> {
+    let mut response = Response::new(Full::new(Bytes::new()));
+    *response.status_mut() = StatusCode::SEE_OTHER;
+    response
+        .headers_mut()
+        .insert(LOCATION, HeaderValue::from_static("/oauth/grants"));
+    html::secure(response.headers_mut());
+    response
+}
+
+/// `GET /oauth/grants`: the grants, or the sign-in form.
+pub fn page(auth: &AuthServer, parts: &Parts) -> Response<Full<Bytes>> {
+    let csrf = cookies::csrf_or_new(parts);
+    let mut response = if cookies::is_owner(auth, parts) {
+        grants(auth, &csrf)
+    } else {
+        sign_in_form(auth, &csrf, None, StatusCode::OK)
+    };
+    cookies::keep_csrf(auth, &mut response, &csrf);
+    response
+}
+
+fn sign_in_form(
+    auth: &AuthServer,
+    csrf: &str,
+    problem: Option<&str>,
+    status: StatusCode,
+) -> Response<Full<Bytes>> {
+    let problem = problem
+        .map(|problem| format!("<p class=\"warn\"><strong>{}</strong></p>", escape(problem)))
+        .unwrap_or_default();
+    let tag = auth.key.tag(SIGN_IN, csrf);
+    html::page(
+        status,
+        "Clients of this home",
+        &format!(
+            "{problem}<p>Sign in as the owner to see which apps may use this home, and to revoke them.</p><form method=\"post\" action=\"/oauth/grants/sign-in\"><input type=\"hidden\" name=\"csrf\" value=\"{csrf}\"><input type=\"hidden\" name=\"tag\" value=\"{tag}\"><label>The owner's key (the token in the server's <code>--http-token-file</code>)<input type=\"password\" name=\"owner_key\" autocomplete=\"current-password\"></label><button type=\"submit\">Sign in</button></form>"
+        ),
+    )
+}
+
+fn grants(auth: &AuthServer, csrf: &str) -> Response<Full<Bytes>> {
+    let records = auth.book.records();
+    let mut body = String::new();
+    if records.grants.is_empty() {
+        body.push_str("<p>No app may use this home: none has been granted anything.</p>");
+    } else {
+        body.push_str("<table><tr><th>App (its own name)</th><th>May</th><th>Granted</th><th>Last signed in</th><th></th></tr>");
+        for grant in &records.grants {
+            let from = grant
+                .last_from
+                .as_deref()
+                .map(|from| format!("<br><small>from {}</small>", escape(from)))
+                .unwrap_or_default();
+            let tag = auth.key.tag(REVOKE, &format!("{}\n{csrf}", grant.id));
+            body.push_str(&format!(
+                "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}{from}</td><td><form method=\"post\" action=\"/oauth/grants/revoke\"><input type=\"hidden\" name=\"grant\" value=\"{}\"><input type=\"hidden\" name=\"csrf\" value=\"{csrf}\"><input type=\"hidden\" name=\"tag\" value=\"{tag}\"><button type=\"submit\">Revoke</button></form></td></tr>",
+                escape(&grant.client_name),
+                escape(&grant.scopes.to_string()),
+                shown_time(grant.granted_at),
+                shown_time(grant.last_used_at),
+                escape(&grant.id),
+            ));
+        }
+        body.push_str("</table>");
+    }
+    body.push_str(&format!(
+        "<p><small>{} apps registered. Revoking ends an app's tokens at their next request; it can sign in again only with your yes.</small></p>",
+        records.clients.len()
+    ));
+    html::page(StatusCode::OK, "Clients of this home", &body)
+}
+
+/// A form posted from another site's page, refused.
+fn foreign_origin(auth: &AuthServer, parts: &Parts) -> Option<Response<Full<Bytes>>> {
+    let origin = parts.headers.get(ORIGIN)?;
+    let origin = origin.to_str().unwrap_or("null");
+    (!auth.origin_allowed(origin)).then(|| {
+        html::page(
+            StatusCode::FORBIDDEN,
+            "Not from this server's page",
+            &format!(
+                "<p>This form was posted from a page at {}, not from this server's own page: nothing was done.</p>",
+                escape(&format!("{:?}", common::clip(origin, 80)))
+            ),
+        )
+    })
+}
+
+/// The form in `body`, if it came from this browser's page: its fields.
+fn posted(
+    auth: &AuthServer,
+    parts: &Parts,
+    body: &[u8],
+) -> Result<(Params, String), Response<Full<Bytes>>> {
+    if let Some(refused) = foreign_origin(auth, parts) {
+        return Err(refused);
+    }
+    let params = Params::parse(body).map_err(|why| {
+        html::page(
+            StatusCode::BAD_REQUEST,
+            "Malformed",
+            &format!("<p>{}</p>", escape(&why)),
+        )
+    })?;
+    let csrf = cookies::csrf(parts)
+        .filter(|cookie| secret::same(cookie, params.get("csrf").unwrap_or_default()))
+        .ok_or_else(|| {
+            html::page(
+                StatusCode::FORBIDDEN,
+                "Not from this server's page",
+                "<p>This form did not come from the page this server showed in this browser (its form token does not match): nothing was done. <a href=\"/oauth/grants\">Start again</a>.</p>",
+            )
+        })?;
+    Ok((params, csrf))
+}
+
+/// `POST /oauth/grants/sign-in`: the owner's key, for an hour on the page.
+pub fn sign_in(auth: &AuthServer, parts: &Parts, body: &[u8]) -> Response<Full<Bytes>> {
+    let (params, csrf) = match posted(auth, parts, body) {
+        Ok(posted) => posted,
+        Err(refused) => return refused,
+    };
+    if !auth
+        .key
+        .tagged(SIGN_IN, &csrf, params.get("tag").unwrap_or_default())
+    {
+        return sign_in_form(
+            auth,
+            &csrf,
+            Some("This form was not this server's: sign in again."),
+            StatusCode::FORBIDDEN,
+        );
+    }
+    match auth.is_owner(params.get("owner_key").unwrap_or_default()) {
+        None => sign_in_form(
+            auth,
+            &csrf,
+            Some("Too many wrong keys in the last minute: wait a minute, then try again."),
+            StatusCode::TOO_MANY_REQUESTS,
+        ),
+        Some(false) => sign_in_form(
+            auth,
+            &csrf,
+            Some("That is not the owner's key."),
+            StatusCode::FORBIDDEN,
+        ),
+        Some(true) => {
+            let mut response = to_grants();
+            cookies::start_owner_session(auth, &mut response);
+            response
+        }
+    }
+}
+
+/// `POST /oauth/grants/revoke`: one grant ended, by the owner.
+pub fn revoke(auth: &AuthServer, parts: &Parts, body: &[u8]) -> Response<Full<Bytes>> {
+    let (params, csrf) = match posted(auth, parts, body) {
+        Ok(posted) => posted,
+        Err(refused) => return refused,
+    };
+    if !cookies::is_owner(auth, parts) {
+        return sign_in_form(
+            auth,
+            &csrf,
+            Some("Sign in as the owner first (the session lasts an hour): nothing was revoked."),
+            StatusCode::FORBIDDEN,
+        );
+    }
+    let grant = params.get("grant").unwrap_or_default();
+    if !auth.key.tagged(
+        REVOKE,
+        &format!("{grant}\n{csrf}"),
+        params.get("tag").unwrap_or_default(),
+    ) {
+        return html::page(
+            StatusCode::FORBIDDEN,
+            "Not from this server's page",
+            "<p>This form was not this server's: nothing was revoked. <a href=\"/oauth/grants\">Back to the grants</a>.</p>",
+        );
+    }
+    let revoked = auth.book.change(|records: &mut Records| {
+        let name = records
+            .grants
+            .iter()
+            .find(|found| found.id == grant)
+            .map(|found| found.client_name.clone());
+        Ok::<_, StateError>((records.revoke(grant), name))
+    });
+    match revoked {
+        Ok(name) => {
+            if let Some(name) = name {
+                tracing::info!(client = %name, grant, "the owner revoked an OAuth client's grant");
+            }
+            to_grants()
+        }
+        Err(err) => {
+            tracing::error!(error = %err, "a revocation could not be written");
+            html::page(
+                StatusCode::INTERNAL_SERVER_ERROR,
+                "Not revoked",
+                "<p>The revocation could not be kept (the server's log says why): the grant still stands.</p>",
+            )
+        }
+    }
+}

@@ -1,0 +1,153 @@
+//! The owner's page of grants: signed in with the owner's key, it lists each client granted
+//! (its name escaped, its scopes, when, from where) and revokes one, whose tokens then stop;
+//! a revocation not from the signed-in owner's page revokes nothing.
+
+use serde_json::json;
+
+use super::REDIRECT;
+use crate::harness::{Mcp, OAuthHome, Owner, TOKEN};
+
+/// The cookie a page set, as `name=value`.
+fn cookie_of(answer: &crate::harness::Answer) -> String {
+    answer
+        .headers
+        .get_all("set-cookie")
+        .iter()
+        .filter_map(|value| value.to_str().ok()?.split(';').next())
+        .collect::<Vec<_>>()
+        .join("; ")
+}
+
+#[tokio::test]
+async fn the_owner_sees_each_grant_and_revokes_it() {
+    let home = OAuthHome::start().await;
+    let owner = Owner::new(&home.issuer);
+    let client = owner.register("Evil <b>App</b>", REDIRECT).await;
+    let page = owner
+        .page(&Owner::authorize_query(&client, REDIRECT, "read control"))
+        .await;
+    let answer = owner
+        .decide(
+            &Owner::form_of(&page),
+            "approve",
+            TOKEN,
+            &["read", "control"],
+        )
+        .await;
+    let code = answer.location_param("code").unwrap();
+    let tokens = owner.exchange(&client, &code, REDIRECT).await;
+
+    // Not signed in: the sign-in form, and nothing of the grants.
+    let first = owner.get("/oauth/grants").await;
+    assert_eq!(first.status, 200);
+    assert!(
+        first.body.contains("Sign in as the owner"),
+        "{}",
+        first.body
+    );
+    assert!(!first.body.contains("Evil"), "{}", first.body);
+    let csrf = cookie_of(&first);
+    let fields = Owner::fields_after(&first.body, "/oauth/grants/sign-in");
+    let sign_in = |key: &'static str| {
+        let mut body: Vec<(String, String)> = fields.clone();
+        body.push(("owner_key".into(), key.into()));
+        body
+    };
+    let post = |path: &'static str, body: Vec<(String, String)>, cookie: String, origin: String| {
+        let owner = &owner;
+        async move {
+            let pairs: Vec<(&str, &str)> =
+                body.iter().map(|(n, v)| (n.as_str(), v.as_str())).collect();
+            owner
+                .post_form(path, &pairs, &[("cookie", &cookie), ("origin", &origin)])
+                .await
+        }
+    };
+    let wrong = post(
+        "/oauth/grants/sign-in",
+        sign_in("0123456789abcdef0123456789abcdef"),
+        csrf.clone(),
+        home.issuer.clone(),
+    )
+    .await;
+    assert_eq!(wrong.status, 403);
+    assert!(
+        wrong.body.contains("That is not the owner&#39;s key."),
+        "{}",
+        wrong.body
+    );
+    let signed = post(
+        "/oauth/grants/sign-in",
+        sign_in(TOKEN),
+        csrf.clone(),
+        home.issuer.clone(),
+    )
+    .await;
+    assert_eq!(signed.status, 303, "{signed:?}");
+    let session = format!("{csrf}; {}", cookie_of(&signed));
+    assert!(session.contains("zmcp_owner="), "{session}");
+
+    // Signed in: the grant, its client's own name escaped, its scopes, from where.
+    let listed = owner.get_with("/oauth/grants", &session).await;
+    assert!(
+        listed
+            .body
+            .contains("<td>Evil &lt;b&gt;App&lt;/b&gt;</td><td>read control</td>"),
+        "{}",
+        listed.body
+    );
+    assert!(
+        listed.body.contains("<small>from 127.0.0.1</small>"),
+        "{}",
+        listed.body
+    );
+    assert!(
+        listed
+            .header("content-security-policy")
+            .contains("frame-ancestors 'none'")
+    );
+    let revoke = Owner::fields_after(&listed.body, "/oauth/grants/revoke");
+
+    // A revoke posted from another site, or without the owner's session, revokes nothing.
+    let cross = post(
+        "/oauth/grants/revoke",
+        revoke.clone(),
+        session.clone(),
+        "https://evil.example".into(),
+    )
+    .await;
+    assert_eq!(cross.status, 403);
+    let unsigned = post(
+        "/oauth/grants/revoke",
+        revoke.clone(),
+        csrf.clone(),
+        home.issuer.clone(),
+    )
+    .await;
+    assert_eq!(unsigned.status, 403);
+    assert!(
+        unsigned.body.contains("Sign in as the owner first"),
+        "{}",
+        unsigned.body
+    );
+    let agent = Mcp::new(&home.server.url, tokens["access_token"].as_str());
+    assert_eq!(agent.initialize(json!({})).await.status, 200);
+
+    // The owner's revoke: the client's tokens stop, the page says no app may use the home.
+    let revoked = post(
+        "/oauth/grants/revoke",
+        revoke,
+        session.clone(),
+        home.issuer.clone(),
+    )
+    .await;
+    assert_eq!(revoked.status, 303, "{revoked:?}");
+    assert_eq!(revoked.header("location"), "/oauth/grants");
+    assert_eq!(agent.initialize(json!({})).await.status, 401);
+    let after = owner.get_with("/oauth/grants", &session).await;
+    assert!(
+        after.body.contains("No app may use this home"),
+        "{}",
+        after.body
+    );
+}
