@@ -132,25 +132,25 @@ fn posted(
     auth: &AuthServer,
     parts: &Parts,
     body: &[u8],
-) -> Result<(Params, String), Response<Full<Bytes>>> {
+) -> Result<(Params, String), Box<Response<Full<Bytes>>>> {
     if let Some(refused) = foreign_origin(auth, parts) {
-        return Err(refused);
+        return Err(Box::new(refused));
     }
     let params = Params::parse(body).map_err(|why| {
-        html::page(
+        Box::new(html::page(
             StatusCode::BAD_REQUEST,
             "Malformed",
             &format!("<p>{}</p>", escape(&why)),
-        )
+        ))
     })?;
     let csrf = cookies::csrf(parts)
         .filter(|cookie| secret::same(cookie, params.get("csrf").unwrap_or_default()))
         .ok_or_else(|| {
-            html::page(
+            Box::new(html::page(
                 StatusCode::FORBIDDEN,
                 "Not from this server's page",
                 "<p>This form did not come from the page this server showed in this browser (its form token does not match): nothing was done. <a href=\"/oauth/grants\">Start again</a>.</p>",
-            )
+            ))
         })?;
     Ok((params, csrf))
 }
@@ -159,7 +159,7 @@ fn posted(
 pub fn sign_in(auth: &AuthServer, parts: &Parts, body: &[u8]) -> Response<Full<Bytes>> {
     let (params, csrf) = match posted(auth, parts, body) {
         Ok(posted) => posted,
-        Err(refused) => return refused,
+        Err(refused) => return *refused,
     };
     if !auth
         .key
@@ -197,7 +197,7 @@ pub fn sign_in(auth: &AuthServer, parts: &Parts, body: &[u8]) -> Response<Full<B
 pub fn revoke(auth: &AuthServer, parts: &Parts, body: &[u8]) -> Response<Full<Bytes>> {
     let (params, csrf) = match posted(auth, parts, body) {
         Ok(posted) => posted,
-        Err(refused) => return refused,
+        Err(refused) => return *refused,
     };
     if !cookies::is_owner(auth, parts) {
         return sign_in_form(
