@@ -38,6 +38,7 @@
 //! grammar come from the workspace's `common` crate, shared with the client.
 
 mod app;
+mod audit;
 mod auth;
 mod config;
 pub mod devices;
@@ -45,6 +46,7 @@ pub mod logging;
 mod mcp;
 pub mod network;
 pub mod sim;
+mod state;
 mod transport;
 
 pub use app::run;

@@ -24,6 +24,15 @@ use crate::{
 pub(super) async fn serve(config: Config) -> anyhow::Result<()> {
     let exposure = config.exposure()?;
     let http = config.http()?;
+    let trail = match config.state_dir()? {
+        Some(dir) => {
+            let state = crate::state::StateDir::open(&dir)?;
+            Some(std::sync::Arc::new(crate::audit::AuditTrail::new(
+                state.path(),
+            )))
+        }
+        None => None,
+    };
     // Take the protocol pipes first: from here on a stray write to fd 1 goes to stderr.
     let io = http.is_none().then(stdio::take);
     // The demo's simulator lives as long as this function: until the MCP session ends.
@@ -36,7 +45,8 @@ pub(super) async fn serve(config: Config) -> anyhow::Result<()> {
         .with_exposure(exposure)
         .with_limits(config.limits())
         .with_sensitive(sensitive)
-        .with_maintenance(config.maintenance());
+        .with_maintenance(config.maintenance())
+        .with_audit(trail.clone());
     // Completes only when the demo home failed to appear; otherwise never.
     let failed = async {
         let failed = match demo_failed {
@@ -49,7 +59,7 @@ pub(super) async fn serve(config: Config) -> anyhow::Result<()> {
     };
     let served = async {
         match (http, io) {
-            (Some(settings), _) => serve_http(settings, server).await,
+            (Some(settings), _) => serve_http(settings, server, trail).await,
             (None, Some((reader, writer))) => {
                 let transport = Bounded::new(LineTransport::new(reader, writer), MAX_IN_FLIGHT);
                 let running = server
@@ -70,7 +80,11 @@ pub(super) async fn serve(config: Config) -> anyhow::Result<()> {
 }
 
 /// Serves `server` over Streamable HTTP until SIGINT or SIGTERM.
-async fn serve_http(settings: HttpSettings, server: ZwaveServer) -> anyhow::Result<()> {
+async fn serve_http(
+    settings: HttpSettings,
+    server: ZwaveServer,
+    audit: Option<std::sync::Arc<crate::audit::AuditTrail>>,
+) -> anyhow::Result<()> {
     let addr = settings.addr;
     let stop = tokio_util::sync::CancellationToken::new();
     let signalled = stop.clone();
@@ -84,7 +98,7 @@ async fn serve_http(settings: HttpSettings, server: ZwaveServer) -> anyhow::Resu
         tracing::info!("stopping: a signal asked");
         signalled.cancel();
     });
-    http::serve(settings, move || server.for_session(), stop)
+    http::serve(settings, move || server.for_session(), stop, audit)
         .await
         .with_context(|| format!("cannot serve HTTP on {addr}"))
 }

@@ -15,10 +15,9 @@ use std::{
 
 use serde::{Deserialize, Serialize};
 
-use super::{
-    scope::Scopes,
-    state::{Stamp, StateDir, StateError},
-};
+use crate::state::{Stamp, StateDir, StateError};
+
+use super::scope::Scopes;
 
 /// The file.
 pub const BOOK_FILE: &str = "oauth.json";

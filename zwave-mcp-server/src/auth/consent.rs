@@ -400,8 +400,13 @@ pub fn decide(auth: &AuthServer, parts: &Parts, body: &[u8]) -> Response<Full<By
         Ok(answered) => answered,
         Err(refused) => return *refused,
     };
+    let asking = format!(
+        "the client {:?} asked to sign in ({})",
+        asked.client_name, asked.client_id
+    );
     if params.get("decision") != Some("approve") {
         tracing::info!(client = %asked.client_name, "the owner denied an OAuth client");
+        auth.record("the approval page", &asking, "denied");
         return back(
             auth,
             &asked.redirect_uri,
@@ -421,6 +426,7 @@ pub fn decide(auth: &AuthServer, parts: &Parts, body: &[u8]) -> Response<Full<By
             );
         }
         Some(false) => {
+            auth.record("the approval page", &asking, "refused: not the owner's key");
             return again(
                 "That is not the owner's key: nothing was granted.",
                 StatusCode::FORBIDDEN,
@@ -442,6 +448,12 @@ pub fn decide(auth: &AuthServer, parts: &Parts, body: &[u8]) -> Response<Full<By
     match grant(auth, &asked, scopes) {
         Ok(code) => {
             tracing::info!(client = %asked.client_name, %scopes, "the owner granted an OAuth client");
+            let grant = code.split('.').nth(1).unwrap_or_default();
+            auth.record(
+                "the owner (approval page)",
+                &asking,
+                &format!("granted {scopes} (grant {grant})"),
+            );
             back(
                 auth,
                 &asked.redirect_uri,

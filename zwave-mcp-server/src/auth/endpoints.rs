@@ -11,6 +11,8 @@ use hyper::{
 };
 use serde_json::{Value, json};
 
+use crate::state::StateError;
+
 use super::{
     AuthServer,
     book::Records,
@@ -18,7 +20,6 @@ use super::{
     html,
     scope::{Scope, Scopes},
     secret::{self, Claims},
-    state::StateError,
 };
 
 /// How long a refresh token used already is remembered (a reuse then ends the grant).
@@ -222,6 +223,11 @@ fn exchange(
             return refused("the code is unknown, or its grant was revoked");
         };
         if pending.redeemed {
+            auth.record(
+                &format!("the client {client_id}"),
+                "redeemed a code a second time",
+                &format!("refused: the grant {id} it made is revoked"),
+            );
             records.revoke(id);
             tracing::warn!(
                 grant = id,
@@ -251,6 +257,11 @@ fn exchange(
         }
         pending.redeemed = true;
         let (tokens, refresh) = auth.issue(id, grant.scopes);
+        auth.record(
+            &format!("the client {:?} (grant {id})", grant.client_name),
+            &format!("signed in from {}", peer.unwrap_or("?")),
+            &format!("tokens issued for {}", grant.scopes),
+        );
         grant.refresh = Some(refresh);
         grant.last_used_at = secret::now();
         grant.last_from = peer.map(str::to_owned);
@@ -293,6 +304,11 @@ fn refresh(
             return Ok((false, Err(invalid("the refresh token was issued to another client"))));
         }
         if grant.retired.iter().any(|old| secret::same(old, &digest)) {
+            auth.record(
+                &format!("the client {:?} (grant {id})", grant.client_name),
+                "used a refresh token a second time",
+                "refused: the grant is revoked",
+            );
             records.revoke(id);
             tracing::warn!(grant = id, "a refresh token was used twice: its grant is revoked");
             return Ok((true, Err(invalid("the refresh token was used already (each is used once): the grant is revoked, sign in again"))));
@@ -356,7 +372,14 @@ pub fn revoke(auth: &AuthServer, body: &[u8]) -> Response<Full<Bytes>> {
             Ok::<_, StateError>((records.revoke(&id), true))
         });
         match revoked {
-            Ok(true) => tracing::info!(grant = %id, "a client revoked its grant"),
+            Ok(true) => {
+                tracing::info!(grant = %id, "a client revoked its grant");
+                auth.record(
+                    &format!("a client (grant {id})"),
+                    "revoked its own grant",
+                    "revoked",
+                );
+            }
             Ok(false) => {}
             Err(err) => return OAuthError::from(err).answer(),
         }

@@ -11,6 +11,8 @@ use hyper::{
     http::request::Parts,
 };
 
+use crate::state::StateError;
+
 use super::{
     AuthServer,
     book::Records,
@@ -18,11 +20,12 @@ use super::{
     form::Params,
     html::{self, escape},
     secret,
-    state::StateError,
 };
 
 /// What the sign-in form's tag is for.
 const SIGN_IN: &str = "grants-sign-in";
+/// Entries of the audit trail shown, newest first.
+const RECENT_ACTIONS: usize = 50;
 /// What a revoke form's tag is for.
 const REVOKE: &str = "grants-revoke";
 
@@ -100,6 +103,20 @@ fn grants(auth: &AuthServer, csrf: &str) -> Response<Full<Bytes>> {
                 shown_time(grant.granted_at),
                 shown_time(grant.last_used_at),
                 escape(&grant.id),
+            ));
+        }
+        body.push_str("</table>");
+    }
+    if let Some(audit) = &auth.audit {
+        body.push_str("<h2>Recent actions</h2><table><tr><th>When (UTC)</th><th>Who</th><th>What</th><th>Outcome</th></tr>");
+        for entry in audit.recent(RECENT_ACTIONS) {
+            let field = |name: &str| escape(entry[name].as_str().unwrap_or_default());
+            body.push_str(&format!(
+                "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+                field("at"),
+                field("who"),
+                field("what"),
+                field("outcome")
             ));
         }
         body.push_str("</table>");
@@ -231,6 +248,11 @@ pub fn revoke(auth: &AuthServer, parts: &Parts, body: &[u8]) -> Response<Full<By
         Ok(name) => {
             if let Some(name) = name {
                 tracing::info!(client = %name, grant, "the owner revoked an OAuth client's grant");
+                auth.record(
+                    "the owner (grants page)",
+                    &format!("revoked the grant {grant} of the client {name:?}"),
+                    "revoked",
+                );
             }
             to_grants()
         }

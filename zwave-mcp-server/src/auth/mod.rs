@@ -8,7 +8,6 @@
 //! | `owner` | [`Token`]: the owner's key, never printed, compared in constant time |
 //! | `scope` | [`Scope`], [`Scopes`]: read, control, sensitive, maintenance; which one each tool needs |
 //! | `secret` | random values, signed access tokens, hashed refresh tokens and codes, PKCE S256 |
-//! | `state` | the state directory: atomic, owner-only files, one writer at a time across processes |
 //! | `book` | the clients and grants (`oauth.json`), shared by every process on the directory |
 //! | `endpoints` | RFC 9728 and RFC 8414 metadata, tokens, revocation (RFC 7009) |
 //! | `register` | dynamic registration (RFC 7591) within bounds; redirect URIs checked and matched |
@@ -34,7 +33,6 @@ mod owner;
 mod register;
 mod scope;
 mod secret;
-mod state;
 
 use std::{
     path::PathBuf,
@@ -46,13 +44,13 @@ use bytes::Bytes;
 use http_body_util::Full;
 use hyper::{Method, Response, http::request::Parts};
 
+pub use crate::state::StateError;
 pub use owner::{MIN_TOKEN_CHARS, Token};
 pub use scope::{Scope, Scopes, for_tool};
-pub use state::StateError;
 
+use crate::{audit::AuditTrail, state::StateDir};
 use book::Book;
 use secret::{Rejected, SigningKey};
-use state::StateDir;
 
 /// Where the metadata of the protected resource is (RFC 9728, for the resource `/mcp`).
 pub const RESOURCE_METADATA_PATH: &str = "/.well-known/oauth-protected-resource/mcp";
@@ -96,6 +94,16 @@ pub enum Principal {
 }
 
 impl Principal {
+    /// Who it is, in the audit trail's words.
+    pub fn label(&self) -> String {
+        match self {
+            Self::Owner => "the owner's key (or loopback without one)".to_owned(),
+            Self::Client { client, grant, .. } => {
+                format!("the client {:?} (grant {grant})", &**client)
+            }
+        }
+    }
+
     /// What it may do.
     pub fn scopes(&self) -> Scopes {
         match self {
@@ -128,6 +136,8 @@ pub struct AuthServer {
     /// The hosts and origins the pages answer, as `/mcp` does.
     hosts: Vec<String>,
     origins: Vec<String>,
+    /// Where sign-ins, grants and revocations are told.
+    audit: Option<Arc<AuditTrail>>,
     wrong_keys: Mutex<(Instant, u32)>,
     registrations: Mutex<(Instant, u32)>,
 }
@@ -145,6 +155,7 @@ impl AuthServer {
         owner: Token,
         hosts: Vec<String>,
         origins: Vec<String>,
+        audit: Option<Arc<AuditTrail>>,
     ) -> Result<Self, StateError> {
         let state = StateDir::open(&settings.state_dir)?;
         let key = signing_key(&state)?;
@@ -159,6 +170,7 @@ impl AuthServer {
             access_lifetime: settings.access_lifetime,
             hosts,
             origins,
+            audit,
             wrong_keys: Mutex::new((Instant::now(), 0)),
             registrations: Mutex::new((Instant::now(), 0)),
         })
@@ -197,6 +209,13 @@ impl AuthServer {
             scopes: claims.scopes.and(granted),
             grant: claims.grant,
         })
+    }
+
+    /// Tells the audit trail that `who` did `what`, and what came of it.
+    pub fn record(&self, who: &str, what: &str, outcome: &str) {
+        if let Some(audit) = &self.audit {
+            audit.record(who, what, outcome);
+        }
     }
 
     /// Whether `path` is one this server answers (its metadata and `/oauth/…`).

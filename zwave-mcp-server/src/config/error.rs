@@ -88,9 +88,6 @@ pub enum ConfigError {
         "--oauth-issuer needs the owner's key: give --http-token-file FILE (or ZWAVE_MCP_HTTP_TOKEN); the owner approves each client with it"
     )]
     OAuthWithoutOwnerKey,
-    /// `--state-dir` without `--oauth-issuer`.
-    #[error("--state-dir keeps the OAuth grants of --oauth-issuer: give --oauth-issuer URL too")]
-    StateDirWithoutOAuth,
     /// No state directory given, and no home to put the default in.
     #[error(
         "--oauth-issuer needs a state directory for its grants: give --state-dir DIR (neither XDG_STATE_HOME nor HOME is set)"

@@ -73,9 +73,11 @@ pub struct HttpFlags {
     #[arg(long, env = "ZWAVE_MCP_OAUTH_ISSUER", value_parser = parse_issuer, value_name = "URL")]
     pub oauth_issuer: Option<String>,
 
-    /// Where the OAuth grants and their signing key are kept (0700; several servers behind
-    /// one balancer share it). [default: $XDG_STATE_HOME/zwave-mcp-server, else
-    /// ~/.local/state/zwave-mcp-server]
+    /// Where the server keeps what outlives a run (0700; several servers behind one
+    /// balancer share it): the audit trail of every write (audit.jsonl), and with
+    /// --oauth-issuer the grants and their signing key. Given, the trail is kept on stdio too.
+    /// [default with --oauth-issuer: $XDG_STATE_HOME/zwave-mcp-server, else
+    /// ~/.local/state/zwave-mcp-server; without: none, no trail]
     #[arg(long, env = "ZWAVE_MCP_STATE_DIR", value_name = "DIR")]
     pub state_dir: Option<PathBuf>,
 }

@@ -54,7 +54,6 @@ impl Config {
                 ("--http-max-sessions", flags.http_max_sessions.is_some()),
                 ("--http-session-idle", flags.http_session_idle.is_some()),
                 ("--oauth-issuer", flags.oauth_issuer.is_some()),
-                ("--state-dir", flags.state_dir.is_some()),
             ];
             return match stray.into_iter().find(|(_, given)| *given) {
                 Some((flag, _)) => Err(ConfigError::HttpFlagWithoutHttp { flag }),
@@ -113,6 +112,24 @@ impl Config {
         }))
     }
 
+    /// The state directory: `--state-dir`, or the default when `--oauth-issuer` needs one;
+    /// `None` when neither asks for one (then no audit trail is kept).
+    ///
+    /// # Errors
+    /// OAuth needs one and there is no home to put the default in.
+    pub fn state_dir(&self) -> Result<Option<std::path::PathBuf>, ConfigError> {
+        match (&self.http.state_dir, &self.http.oauth_issuer) {
+            (Some(dir), _) => Ok(Some(dir.clone())),
+            (None, Some(_)) => default_state_dir(
+                std::env::var("XDG_STATE_HOME").ok().as_deref(),
+                std::env::var("HOME").ok().as_deref(),
+            )
+            .map(Some)
+            .ok_or(ConfigError::NoStateDir),
+            (None, None) => Ok(None),
+        }
+    }
+
     /// The authorization server's settings, when `--oauth-issuer` was given (which needs the
     /// owner's key, `has_owner_key`).
     ///
@@ -120,22 +137,12 @@ impl Config {
     /// No owner's key, or no state directory.
     fn auth(&self, has_owner_key: bool) -> Result<Option<crate::auth::AuthSettings>, ConfigError> {
         let Some(issuer) = &self.http.oauth_issuer else {
-            if self.http.state_dir.is_some() {
-                return Err(ConfigError::StateDirWithoutOAuth);
-            }
             return Ok(None);
         };
         if !has_owner_key {
             return Err(ConfigError::OAuthWithoutOwnerKey);
         }
-        let state_dir = match &self.http.state_dir {
-            Some(dir) => dir.clone(),
-            None => default_state_dir(
-                std::env::var("XDG_STATE_HOME").ok().as_deref(),
-                std::env::var("HOME").ok().as_deref(),
-            )
-            .ok_or(ConfigError::NoStateDir)?,
-        };
+        let state_dir = self.state_dir()?.ok_or(ConfigError::NoStateDir)?;
         Ok(Some(crate::auth::AuthSettings {
             issuer: issuer.clone(),
             state_dir,

@@ -31,6 +31,7 @@
 //! | `completion` | `completion/complete`: device names, and the actions, modes and tones a device takes |
 //! | `prompts` | four read-only prompts a person picks: overview, secured for the night, a device's help, the network's health |
 
+mod audit;
 mod cache;
 mod commands;
 mod completion;

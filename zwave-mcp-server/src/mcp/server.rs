@@ -32,7 +32,8 @@ use super::{
     sensitive::SensitivePolicy,
 };
 use crate::{
-    auth::{Principal, Scopes, for_tool},
+    audit::AuditTrail,
+    auth::{Principal, Scope, Scopes, for_tool},
     devices::{Exposure, Limits},
     network::Network,
 };
@@ -65,6 +66,8 @@ pub struct ZwaveServer {
     pub(super) maintenance: Arc<MaintenancePolicy>,
     pub(super) tool_router: ToolRouter<Self>,
     pub(super) prompt_router: PromptRouter<Self>,
+    /// Where every write and upkeep call is told, when the owner keeps a trail.
+    pub(super) audit: Option<Arc<AuditTrail>>,
 }
 
 impl ZwaveServer {
@@ -88,7 +91,15 @@ impl ZwaveServer {
             maintenance: Arc::default(),
             tool_router: Self::tool_router(),
             prompt_router: Self::prompt_router(),
+            audit: None,
         }
+    }
+
+    /// With the audit trail every write and upkeep call is told to.
+    #[must_use]
+    pub fn with_audit(mut self, audit: Option<Arc<AuditTrail>>) -> Self {
+        self.audit = audit;
+        self
     }
 
     /// Limits what the agent may see and switch; read-only takes the control tool away, so
@@ -133,21 +144,11 @@ impl ZwaveServer {
         self
     }
 
-    /// With what the owner allows of sensitive actions (none by default).
-    #[must_use]
-    pub fn with_sensitive(mut self, policy: SensitivePolicy) -> Self {
-        self.sensitive = Arc::new(policy);
-        self
-    }
-}
-
-#[tool_handler(router = self.tool_router)]
-impl ServerHandler for ZwaveServer {
-    /// What `#[tool_handler]` would write, but holding the request's extensions until the tool
-    /// has ended: the request's place in the bound on requests in flight rides in them
+    /// A tool call, with the request's extensions held until the tool has ended: the
+    /// request's place in the bound on requests in flight rides in them
     /// (`transport::bounded`), and the router drops the context once a tool has taken its
     /// arguments.
-    async fn call_tool(
+    async fn call_tool_told(
         &self,
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
@@ -176,6 +177,45 @@ impl ServerHandler for ZwaveServer {
         self.tool_router
             .call(ToolCallContext::new(self, request, context))
             .await
+    }
+
+    /// With what the owner allows of sensitive actions (none by default).
+    #[must_use]
+    pub fn with_sensitive(mut self, policy: SensitivePolicy) -> Self {
+        self.sensitive = Arc::new(policy);
+        self
+    }
+}
+
+#[tool_handler(router = self.tool_router)]
+impl ServerHandler for ZwaveServer {
+    /// What `#[tool_handler]` would write, but told to the audit trail when the tool writes
+    /// (or runs upkeep), whoever asked and whatever came of it.
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        let Some(audit) = self
+            .audit
+            .clone()
+            .filter(|_| for_tool(&request.name) != Scope::Read)
+        else {
+            return self.call_tool_told(request, context).await;
+        };
+        let who = who(&context);
+        let what = format!(
+            "{} {}",
+            request.name,
+            request
+                .arguments
+                .as_ref()
+                .map(|args| serde_json::Value::Object(args.clone()).to_string())
+                .unwrap_or_default()
+        );
+        let answer = self.call_tool_told(request, context).await;
+        audit.record(&who, &what, &super::audit::outcome(&answer));
+        answer
     }
 
     /// The tools the client's grant covers (every tool, for the owner and on stdio).
@@ -373,4 +413,14 @@ pub(super) fn principal(context: &RequestContext<RoleServer>) -> Principal {
         .and_then(|parts| parts.extensions.get::<Principal>())
         .cloned()
         .unwrap_or(Principal::Owner)
+}
+
+/// Who sent the request of `context`, for the audit trail.
+pub(super) fn who(context: &RequestContext<RoleServer>) -> String {
+    let parts = context.extensions.get::<hyper::http::request::Parts>();
+    match parts.and_then(|parts| parts.extensions.get::<Principal>()) {
+        None if parts.is_none() => "the stdio host".to_owned(),
+        None => Principal::Owner.label(),
+        Some(principal) => principal.label(),
+    }
 }

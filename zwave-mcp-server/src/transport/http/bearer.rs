@@ -112,6 +112,7 @@ impl Doorman {
         #[derive(serde::Deserialize)]
         struct Params {
             name: Option<String>,
+            arguments: Option<serde_json::Value>,
         }
         let Principal::Client { scopes, .. } = principal else {
             return None;
@@ -123,8 +124,8 @@ impl Doorman {
             "tools/call" => for_tool(
                 message
                     .params
-                    .and_then(|params| params.name)
-                    .as_deref()
+                    .as_ref()
+                    .and_then(|params| params.name.as_deref())
                     .unwrap_or_default(),
             ),
             "initialize" | "ping" | "server/discover" | "tools/list" => return None,
@@ -134,6 +135,26 @@ impl Doorman {
         if scopes.has(needed) {
             return None;
         }
+        let asked = match (method.as_str(), &message.params) {
+            ("tools/call", Some(params)) => format!(
+                "{} {}",
+                params.name.as_deref().unwrap_or_default(),
+                params
+                    .arguments
+                    .as_ref()
+                    .map(ToString::to_string)
+                    .unwrap_or_default()
+            ),
+            _ => method.clone(),
+        };
+        auth.record(
+            &principal.label(),
+            &asked,
+            &format!(
+                "refused: this client's grant does not include `{}`",
+                needed.name()
+            ),
+        );
         let mut refused = refusal(
             StatusCode::FORBIDDEN,
             &format!(

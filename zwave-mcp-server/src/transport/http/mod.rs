@@ -58,7 +58,8 @@ pub const MAX_CONNECTIONS: usize = 512;
 pub const HEADER_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// Serves over Streamable HTTP as `settings` say, until `stop` is cancelled; `new_session`
-/// makes the server of each session (its subscriptions are its own).
+/// makes the server of each session (its subscriptions are its own). Sign-ins, grants and
+/// revocations go to `audit`.
 ///
 /// # Errors
 /// The address cannot be bound.
@@ -66,6 +67,7 @@ pub async fn serve<S, F>(
     settings: HttpSettings,
     new_session: F,
     stop: CancellationToken,
+    audit: Option<Arc<crate::audit::AuditTrail>>,
 ) -> io::Result<()>
 where
     S: ServerHandler + Send + Sync + 'static,
@@ -95,6 +97,7 @@ where
                 owner.clone(),
                 settings.allowed_hosts(),
                 settings.allowed_origins(),
+                audit,
             )
             .map_err(io::Error::other)?,
         )),

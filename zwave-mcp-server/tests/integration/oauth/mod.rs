@@ -9,6 +9,7 @@
 //! | `state` | the state directory: two processes on one, a corrupt or loose file, the flags refused at start |
 
 mod attacks;
+mod audit;
 mod flow;
 mod grants;
 mod official_suite;

@@ -1,5 +1,5 @@
-//! The state directory: what the server keeps between runs (the signing key, clients and
-//! grants), written atomically (a temporary file of its own, synced, then renamed), only its
+//! The state directory: what the server keeps between runs (the audit trail; with OAuth the
+//! signing key, clients and grants), written atomically (a temporary file of its own, synced, then renamed), only its
 //! owner may read it (files 0600 in a 0700 folder), and one writer at a time across processes
 //! (an exclusive `flock` on `.lock` around each read-change-write). A file that cannot be read
 //! is an error naming it: never an empty state, which would read as "nothing granted" for one
