@@ -12,12 +12,12 @@ use rmcp::{
         tool::ToolCallContext,
     },
     model::{
-        CallToolRequestParams, CallToolResponse, CallToolResult, CompleteRequestParams,
+        CacheScope, CallToolRequestParams, CallToolResponse, CallToolResult, CompleteRequestParams,
         CompleteResult, ContentBlock, GetPromptRequestParams, GetPromptResponse, Implementation,
         JsonObject, ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult,
-        ListToolsResult, PaginatedRequestParams, ReadResourceRequestParams, ReadResourceResponse,
-        ServerCapabilities, ServerConfig, SubscribeRequestParams, SubscriptionFilter,
-        UnsubscribeRequestParams,
+        ListToolsResult, PaginatedRequestParams, ProtocolVersion, ReadResourceRequestParams,
+        ReadResourceResponse, ResultType, ServerCapabilities, ServerConfig, SubscribeRequestParams,
+        SubscriptionFilter, UnsubscribeRequestParams,
     },
     service::{NotificationContext, RequestContext, SubscriptionContext},
     tool_handler,
@@ -218,18 +218,35 @@ impl ServerHandler for ZwaveServer {
         answer
     }
 
-    /// The tools the client's grant covers (every tool, for the owner and on stdio).
+    /// The tools the client's grant covers (every tool, for the owner and on stdio), with
+    /// the caching hints of 2026-07-28: a list that depends on the client's grant is its own
+    /// (`private`), the full list anyone's (`public`).
     async fn list_tools(
         &self,
         _request: Option<PaginatedRequestParams>,
         context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
-        let granted = principal(&context).scopes();
+        let principal = principal(&context);
+        let granted = principal.scopes();
         let mut tools = self.tool_router.list_all();
         if granted != Scopes::ALL {
             tools.retain(|tool| granted.has(for_tool(&tool.name)));
         }
-        Ok(ListToolsResult::with_all_items(tools))
+        let hints = context
+            .protocol_version()
+            .is_some_and(|version| version >= ProtocolVersion::V_2026_07_28);
+        let scope = match principal {
+            Principal::Owner => CacheScope::Public,
+            Principal::Client { .. } => CacheScope::Private,
+        };
+        Ok(ListToolsResult {
+            result_type: Some(ResultType::COMPLETE),
+            tools,
+            meta: None,
+            next_cursor: None,
+            ttl_ms: hints.then_some(0),
+            cache_scope: hints.then_some(scope),
+        })
     }
 
     async fn list_resources(
