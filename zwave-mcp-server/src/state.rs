@@ -17,6 +17,9 @@ use std::{
 
 use serde::{Serialize, de::DeserializeOwned};
 
+/// How long a change waits for another process holding the state directory.
+pub const HOLD_WAIT: std::time::Duration = std::time::Duration::from_secs(5);
+
 /// The largest state file read: a corrupt or hostile file is an error, not a 4 GiB read.
 pub const MAX_STATE_FILE_BYTES: u64 = 16 * 1024 * 1024;
 
@@ -40,6 +43,23 @@ pub enum StateError {
         path: PathBuf,
         /// Why, as the parser said.
         why: String,
+    },
+    /// The folder or a file in it is not this process's user's own, or is not what it
+    /// should be (a symbolic link, not a regular file): someone else could have put it there.
+    #[error("{} is {what}: the state directory and its files must be this user's own, and no links (remove it, or give another --state-dir)", path.display())]
+    NotOwn {
+        /// Where.
+        path: PathBuf,
+        /// What it is instead: "owned by user 65534", "a symbolic link".
+        what: String,
+    },
+    /// The directory stayed held by another process (or a stuck one) for too long.
+    #[error("the state directory {} stayed locked by another process for {secs} s (a stuck server on the same --state-dir?): nothing was changed", path.display())]
+    Busy {
+        /// Its lock file.
+        path: PathBuf,
+        /// How long was waited.
+        secs: u64,
     },
     /// Another user can read or write the folder or a file in it.
     #[error("{} can be read or written by other users of this machine (mode {mode:o}): it holds secrets, so it must be the owner's alone (chmod 700 for the folder, 600 for its files)", path.display())]
@@ -87,14 +107,19 @@ impl StateDir {
                 path: path.to_owned(),
                 source,
             })?;
-        let mode = std::fs::metadata(path)
-            .map_err(|source| StateError::Io {
-                what: "read",
+        let meta = std::fs::symlink_metadata(path).map_err(|source| StateError::Io {
+            what: "read",
+            path: path.to_owned(),
+            source,
+        })?;
+        if !meta.is_dir() {
+            return Err(StateError::NotOwn {
                 path: path.to_owned(),
-                source,
-            })?
-            .permissions()
-            .mode();
+                what: "not a directory (a symbolic link, or a file)".to_owned(),
+            });
+        }
+        own(path, &meta)?;
+        let mode = meta.permissions().mode();
         if mode & 0o077 != 0 {
             return Err(StateError::Loose {
                 path: path.to_owned(),
@@ -111,10 +136,11 @@ impl StateDir {
         &self.path
     }
 
-    /// Holds the directory against other writers until dropped.
+    /// Holds the directory against other writers until dropped, waiting for another holder
+    /// at most [`HOLD_WAIT`] (callers run on the blocking pool: nothing else waits).
     ///
     /// # Errors
-    /// The lock file cannot be opened or locked.
+    /// The lock file cannot be opened, is not this user's own, or stayed held.
     pub fn hold(&self) -> Result<Held, StateError> {
         let path = self.path.join(".lock");
         let failed = |source| StateError::Io {
@@ -122,16 +148,30 @@ impl StateDir {
             path: path.clone(),
             source,
         };
-        let file = OpenOptions::new()
-            .create(true)
-            .truncate(false)
-            .write(true)
-            .mode(0o600)
-            .open(&path)
-            .map_err(failed)?;
-        rustix::fs::flock(&file, rustix::fs::FlockOperation::LockExclusive)
-            .map_err(|errno| failed(errno.into()))?;
-        Ok(Held { _file: file })
+        let file = open_own(
+            &path,
+            OpenOptions::new()
+                .create(true)
+                .truncate(false)
+                .write(true)
+                .mode(0o600),
+        )?;
+        let started = std::time::Instant::now();
+        loop {
+            match rustix::fs::flock(&file, rustix::fs::FlockOperation::NonBlockingLockExclusive) {
+                Ok(()) => return Ok(Held { _file: file }),
+                Err(rustix::io::Errno::WOULDBLOCK) if started.elapsed() < HOLD_WAIT => {
+                    std::thread::sleep(std::time::Duration::from_millis(5));
+                }
+                Err(rustix::io::Errno::WOULDBLOCK) => {
+                    return Err(StateError::Busy {
+                        path,
+                        secs: HOLD_WAIT.as_secs(),
+                    });
+                }
+                Err(errno) => return Err(failed(errno.into())),
+            }
+        }
     }
 
     /// The version of the file `name` now (the default stamp when it does not exist).
@@ -158,10 +198,12 @@ impl StateDir {
             path: path.clone(),
             source,
         };
-        let file = match File::open(&path) {
+        let file = match open_own(&path, OpenOptions::new().read(true)) {
             Ok(file) => file,
-            Err(err) if err.kind() == ErrorKind::NotFound => return Ok(None),
-            Err(err) => return Err(failed(err)),
+            Err(StateError::Io { source, .. }) if source.kind() == ErrorKind::NotFound => {
+                return Ok(None);
+            }
+            Err(err) => return Err(err),
         };
         let meta = file.metadata().map_err(failed)?;
         let mode = meta.permissions().mode();
@@ -255,6 +297,55 @@ impl StateDir {
     }
 }
 
+/// Refuses `meta` of `path` unless this process's user owns it.
+fn own(path: &Path, meta: &std::fs::Metadata) -> Result<(), StateError> {
+    let me = rustix::process::geteuid().as_raw();
+    if meta.uid() == me {
+        return Ok(());
+    }
+    Err(StateError::NotOwn {
+        path: path.to_owned(),
+        what: format!("owned by user {}, not by this server's ({me})", meta.uid()),
+    })
+}
+
+/// Opens `path` as `options` say without following a symbolic link, and only when it is a
+/// regular file of this process's user: a file planted by someone else (a link to another
+/// file, or theirs) is never read, locked or appended to.
+///
+/// # Errors
+/// It cannot be opened (a link among them), or is not a regular file of this user.
+pub fn open_own(path: &Path, options: &mut OpenOptions) -> Result<File, StateError> {
+    let nofollow = i32::try_from(rustix::fs::OFlags::NOFOLLOW.bits()).unwrap_or(0);
+    let file = options
+        .custom_flags(nofollow)
+        .open(path)
+        .map_err(|source| match source.raw_os_error() {
+            Some(code) if code == rustix::io::Errno::LOOP.raw_os_error() => StateError::NotOwn {
+                path: path.to_owned(),
+                what: "a symbolic link".to_owned(),
+            },
+            _ => StateError::Io {
+                what: "open",
+                path: path.to_owned(),
+                source,
+            },
+        })?;
+    let meta = file.metadata().map_err(|source| StateError::Io {
+        what: "read",
+        path: path.to_owned(),
+        source,
+    })?;
+    if !meta.is_file() {
+        return Err(StateError::NotOwn {
+            path: path.to_owned(),
+            what: "not a regular file".to_owned(),
+        });
+    }
+    own(path, &meta)?;
+    Ok(file)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -317,6 +408,33 @@ mod tests {
         std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
         let err = StateDir::open(&path).unwrap_err().to_string();
         assert!(err.contains("(mode 755)"), "{err}");
+        std::fs::remove_dir_all(&path).unwrap();
+    }
+
+    /// Found by the hostile review: a state directory planted by someone else, or a link in
+    /// it, was used (root then locked, read and appended where the planter chose).
+    #[test]
+    fn a_link_or_a_file_not_of_this_user_is_refused() {
+        let path = scratch("links");
+        let state = StateDir::open(&path).unwrap();
+        let elsewhere = path.with_extension("elsewhere");
+        std::fs::write(&elsewhere, "{}").unwrap();
+        std::os::unix::fs::symlink(&elsewhere, path.join(".lock")).unwrap();
+        let err = state.hold().unwrap_err().to_string();
+        assert!(err.ends_with(".lock is a symbolic link: the state directory and its files must be this user's own, and no links (remove it, or give another --state-dir)"), "{err}");
+        std::os::unix::fs::symlink(&elsewhere, path.join("oauth.json")).unwrap();
+        let err = state.read("oauth.json").unwrap_err().to_string();
+        assert!(err.contains("oauth.json is a symbolic link"), "{err}");
+        let linked = path.with_extension("link");
+        std::os::unix::fs::symlink(&path, &linked).unwrap();
+        let err = StateDir::open(&linked).unwrap_err().to_string();
+        assert!(
+            err.contains("is not a directory (a symbolic link, or a file)"),
+            "{err}"
+        );
+        for leftover in [&elsewhere, &linked] {
+            std::fs::remove_file(leftover).unwrap();
+        }
         std::fs::remove_dir_all(&path).unwrap();
     }
 

@@ -51,12 +51,13 @@ impl AuditTrail {
         self.dir.join(AUDIT_FILE)
     }
 
+    /// The file, opened to append: never through a link, only when it is this user's own.
     fn open(&self) -> std::io::Result<File> {
-        OpenOptions::new()
-            .create(true)
-            .append(true)
-            .mode(0o600)
-            .open(self.path())
+        crate::state::open_own(
+            &self.path(),
+            OpenOptions::new().create(true).append(true).mode(0o600),
+        )
+        .map_err(std::io::Error::other)
     }
 
     /// Appends what `who` did (`what`) and what came of it.
@@ -98,12 +99,15 @@ impl AuditTrail {
     /// Moves `audit.jsonl` to `.1` (and each older one up), holding the state directory when
     /// it is free.
     fn rotate(&self) -> std::io::Result<()> {
-        let lock = OpenOptions::new()
-            .create(true)
-            .truncate(false)
-            .write(true)
-            .mode(0o600)
-            .open(self.dir.join(".lock"))?;
+        let lock = crate::state::open_own(
+            &self.dir.join(".lock"),
+            OpenOptions::new()
+                .create(true)
+                .truncate(false)
+                .write(true)
+                .mode(0o600),
+        )
+        .map_err(std::io::Error::other)?;
         // Never waits: the holder may be this very process, writing the grants a line is
         // about. A trail that could not be rotated now is rotated by a later line.
         if rustix::fs::flock(&lock, rustix::fs::FlockOperation::NonBlockingLockExclusive).is_err() {
@@ -201,12 +205,29 @@ mod tests {
         rustix::fs::flock(&lock, rustix::fs::FlockOperation::LockExclusive).unwrap();
         let blank = vec![b'\n'; usize::try_from(ROTATE_AT_BYTES).unwrap()];
         std::fs::write(dir.join(AUDIT_FILE), blank).unwrap();
+        use std::os::unix::fs::PermissionsExt as _;
+        std::fs::set_permissions(dir.join(AUDIT_FILE), std::fs::Permissions::from_mode(0o600))
+            .unwrap();
         trail.record("owner's key", "held", "written");
         assert!(!dir.join("audit.jsonl.1").exists());
         assert_eq!(trail.recent(1)[0]["what"], "held");
         drop(lock);
         trail.record("owner's key", "free", "rotated");
         assert!(dir.join("audit.jsonl.1").exists());
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    /// Found by the hostile review: a trail file planted as a link made root append to the
+    /// file it pointed at (a shell's start-up file, with a client's name in the line).
+    #[test]
+    fn a_trail_planted_as_a_link_is_never_written() {
+        let dir = scratch("link");
+        let victim = dir.with_extension("victim");
+        std::fs::write(&victim, "echo hi\n").unwrap();
+        std::os::unix::fs::symlink(&victim, dir.join(AUDIT_FILE)).unwrap();
+        AuditTrail::new(&dir).record("someone", "$(touch pwned)", "denied");
+        assert_eq!(std::fs::read_to_string(&victim).unwrap(), "echo hi\n");
+        std::fs::remove_file(&victim).unwrap();
         std::fs::remove_dir_all(&dir).unwrap();
     }
 

@@ -224,6 +224,14 @@ impl Book {
         self.copy().live.get(id).cloned()
     }
 
+    /// Whether the grant `id` is in the book now, looking at the file's stamp whatever the
+    /// last look (a grant another process made a moment ago counts): what a token request
+    /// checks before it holds the state directory, so that an unknown id costs a `stat`.
+    pub fn has_grant_now(&self, id: &str) -> bool {
+        self.looked_at.store(0, Ordering::Relaxed);
+        self.live(id).is_some()
+    }
+
     /// The scopes of the grant `id` now.
     #[cfg(test)]
     pub fn scopes_of(&self, id: &str) -> Option<Scopes> {
@@ -246,7 +254,13 @@ impl Book {
         change: impl FnOnce(&mut Records) -> Result<(bool, T), E>,
     ) -> Result<T, E> {
         let _held = self.state.hold()?;
-        let mut records: Records = self.state.read_json(BOOK_FILE)?;
+        // Unchanged since this process read or wrote it: the copy is the file.
+        let stamp = self.state.stamp(BOOK_FILE);
+        let mut records: Records = {
+            let copy = self.copy();
+            (copy.stamp == stamp && stamp != Stamp::default()).then(|| copy.records.clone())
+        }
+        .map_or_else(|| self.state.read_json(BOOK_FILE), Ok)?;
         let (changed, value) = change(&mut records)?;
         if changed {
             self.state.write_json(BOOK_FILE, &records)?;

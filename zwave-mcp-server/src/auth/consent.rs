@@ -145,11 +145,27 @@ fn check(auth: &AuthServer, params: &Params) -> Result<Asked, Refusal> {
         None => return Err(page("The request names no address to go back to (redirect_uri), and the client registered several.".into())),
     };
     let state = params.get("state").map(str::to_owned);
-    let back = |error: &'static str, why: String| Refusal::Back {
-        redirect_uri: redirect_uri.clone(),
-        state: state.clone(),
-        error,
-        why,
+    // Found by the hostile review: anyone may register, so sending an error back before the
+    // owner acted made this server bounce a link to any address. Only a client the owner
+    // granted before is sent its errors; others' are said on the page.
+    let trusted = records
+        .grants
+        .iter()
+        .any(|grant| grant.client_id == client.id && grant.refresh.is_some());
+    let back = |error: &'static str, why: String| {
+        if trusted {
+            Refusal::Back {
+                redirect_uri: redirect_uri.clone(),
+                state: state.clone(),
+                error,
+                why,
+            }
+        } else {
+            Refusal::Page(
+                StatusCode::BAD_REQUEST,
+                format!("The app's request cannot be answered ({error}): {why}."),
+            )
+        }
     };
     if params.get("response_type") != Some("code") {
         return Err(back(
@@ -278,7 +294,7 @@ fn form(
     body.push_str(&format!(
         "<p class=\"claim\">An app that calls itself <strong>{}</strong> asks to use this home. When you answer, your browser goes back to <strong>{}</strong>.<br><small>Both are the app's own words: answer only if you just asked this app to connect.</small></p><form method=\"post\" action=\"/oauth/authorize\">",
         escape(&asked.client_name),
-        escape(going_back)
+        escape(&crate::network::text::clean(going_back, 120))
     ));
     for (name, value) in &fields {
         body.push_str(&format!(
@@ -298,13 +314,14 @@ fn form(
         ));
     }
     body.push_str("<label>The owner's key (the token in the server's <code>--http-token-file</code>)<input type=\"password\" name=\"owner_key\" autocomplete=\"current-password\"></label><button type=\"submit\" name=\"decision\" value=\"approve\">Allow</button><button type=\"submit\" name=\"decision\" value=\"deny\">Deny</button></form>");
-    html::page(
+    html::page_sending_to(
         status,
         &format!(
             "Allow \u{201c}{}\u{201d} to use this home?",
             asked.client_name
         ),
         &body,
+        Some(&asked.redirect_uri),
     )
 }
 
@@ -390,7 +407,12 @@ fn answered(
 }
 
 /// `POST /oauth/authorize`: the owner's answer.
-pub fn decide(auth: &AuthServer, parts: &Parts, body: &[u8]) -> Response<Full<Bytes>> {
+pub fn decide(
+    auth: &AuthServer,
+    parts: &Parts,
+    body: &[u8],
+    peer: Option<&str>,
+) -> Response<Full<Bytes>> {
     let Answered {
         asked,
         params,
@@ -405,8 +427,16 @@ pub fn decide(auth: &AuthServer, parts: &Parts, body: &[u8]) -> Response<Full<By
         asked.client_name, asked.client_id
     );
     if params.get("decision") != Some("approve") {
-        tracing::info!(client = %asked.client_name, "the owner denied an OAuth client");
-        auth.record("the approval page", &asking, "denied");
+        // A form is answered once: found by the hostile review, the same denial posted a
+        // thousand times (no key needed) pushed every real line off the owner's page.
+        if !auth.answered_before(params.get("tag").unwrap_or_default()) {
+            tracing::info!(client = %asked.client_name, "an OAuth client was denied");
+            auth.record(
+                &format!("someone at the approval page, from {}", peer.unwrap_or("?")),
+                &asking,
+                "denied (no key is needed to deny)",
+            );
+        }
         return back(
             auth,
             &asked.redirect_uri,
@@ -418,7 +448,7 @@ pub fn decide(auth: &AuthServer, parts: &Parts, body: &[u8]) -> Response<Full<By
         );
     }
     let again = |problem: &str, status| form(auth, &asked, expires, &csrf, Some(problem), status);
-    match auth.is_owner(params.get("owner_key").unwrap_or_default()) {
+    match auth.is_owner(params.get("owner_key").unwrap_or_default(), peer) {
         None => {
             return again(
                 "Too many wrong keys in the last minute: wait a minute, then try again.",
@@ -426,7 +456,11 @@ pub fn decide(auth: &AuthServer, parts: &Parts, body: &[u8]) -> Response<Full<By
             );
         }
         Some(false) => {
-            auth.record("the approval page", &asking, "refused: not the owner's key");
+            auth.record(
+                &format!("someone at the approval page, from {}", peer.unwrap_or("?")),
+                &asking,
+                "refused: not the owner's key",
+            );
             return again(
                 "That is not the owner's key: nothing was granted.",
                 StatusCode::FORBIDDEN,
@@ -444,6 +478,13 @@ pub fn decide(auth: &AuthServer, parts: &Parts, body: &[u8]) -> Response<Full<By
             "Choose at least one thing the app may do, or deny it.",
             StatusCode::BAD_REQUEST,
         );
+    }
+    if auth.answered_before(params.get("tag").unwrap_or_default()) {
+        return Refusal::Page(
+            StatusCode::BAD_REQUEST,
+            "This page was answered already: start again from the app.".into(),
+        )
+        .answer(auth);
     }
     match grant(auth, &asked, scopes) {
         Ok(code) => {

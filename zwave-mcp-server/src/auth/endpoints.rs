@@ -210,6 +210,9 @@ fn exchange(
     let id =
         grant_in(code, "zac1.").ok_or_else(|| invalid("the code is not one of this server's"))?;
     let digest = secret::digest(code);
+    if !auth.book.has_grant_now(id) {
+        return Err(invalid("the code is unknown, or its grant was revoked"));
+    }
     auth.book.change(|records: &mut Records| {
         let refused = |why: &str| Ok((false, Err(invalid(why))));
         let Some(grant) = records.grant_mut(id) else {
@@ -296,6 +299,11 @@ fn refresh(
     let id = grant_in(token, "zrt1.")
         .ok_or_else(|| invalid("the refresh token is not one of this server's"))?;
     let digest = secret::digest(token);
+    if !auth.book.has_grant_now(id) {
+        return Err(invalid(
+            "the refresh token is unknown, or its grant was revoked",
+        ));
+    }
     auth.book.change(|records: &mut Records| {
         let Some(grant) = records.grant_mut(id) else {
             return Ok((false, Err(invalid("the refresh token is unknown, or its grant was revoked"))));

@@ -173,7 +173,12 @@ fn posted(
 }
 
 /// `POST /oauth/grants/sign-in`: the owner's key, for an hour on the page.
-pub fn sign_in(auth: &AuthServer, parts: &Parts, body: &[u8]) -> Response<Full<Bytes>> {
+pub fn sign_in(
+    auth: &AuthServer,
+    parts: &Parts,
+    body: &[u8],
+    peer: Option<&str>,
+) -> Response<Full<Bytes>> {
     let (params, csrf) = match posted(auth, parts, body) {
         Ok(posted) => posted,
         Err(refused) => return *refused,
@@ -189,7 +194,7 @@ pub fn sign_in(auth: &AuthServer, parts: &Parts, body: &[u8]) -> Response<Full<B
             StatusCode::FORBIDDEN,
         );
     }
-    match auth.is_owner(params.get("owner_key").unwrap_or_default()) {
+    match auth.is_owner(params.get("owner_key").unwrap_or_default(), peer) {
         None => sign_in_form(
             auth,
             &csrf,

@@ -34,6 +34,18 @@ pub fn escape(text: &str) -> String {
 
 /// A page: `title` and `body` (HTML already escaped) in the shell.
 pub fn page(status: StatusCode, title: &str, body: &str) -> Response<Full<Bytes>> {
+    page_sending_to(status, title, body, None)
+}
+
+/// [`page`] whose form's answer sends the browser on to `going_to` (a redirect URI): Chrome
+/// and Safari hold a form's redirect to `form-action` too (found by the hostile review: the
+/// approval's redirect to the app was blocked), so its origin is allowed there.
+pub fn page_sending_to(
+    status: StatusCode,
+    title: &str,
+    body: &str,
+    going_to: Option<&str>,
+) -> Response<Full<Bytes>> {
     let mut html = String::with_capacity(body.len() + STYLE.len() + 400);
     let _ = write!(
         html,
@@ -49,7 +61,33 @@ pub fn page(status: StatusCode, title: &str, body: &str) -> Response<Full<Bytes>
         HeaderValue::from_static("text/html; charset=utf-8"),
     );
     secure(headers);
+    if let Some(source) = going_to.and_then(source_of) {
+        let style =
+            base64::engine::general_purpose::STANDARD.encode(Sha256::digest(STYLE.as_bytes()));
+        if let Ok(policy) = HeaderValue::from_str(&format!(
+            "default-src 'none'; style-src 'sha256-{style}'; form-action 'self' {source}; frame-ancestors 'none'; base-uri 'none'"
+        )) {
+            headers.insert(CONTENT_SECURITY_POLICY, policy);
+        }
+    }
     response
+}
+
+/// The CSP source of `uri`: `scheme://host[:port]`, or `scheme:` for an app's own scheme;
+/// `None` when it holds a character a policy could be split at.
+fn source_of(uri: &str) -> Option<String> {
+    let (scheme, rest) = uri.split_once(':')?;
+    let source = match rest.strip_prefix("//") {
+        Some(after) if matches!(scheme, "http" | "https") => {
+            let authority = after.split(['/', '?']).next().unwrap_or_default();
+            format!("{scheme}://{authority}")
+        }
+        _ => format!("{scheme}:"),
+    };
+    source
+        .bytes()
+        .all(|b| b.is_ascii_alphanumeric() || b"+-.:/[]".contains(&b))
+        .then_some(source)
 }
 
 /// The headers of every answer of the authorization server's pages: nothing is cached, no
@@ -79,6 +117,46 @@ mod tests {
         assert_eq!(
             escape(r#"<script>"a" & 'b'</script>"#),
             "&lt;script&gt;&quot;a&quot; &amp; &#39;b&#39;&lt;/script&gt;"
+        );
+    }
+
+    #[test]
+    fn a_form_may_send_the_browser_on_to_the_apps_origin_only() {
+        let sent = page_sending_to(
+            StatusCode::OK,
+            "t",
+            "",
+            Some("https://claude.ai/api/mcp/auth_callback?x=1"),
+        );
+        let policy = sent.headers()[CONTENT_SECURITY_POLICY].to_str().unwrap();
+        assert!(
+            policy.contains("; form-action 'self' https://claude.ai; "),
+            "{policy}"
+        );
+        let app = page_sending_to(
+            StatusCode::OK,
+            "t",
+            "",
+            Some("cursor://anysphere.cursor-retrieval/cb"),
+        );
+        assert!(
+            app.headers()[CONTENT_SECURITY_POLICY]
+                .to_str()
+                .unwrap()
+                .contains("form-action 'self' cursor:;")
+        );
+        // A character that could split the policy: the page's own policy, unchanged.
+        let split = page_sending_to(
+            StatusCode::OK,
+            "t",
+            "",
+            Some("https://a.example;script-src"),
+        );
+        assert!(
+            !split.headers()[CONTENT_SECURITY_POLICY]
+                .to_str()
+                .unwrap()
+                .contains("script-src")
         );
     }
 

@@ -19,8 +19,9 @@
 //! The owner proves who they are with the owner's key (`--http-token-file`): it exists
 //! already, is long and random, and holding it gives everything anyway; a passphrase would be
 //! one more secret to choose well, keep and rotate. It is typed into the page (a password
-//! field, posted, never in a URL) and compared in constant time; wrong keys are counted and,
-//! past [`MAX_WRONG_KEYS`] a minute, refused without being compared.
+//! field, posted, never in a URL) and compared in constant time; wrong keys are counted by
+//! the address they came from and, past [`MAX_WRONG_KEYS`] a minute from one address, refused
+//! without being compared.
 
 mod book;
 mod consent;
@@ -138,8 +139,51 @@ pub struct AuthServer {
     origins: Vec<String>,
     /// Where sign-ins, grants and revocations are told.
     audit: Option<Arc<AuditTrail>>,
-    wrong_keys: Mutex<(Instant, u32)>,
-    registrations: Mutex<(Instant, u32)>,
+    /// Wrong owner's keys in the current minute, by the address they came from.
+    wrong_keys: Mutex<Counts>,
+    /// Registrations in the current minute, by address, and all together.
+    registrations: Mutex<Counts>,
+    /// Approval forms answered already (their tags): each is answered once.
+    answered: Mutex<std::collections::HashSet<String>>,
+}
+
+/// Counts a minute long, by source address: at most [`MAX_SOURCES`] addresses are counted
+/// (a flood of addresses clears them all: it cannot grow the map).
+#[derive(Debug)]
+struct Counts {
+    since: Instant,
+    all: u32,
+    by_source: std::collections::HashMap<String, u32>,
+}
+
+/// Source addresses counted at once.
+const MAX_SOURCES: usize = 1024;
+
+impl Counts {
+    fn new() -> Self {
+        Self {
+            since: Instant::now(),
+            all: 0,
+            by_source: std::collections::HashMap::new(),
+        }
+    }
+
+    /// This minute's counts (a new minute starts them again).
+    fn now(&mut self) -> &mut Self {
+        if self.since.elapsed() > Duration::from_secs(60) || self.by_source.len() >= MAX_SOURCES {
+            *self = Self::new();
+        }
+        self
+    }
+
+    fn of(&self, source: &str) -> u32 {
+        self.by_source.get(source).copied().unwrap_or(0)
+    }
+
+    fn count(&mut self, source: &str) {
+        self.all += 1;
+        *self.by_source.entry(source.to_owned()).or_default() += 1;
+    }
 }
 
 impl AuthServer {
@@ -171,8 +215,9 @@ impl AuthServer {
             hosts,
             origins,
             audit,
-            wrong_keys: Mutex::new((Instant::now(), 0)),
-            registrations: Mutex::new((Instant::now(), 0)),
+            wrong_keys: Mutex::new(Counts::new()),
+            registrations: Mutex::new(Counts::new()),
+            answered: Mutex::default(),
         })
     }
 
@@ -237,13 +282,13 @@ impl AuthServer {
             (&Method::GET, "/.well-known/oauth-authorization-server") => {
                 endpoints::server_metadata(self)
             }
-            (&Method::POST, "/oauth/register") => register::register(self, body),
+            (&Method::POST, "/oauth/register") => register::register(self, body, peer),
             (&Method::POST, "/oauth/token") => endpoints::token(self, body, peer),
             (&Method::POST, "/oauth/revoke") => endpoints::revoke(self, body),
             (&Method::GET, "/oauth/authorize") => consent::ask(self, parts),
-            (&Method::POST, "/oauth/authorize") => consent::decide(self, parts, body),
+            (&Method::POST, "/oauth/authorize") => consent::decide(self, parts, body, peer),
             (&Method::GET, "/oauth/grants") => grants::page(self, parts),
-            (&Method::POST, "/oauth/grants/sign-in") => grants::sign_in(self, parts, body),
+            (&Method::POST, "/oauth/grants/sign-in") => grants::sign_in(self, parts, body, peer),
             (&Method::POST, "/oauth/grants/revoke") => grants::revoke(self, parts, body),
             _ => endpoints::not_found(path),
         }
@@ -296,24 +341,35 @@ impl AuthServer {
             })
     }
 
-    /// Whether `key` is the owner's, counting wrong ones; `None` when too many were wrong in
-    /// the last minute (not compared).
-    fn is_owner(&self, key: &str) -> Option<bool> {
+    /// Whether `key` is the owner's, counting wrong ones by the address they came from;
+    /// `None` when that address sent too many wrong ones in the last minute (not compared).
+    /// Found by the hostile review: one count for all let anyone lock the owner out.
+    fn is_owner(&self, key: &str, source: Option<&str>) -> Option<bool> {
+        let source = source.unwrap_or("?");
         let mut wrong = self
             .wrong_keys
             .lock()
             .unwrap_or_else(PoisonError::into_inner);
-        if wrong.0.elapsed() > Duration::from_secs(60) {
-            *wrong = (Instant::now(), 0);
-        }
-        if wrong.1 >= MAX_WRONG_KEYS {
+        let wrong = wrong.now();
+        if wrong.of(source) >= MAX_WRONG_KEYS {
             return None;
         }
         let right = self.owner.admits(format!("Bearer {key}").as_bytes());
-        if !right {
-            wrong.1 += 1;
+        if right {
+            wrong.by_source.remove(source);
+        } else {
+            wrong.count(source);
         }
         Some(right)
+    }
+
+    /// Whether the approval form tagged `tag` was answered already; marks it answered.
+    fn answered_before(&self, tag: &str) -> bool {
+        let mut answered = self.answered.lock().unwrap_or_else(PoisonError::into_inner);
+        if answered.len() >= 4096 {
+            answered.clear();
+        }
+        !answered.insert(tag.to_owned())
     }
 }
 
@@ -343,4 +399,66 @@ fn signing_key(state: &StateDir) -> Result<SigningKey, StateError> {
         path: state.path().join(KEY_FILE),
         why: "it was not there after it was written".to_owned(),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// An authorization server on a state directory of its own; the directory.
+    pub(super) fn server(name: &str) -> (AuthServer, PathBuf) {
+        let dir = std::env::temp_dir().join(format!("zwave-auth-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        let settings = AuthSettings {
+            issuer: "https://home.example".into(),
+            state_dir: dir.clone(),
+            access_lifetime: ACCESS_LIFETIME,
+        };
+        let owner = Token::new("the-owners-key-0123456789").unwrap();
+        let server = AuthServer::open(
+            &settings,
+            "/mcp",
+            owner,
+            vec!["home.example".into()],
+            Vec::new(),
+            None,
+        )
+        .unwrap();
+        (server, dir)
+    }
+
+    /// Found by the hostile review: one count for every address let anyone lock the owner
+    /// out of the approval and grants pages with ten wrong keys a minute.
+    #[test]
+    fn wrong_keys_from_one_address_do_not_lock_out_another() {
+        let (auth, dir) = server("keys");
+        for _ in 0..MAX_WRONG_KEYS {
+            assert_eq!(auth.is_owner("wrong", Some("10.0.0.9")), Some(false));
+        }
+        assert_eq!(
+            auth.is_owner("the-owners-key-0123456789", Some("10.0.0.9")),
+            None
+        );
+        assert_eq!(
+            auth.is_owner("the-owners-key-0123456789", Some("192.168.1.2")),
+            Some(true)
+        );
+        // A right key from an address forgets its wrong ones.
+        assert_eq!(auth.is_owner("wrong", Some("192.168.1.3")), Some(false));
+        assert_eq!(
+            auth.is_owner("the-owners-key-0123456789", Some("192.168.1.3")),
+            Some(true)
+        );
+        assert_eq!(auth.wrong_keys.lock().unwrap().of("192.168.1.3"), 0);
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn an_approval_form_is_answered_once() {
+        let (auth, dir) = server("once");
+        assert!(!auth.answered_before("tag-1"));
+        assert!(auth.answered_before("tag-1"));
+        assert!(!auth.answered_before("tag-2"));
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
 }

@@ -3,7 +3,7 @@
 //! [`MAX_REGISTRATIONS_A_MINUTE`] taken; and how a redirect URI given later matches one
 //! registered.
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use bytes::Bytes;
 use http_body_util::Full;
@@ -21,8 +21,10 @@ use super::{
 pub const MAX_CLIENTS: usize = 256;
 /// A client registered this long ago that was never granted anything makes room for a new one.
 pub const UNUSED_CLIENT_AGE: Duration = Duration::from_secs(3600);
-/// The most registrations a minute.
-pub const MAX_REGISTRATIONS_A_MINUTE: u32 = 30;
+/// The most registrations a minute from one address.
+pub const MAX_REGISTRATIONS_A_MINUTE: u32 = 10;
+/// The most registrations a minute from all addresses together.
+pub const MAX_REGISTRATIONS_A_MINUTE_IN_ALL: u32 = 60;
 /// The most redirect URIs one client registers.
 pub const MAX_REDIRECT_URIS: usize = 8;
 /// The longest redirect URI, in bytes.
@@ -57,15 +59,25 @@ pub fn bad_redirect_uri(uri: &str) -> Option<String> {
     if !valid_scheme {
         return Some(format!("the redirect URI {} is not absolute", shown()));
     }
+    let authority = rest
+        .strip_prefix("//")
+        .map(|after| after.split(['/', '?']).next().unwrap_or_default());
+    if authority.is_some_and(|authority| authority.contains('@') || authority.contains('%')) {
+        return Some(format!(
+            "the redirect URI {} has a user or an escaped character before its host: a person could not tell where it leads",
+            shown()
+        ));
+    }
     match scheme.as_str() {
-        "https" if rest.starts_with("//") && rest.len() > 2 => None,
+        "https" if authority.is_some_and(|authority| !authority.is_empty()) => None,
         "http" if loopback_authority(rest).is_some() => None,
         "http" => Some(format!(
             "the redirect URI {} is plain http to another machine: use https (plain http only to 127.0.0.1, [::1] or localhost)",
             shown()
         )),
         "javascript" | "data" | "file" | "vbscript" | "blob" | "about" | "ws" | "wss" | "ftp"
-        | "https" => Some(format!(
+        | "https" | "view-source" | "filesystem" | "chrome" | "chrome-extension" | "intent"
+        | "mailto" | "tel" | "sms" => Some(format!(
             "the redirect URI {} has a scheme a browser would not hand back to an app",
             shown()
         )),
@@ -80,11 +92,19 @@ fn loopback_authority(rest: &str) -> Option<&str> {
     if authority.contains('@') {
         return None;
     }
-    let host = if let Some(v6) = authority.strip_prefix('[') {
-        v6.split_once(']').map(|(host, _)| host)?
+    let (host, port) = if let Some(v6) = authority.strip_prefix('[') {
+        let (host, after) = v6.split_once(']')?;
+        (host, after.strip_prefix(':'))
     } else {
-        authority.split(':').next().unwrap_or_default()
+        match authority.split_once(':') {
+            Some((host, port)) => (host, Some(port)),
+            None => (authority, None),
+        }
     };
+    // Found by the hostile review: a port that is no number (`:5\x`) moved the path.
+    if port.is_some_and(|port| port.is_empty() || !port.bytes().all(|b| b.is_ascii_digit())) {
+        return None;
+    }
     matches!(host, "127.0.0.1" | "::1" | "localhost").then_some(host)
 }
 
@@ -99,6 +119,7 @@ pub fn redirect_matches(registered: &str, given: &str) -> bool {
         let host = loopback_authority(rest)?;
         let after = rest.strip_prefix("//")?;
         let path_at = after.find(['/', '?']).unwrap_or(after.len());
+        // The authority checked by `loopback_authority`: host and a numeric port.
         Some(format!("http://{host}{}", &after[path_at..]))
     };
     matches!((without_port(registered), without_port(given)), (Some(a), Some(b)) if a == b)
@@ -106,8 +127,8 @@ pub fn redirect_matches(registered: &str, given: &str) -> bool {
 
 /// `POST /oauth/register`: a client registers itself (RFC 7591). Only public clients
 /// (`token_endpoint_auth_method: none`) with the code and refresh grants.
-pub fn register(auth: &AuthServer, body: &[u8]) -> Response<Full<Bytes>> {
-    match registered(auth, body) {
+pub fn register(auth: &AuthServer, body: &[u8], peer: Option<&str>) -> Response<Full<Bytes>> {
+    match registered(auth, body, peer) {
         Ok(client) => json(
             StatusCode::CREATED,
             &json!({
@@ -124,7 +145,7 @@ pub fn register(auth: &AuthServer, body: &[u8]) -> Response<Full<Bytes>> {
     }
 }
 
-fn registered(auth: &AuthServer, body: &[u8]) -> Result<Client, OAuthError> {
+fn registered(auth: &AuthServer, body: &[u8], peer: Option<&str>) -> Result<Client, OAuthError> {
     let invalid = |why: String| OAuthError::new("invalid_client_metadata", why);
     let asked: Value = serde_json::from_slice(body)
         .map_err(|err| invalid(format!("the registration is not a JSON object: {err}")))?;
@@ -191,7 +212,7 @@ fn registered(auth: &AuthServer, body: &[u8]) -> Result<Client, OAuthError> {
         .map(|name| crate::network::text::clean(name.trim(), MAX_CLIENT_NAME_CHARS).into_owned())
         .filter(|name| !name.is_empty())
         .unwrap_or_else(|| "(a client that gave no name)".to_owned());
-    auth.count_registration()?;
+    auth.count_registration(peer.unwrap_or("?"))?;
     let now = secret::now();
     let client = Client {
         id: format!("zc1.{}", secret::random_hex(16)),
@@ -209,60 +230,119 @@ fn registered(auth: &AuthServer, body: &[u8]) -> Result<Client, OAuthError> {
     Ok(client)
 }
 
-/// Room for one more client: those never granted anything, registered over
-/// [`UNUSED_CLIENT_AGE`] ago, go first; a book full of others refuses.
+/// Room for one more client: those never granted anything go first, oldest first (found by
+/// the hostile review: kept for an hour, they let a flood of registrations refuse everyone);
+/// a book full of granted clients refuses.
 fn make_room(records: &mut Records, now: u64) -> Result<(), OAuthError> {
-    if records.clients.len() < MAX_CLIENTS {
-        return Ok(());
-    }
     let granted: std::collections::HashSet<String> = records
         .grants
         .iter()
+        .filter(|grant| grant.refresh.is_some())
         .map(|grant| grant.client_id.clone())
         .collect();
-    records.clients.retain(|client| {
-        granted.contains(&client.id)
-            || now.saturating_sub(client.registered_at) < UNUSED_CLIENT_AGE.as_secs()
+    // Grants whose code lapsed unredeemed are nothing: gone with them.
+    records.grants.retain(|grant| {
+        grant.refresh.is_some()
+            || grant
+                .code
+                .as_ref()
+                .is_some_and(|code| code.expires_at + UNUSED_CLIENT_AGE.as_secs() > now)
     });
-    if records.clients.len() < MAX_CLIENTS {
-        return Ok(());
+    while records.clients.len() >= MAX_CLIENTS {
+        let Some(oldest) = records
+            .clients
+            .iter()
+            .enumerate()
+            .filter(|(_, client)| !granted.contains(&client.id))
+            .min_by_key(|(_, client)| client.registered_at)
+            .map(|(at, _)| at)
+        else {
+            return Err(OAuthError {
+                status: StatusCode::SERVICE_UNAVAILABLE,
+                code: "temporarily_unavailable",
+                why: format!(
+                    "{MAX_CLIENTS} clients hold grants, the most this server keeps: the owner can revoke unused ones on /oauth/grants"
+                ),
+            });
+        };
+        records.clients.remove(oldest);
     }
-    Err(OAuthError {
-        status: StatusCode::SERVICE_UNAVAILABLE,
-        code: "temporarily_unavailable",
-        why: format!(
-            "{MAX_CLIENTS} clients are registered, the most this server keeps: the owner can revoke unused ones, or try again in an hour"
-        ),
-    })
+    Ok(())
 }
 
 impl AuthServer {
     /// Counts a registration; refused past [`MAX_REGISTRATIONS_A_MINUTE`].
-    fn count_registration(&self) -> Result<(), OAuthError> {
+    fn count_registration(&self, source: &str) -> Result<(), OAuthError> {
         let mut counted = self
             .registrations
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner);
-        if counted.0.elapsed() > Duration::from_secs(60) {
-            *counted = (Instant::now(), 0);
-        }
-        if counted.1 >= MAX_REGISTRATIONS_A_MINUTE {
-            return Err(OAuthError {
-                status: StatusCode::TOO_MANY_REQUESTS,
-                code: "temporarily_unavailable",
-                why: format!(
-                    "more than {MAX_REGISTRATIONS_A_MINUTE} clients registered in the last minute: try again in a minute"
-                ),
-            });
-        }
-        counted.1 += 1;
-        Ok(())
+        let counted = counted.now();
+        let refused = if counted.of(source) >= MAX_REGISTRATIONS_A_MINUTE {
+            format!(
+                "more than {MAX_REGISTRATIONS_A_MINUTE} clients registered from this address in the last minute: try again in a minute"
+            )
+        } else if counted.all >= MAX_REGISTRATIONS_A_MINUTE_IN_ALL {
+            format!(
+                "more than {MAX_REGISTRATIONS_A_MINUTE_IN_ALL} clients registered in the last minute: try again in a minute"
+            )
+        } else {
+            counted.count(source);
+            return Ok(());
+        };
+        Err(OAuthError {
+            status: StatusCode::TOO_MANY_REQUESTS,
+            code: "temporarily_unavailable",
+            why: refused,
+        })
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Found by the hostile review: one count for all let one address refuse every
+    /// registration (30 a minute, in 0.55 s).
+    #[test]
+    fn registrations_are_counted_by_address_and_in_all() {
+        let (auth, dir) = crate::auth::tests::server("registrations");
+        for _ in 0..MAX_REGISTRATIONS_A_MINUTE {
+            auth.count_registration("10.0.0.9").unwrap();
+        }
+        let refused = auth.count_registration("10.0.0.9").unwrap_err();
+        assert_eq!(
+            refused.why,
+            "more than 10 clients registered from this address in the last minute: try again in a minute"
+        );
+        let mut source = 0;
+        while auth.count_registration(&format!("10.1.0.{source}")).is_ok() {
+            source += 1;
+        }
+        assert_eq!(
+            source,
+            MAX_REGISTRATIONS_A_MINUTE_IN_ALL - MAX_REGISTRATIONS_A_MINUTE
+        );
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    /// A full book makes room by dropping the oldest client never granted anything.
+    #[test]
+    fn a_full_book_drops_the_oldest_client_never_granted() {
+        let mut records = Records::default();
+        for n in 0..MAX_CLIENTS {
+            records.clients.push(Client {
+                id: format!("c{n}"),
+                name: String::new(),
+                redirect_uris: Vec::new(),
+                registered_at: 1_000 + n as u64,
+            });
+        }
+        make_room(&mut records, 2_000).unwrap();
+        assert_eq!(records.clients.len(), MAX_CLIENTS - 1);
+        assert!(records.client("c0").is_none());
+        assert!(records.client("c1").is_some());
+    }
 
     #[test]
     fn redirect_uris_a_browser_hands_back_to_an_app() {
@@ -288,7 +368,7 @@ mod tests {
             ),
             (
                 "http://127.0.0.1@evil.example/cb",
-                "is plain http to another machine",
+                "has a user or an escaped character before its host",
             ),
             (
                 "javascript:alert(1)",
@@ -304,6 +384,22 @@ mod tests {
             ),
             ("/relative", "is not absolute"),
             ("1http://x", "is not absolute"),
+            (
+                "https://claude.ai%2Fapi@evil.example/",
+                "has a user or an escaped character before its host",
+            ),
+            (
+                "https://user@evil.example/cb",
+                "has a user or an escaped character before its host",
+            ),
+            (
+                "view-source:https://a.example/",
+                "has a scheme a browser would not hand back",
+            ),
+            (
+                "http://127.0.0.1:5\\x/cb",
+                "is plain http to another machine",
+            ),
         ] {
             let why = bad_redirect_uri(bad).unwrap_or_else(|| panic!("{bad} taken"));
             assert!(why.contains(words), "{bad}: {why}");

@@ -161,7 +161,9 @@ impl SigningKey {
     pub fn check(&self, resource: &str, token: &str, now: u64) -> Result<Claims, Rejected> {
         let (body, tag) = token.rsplit_once('.').ok_or(Rejected::Invalid)?;
         let rest = body.strip_prefix(ACCESS_PREFIX).ok_or(Rejected::Invalid)?;
-        if tag.len() != 64 {
+        // One spelling per token: lowercase hex (found by the hostile review: uppercase was
+        // taken too).
+        if tag.len() != 64 || !tag.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f')) {
             return Err(Rejected::Invalid);
         }
         let mut expected = [0_u8; 32];
@@ -254,6 +256,11 @@ mod tests {
             "zat1.".into(),
             "zat1.a.b.c.d.e".into(),
             format!("{}ü", &token[..token.len() - 2]),
+            format!(
+                "{}{}",
+                &token[..token.len() - 64],
+                token[token.len() - 64..].to_uppercase()
+            ),
         ] {
             assert_eq!(
                 key().check(RESOURCE, &altered, 999),

@@ -102,19 +102,31 @@ impl<S: ServerHandler + Send + 'static> Gate<S> {
         }
     }
 
-    /// The authorization server's answer to `request` (its metadata and pages).
-    async fn for_auth(&self, auth: &AuthServer, request: Request<Incoming>) -> HttpResponse {
+    /// The authorization server's answer to `request` (its metadata and pages), worked out
+    /// on the blocking pool: it reads and writes the state directory, and may wait for
+    /// another process holding it.
+    async fn for_auth(&self, auth: &Arc<AuthServer>, request: Request<Incoming>) -> HttpResponse {
         let (parts, body) = request.into_parts();
         let declared = parts
             .headers
             .get(CONTENT_LENGTH)
             .and_then(|value| value.to_str().ok())
             .and_then(|value| value.parse::<u64>().ok());
-        match body::read(body, declared, &self.bodies).await {
-            Ok(held) => auth
-                .answer(&parts, &held.bytes, self.peer.as_deref())
-                .map(http_body_util::BodyExt::boxed),
-            Err(unread) => unread_body(&unread),
+        // Held until the answer is given: the body's room in the budget with it.
+        let held = match body::read(body, declared, &self.bodies).await {
+            Ok(held) => held,
+            Err(unread) => return unread_body(&unread),
+        };
+        let (auth, bytes, peer) = (Arc::clone(auth), held.bytes.clone(), self.peer.clone());
+        let answered =
+            tokio::task::spawn_blocking(move || auth.answer(&parts, &bytes, peer.as_deref())).await;
+        drop(held);
+        match answered {
+            Ok(answer) => answer.map(http_body_util::BodyExt::boxed),
+            Err(_) => refusal(
+                StatusCode::INTERNAL_SERVER_ERROR,
+                "the authorization server failed to answer: its log says why",
+            ),
         }
     }
 

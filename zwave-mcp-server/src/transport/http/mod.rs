@@ -105,6 +105,9 @@ where
     };
     if let Some(auth) = &auth {
         info!(issuer = %auth.issuer(), resource = %auth.resource(), "this server is its own OAuth authorization server: the owner approves clients at /oauth/authorize");
+        if !addr.ip().is_loopback() {
+            warn!(%addr, "OAuth pages are served over plain HTTP on an address other machines reach: put a TLS proxy in front and make it the only way in, or the owner's key typed on the approval page and every token cross the network in clear");
+        }
     }
     let gate = Gate::new(mcp, sessions, settings.token, auth);
     let connections = Arc::new(Semaphore::new(MAX_CONNECTIONS));

@@ -87,7 +87,9 @@ async fn each_grant_sign_in_write_and_refusal_is_in_the_trail_with_who_asked() {
     let asking = format!("the client \"Kitchen Agent\" asked to sign in ({client})");
     assert_eq!(
         said[0],
-        format!("the approval page | {asking} | refused: not the owner's key"),
+        format!(
+            "someone at the approval page, from 127.0.0.1 | {asking} | refused: not the owner's key"
+        ),
         "{said:#?}"
     );
     assert!(
