@@ -129,7 +129,9 @@ impl AuditTrail {
     /// The last `count` entries (at most; read from the file's last 256 KiB), newest first.
     pub fn recent(&self, count: usize) -> Vec<Value> {
         const TAIL: u64 = 256 * 1024;
-        let Ok(mut file) = File::open(self.path()) else {
+        // Read as it is written: never through a link, only this user's own file.
+        let Ok(mut file) = crate::state::open_own(&self.path(), OpenOptions::new().read(true))
+        else {
             return Vec::new();
         };
         let len = file.metadata().map_or(0, |meta| meta.len());

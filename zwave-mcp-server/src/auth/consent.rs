@@ -429,7 +429,7 @@ pub fn decide(
     if params.get("decision") != Some("approve") {
         // A form is answered once: found by the hostile review, the same denial posted a
         // thousand times (no key needed) pushed every real line off the owner's page.
-        if !auth.answered_before(params.get("tag").unwrap_or_default()) {
+        if !auth.answered_before(params.get("tag").unwrap_or_default()) && auth.tell_denial(peer) {
             tracing::info!(client = %asked.client_name, "an OAuth client was denied");
             auth.record(
                 &format!("someone at the approval page, from {}", peer.unwrap_or("?")),

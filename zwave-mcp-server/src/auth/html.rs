@@ -77,10 +77,14 @@ pub fn page_sending_to(
 /// `None` when it holds a character a policy could be split at.
 fn source_of(uri: &str) -> Option<String> {
     let (scheme, rest) = uri.split_once(':')?;
+    // Lowercase: a policy's scheme matches any case (found by the hostile review: `HTTPS:`
+    // from `HTTPS://evil.example` allowed every https address).
+    let scheme = scheme.to_ascii_lowercase();
+    let scheme = scheme.as_str();
     let source = match rest.strip_prefix("//") {
         Some(after) if matches!(scheme, "http" | "https") => {
             let authority = after.split(['/', '?']).next().unwrap_or_default();
-            format!("{scheme}://{authority}")
+            format!("{scheme}://{}", authority.to_ascii_lowercase())
         }
         _ => format!("{scheme}:"),
     };
@@ -144,6 +148,14 @@ mod tests {
                 .to_str()
                 .unwrap()
                 .contains("form-action 'self' cursor:;")
+        );
+        // A scheme in capitals (found by the hostile review: `HTTPS:` allowed any https page).
+        let upper = page_sending_to(StatusCode::OK, "t", "", Some("HTTPS://Claude.AI/cb"));
+        assert!(
+            upper.headers()[CONTENT_SECURITY_POLICY]
+                .to_str()
+                .unwrap()
+                .contains("form-action 'self' https://claude.ai;")
         );
         // A character that could split the policy: the page's own policy, unchanged.
         let split = page_sending_to(

@@ -60,6 +60,9 @@ pub const RESOURCE_METADATA_PATH: &str = "/.well-known/oauth-protected-resource/
 /// grant is looked up on each request), so this bounds only a stolen token's life.
 pub const ACCESS_LIFETIME: Duration = Duration::from_secs(600);
 
+/// Denials from one address told to the audit trail a minute.
+pub const MAX_DENIALS_TOLD: u32 = 10;
+
 /// Wrong owner's keys accepted a minute before the page refuses to compare more.
 pub const MAX_WRONG_KEYS: u32 = 10;
 
@@ -143,12 +146,14 @@ pub struct AuthServer {
     wrong_keys: Mutex<Counts>,
     /// Registrations in the current minute, by address, and all together.
     registrations: Mutex<Counts>,
+    /// Denials told to the audit trail this minute, by address.
+    denials: Mutex<Counts>,
     /// Approval forms answered already (their tags): each is answered once.
     answered: Mutex<std::collections::HashSet<String>>,
 }
 
-/// Counts a minute long, by source address: at most [`MAX_SOURCES`] addresses are counted
-/// (a flood of addresses clears them all: it cannot grow the map).
+/// Counts a minute long, by source address: at most [`MAX_SOURCES`] addresses each, the rest
+/// together (a flood of addresses cannot grow the map, nor wipe an address's count).
 #[derive(Debug)]
 struct Counts {
     since: Instant,
@@ -170,19 +175,31 @@ impl Counts {
 
     /// This minute's counts (a new minute starts them again).
     fn now(&mut self) -> &mut Self {
-        if self.since.elapsed() > Duration::from_secs(60) || self.by_source.len() >= MAX_SOURCES {
+        if self.since.elapsed() > Duration::from_secs(60) {
             *self = Self::new();
         }
         self
     }
 
+    /// The key `source` is counted under: itself, or, once [`MAX_SOURCES`] addresses are
+    /// counted, one key all the others share (found by the hostile review: clearing the counts
+    /// then let a thousand addresses wipe one address's).
+    fn key<'a>(&self, source: &'a str) -> &'a str {
+        if self.by_source.len() >= MAX_SOURCES && !self.by_source.contains_key(source) {
+            "(the other addresses)"
+        } else {
+            source
+        }
+    }
+
     fn of(&self, source: &str) -> u32 {
-        self.by_source.get(source).copied().unwrap_or(0)
+        self.by_source.get(self.key(source)).copied().unwrap_or(0)
     }
 
     fn count(&mut self, source: &str) {
         self.all += 1;
-        *self.by_source.entry(source.to_owned()).or_default() += 1;
+        let key = self.key(source).to_owned();
+        *self.by_source.entry(key).or_default() += 1;
     }
 }
 
@@ -218,6 +235,7 @@ impl AuthServer {
             wrong_keys: Mutex::new(Counts::new()),
             registrations: Mutex::new(Counts::new()),
             answered: Mutex::default(),
+            denials: Mutex::new(Counts::new()),
         })
     }
 
@@ -363,6 +381,20 @@ impl AuthServer {
         Some(right)
     }
 
+    /// Whether a denial from `source` goes to the audit trail: at most
+    /// [`MAX_DENIALS_TOLD`] a minute from one address (anyone may deny, no key needed: found by
+    /// the hostile review, fresh forms denied in a loop filled the trail).
+    fn tell_denial(&self, source: Option<&str>) -> bool {
+        let source = source.unwrap_or("?");
+        let mut denials = self.denials.lock().unwrap_or_else(PoisonError::into_inner);
+        let denials = denials.now();
+        if denials.of(source) >= MAX_DENIALS_TOLD {
+            return false;
+        }
+        denials.count(source);
+        true
+    }
+
     /// Whether the approval form tagged `tag` was answered already; marks it answered.
     fn answered_before(&self, tag: &str) -> bool {
         let mut answered = self.answered.lock().unwrap_or_else(PoisonError::into_inner);
@@ -450,6 +482,34 @@ mod tests {
             Some(true)
         );
         assert_eq!(auth.wrong_keys.lock().unwrap().of("192.168.1.3"), 0);
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    /// Found by the hostile review: once 1,024 addresses were counted the counts were
+    /// cleared, so a thousand addresses wiped a locked-out one's.
+    #[test]
+    fn a_flood_of_addresses_shares_one_count_and_wipes_none() {
+        let (auth, dir) = server("flood");
+        for _ in 0..MAX_WRONG_KEYS {
+            auth.is_owner("wrong", Some("10.0.0.9"));
+        }
+        for n in 0..(MAX_SOURCES + 50) {
+            auth.is_owner("wrong", Some(&format!("fd00::{n:x}")));
+        }
+        assert_eq!(
+            auth.is_owner("the-owners-key-0123456789", Some("10.0.0.9")),
+            None
+        );
+        assert_eq!(
+            auth.is_owner("the-owners-key-0123456789", Some("fd00::ffff")),
+            None
+        );
+        assert!(auth.wrong_keys.lock().unwrap().by_source.len() <= MAX_SOURCES + 1);
+        for _ in 0..MAX_DENIALS_TOLD {
+            assert!(auth.tell_denial(Some("10.0.0.9")));
+        }
+        assert!(!auth.tell_denial(Some("10.0.0.9")));
+        assert!(auth.tell_denial(Some("10.0.0.10")));
         std::fs::remove_dir_all(&dir).unwrap();
     }
 

@@ -42,9 +42,11 @@ pub fn bad_redirect_uri(uri: &str) -> Option<String> {
             shown()
         ));
     }
-    if uri.chars().any(|c| c.is_control() || c.is_whitespace()) || uri.contains('#') {
+    // A backslash reads as `/` to browsers: `https://evil.example\.claude.ai` goes to
+    // evil.example (found by the hostile review).
+    if uri.chars().any(|c| c.is_control() || c.is_whitespace()) || uri.contains(['#', '\\']) {
         return Some(format!(
-            "the redirect URI {} holds a space, a control character or a fragment (#)",
+            "the redirect URI {} holds a space, a control character, a backslash or a fragment (#)",
             shown()
         ));
     }
@@ -77,7 +79,8 @@ pub fn bad_redirect_uri(uri: &str) -> Option<String> {
         )),
         "javascript" | "data" | "file" | "vbscript" | "blob" | "about" | "ws" | "wss" | "ftp"
         | "https" | "view-source" | "filesystem" | "chrome" | "chrome-extension" | "intent"
-        | "mailto" | "tel" | "sms" => Some(format!(
+        | "mailto" | "tel" | "sms" | "edge" | "chrome-untrusted" | "moz-extension" | "resource"
+        | "jar" => Some(format!(
             "the redirect URI {} has a scheme a browser would not hand back to an app",
             shown()
         )),
@@ -380,7 +383,7 @@ mod tests {
             ),
             (
                 "https://a.example/cb#frag",
-                "holds a space, a control character or a fragment",
+                "holds a space, a control character, a backslash or a fragment",
             ),
             ("/relative", "is not absolute"),
             ("1http://x", "is not absolute"),
@@ -396,10 +399,13 @@ mod tests {
                 "view-source:https://a.example/",
                 "has a scheme a browser would not hand back",
             ),
+            // Found by the hostile review of the fixes.
+            ("https://evil.example\\.claude.ai/cb", "a backslash"),
             (
-                "http://127.0.0.1:5\\x/cb",
-                "is plain http to another machine",
+                "moz-extension://x/cb",
+                "has a scheme a browser would not hand back",
             ),
+            ("http://127.0.0.1:5\\x/cb", "a backslash"),
         ] {
             let why = bad_redirect_uri(bad).unwrap_or_else(|| panic!("{bad} taken"));
             assert!(why.contains(words), "{bad}: {why}");
