@@ -145,6 +145,16 @@ impl ChildTransport {
         } else {
             to_message(value)
         };
+        self.delivered(typed, &line.text)
+    }
+
+    /// `typed` (from the line `text`) delivered and counted, or dropped saying why it is no
+    /// MCP message.
+    fn delivered(
+        &self,
+        typed: Result<RxJsonRpcMessage<RoleClient>, String>,
+        text: &str,
+    ) -> Option<RxJsonRpcMessage<RoleClient>> {
         match typed {
             Ok(message) => {
                 self.stats.messages.fetch_add(1, Ordering::Relaxed);
@@ -153,7 +163,7 @@ impl ChildTransport {
             Err(err) => self.drop_line(
                 &self.stats.invalid_message,
                 "not a valid MCP message",
-                &line.text,
+                text,
                 Some(&err),
             ),
         }
@@ -174,18 +184,7 @@ impl ChildTransport {
             error!(server = %self.name, "{note}");
             self.stats.left_out(note);
         }
-        match to_message(value) {
-            Ok(message) => {
-                self.stats.messages.fetch_add(1, Ordering::Relaxed);
-                Some(message)
-            }
-            Err(err) => self.drop_line(
-                &self.stats.invalid_message,
-                "not a valid MCP message",
-                text,
-                Some(&err),
-            ),
-        }
+        self.delivered(to_message(value), text)
     }
 
     fn drop_line(

@@ -15,7 +15,7 @@ use crate::state::StateError;
 
 use super::{
     AuthServer,
-    book::Records,
+    book::{Grant, Records},
     form::Params,
     html,
     scope::{Scope, Scopes},
@@ -119,30 +119,29 @@ pub fn server_metadata(auth: &AuthServer) -> Response<Full<Bytes>> {
 }
 
 impl AuthServer {
-    /// Tokens for the grant `id` with `scopes`: an access token and a new refresh token
-    /// (whose digest the caller keeps).
-    fn issue(&self, id: &str, scopes: Scopes) -> (Value, String) {
-        let refresh = format!("zrt1.{id}.{}", secret::random_hex(32));
+    /// Tokens for `grant` with `scopes`: an access token and a new refresh token, whose
+    /// digest the grant keeps, with when and from where (`peer`) they were issued.
+    fn issue(&self, grant: &mut Grant, scopes: Scopes, peer: Option<&str>) -> Value {
+        let refresh = format!("zrt1.{}.{}", grant.id, secret::random_hex(32));
         let lifetime = self.access_lifetime.as_secs();
         let access = self.key.sign(
             &self.resource,
             &Claims {
-                grant: id.to_owned(),
+                grant: grant.id.clone(),
                 scopes,
                 expires: secret::now() + lifetime,
             },
         );
-        let digest = secret::digest(&refresh);
-        (
-            json!({
-                "access_token": access,
-                "token_type": "Bearer",
-                "expires_in": lifetime,
-                "refresh_token": refresh,
-                "scope": scopes.to_string(),
-            }),
-            digest,
-        )
+        grant.refresh = Some(secret::digest(&refresh));
+        grant.last_used_at = secret::now();
+        grant.last_from = peer.map(str::to_owned);
+        json!({
+            "access_token": access,
+            "token_type": "Bearer",
+            "expires_in": lifetime,
+            "refresh_token": refresh,
+            "scope": scopes.to_string(),
+        })
     }
 }
 
@@ -259,15 +258,13 @@ fn exchange(
             return refused("code_verifier does not match the code_challenge (PKCE S256)");
         }
         pending.redeemed = true;
-        let (tokens, refresh) = auth.issue(id, grant.scopes);
+        let scopes = grant.scopes;
+        let tokens = auth.issue(grant, scopes, peer);
         auth.record(
             &format!("the client {:?} (grant {id})", grant.client_name),
             &format!("signed in from {}", peer.unwrap_or("?")),
             &format!("tokens issued for {}", grant.scopes),
         );
-        grant.refresh = Some(refresh);
-        grant.last_used_at = secret::now();
-        grant.last_from = peer.map(str::to_owned);
         Ok::<_, OAuthError>((true, Ok(tokens)))
     })?
 }
@@ -331,15 +328,11 @@ fn refresh(
             Some(asked) => asked,
             None => grant.scopes,
         };
-        let (tokens, refresh) = auth.issue(id, scopes);
         grant.retired.push(digest);
         if grant.retired.len() > RETIRED_KEPT {
             grant.retired.remove(0);
         }
-        grant.refresh = Some(refresh);
-        grant.last_used_at = secret::now();
-        grant.last_from = peer.map(str::to_owned);
-        Ok::<_, OAuthError>((true, Ok(tokens)))
+        Ok::<_, OAuthError>((true, Ok(auth.issue(grant, scopes, peer))))
     })?
 }
 

@@ -102,20 +102,32 @@ impl<S: ServerHandler + Send + 'static> Gate<S> {
         }
     }
 
-    /// The authorization server's answer to `request` (its metadata and pages), worked out
-    /// on the blocking pool: it reads and writes the state directory, and may wait for
-    /// another process holding it.
-    async fn for_auth(&self, auth: &Arc<AuthServer>, request: Request<Incoming>) -> HttpResponse {
-        let (parts, body) = request.into_parts();
+    /// The body of a request with these `parts`, read whole within its bounds, or the refusal
+    /// saying which bound it broke.
+    async fn read_body(
+        &self,
+        parts: &hyper::http::request::Parts,
+        body: Incoming,
+    ) -> Result<body::Held, HttpResponse> {
         let declared = parts
             .headers
             .get(CONTENT_LENGTH)
             .and_then(|value| value.to_str().ok())
             .and_then(|value| value.parse::<u64>().ok());
+        body::read(body, declared, &self.bodies)
+            .await
+            .map_err(|unread| unread_body(&unread))
+    }
+
+    /// The authorization server's answer to `request` (its metadata and pages), worked out
+    /// on the blocking pool: it reads and writes the state directory, and may wait for
+    /// another process holding it.
+    async fn for_auth(&self, auth: &Arc<AuthServer>, request: Request<Incoming>) -> HttpResponse {
+        let (parts, body) = request.into_parts();
         // Held until the answer is given: the body's room in the budget with it.
-        let held = match body::read(body, declared, &self.bodies).await {
+        let held = match self.read_body(&parts, body).await {
             Ok(held) => held,
-            Err(unread) => return unread_body(&unread),
+            Err(refused) => return refused,
         };
         let (auth, bytes, peer) = (Arc::clone(auth), held.bytes.clone(), self.peer.clone());
         let answered =
@@ -166,15 +178,10 @@ impl<S: ServerHandler + Send + 'static> Gate<S> {
             }
         };
         let (mut parts, body) = request.into_parts();
-        let declared = parts
-            .headers
-            .get(CONTENT_LENGTH)
-            .and_then(|value| value.to_str().ok())
-            .and_then(|value| value.parse::<u64>().ok());
         // Held until the answer is given: the body's room in the budget with it.
-        let held = match body::read(body, declared, &self.bodies).await {
+        let held = match self.read_body(&parts, body).await {
             Ok(held) => held,
-            Err(unread) => return unread_body(&unread),
+            Err(refused) => return refused,
         };
         let body = held.bytes.clone();
         // The message's shape is checked before rmcp builds any tree of it, as on stdio.
