@@ -438,6 +438,30 @@ mod tests {
         std::fs::remove_dir_all(&path).unwrap();
     }
 
+    /// A holder that never lets go (a stuck server on the same directory): the change is
+    /// refused after HOLD_WAIT, saying so, instead of hanging.
+    #[test]
+    fn a_directory_held_too_long_is_refused_saying_so() {
+        let path = scratch("busy");
+        let state = StateDir::open(&path).unwrap();
+        let stuck = OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .open(path.join(".lock"))
+            .unwrap();
+        rustix::fs::flock(&stuck, rustix::fs::FlockOperation::LockExclusive).unwrap();
+        let err = state.hold().unwrap_err().to_string();
+        assert_eq!(
+            err,
+            format!(
+                "the state directory {}/.lock stayed locked by another process for 5 s (a stuck server on the same --state-dir?): nothing was changed",
+                path.display()
+            )
+        );
+        std::fs::remove_dir_all(&path).unwrap();
+    }
+
     #[test]
     fn one_holder_at_a_time() {
         let path = scratch("hold");

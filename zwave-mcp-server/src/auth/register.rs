@@ -345,6 +345,30 @@ mod tests {
         assert_eq!(records.clients.len(), MAX_CLIENTS - 1);
         assert!(records.client("c0").is_none());
         assert!(records.client("c1").is_some());
+        // Every client holding a grant: nothing to drop, refused saying what the owner can do.
+        records.clients.push(records.clients[0].clone());
+        records.grants = records
+            .clients
+            .iter()
+            .map(|client| crate::auth::book::Grant {
+                id: format!("g-{}", client.id),
+                client_id: client.id.clone(),
+                client_name: String::new(),
+                scopes: crate::auth::Scopes::default(),
+                granted_at: 0,
+                last_used_at: 0,
+                last_from: None,
+                code: None,
+                refresh: Some("digest".into()),
+                retired: Vec::new(),
+            })
+            .collect();
+        let refused = make_room(&mut records, 2_000).unwrap_err();
+        assert_eq!(refused.status, StatusCode::SERVICE_UNAVAILABLE);
+        assert_eq!(
+            refused.why,
+            "256 clients hold grants, the most this server keeps: the owner can revoke unused ones on /oauth/grants"
+        );
     }
 
     #[test]
