@@ -487,6 +487,19 @@ fn doctor_examines_a_remote_server_and_says_what_to_fix() {
 async fn from_the_future(
     answered: &'static str,
 ) -> (String, std::sync::Arc<std::sync::Mutex<Vec<String>>>) {
+    let tools =
+        json!([{"name": "echo", "description": "Echoes", "inputSchema": {"type": "object"}}]);
+    let echoed = json!([{"type": "text", "text": "echoed"}]);
+    answering_json(answered, tools, echoed).await
+}
+
+/// As [`from_the_future`], listing `tools` and answering each call with `content`, every
+/// answer a plain `application/json` body.
+async fn answering_json(
+    answered: &'static str,
+    tools: serde_json::Value,
+    content: serde_json::Value,
+) -> (String, std::sync::Arc<std::sync::Mutex<Vec<String>>>) {
     use axum::{Json, Router, http::StatusCode, response::IntoResponse, routing::post};
     let seen = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
     let record = std::sync::Arc::clone(&seen);
@@ -494,6 +507,7 @@ async fn from_the_future(
         "/mcp",
         post(move |Json(message): Json<serde_json::Value>| {
             let record = std::sync::Arc::clone(&record);
+            let (tools, content) = (tools.clone(), content.clone());
             async move {
                 let method = message["method"].as_str().unwrap_or("?").to_owned();
                 record.lock().unwrap().push(method.clone());
@@ -508,10 +522,8 @@ async fn from_the_future(
                         "protocolVersion": answered, "capabilities": {"tools": {}},
                         "serverInfo": {"name": "future", "version": "1"}
                     }),
-                    "tools/list" => json!({"tools": [
-                        {"name": "echo", "description": "Echoes", "inputSchema": {"type": "object"}}
-                    ]}),
-                    "tools/call" => json!({"content": [{"type": "text", "text": "echoed"}]}),
+                    "tools/list" => json!({"tools": tools}),
+                    "tools/call" => json!({"content": content}),
                     _ => return StatusCode::ACCEPTED.into_response(),
                 };
                 Json(json!({"jsonrpc": "2.0", "id": id, "result": result})).into_response()
@@ -562,4 +574,51 @@ async fn over_http_an_initialize_answered_with_an_unknown_revision_is_left() {
         err,
         "MCP connection failed after 1 attempt: server `home`: initialize failed: the server answered with protocol revision \"2099-01-01\", which this client does not speak: disconnected"
     );
+}
+
+/// `{}` nested `levels` deep in `properties`: past what serde_json reads when over 127 (built
+/// as a value, which serde_json writes at any depth).
+fn nested(levels: usize) -> serde_json::Value {
+    let mut value = json!({});
+    for _ in 0..levels {
+        value = json!({"properties": {"a": value}});
+    }
+    value
+}
+
+/// Found by the third hostile review, on stdio; over Streamable HTTP a plain JSON answer too
+/// (rmcp parses it inside its client): one tool nested past serde_json's limit made the whole
+/// `tools/list` unreadable. The list is asked for once more and read as on stdio; a call,
+/// which may change something, is never sent twice.
+#[tokio::test]
+async fn over_http_a_plain_json_tool_nested_too_deep_is_left_out() {
+    let tools = json!([
+        {"name": "deep", "inputSchema": {"type": "object", "properties": {"x": nested(150)}}},
+        {"name": "echo", "description": "Echoes", "inputSchema": {"type": "object"}}
+    ]);
+    let content = json!([{"type": "text", "text": nested(150)}]);
+    let (url, seen) = answering_json("2025-11-25", tools, content).await;
+    let home = ServerConnection::new(server(&json!({"type": "http", "url": url}), TOKEN));
+    home.connect().await.unwrap();
+    let tools = home.tools().await.unwrap();
+    let names: Vec<_> = tools.iter().map(|tool| tool.name.to_string()).collect();
+    assert_eq!(names, ["echo"]);
+    let err = home
+        .call_tool("echo", serde_json::Map::new())
+        .await
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("recursion limit exceeded"), "{err}");
+    assert_eq!(
+        seen.lock().unwrap().as_slice(),
+        [
+            "server/discover",
+            "initialize",
+            "notifications/initialized",
+            "tools/list",
+            "tools/list",
+            "tools/call"
+        ]
+    );
+    home.shutdown().await;
 }

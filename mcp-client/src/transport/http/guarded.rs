@@ -4,7 +4,8 @@
 //! every message, SSE event and error text, and an SSE event cut at `maxLineBytes` is
 //! noted in [`CutEvents`], so that the request it failed can say why (rmcp only closes the
 //! answer's stream). An event nested deeper than serde_json reads is made readable as on
-//! stdio (`deep.rs`); a plain JSON answer that deep is parsed inside rmcp, and fails.
+//! stdio (`deep.rs`); a plain JSON answer that deep fails inside rmcp, which parses it, so a
+//! list request (which changes nothing) is then sent once more and its answer read here.
 
 use std::{
     borrow::Cow,
@@ -26,7 +27,10 @@ use rmcp::{
 };
 use sse_stream::Sse;
 
-use super::{secrets::Secrets, session_client::SessionClient};
+use super::{
+    secrets::Secrets,
+    session_client::{RawPost, SessionClient},
+};
 use crate::transport::deep::{Trimmed, trim as too_deep};
 
 /// What rmcp's client reports over reqwest (`client::HttpError`, which uses this module).
@@ -189,6 +193,70 @@ fn cut_at(error: &SseError) -> Option<usize> {
         .ok()
 }
 
+/// Whether `message` is a request that may be sent twice: a list, which changes nothing.
+fn asked_again(message: &ClientJsonRpcMessage) -> bool {
+    let ClientJsonRpcMessage::Request(request) = message else {
+        return false;
+    };
+    matches!(
+        request.request.method(),
+        "tools/list" | "prompts/list" | "resources/list" | "resources/templates/list"
+    )
+}
+
+/// Whether rmcp failed to read a JSON answer because it nests past serde_json's limit (its
+/// words, =3.11.0: `json_rpc_parse_error_message`, then serde_json's; a server's text only
+/// follows them).
+fn nests_too_deep(error: &HttpError) -> bool {
+    let StreamableHttpError::UnexpectedServerResponse(text) = error else {
+        return false;
+    };
+    text.strip_prefix("could not parse JSON response as ServerJsonRpcMessage: ")
+        .is_some_and(|reason| reason.starts_with("recursion limit exceeded"))
+}
+
+impl<C: SessionClient> GuardedClient<C> {
+    /// `post` sent again and its answer read as on stdio: the tools nesting too deep left
+    /// out, saying why, or an error for the request.
+    async fn read_deep_answer(
+        &self,
+        post: RawPost,
+    ) -> Result<StreamableHttpPostResponse, HttpError> {
+        let answer = self
+            .inner
+            .post_json_raw(post)
+            .await
+            .map_err(|error| self.error(error))?;
+        let unreadable = |why: String| {
+            Err(self.error(StreamableHttpError::UnexpectedServerResponse(
+                format!("could not read the server's answer: {why}").into(),
+            )))
+        };
+        let Ok(text) = std::str::from_utf8(&answer.body) else {
+            return unreadable("it is not UTF-8".into());
+        };
+        let text = self.secrets.scrub_json(text);
+        let message = match too_deep(&text) {
+            Some(Trimmed::Readable { value, notes }) => {
+                for note in &notes {
+                    tracing::error!(server = %self.server, "{note}");
+                }
+                serde_json::from_value::<ServerJsonRpcMessage>(value)
+            }
+            Some(Trimmed::Dropped(why)) => return unreadable(why),
+            // Not too deep this time.
+            None => serde_json::from_str::<ServerJsonRpcMessage>(&text),
+        };
+        match message {
+            Ok(message) => Ok(StreamableHttpPostResponse::Json(
+                self.message(message),
+                answer.session_id,
+            )),
+            Err(error) => unreadable(format!("it is not a JSON-RPC message ({error})")),
+        }
+    }
+}
+
 impl<C: SessionClient> StreamableHttpClient for GuardedClient<C> {
     type Error = reqwest::Error;
 
@@ -220,6 +288,15 @@ impl<C: SessionClient> StreamableHttpClient for GuardedClient<C> {
         custom_headers: HashMap<HeaderName, HeaderValue>,
         limits: StreamableHttpResponseLimits,
     ) -> Result<StreamableHttpPostResponse, HttpError> {
+        // Kept to send again, should its JSON answer nest too deep for rmcp to read.
+        let again = asked_again(&message).then(|| RawPost {
+            uri: Arc::clone(&uri),
+            message: message.clone(),
+            session_id: session_id.clone(),
+            auth_header: auth_header.clone(),
+            custom_headers: custom_headers.clone(),
+            max_size: limits.max_json_response_size,
+        });
         let response = self
             .inner
             .post_message_with_response_limits(
@@ -230,8 +307,13 @@ impl<C: SessionClient> StreamableHttpClient for GuardedClient<C> {
                 custom_headers,
                 limits,
             )
-            .await
-            .map_err(|error| self.error(error))?;
+            .await;
+        let response = match (response, again) {
+            (Err(error), Some(again)) if nests_too_deep(&error) => {
+                return self.read_deep_answer(again).await;
+            }
+            (response, _) => response.map_err(|error| self.error(error))?,
+        };
         Ok(match response {
             StreamableHttpPostResponse::Json(message, session) => {
                 StreamableHttpPostResponse::Json(self.message(message), session)

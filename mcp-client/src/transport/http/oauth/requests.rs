@@ -10,6 +10,7 @@ use futures_util::stream::BoxStream;
 use reqwest::header::{HeaderName, HeaderValue};
 use rmcp::{
     model::ClientJsonRpcMessage,
+    transport::auth::AuthError,
     transport::streamable_http_client::{
         StreamableHttpClient, StreamableHttpError, StreamableHttpPostResponse,
         StreamableHttpResponseLimits,
@@ -18,7 +19,10 @@ use rmcp::{
 use sse_stream::{Error as SseError, Sse};
 
 use super::sign_in::{Declined, MAX_FRUITLESS_SIGN_INS, SignIn};
-use crate::transport::http::secrets::LiveSecrets;
+use crate::transport::http::{
+    secrets::LiveSecrets,
+    session_client::{RawAnswer, RawPost, send_raw},
+};
 
 type Error = StreamableHttpError<reqwest::Error>;
 
@@ -37,6 +41,23 @@ impl SignedInClient {
     /// The tokens this client holds, as they change.
     pub(in crate::transport::http) fn held_tokens(&self) -> LiveSecrets {
         self.sign_in.live_secrets()
+    }
+
+    /// `post` sent once with the token held now if any (refreshed when it expired), its JSON
+    /// answer's bytes unread: no sign-in, since only a request the server just answered is
+    /// sent this way.
+    pub(in crate::transport::http) async fn post_json_raw(
+        &self,
+        mut post: RawPost,
+    ) -> Result<RawAnswer, Error> {
+        let client = self.sign_in.client();
+        match client.get_access_token().await {
+            Ok(token) => post.auth_header = Some(token),
+            // Not signed in: the server answered without a token.
+            Err(AuthError::AuthorizationRequired) => {}
+            Err(error) => return Err(StreamableHttpError::Auth(error)),
+        }
+        send_raw(&client.http_client, post).await
     }
 
     /// `call` (which sends one request), sent again after each sign-in its refusal led to.
