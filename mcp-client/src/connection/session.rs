@@ -217,7 +217,13 @@ pub(super) async fn session(
     let init_time = started.elapsed();
     let peer = service.peer().clone();
     let info = session_info(&peer, init_time, pid);
-    let tools = first_tools(&peer, &name, config.call_timeout).await;
+    let tools = first_tools(&peer, &name, config.call_timeout)
+        .await
+        .unwrap_or_else(|| {
+            // Asked again when the tools are next wanted.
+            handler.mark_tools_changed();
+            Vec::new()
+        });
     info!(server = %name, protocol = %info.protocol_version, tools = tools.len(), init = ?init_time, "MCP server connected");
     let listening = listen_for_tool_changes(&peer, &name, config.call_timeout).await;
     Live {
@@ -258,18 +264,18 @@ fn session_info(peer: &Peer<RoleClient>, init_time: Duration, pid: Option<u32>) 
     }
 }
 
-/// The tools listed right after connecting; none (with a warning) when the list fails or
+/// The tools listed right after connecting; `None` (with a warning) when the list fails or
 /// takes longer than `timeout`: the session is usable without them.
-async fn first_tools(peer: &Peer<RoleClient>, name: &str, timeout: Duration) -> Vec<Tool> {
+async fn first_tools(peer: &Peer<RoleClient>, name: &str, timeout: Duration) -> Option<Vec<Tool>> {
     match tokio::time::timeout(timeout, list_tools_bounded(peer, name)).await {
-        Ok(Ok(tools)) => tools,
+        Ok(Ok(tools)) => Some(tools),
         Ok(Err(err)) => {
-            warn!(server = %name, error = %err, "tools/list failed; the server offers no tools for now");
-            Vec::new()
+            warn!(server = %name, error = %err, "tools/list failed; the server offers no tools until it is listed again");
+            None
         }
         Err(_) => {
-            warn!(server = %name, timeout = ?timeout, "tools/list timed out; the server offers no tools for now");
-            Vec::new()
+            warn!(server = %name, timeout = ?timeout, "tools/list timed out; the server offers no tools until it is listed again");
+            None
         }
     }
 }

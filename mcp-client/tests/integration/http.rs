@@ -622,3 +622,54 @@ async fn over_http_a_plain_json_tool_nested_too_deep_is_left_out() {
     );
     home.shutdown().await;
 }
+
+/// A `tools/list` that failed right after connecting left the server with no tools for the
+/// whole session: it is asked again when the tools are next wanted.
+#[tokio::test]
+async fn a_first_tools_list_that_failed_is_asked_again() {
+    use axum::{Json, Router, http::StatusCode, response::IntoResponse, routing::post};
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    let lists = std::sync::Arc::new(AtomicUsize::new(0));
+    let counted = std::sync::Arc::clone(&lists);
+    let app = Router::new().route(
+        "/mcp",
+        post(move |Json(message): Json<serde_json::Value>| {
+            let counted = std::sync::Arc::clone(&counted);
+            async move {
+                let id = message["id"].clone();
+                let answer = match message["method"].as_str().unwrap_or("?") {
+                    "initialize" => json!({"result": {
+                        "protocolVersion": "2025-11-25", "capabilities": {"tools": {}},
+                        "serverInfo": {"name": "warming", "version": "1"}
+                    }}),
+                    "tools/list" if counted.fetch_add(1, Ordering::SeqCst) == 0 => {
+                        json!({"error": {"code": -32603, "message": "still warming up"}})
+                    }
+                    "tools/list" => json!({"result": {"tools": [
+                        {"name": "echo", "inputSchema": {"type": "object"}}
+                    ]}}),
+                    "server/discover" => {
+                        json!({"error": {"code": -32601, "message": "Method not found"}})
+                    }
+                    _ => return StatusCode::ACCEPTED.into_response(),
+                };
+                let mut answer = answer;
+                answer["jsonrpc"] = json!("2.0");
+                answer["id"] = id;
+                Json(answer).into_response()
+            }
+        }),
+    );
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    tokio::spawn(async move { axum::serve(listener, app).await });
+    let url = format!("http://{addr}/mcp");
+    let warming = ServerConnection::new(server(&json!({"type": "http", "url": url}), TOKEN));
+    warming.connect().await.unwrap();
+    assert_eq!(lists.load(Ordering::SeqCst), 1);
+    let tools = warming.tools().await.unwrap();
+    assert_eq!(tools.len(), 1, "{tools:?}");
+    assert_eq!(tools[0].name, "echo");
+    assert_eq!(lists.load(Ordering::SeqCst), 2);
+    warming.shutdown().await;
+}
