@@ -30,6 +30,11 @@ if ! command -v mosquitto >/dev/null 2>&1 && ! [ -x /usr/sbin/mosquitto ]; then
         missing+=("mosquitto (needed for the real-broker tests; installed automatically only as root on Debian): sudo apt-get install mosquitto")
     fi
 fi
+if ! [ -x /usr/bin/chromium ] || ! [ -x /usr/bin/chromedriver ]; then
+    if [ "$(id -u)" -ne 0 ] || ! command -v apt-get >/dev/null 2>&1; then
+        missing+=("chromium and chromedriver (needed for the OAuth pages' browser tests; installed automatically only as root on Debian): sudo apt-get install chromium chromium-driver")
+    fi
+fi
 if [ ${#missing[@]} -gt 0 ]; then
     echo "scripts/preflight.sh: the tests cannot run on this machine yet; missing:" >&2
     for line in "${missing[@]}"; do

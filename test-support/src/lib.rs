@@ -3,6 +3,8 @@
 //!
 //! # Layout
 //! - [`paths`]: the workspace root, its target directory, its built binaries, `fixtures/`.
+//! - [`browser`]: Debian's Chromium under Debian's ChromeDriver, for the server's pages.
+//! - [`debian`]: Debian's packages a test needs, installed when missing (as root).
 //! - [`child`]: running a child process to its end with a deadline (no unbounded reads).
 //! - [`daemon`]: a server process a test owns: logged, awaited on its port, killed with it.
 //! - [`mosquitto`]: a real Mosquitto broker (installed from Debian when missing, as root),
@@ -15,7 +17,9 @@
 //! - [`llm`]: real model servers on loopback (llama-cpp-python's server with SmolLM2, the
 //!   LiteLLM proxy), for the agent's tests.
 
+pub mod browser;
 pub mod child;
+pub mod debian;
 pub mod daemon;
 pub mod llm;
 pub mod mosquitto;

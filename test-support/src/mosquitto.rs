@@ -33,26 +33,7 @@ pub fn mosquitto_binary() -> PathBuf {
     if let Some(path) = find_mosquitto() {
         return path;
     }
-    if is_root() {
-        eprintln!("mosquitto is missing: installing it from Debian's packages");
-        let install = || {
-            Command::new("apt-get")
-                .args([
-                    "install",
-                    "-y",
-                    "-qq",
-                    "--no-install-recommends",
-                    "mosquitto",
-                ])
-                .env("DEBIAN_FRONTEND", "noninteractive")
-                .status()
-                .is_ok_and(|status| status.success())
-        };
-        if !install() {
-            let _ = Command::new("apt-get").args(["update", "-qq"]).status();
-            install();
-        }
-    }
+    crate::debian::install_as_root(&["mosquitto"]);
     find_mosquitto().unwrap_or_else(|| {
         panic!("mosquitto is not installed and could not be installed: run `apt-get install mosquitto` as root")
     })
@@ -64,13 +45,6 @@ fn find_mosquitto() -> Option<PathBuf> {
         .chain(["/usr/sbin".into(), "/usr/local/sbin".into()])
         .map(|dir| dir.join("mosquitto"))
         .find(|candidate| candidate.is_file())
-}
-
-fn is_root() -> bool {
-    child::output(Command::new("id").arg("-u"), Duration::from_secs(10))
-        .stdout
-        .trim_ascii()
-        == b"0"
 }
 
 fn user_name() -> String {

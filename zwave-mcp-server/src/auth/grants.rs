@@ -88,7 +88,7 @@ fn grants(auth: &AuthServer, csrf: &str) -> Response<Full<Bytes>> {
     if records.grants.is_empty() {
         body.push_str("<p>No app may use this home: none has been granted anything.</p>");
     } else {
-        body.push_str("<table><tr><th>App (its own name)</th><th>May</th><th>Granted</th><th>Last signed in</th><th></th></tr>");
+        body.push_str("<table class=\"fixed grants\"><tr><th>App (its own name)</th><th>May</th><th>Granted</th><th>Last signed in</th><th></th></tr>");
         for grant in &records.grants {
             let from = grant
                 .last_from
@@ -108,12 +108,12 @@ fn grants(auth: &AuthServer, csrf: &str) -> Response<Full<Bytes>> {
         body.push_str("</table>");
     }
     if let Some(audit) = &auth.audit {
-        body.push_str("<h2>Recent actions</h2><table><tr><th>When (UTC)</th><th>Who</th><th>What</th><th>Outcome</th></tr>");
+        body.push_str("<h2>Recent actions</h2><table class=\"fixed log\"><tr><th>When (UTC)</th><th>Who</th><th>What</th><th>Outcome</th></tr>");
         for entry in audit.recent(RECENT_ACTIONS) {
             let field = |name: &str| escape(entry[name].as_str().unwrap_or_default());
             body.push_str(&format!(
                 "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
-                field("at"),
+                shown_audit_time(entry["at"].as_str().unwrap_or_default()),
                 field("who"),
                 field("what"),
                 field("outcome")
@@ -122,10 +122,24 @@ fn grants(auth: &AuthServer, csrf: &str) -> Response<Full<Bytes>> {
         body.push_str("</table>");
     }
     body.push_str(&format!(
-        "<p><small>{} apps registered. Revoking ends an app's tokens at their next request; it can sign in again only with your yes.</small></p>",
-        records.clients.len()
+        "<p><small>{} registered. Revoking ends an app's tokens at their next request; it can sign in again only with your yes.</small></p>",
+        match records.clients.len() {
+            1 => "1 app".to_owned(),
+            n => format!("{n} apps"),
+        }
     ));
     html::page(StatusCode::OK, "Clients of this home", &body)
+}
+
+/// An audit line's RFC 3339 time (UTC) as the page shows it: to the second, a space for
+/// the `T` (`2026-11-29 09:00:05`); a time of another shape as it is, escaped.
+fn shown_audit_time(at: &str) -> String {
+    match at.get(..19) {
+        Some(second) if at.as_bytes().get(10) == Some(&b'T') => {
+            escape(&second.replacen('T', " ", 1))
+        }
+        _ => escape(at),
+    }
 }
 
 /// A form posted from another site's page, refused.

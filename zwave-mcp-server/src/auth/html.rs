@@ -14,7 +14,7 @@ use hyper::{
 use sha2::{Digest as _, Sha256};
 
 /// The pages' style.
-const STYLE: &str = "body{font-family:system-ui,sans-serif;max-width:36rem;margin:1.5rem auto;padding:0 1rem;line-height:1.45;color:#1b1b1b}h1{font-size:1.35rem}.claim{background:#f4f4f4;padding:.6rem .8rem;border-radius:.4rem}.warn{color:#8a1c00}label{display:block;margin:.5rem 0}input[type=password]{width:100%;font-size:1rem;padding:.4rem;box-sizing:border-box}button{font-size:1rem;padding:.5rem 1rem;margin:.8rem .6rem 0 0}small{color:#555}table{border-collapse:collapse;width:100%}td,th{text-align:left;padding:.3rem;border-bottom:1px solid #ddd;vertical-align:top}";
+const STYLE: &str = "body{font-family:system-ui,sans-serif;max-width:36rem;margin:1.5rem auto;padding:0 1rem;line-height:1.45;color:#1b1b1b}h1{font-size:1.35rem}.claim{background:#f4f4f4;padding:.6rem .8rem;border-radius:.4rem}.warn{color:#8a1c00}label{display:block;margin:.5rem 0}input[type=password]{width:100%;font-size:1rem;padding:.4rem;box-sizing:border-box}button{font-size:1rem;padding:.5rem 1rem;margin:.8rem .6rem 0 0}small{color:#555}table{border-collapse:collapse;width:100%}td,th{text-align:left;padding:.3rem;border-bottom:1px solid #ddd;vertical-align:top;overflow-wrap:break-word}table.fixed{table-layout:fixed}.log{font-size:.85rem}.log th:nth-child(1){width:22%}.log th:nth-child(2){width:26%}.log th:nth-child(4){width:24%}.grants th:nth-child(1){width:30%}.grants th:nth-child(2){width:17%}.grants th:nth-child(5){width:6.5rem}td button{margin:0;white-space:nowrap}";
 
 /// `text` safe anywhere in HTML text or a quoted attribute.
 pub fn escape(text: &str) -> String {
@@ -95,7 +95,10 @@ fn source_of(uri: &str) -> Option<String> {
 }
 
 /// The headers of every answer of the authorization server's pages: nothing is cached, no
-/// page can be framed, no script runs, forms post only here, and no referrer leaves.
+/// page can be framed, no script runs, forms post only here, and no referrer leaves for
+/// another origin. (`same-origin`, not `no-referrer`: under `no-referrer` Chromium sends a
+/// form's POST with `Origin: null`, which the pages refuse as not their own; found by the
+/// browser test.)
 pub fn secure(headers: &mut hyper::HeaderMap) {
     let style = base64::engine::general_purpose::STANDARD.encode(Sha256::digest(STYLE.as_bytes()));
     if let Ok(policy) = HeaderValue::from_str(&format!(
@@ -105,7 +108,7 @@ pub fn secure(headers: &mut hyper::HeaderMap) {
     }
     headers.insert("x-frame-options", HeaderValue::from_static("DENY"));
     headers.insert(CACHE_CONTROL, HeaderValue::from_static("no-store"));
-    headers.insert(REFERRER_POLICY, HeaderValue::from_static("no-referrer"));
+    headers.insert(REFERRER_POLICY, HeaderValue::from_static("same-origin"));
     headers.insert(
         "x-content-type-options",
         HeaderValue::from_static("nosniff"),
@@ -184,6 +187,6 @@ mod tests {
         );
         assert_eq!(headers["x-frame-options"], "DENY");
         assert_eq!(headers[CACHE_CONTROL], "no-store");
-        assert_eq!(headers[REFERRER_POLICY], "no-referrer");
+        assert_eq!(headers[REFERRER_POLICY], "same-origin");
     }
 }

@@ -6,10 +6,12 @@
 //! |---|---|
 //! | `flow` | metadata, registration, the approval page, tokens, scopes in `tools/list` and 403 beyond them, refresh, revocation |
 //! | `attacks` | a code replayed or for another client, PKCE wrong or missing, a redirect URI off by a character, a forged or framed approval, a wrong owner's key, a reused refresh token, a token for another resource |
+//! | `browser` | the owner's pages in headless Chromium: approve with chosen scopes, deny, revoke on the page of grants; a phone's width |
 //! | `state` | the state directory: two processes on one, a corrupt or loose file, the flags refused at start |
 
 mod attacks;
 mod audit;
+mod browser;
 mod flow;
 mod grants;
 mod official_suite;
