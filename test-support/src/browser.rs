@@ -75,7 +75,10 @@ pub fn chromedriver() -> ChromeDriver {
         .map(|addr| addr.port())
         .unwrap_or_else(|err| panic!("no free port for ChromeDriver: {err}"));
     let mut command = Command::new(CHROMEDRIVER);
-    command.args([format!("--port={port}"), "--allowed-ips=127.0.0.1".to_owned()]);
+    command.args([
+        format!("--port={port}"),
+        "--allowed-ips=127.0.0.1".to_owned(),
+    ]);
     let daemon = Daemon::start(
         &command,
         ScratchDir::new(),

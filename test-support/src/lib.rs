@@ -19,8 +19,8 @@
 
 pub mod browser;
 pub mod child;
-pub mod debian;
 pub mod daemon;
+pub mod debian;
 pub mod llm;
 pub mod mosquitto;
 pub mod paths;

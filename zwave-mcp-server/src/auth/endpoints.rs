@@ -260,13 +260,41 @@ fn exchange(
         pending.redeemed = true;
         let scopes = grant.scopes;
         let tokens = auth.issue(grant, scopes, peer);
+        let who = format!("the client {:?} (grant {id})", grant.client_name);
         auth.record(
-            &format!("the client {:?} (grant {id})", grant.client_name),
+            &who,
             &format!("signed in from {}", peer.unwrap_or("?")),
             &format!("tokens issued for {}", grant.scopes),
         );
+        replace_earlier_grants(auth, records, client_id, id, &who);
         Ok::<_, OAuthError>((true, Ok(tokens)))
     })?
+}
+
+/// The grants `client_id` held before `id`, ended now that it holds `id`'s tokens: one app
+/// holds one grant, so the page of grants shows it once and one revocation cuts it off (a
+/// step-up would otherwise leave its earlier, narrower grant alive beside the new one).
+fn replace_earlier_grants(
+    auth: &AuthServer,
+    records: &mut Records,
+    client_id: &str,
+    id: &str,
+    who: &str,
+) {
+    let earlier: Vec<String> = records
+        .grants
+        .iter()
+        .filter(|grant| grant.client_id == client_id && grant.id != id)
+        .map(|grant| grant.id.clone())
+        .collect();
+    for old in earlier {
+        records.revoke(&old);
+        auth.record(
+            who,
+            &format!("replaced the client's earlier grant {old}"),
+            "revoked: an app holds one grant",
+        );
+    }
 }
 
 /// A refresh token for new tokens, rotated (a used one, presented again, ends the grant).

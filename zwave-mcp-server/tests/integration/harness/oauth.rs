@@ -305,6 +305,57 @@ impl Owner {
         (client, answer.location_param("code").unwrap())
     }
 
+    /// The owner's browser at `url` (an authorization URL a client sent it to) answers
+    /// `decision` with the owner's key and `scopes` checked: where it is sent back to.
+    pub async fn answer_url(&self, url: &str, decision: &str, scopes: &[&str]) -> String {
+        let query = url
+            .split_once('?')
+            .unwrap_or_else(|| panic!("no query in {url}"))
+            .1;
+        let page = self.page(query).await;
+        let answer = self
+            .decide(&Self::form_of(&page), decision, TOKEN, scopes)
+            .await;
+        assert_eq!(answer.status, 303, "{answer:?}");
+        answer.header("location").to_owned()
+    }
+
+    /// The owner signs in to the page of grants and revokes the client named `name`.
+    pub async fn revoke_on_page(&self, name: &str) {
+        let first = self.get("/oauth/grants").await;
+        let csrf = cookies_of(&first);
+        let mut body = Self::fields_after(&first.body, "/oauth/grants/sign-in");
+        body.push(("owner_key".into(), TOKEN.into()));
+        let signed = self.post_pairs("/oauth/grants/sign-in", &body, &csrf).await;
+        assert_eq!(signed.status, 303, "{signed:?}");
+        let session = format!("{csrf}; {}", cookies_of(&signed));
+        let listed = self.get_with("/oauth/grants", &session).await;
+        let row = listed
+            .body
+            .split("<tr>")
+            .find(|row| row.starts_with(&format!("<td>{name}</td>")))
+            .unwrap_or_else(|| panic!("no grant of {name:?}: {}", listed.body));
+        let fields = Self::fields_after(row, "/oauth/grants/revoke");
+        let revoked = self
+            .post_pairs("/oauth/grants/revoke", &fields, &session)
+            .await;
+        assert_eq!(revoked.status, 303, "{revoked:?}");
+    }
+
+    /// POST `body` to `path` from this server's own page, with `cookies`.
+    async fn post_pairs(&self, path: &str, body: &[(String, String)], cookies: &str) -> Answer {
+        let pairs: Vec<(&str, &str)> = body
+            .iter()
+            .map(|(name, value)| (name.as_str(), value.as_str()))
+            .collect();
+        self.post_form(
+            path,
+            &pairs,
+            &[("cookie", cookies), ("origin", &self.issuer)],
+        )
+        .await
+    }
+
     /// The token endpoint's answer to `params`.
     pub async fn token(&self, params: &[(&str, &str)]) -> Answer {
         self.post_form("/oauth/token", params, &[]).await
@@ -324,6 +375,17 @@ impl Owner {
         assert_eq!(answer.status, 200, "{answer:?}");
         answer.json()
     }
+}
+
+/// The cookies an answer set, as `a=1; b=2`.
+pub fn cookies_of(answer: &Answer) -> String {
+    answer
+        .headers
+        .get_all("set-cookie")
+        .iter()
+        .filter_map(|value| value.to_str().ok()?.split(';').next())
+        .collect::<Vec<_>>()
+        .join("; ")
 }
 
 fn unescape(text: &str) -> String {

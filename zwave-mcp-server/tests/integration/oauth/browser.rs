@@ -167,11 +167,7 @@ async fn answer_in_browser(
         .click()
         .await
         .unwrap();
-    if let Err(err) = browser
-        .wait()
-        .for_element(Locator::Css("#callback"))
-        .await
-    {
+    if let Err(err) = browser.wait().for_element(Locator::Css("#callback")).await {
         panic!(
             "the browser did not come back to the app ({err}): at {}\n{}",
             browser.current_url().await.unwrap(),
@@ -191,8 +187,15 @@ async fn the_owner_approves_denies_and_revokes_in_a_real_browser() {
 
     // Approved with the scopes the owner chose: read and control, not sensitive.
     let tablet = owner.register("Kitchen Tablet", &redirect).await;
-    let back = answer_in_browser(&browser, &home, &tablet, &redirect, "approve", Some("consent"))
-        .await;
+    let back = answer_in_browser(
+        &browser,
+        &home,
+        &tablet,
+        &redirect,
+        "approve",
+        Some("consent"),
+    )
+    .await;
     assert!(back.starts_with(&redirect), "{back}");
     assert_eq!(param(&back, "state").as_deref(), Some("st-1"));
     assert_eq!(param(&back, "iss").as_deref(), Some(home.issuer.as_str()));
@@ -201,12 +204,19 @@ async fn the_owner_approves_denies_and_revokes_in_a_real_browser() {
     assert_eq!(tokens["scope"], "read control");
     let access = tokens["access_token"].as_str().unwrap().to_owned();
     let tools = tools_of(&home, &access).await;
-    assert!(tools.iter().any(|name| name == "control_zwave_device"), "{tools:?}");
+    assert!(
+        tools.iter().any(|name| name == "control_zwave_device"),
+        "{tools:?}"
+    );
 
     // Denied: the app hears `access_denied`, and gets no code.
     let stranger = owner.register("Unknown Gadget", &redirect).await;
     let back = answer_in_browser(&browser, &home, &stranger, &redirect, "deny", None).await;
-    assert_eq!(param(&back, "error").as_deref(), Some("access_denied"), "{back}");
+    assert_eq!(
+        param(&back, "error").as_deref(),
+        Some("access_denied"),
+        "{back}"
+    );
     assert_eq!(param(&back, "code"), None, "{back}");
 
     // The page of grants: signed in with the owner's key, the tablet listed, then revoked.

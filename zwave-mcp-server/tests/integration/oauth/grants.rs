@@ -5,18 +5,7 @@
 use serde_json::json;
 
 use super::REDIRECT;
-use crate::harness::{Mcp, OAuthHome, Owner, TOKEN};
-
-/// The cookie a page set, as `name=value`.
-fn cookie_of(answer: &crate::harness::Answer) -> String {
-    answer
-        .headers
-        .get_all("set-cookie")
-        .iter()
-        .filter_map(|value| value.to_str().ok()?.split(';').next())
-        .collect::<Vec<_>>()
-        .join("; ")
-}
+use crate::harness::{Mcp, OAuthHome, Owner, TOKEN, cookies_of};
 
 #[tokio::test]
 async fn the_owner_sees_each_grant_and_revokes_it() {
@@ -46,7 +35,7 @@ async fn the_owner_sees_each_grant_and_revokes_it() {
         first.body
     );
     assert!(!first.body.contains("Evil"), "{}", first.body);
-    let csrf = cookie_of(&first);
+    let csrf = cookies_of(&first);
     let fields = Owner::fields_after(&first.body, "/oauth/grants/sign-in");
     let sign_in = |key: &'static str| {
         let mut body: Vec<(String, String)> = fields.clone();
@@ -84,7 +73,7 @@ async fn the_owner_sees_each_grant_and_revokes_it() {
     )
     .await;
     assert_eq!(signed.status, 303, "{signed:?}");
-    let session = format!("{csrf}; {}", cookie_of(&signed));
+    let session = format!("{csrf}; {}", cookies_of(&signed));
     assert!(session.contains("zmcp_owner="), "{session}");
 
     // Signed in: the grant, its client's own name escaped, its scopes, from where.
@@ -149,5 +138,42 @@ async fn the_owner_sees_each_grant_and_revokes_it() {
         after.body.contains("No app may use this home"),
         "{}",
         after.body
+    );
+}
+
+/// Found by the Python SDK's step-up: a client granted again (more scopes) kept its first,
+/// narrower grant beside the new one, so the owner's revocation of one row left the app in.
+/// Its new tokens now end its earlier grants: the page shows the app once.
+#[tokio::test]
+async fn a_client_granted_again_holds_one_grant() {
+    let home = OAuthHome::start().await;
+    let owner = Owner::new(&home.issuer);
+    let client = owner.register("Stepping App", REDIRECT).await;
+    let mut access = Vec::new();
+    for scopes in [&["read"][..], &["read", "control"][..]] {
+        let page = owner
+            .page(&Owner::authorize_query(
+                &client,
+                REDIRECT,
+                &scopes.join(" "),
+            ))
+            .await;
+        let answer = owner
+            .decide(&Owner::form_of(&page), "approve", TOKEN, scopes)
+            .await;
+        let code = answer.location_param("code").unwrap();
+        let tokens = owner.exchange(&client, &code, REDIRECT).await;
+        access.push(tokens["access_token"].as_str().unwrap().to_owned());
+    }
+    let first = Mcp::new(&home.server.url, Some(&access[0]));
+    assert_eq!(first.initialize(json!({})).await.status, 401);
+    let second = Mcp::new(&home.server.url, Some(&access[1]));
+    assert_eq!(second.initialize(json!({})).await.status, 200);
+    owner.revoke_on_page("Stepping App").await;
+    assert_eq!(second.initialize(json!({})).await.status, 401);
+    let audit = std::fs::read_to_string(home.key.dir().join("state/audit.jsonl")).unwrap();
+    assert!(
+        audit.contains("replaced the client's earlier grant"),
+        "{audit}"
     );
 }
