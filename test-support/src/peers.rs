@@ -53,6 +53,18 @@ pub fn typescript_sdk() -> PathBuf {
     .expect("package.json lies in the package's folder")
 }
 
+/// The official TypeScript SDK's second generation, its client package
+/// (`@modelcontextprotocol/client`): the version the inspector depends on, installed with it.
+pub fn typescript_client() -> PathBuf {
+    npm_package(
+        INSPECTOR,
+        "node_modules/@modelcontextprotocol/client/package.json",
+    )
+    .parent()
+    .map(Path::to_path_buf)
+    .expect("package.json lies in the package's folder")
+}
+
 /// The official MCP conformance suite's command line (`conformance …`: Node 22 running the
 /// suite's entry), with both installed into `target/peers/` when missing. The folder is named
 /// after both pins, so changing one installs afresh.

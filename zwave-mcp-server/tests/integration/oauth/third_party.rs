@@ -1,9 +1,14 @@
 //! Third-party OAuth clients sign in through the approval page: the official Python SDK
-//! (`mcp` 2.3, `fixtures/peers/python_sdk_oauth.py`) finds the authorization server from the
-//! 401, registers, and is sent to the page; the owner (this test) grants `read`; the SDK
-//! works within it, is refused `control` with 403 `insufficient_scope`, steps up, is granted
-//! `read control` the second time, and is cut off by the owner's revocation in the middle of
-//! its session (asked to sign in again, the owner denies).
+//! (`mcp` 2.3, `fixtures/peers/python_sdk_oauth.py`) and TypeScript SDK (its 2.x client,
+//! `@modelcontextprotocol/client`, `ts_sdk_oauth.mjs`) each find the authorization server
+//! from the 401, register, and are sent to the page; the owner (this test) grants `read`; the
+//! SDK works within it, is refused `control` with 403 `insufficient_scope`, steps up, is
+//! granted `read control` the second time, and is cut off by the owner's revocation in the
+//! middle of its session (asked to sign in again, the owner denies).
+//!
+//! The TypeScript SDK 1.x (`@modelcontextprotocol/sdk` 1.32) cannot step up against a server
+//! that issues refresh tokens: on the 403 it refreshes (asking no more scope), is given the
+//! same grant, and gives up ("Server returned 403 after trying upscoping").
 
 use std::{process::Command, time::Duration};
 
@@ -21,19 +26,18 @@ fn next(client: &mut Live) -> Value {
     serde_json::from_str(&line).unwrap_or_else(|err| panic!("{err}: {line}"))
 }
 
-#[tokio::test]
-async fn the_python_sdk_signs_in_steps_up_and_is_cut_off() {
-    let home = OAuthHome::start().await;
-    let owner = Owner::new(&home.issuer);
-    let python = peers::python_venv("mcp2", peers::PYTHON_SDK);
-    let mut client = Live::start(
-        Command::new(python)
-            .arg(fixture_path("peers/python_sdk_oauth.py"))
-            .arg(&home.server.url),
-    );
+/// What a client saw, and the authorization URLs it sent the owner to.
+struct Run {
+    seen: Value,
+    asked: Vec<String>,
+}
 
-    // Each time the SDK sends the person to the page, the owner answers: `read` first, then
-    // (the step-up) `read control`, then (after the revocation) no.
+/// Drives `command` (a client speaking `python_sdk_oauth.py`'s lines, named `name` in its
+/// registration) against `home`, the owner answering each sign-in: `read` first, then (the
+/// step-up) `read control`, then (after the revocation) no.
+async fn drive(home: &OAuthHome, command: &mut Command, name: &str) -> Run {
+    let owner = Owner::new(&home.issuer);
+    let mut client = Live::start(command);
     let answers: [(&str, &[&str]); 3] = [
         ("approve", &["read"]),
         ("approve", &["read", "control"]),
@@ -50,7 +54,7 @@ async fn the_python_sdk_signs_in_steps_up_and_is_cut_off() {
             let back = owner.answer_url(url, decision, scopes).await;
             client.send(format!("{back}\n").as_bytes());
         } else if line["revoke"] == true {
-            owner.revoke_on_page("Python SDK").await;
+            owner.revoke_on_page(name).await;
             client.send(b"revoked\n");
         } else {
             break line["seen"].clone();
@@ -59,18 +63,28 @@ async fn the_python_sdk_signs_in_steps_up_and_is_cut_off() {
     let output = client.finish(STEP);
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(seen.get("tools").is_some(), "{seen:#}\n{stderr}");
+    Run { seen, asked }
+}
 
-    // Within `read`: the read tools only, and a read answered.
-    let tools: Vec<&str> = seen["tools"]
+/// The names in `seen[key]`.
+fn names<'a>(seen: &'a Value, key: &str) -> Vec<&'a str> {
+    seen[key]
         .as_array()
-        .unwrap()
+        .unwrap_or_else(|| panic!("no {key}: {seen:#}"))
         .iter()
         .filter_map(Value::as_str)
-        .collect();
+        .collect()
+}
+
+/// What every client shows: within `read` the read tools only and a read answered; the switch
+/// refused with 403, then done after the step-up (which asked for `control`, the scope the
+/// 403 named); after the revocation asked to sign in again, and no call more answered.
+fn within_its_grant_and_cut_off(run: &Run) {
+    let seen = &run.seen;
+    let tools = names(seen, "tools");
     assert!(tools.contains(&"get_device_status"), "{tools:?}");
     assert!(!tools.contains(&"control_zwave_device"), "{tools:?}");
     assert_eq!(seen["calls"][0]["isError"], false, "{seen:#}");
-    // The switch: refused with 403 first, then done after the step-up.
     let statuses: Vec<u64> = seen["http"]
         .as_array()
         .unwrap()
@@ -78,25 +92,55 @@ async fn the_python_sdk_signs_in_steps_up_and_is_cut_off() {
         .filter_map(|answer| answer["status"].as_u64())
         .collect();
     assert!(statuses.contains(&403), "{statuses:?}");
-    assert_eq!(seen["calls"][1]["tool"], "control_zwave_device");
+    assert_eq!(seen["calls"][1]["tool"], "control_zwave_device", "{seen:#}");
     assert_eq!(seen["calls"][1]["isError"], false, "{seen:#}");
-    let stepped: Vec<&str> = seen["stepped_up_tools"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter_map(Value::as_str)
-        .collect();
-    assert!(stepped.contains(&"control_zwave_device"), "{stepped:?}");
-    // The step-up asked for `control` (the scope the 403 named).
-    assert!(asked[1].contains("control"), "{asked:#?}");
-    // Revoked mid-session: the next call is refused, the SDK asks the person again, the owner
-    // says no, and the call fails saying so.
-    // (The SDK raises the denial from its transport's task, which cancels the call.)
-    assert_eq!(asked.len(), 3, "{asked:#?}\n{seen:#}");
-    assert!(seen["after_revoke"].is_string(), "{seen:#}");
-    assert_eq!(
-        seen["error"], "RuntimeError: the authorization server answered access_denied",
+    assert!(
+        names(seen, "stepped_up_tools").contains(&"control_zwave_device"),
         "{seen:#}"
     );
+    assert!(run.asked[1].contains("control"), "{:#?}", run.asked);
+    assert_eq!(run.asked.len(), 3, "{:#?}\n{seen:#}", run.asked);
     assert_eq!(seen["calls"].as_array().unwrap().len(), 2, "{seen:#}");
+}
+
+#[tokio::test]
+async fn the_python_sdk_signs_in_steps_up_and_is_cut_off() {
+    let home = OAuthHome::start().await;
+    let python = peers::python_venv("mcp2", peers::PYTHON_SDK);
+    let run = drive(
+        &home,
+        Command::new(python)
+            .arg(fixture_path("peers/python_sdk_oauth.py"))
+            .arg(&home.server.url),
+        "Python SDK",
+    )
+    .await;
+    within_its_grant_and_cut_off(&run);
+    // The SDK raises the denial from its transport's task, which cancels the call.
+    assert!(run.seen["after_revoke"].is_string(), "{:#}", run.seen);
+    assert_eq!(
+        run.seen["error"],
+        "RuntimeError: the authorization server answered access_denied"
+    );
+}
+
+#[tokio::test]
+async fn the_typescript_sdk_signs_in_steps_up_and_is_cut_off() {
+    let home = OAuthHome::start().await;
+    let run = drive(
+        &home,
+        Command::new("node")
+            .arg(fixture_path("peers/ts_sdk_oauth.mjs"))
+            .arg(peers::typescript_client())
+            .arg(&home.server.url),
+        "TypeScript SDK",
+    )
+    .await;
+    within_its_grant_and_cut_off(&run);
+    assert_eq!(
+        run.seen["after_revoke"], "Error: the authorization server answered access_denied",
+        "{:#}",
+        run.seen
+    );
+    assert_eq!(run.seen.get("error"), None, "{:#}", run.seen);
 }
