@@ -141,8 +141,19 @@ pub struct Book {
 struct Copy {
     stamp: Stamp,
     records: Records,
-    /// Each grant's scopes and client's name, for the check of every request.
-    live: HashMap<String, (Scopes, Arc<str>)>,
+    /// Each grant as every request's check needs it.
+    live: HashMap<String, LiveGrant>,
+}
+
+/// A grant as each request's check reads it.
+#[derive(Debug, Clone)]
+pub struct LiveGrant {
+    /// What it lets the client do.
+    pub scopes: Scopes,
+    /// The client's name (its own claim).
+    pub client: Arc<str>,
+    /// The client's id.
+    pub client_id: Arc<str>,
 }
 
 impl Copy {
@@ -153,7 +164,11 @@ impl Copy {
             .map(|grant| {
                 (
                     grant.id.clone(),
-                    (grant.scopes, Arc::from(grant.client_name.as_str())),
+                    LiveGrant {
+                        scopes: grant.scopes,
+                        client: Arc::from(grant.client_name.as_str()),
+                        client_id: Arc::from(grant.client_id.as_str()),
+                    },
                 )
             })
             .collect();
@@ -219,7 +234,7 @@ impl Book {
 
     /// The scopes of the grant `id` and its client's name, as the book has them now; `None`
     /// when it is not (or no longer) granted.
-    pub fn live(&self, id: &str) -> Option<(Scopes, Arc<str>)> {
+    pub fn live(&self, id: &str) -> Option<LiveGrant> {
         self.refresh();
         self.copy().live.get(id).cloned()
     }
@@ -235,7 +250,7 @@ impl Book {
     /// The scopes of the grant `id` now.
     #[cfg(test)]
     pub fn scopes_of(&self, id: &str) -> Option<Scopes> {
-        self.live(id).map(|(scopes, _)| scopes)
+        self.live(id).map(|grant| grant.scopes)
     }
 
     /// A copy of the records as they are now.

@@ -92,6 +92,9 @@ pub enum Principal {
         grant: String,
         /// The client's name (its own claim).
         client: Arc<str>,
+        /// The client's id: what a session it opened is bound to (a step-up's new grant
+        /// keeps the session).
+        client_id: Arc<str>,
         /// What it may do now.
         scopes: Scopes,
     },
@@ -266,12 +269,19 @@ impl AuthServer {
                 Rejected::Invalid => Refused::Invalid,
                 Rejected::Expired => Refused::Expired,
             })?;
-        let (granted, client) = self.book.live(&claims.grant).ok_or(Refused::Revoked)?;
+        let granted = self.book.live(&claims.grant).ok_or(Refused::Revoked)?;
         Ok(Principal::Client {
-            client,
-            scopes: claims.scopes.and(granted),
+            client: granted.client,
+            client_id: granted.client_id,
+            scopes: claims.scopes.and(granted.scopes),
             grant: claims.grant,
         })
+    }
+
+    /// Whether the grant `id` still stands (not revoked, here or by another process on the
+    /// same state directory within a second).
+    pub fn grant_stands(&self, id: &str) -> bool {
+        self.book.live(id).is_some()
     }
 
     /// Tells the audit trail that `who` did `what`, and what came of it.

@@ -1,5 +1,7 @@
 //! What every HTTP request passes before rmcp's Streamable HTTP service sees it: the path, the
-//! bearer token, the body, read whole within a size and a deadline, and the cap on sessions.
+//! bearer token, the body, read whole within a size and a deadline, the cap on sessions, and
+//! who holds a session (`holders.rs`: a session is its opener's, a client's answers end with
+//! its grant).
 //! rmcp then checks `Host` and `Origin` (DNS rebinding, cross-site pages) and serves MCP; its
 //! 202 to a session's DELETE goes out as 204.
 
@@ -30,10 +32,14 @@ use super::{
     Sessions, Token,
     bearer::Doorman,
     body::{self, BODIES_HELD_BYTES, BODY_TIMEOUT, Budget, MAX_BODY_BYTES, Unread},
+    holders::{self, Holders},
     refusals::Refusals,
     reply::{HttpResponse, json_refusal, refusal},
 };
-use crate::{auth::AuthServer, transport::refusal::Refusal};
+use crate::{
+    auth::{AuthServer, Principal},
+    transport::refusal::Refusal,
+};
 
 /// The path MCP is served at.
 pub const MCP_PATH: &str = "/mcp";
@@ -42,6 +48,8 @@ pub const MCP_PATH: &str = "/mcp";
 pub struct Gate<S> {
     mcp: StreamableHttpService<S, Sessions>,
     sessions: Arc<Sessions>,
+    /// Who opened each session.
+    holders: Arc<Holders>,
     doorman: Doorman,
     /// The address of this connection's peer.
     peer: Option<String>,
@@ -60,6 +68,7 @@ impl<S> Clone for Gate<S> {
         Self {
             mcp: self.mcp.clone(),
             sessions: Arc::clone(&self.sessions),
+            holders: Arc::clone(&self.holders),
             doorman: self.doorman.clone(),
             peer: self.peer.clone(),
             refused: Arc::clone(&self.refused),
@@ -81,6 +90,7 @@ impl<S: ServerHandler + Send + 'static> Gate<S> {
         Self {
             mcp,
             sessions,
+            holders: Arc::default(),
             doorman: Doorman {
                 owner: token.map(Arc::new),
                 auth,
@@ -194,7 +204,10 @@ impl<S: ServerHandler + Send + 'static> Gate<S> {
         if let Some(refused) = self.doorman.beyond_grant(&principal, &body) {
             return refused;
         }
-        parts.extensions.insert(principal);
+        if let Some(refused) = self.holders.refuse(&parts, &principal) {
+            return refused;
+        }
+        parts.extensions.insert(principal.clone());
         // Checked on the body, not the headers: an `initialize` opens a session whatever
         // revision its `MCP-Protocol-Version` names (rmcp routes every handshake to the
         // 2025-11-25 lifecycle), and no other message does. One that got past a check on the
@@ -229,6 +242,10 @@ impl<S: ServerHandler + Send + 'static> Gate<S> {
             })
         };
         let (host, origin) = (named(HOST), named(ORIGIN));
+        let session = parts
+            .headers
+            .get("mcp-session-id")
+            .map(|id| String::from_utf8_lossy(id.as_bytes()).into_owned());
         let mut response = self
             .mcp
             .handle(Request::from_parts(parts, Full::new(body)))
@@ -236,13 +253,23 @@ impl<S: ServerHandler + Send + 'static> Gate<S> {
         if response.status() == StatusCode::FORBIDDEN {
             return forbidden(response, host.as_deref(), origin.as_deref()).await;
         }
-        if deleting && response.status() == StatusCode::ACCEPTED {
+        let ended = deleting && response.status() == StatusCode::ACCEPTED;
+        if ended {
             // rmcp answers a session's DELETE with 202, but the session is closed by then:
             // RFC 9110 §9.3.5 says 204 for a deletion enacted, and the Python SDK logs
             // "Session termination failed: 202" for anything but 200 or 204.
             *response.status_mut() = StatusCode::NO_CONTENT;
         }
-        response
+        let ended = session.as_deref().filter(|_| ended);
+        self.holders
+            .answered(&response, &principal, ended, &self.sessions)
+            .await;
+        match (&self.doorman.auth, principal) {
+            (Some(auth), Principal::Client { grant, .. }) => {
+                holders::ending_with_grant(response, Arc::clone(auth), grant)
+            }
+            _ => response,
+        }
     }
 }
 

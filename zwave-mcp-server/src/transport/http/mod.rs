@@ -7,7 +7,7 @@
 //! | where | what | refused with |
 //! |---|---|---|
 //! | here | at most [`MAX_CONNECTIONS`] connections; headers within [`HEADER_TIMEOUT`] | the connection waits / is closed |
-//! | `gate` | heads read two ways; the path `/mcp`; the bearer token (constant time); the body (`body`: its size, deadline and the bytes all bodies hold at once) and its shape; the cap on sessions (an `initialize` outside a session) | 400, 404, 401, 413, 408, 503 |
+//! | `gate` | heads read two ways; the path `/mcp`; the bearer token (constant time); the body (`body`: its size, deadline and the bytes all bodies hold at once) and its shape; the cap on sessions (an `initialize` outside a session); a session named by someone other than its opener | 400, 404, 401, 413, 408, 503 |
 //! | rmcp | `Host` and `Origin` against the allowed lists; MCP's HTTP rules (`MCP-Protocol-Version`, sessions) | 403, 400, 404 |
 //! | `sessions` | each session's requests in flight ([`Bounded`](super::bounded), as on stdio); idle sessions expire | a JSON-RPC error |
 //!
@@ -21,11 +21,13 @@
 //! | `reply` | a refusal: its status and a JSON-RPC error saying why |
 //! | `refusals` | how often refused requests are logged: once per 10 s at most for each kind |
 //! | `sessions` | rmcp's session manager, capped, with bounded transports |
+//! | `holders` | who opened each session (the owner's key, or a client by its id); a client's answers ended within a second of its grant's revocation |
 
 mod bearer;
 mod body;
 mod framing;
 mod gate;
+mod holders;
 mod refusals;
 mod reply;
 mod sessions;

@@ -421,6 +421,14 @@ pub struct Events {
 }
 
 impl Events {
+    /// The events of `response`, an SSE answer.
+    pub fn of(response: reqwest::Response) -> Self {
+        Self {
+            response,
+            buffer: String::new(),
+        }
+    }
+
     /// The next message, waiting at most `within`; `None` once the stream ended.
     pub async fn next(&mut self, within: Duration) -> Option<Value> {
         let read = async {

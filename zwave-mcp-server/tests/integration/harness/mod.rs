@@ -34,7 +34,7 @@ pub use binary::{
 pub use gateway_home::{GatewayHome, renamed, written_id};
 pub use home::{Home, fast_backoff, serve, serve_exposed, serve_with, settings_for};
 pub use http::{
-    HttpServer, Mcp, Raw, Reply, TOKEN, TokenFile, http_command, initialize, json_headers,
+    Events, HttpServer, Mcp, Raw, Reply, TOKEN, TokenFile, http_command, initialize, json_headers,
     raw_request, read_reply, said, serve_demo, serve_home, tool_call, without_http_env,
 };
 pub use oauth::{OAuthHome, Owner, VERIFIER, cookies_of, free_port};

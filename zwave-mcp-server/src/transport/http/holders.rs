@@ -1,0 +1,196 @@
+//! Who holds each MCP session, and answers that end with a grant.
+//!
+//! A session is bound to who opened it: the owner's key, or one client (by its id, so that a
+//! step-up's new grant keeps the session). A request naming a session someone else opened
+//! is answered 404, as for a session that is not there: a client then starts its own, and
+//! learns nothing of the other's. A granted client's answers — its listen stream above all —
+//! end within a second of its grant's revocation, and no event is sent after it.
+
+use std::{
+    collections::HashMap,
+    convert::Infallible,
+    pin::Pin,
+    sync::{Arc, Mutex, PoisonError},
+    task::{Context, Poll},
+    time::Duration,
+};
+
+use bytes::Bytes;
+use http_body_util::{BodyExt as _, combinators::BoxBody};
+use hyper::{
+    StatusCode,
+    body::{Body, Frame, SizeHint},
+    http::request::Parts,
+};
+use rmcp::transport::streamable_http_server::SessionManager as _;
+
+use super::{
+    Sessions,
+    reply::{HttpResponse, refusal},
+};
+use crate::auth::{AuthServer, Principal};
+
+/// How many more holders than open sessions are kept before those of ended sessions are
+/// looked for and forgotten.
+const SLACK: usize = 16;
+
+/// How often an open answer of a client looks whether its grant still stands.
+const LOOK_EVERY: Duration = Duration::from_secs(1);
+
+/// Who opened a session.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Holder {
+    Owner,
+    Client(Arc<str>),
+}
+
+impl Holder {
+    fn of(principal: &Principal) -> Self {
+        match principal {
+            Principal::Owner => Self::Owner,
+            Principal::Client { client_id, .. } => Self::Client(Arc::clone(client_id)),
+        }
+    }
+}
+
+/// The holder of each session opened here.
+#[derive(Debug, Default)]
+pub struct Holders(Mutex<HashMap<String, Holder>>);
+
+impl Holders {
+    /// The 404 for a request (`parts`) naming a session that `principal` did not open; a
+    /// session not recorded here is rmcp's to answer.
+    pub fn refuse(&self, parts: &Parts, principal: &Principal) -> Option<HttpResponse> {
+        let id = parts.headers.get("mcp-session-id")?;
+        let id = String::from_utf8_lossy(id.as_bytes());
+        let holders = self.0.lock().unwrap_or_else(PoisonError::into_inner);
+        let holder = holders.get(&*id)?;
+        (*holder != Holder::of(principal)).then(|| {
+            refusal(
+                StatusCode::NOT_FOUND,
+                &format!(
+                    "no MCP session {} is open here for this token (it ended, expired, was never opened, or was opened with another token): start one with initialize",
+                    serde_json::Value::from(&*crate::network::text::echoed(&id))
+                ),
+            )
+        })
+    }
+
+    /// After rmcp answered: the holder of a session `principal` opened with `answered`
+    /// recorded, a session it ended (`ended`) forgotten, and when more are recorded than
+    /// `sessions` holds, those gone since forgotten.
+    pub async fn answered(
+        &self,
+        answered: &HttpResponse,
+        principal: &Principal,
+        ended: Option<&str>,
+        sessions: &Sessions,
+    ) {
+        if let Some(id) = ended {
+            self.lock().remove(id);
+        }
+        let Some(id) = answered
+            .headers()
+            .get("mcp-session-id")
+            .and_then(|id| id.to_str().ok())
+        else {
+            return;
+        };
+        let recorded = {
+            let mut holders = self.lock();
+            holders
+                .entry(id.to_owned())
+                .or_insert_with(|| Holder::of(principal));
+            holders.len()
+        };
+        if recorded > sessions.count().await + SLACK {
+            let ids: Vec<String> = self.lock().keys().cloned().collect();
+            for id in ids {
+                if !sessions
+                    .has_session(&id.as_str().into())
+                    .await
+                    .unwrap_or(true)
+                {
+                    self.lock().remove(&id);
+                }
+            }
+        }
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, Holder>> {
+        self.0.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+}
+
+/// `response` ending when `grant` is revoked: looked at before each part of it is sent and
+/// every [`LOOK_EVERY`] while none is.
+pub fn ending_with_grant(
+    response: HttpResponse,
+    auth: Arc<AuthServer>,
+    grant: String,
+) -> HttpResponse {
+    response.map(|inner| {
+        let mut look = tokio::time::interval(LOOK_EVERY);
+        look.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        EndsWithGrant {
+            inner,
+            auth,
+            grant,
+            look,
+            ended: false,
+        }
+        .boxed()
+    })
+}
+
+/// A body that ends (without an error: the client sees its stream end) when its grant is
+/// revoked.
+struct EndsWithGrant {
+    inner: BoxBody<Bytes, Infallible>,
+    auth: Arc<AuthServer>,
+    grant: String,
+    look: tokio::time::Interval,
+    ended: bool,
+}
+
+impl EndsWithGrant {
+    fn revoked(&mut self) -> bool {
+        if !self.ended && !self.auth.grant_stands(&self.grant) {
+            tracing::info!(
+                grant = %self.grant,
+                "ended an answer to a client: its grant was revoked"
+            );
+            self.ended = true;
+        }
+        self.ended
+    }
+}
+
+impl Body for EndsWithGrant {
+    type Data = Bytes;
+    type Error = Infallible;
+
+    fn poll_frame(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<Frame<Bytes>, Infallible>>> {
+        let this = &mut *self;
+        while this.look.poll_tick(cx).is_ready() {
+            if this.revoked() {
+                return Poll::Ready(None);
+            }
+        }
+        match Pin::new(&mut this.inner).poll_frame(cx) {
+            Poll::Ready(Some(_)) if this.revoked() => Poll::Ready(None),
+            other => other,
+        }
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.ended || self.inner.is_end_stream()
+    }
+
+    fn size_hint(&self) -> SizeHint {
+        self.inner.size_hint()
+    }
+}

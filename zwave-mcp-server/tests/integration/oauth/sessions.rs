@@ -1,0 +1,74 @@
+//! A granted client's sessions: each is its opener's (another client, or the owner's key,
+//! naming it gets 404 as for a session not there), and its open answers, the listen stream
+//! above all, end when its grant is revoked.
+
+use std::time::Duration;
+
+use serde_json::json;
+
+use super::REDIRECT;
+use crate::harness::{Events, Mcp, OAuthHome, Owner, TOKEN};
+
+/// A client granted `scopes`, signed in: its access token.
+async fn signed_in(owner: &Owner, scopes: &[&str]) -> String {
+    let (client, code) = owner.code(REDIRECT, scopes).await;
+    let tokens = owner.exchange(&client, &code, REDIRECT).await;
+    tokens["access_token"].as_str().unwrap().to_owned()
+}
+
+#[tokio::test]
+async fn a_revoked_clients_listen_stream_ends() {
+    let home = OAuthHome::start().await;
+    let owner = Owner::new(&home.issuer);
+    let access = signed_in(&owner, &["read"]).await;
+    let agent = Mcp::new(&home.server.url, Some(&access));
+    let session = agent.open(json!({})).await;
+    let listening = agent
+        .request(reqwest::Method::GET, Some(&session))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(listening.status().as_u16(), 200, "{listening:?}");
+    let mut events = Events::of(listening);
+
+    owner.revoke_on_page("Test Client").await;
+    // Ended by the server (within a second of the revocation), nothing sent after it.
+    assert_eq!(events.next(Duration::from_secs(20)).await, None);
+    let again = agent
+        .send(agent.post(
+            Some(&session),
+            &json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list"}),
+        ))
+        .await;
+    assert_eq!(again.status, 401, "{again:?}");
+}
+
+#[tokio::test]
+async fn a_session_is_its_openers_own() {
+    let home = OAuthHome::start().await;
+    let owner = Owner::new(&home.issuer);
+    let first = Mcp::new(&home.server.url, Some(&signed_in(&owner, &["read"]).await));
+    let second = Mcp::new(&home.server.url, Some(&signed_in(&owner, &["read"]).await));
+    let session = first.open(json!({})).await;
+    let list = json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list"});
+    for (who, other) in [
+        ("another client", second),
+        ("the owner's key", Mcp::new(&home.server.url, Some(TOKEN))),
+    ] {
+        let refused = other.send(other.post(Some(&session), &list)).await;
+        assert_eq!(refused.status, 404, "{who}: {refused:?}");
+        assert!(
+            refused.body.contains("was opened with another token"),
+            "{who}: {}",
+            refused.body
+        );
+        let listen = other
+            .request(reqwest::Method::GET, Some(&session))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(listen.status().as_u16(), 404, "{who}");
+    }
+    let own = first.send(first.post(Some(&session), &list)).await;
+    assert_eq!(own.status, 200, "{own:?}");
+}
