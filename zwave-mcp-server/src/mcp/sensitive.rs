@@ -169,12 +169,6 @@ impl SensitivePolicy {
             return Ok(None);
         };
         let what = format!("{} {device}", gerund(sensitive));
-        if !granted.has(Scope::Sensitive) {
-            return Err(ToolError::Sensitive(format!(
-                "{what} is a sensitive action ({}), and the owner's grant to this client does not include `sensitive`: nothing was sent. The client can sign in again asking for it; the owner decides on the approval page (and a person is still asked each time).",
-                because(sensitive)
-            )));
-        }
         if self.unauthenticated_clients {
             return Err(ToolError::Sensitive(format!(
                 "{what} is a sensitive action ({}), and this server is served over HTTP without a token: any program on its machine can be a client and answer its own question, so no sensitive action is carried out. Nothing was sent. The owner can set --http-token-file (or ZWAVE_MCP_HTTP_TOKEN) to allow them.",
@@ -186,6 +180,14 @@ impl SensitivePolicy {
         {
             return Err(ToolError::Sensitive(format!(
                 "{what} is a sensitive action ({}) and the owner of this server has not allowed it: nothing was sent. The owner can allow it with --allow-sensitive {class} (or ZWAVE_MCP_ALLOW_SENSITIVE={class}); a person will then be asked to confirm each time.",
+                because(sensitive)
+            )));
+        }
+        // Checked after the owner's own settings: a client told to sign in again for a scope
+        // would still be refused by them (found against the real Z-Wave JS UI).
+        if !granted.has(Scope::Sensitive) {
+            return Err(ToolError::Sensitive(format!(
+                "{what} is a sensitive action ({}), and the owner's grant to this client does not include `sensitive`: nothing was sent. The client can sign in again asking for it; the owner decides on the approval page (and a person is still asked each time).",
                 because(sensitive)
             )));
         }

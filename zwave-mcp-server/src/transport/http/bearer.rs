@@ -14,7 +14,7 @@ use hyper::{
 
 use super::{
     Token,
-    reply::{HttpResponse, refusal},
+    reply::{HttpResponse, json_refusal, refusal},
 };
 use crate::auth::{AuthServer, Principal, Refused, Scope, Scopes, for_tool};
 
@@ -106,6 +106,7 @@ impl Doorman {
         /// The fields looked at.
         #[derive(serde::Deserialize)]
         struct Message {
+            id: Option<serde_json::Value>,
             method: Option<String>,
             params: Option<Params>,
         }
@@ -155,13 +156,22 @@ impl Doorman {
                 needed.name()
             ),
         );
-        let mut refused = refusal(
-            StatusCode::FORBIDDEN,
-            &format!(
-                "this client's grant does not include `{}`, which {method} needs: the owner can grant it when the client signs in again asking for it (nothing was done)",
-                needed.name()
-            ),
+        let also = if needed == Scope::Maintenance {
+            " (and upkeep runs only where the server allows it: --allow-maintenance)"
+        } else {
+            ""
+        };
+        let why = format!(
+            "this client's grant does not include `{}`, which {method} needs: the owner can grant it when the client signs in again asking for it{also} (nothing was done)",
+            needed.name()
         );
+        // Answered with the request's id, so that the client can tell which request it was.
+        let body = serde_json::json!({
+            "jsonrpc": "2.0",
+            "id": message.id.unwrap_or_default(),
+            "error": {"code": -32600, "message": why},
+        });
+        let mut refused = json_refusal(StatusCode::FORBIDDEN, body.to_string().into_bytes());
         let wanted = Scopes::of(scopes.iter().chain([needed]));
         if let Ok(challenge) = HeaderValue::from_str(&format!(
             "Bearer error=\"insufficient_scope\", scope=\"{wanted}\", resource_metadata=\"{}\"",

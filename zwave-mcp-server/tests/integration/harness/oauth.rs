@@ -38,20 +38,30 @@ impl OAuthHome {
 
     /// Starts one with the owner's key `key`, its grants in `state`.
     pub async fn start_on(key: TokenFile, state: &std::path::Path) -> Self {
+        Self::start_with(key, state, &[]).await
+    }
+
+    /// Starts one with the owner's key `key`, its grants in `state`, and these flags too.
+    pub async fn start_with(key: TokenFile, state: &std::path::Path, flags: &[&str]) -> Self {
         let port = free_port();
         let issuer = format!("http://127.0.0.1:{port}");
         let addr = format!("127.0.0.1:{port}");
-        let server = HttpServer::start(http_command(&[
-            "--demo",
-            "--http",
-            &addr,
-            "--http-token-file",
-            &key.path(),
-            "--oauth-issuer",
-            &issuer,
-            "--state-dir",
-            state.to_str().unwrap(),
-        ]))
+        let server = HttpServer::start(http_command(
+            &[
+                "--demo",
+                "--http",
+                &addr,
+                "--http-token-file",
+                &key.path(),
+                "--oauth-issuer",
+                &issuer,
+                "--state-dir",
+                state.to_str().unwrap(),
+            ]
+            .into_iter()
+            .chain(flags.iter().copied())
+            .collect::<Vec<_>>(),
+        ))
         .await;
         Self {
             server,

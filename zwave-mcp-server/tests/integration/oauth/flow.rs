@@ -4,7 +4,7 @@
 use serde_json::json;
 
 use super::REDIRECT;
-use crate::harness::{Mcp, OAuthHome, Owner, TOKEN, tool_call};
+use crate::harness::{Mcp, OAuthHome, Owner, TOKEN, TokenFile, tool_call};
 
 #[tokio::test]
 async fn the_metadata_and_the_401_point_a_client_at_signing_in() {
@@ -178,6 +178,9 @@ async fn a_client_signs_in_with_the_owners_yes_and_works_within_its_grant() {
         crate::harness::said(&control.body),
         "this client's grant does not include `control`, which tools/call needs: the owner can grant it when the client signs in again asking for it (nothing was done)"
     );
+    // With the request's id (found against the real Z-Wave JS UI: it was null).
+    let refused: serde_json::Value = serde_json::from_str(&control.body).unwrap();
+    assert_eq!(refused["id"], 4, "{refused}");
 
     // The refresh token rotates; the new access token works, the old refresh token is spent.
     let refresh = tokens["refresh_token"].as_str().unwrap();
@@ -215,27 +218,39 @@ async fn a_client_signs_in_with_the_owners_yes_and_works_within_its_grant() {
 }
 
 /// A grant of `control` but not `sensitive`: unlocking is refused inside the call, saying
-/// which scope it lacks, before any person is asked.
+/// which scope it lacks, before any person is asked; where the owner does not allow unlocking
+/// at all, the client is told that instead (found against the real Z-Wave JS UI: it was sent
+/// to sign in again for a scope that could not help).
 #[tokio::test]
 async fn a_sensitive_action_needs_the_sensitive_scope() {
-    let home = OAuthHome::start().await;
-    let owner = Owner::new(&home.issuer);
-    let (client, code) = owner.code(REDIRECT, &["read", "control"]).await;
-    let tokens = owner.exchange(&client, &code, REDIRECT).await;
-    let agent = Mcp::new(&home.server.url, tokens["access_token"].as_str());
-    let session = agent.open(json!({"elicitation": {}})).await;
-    let unlock = agent
-        .call(
-            &session,
-            2,
-            "control_zwave_device",
-            json!({"deviceName": "Front Door Lock", "action": "unlock"}),
-        )
-        .await;
-    let (is_error, text) = unlock.tool_text();
-    assert!(is_error, "{unlock:?}");
-    assert!(
-        text.contains("is a sensitive action (it opens the home), and the owner's grant to this client does not include `sensitive`: nothing was sent."),
-        "{text}"
-    );
+    for (flags, expected) in [
+        (
+            &["--allow-sensitive", "lock"][..],
+            "is a sensitive action (it opens the home), and the owner's grant to this client does not include `sensitive`: nothing was sent.",
+        ),
+        (
+            &[][..],
+            "is a sensitive action (it opens the home) and the owner of this server has not allowed it: nothing was sent. The owner can allow it with --allow-sensitive lock",
+        ),
+    ] {
+        let key = TokenFile::new(TOKEN);
+        let state = key.dir().join("state");
+        let home = OAuthHome::start_with(key, &state, flags).await;
+        let owner = Owner::new(&home.issuer);
+        let (client, code) = owner.code(REDIRECT, &["read", "control"]).await;
+        let tokens = owner.exchange(&client, &code, REDIRECT).await;
+        let agent = Mcp::new(&home.server.url, tokens["access_token"].as_str());
+        let session = agent.open(json!({"elicitation": {}})).await;
+        let unlock = agent
+            .call(
+                &session,
+                2,
+                "control_zwave_device",
+                json!({"deviceName": "Front Door Lock", "action": "unlock"}),
+            )
+            .await;
+        let (is_error, text) = unlock.tool_text();
+        assert!(is_error, "{unlock:?}");
+        assert!(text.contains(expected), "{flags:?}: {text}");
+    }
 }
