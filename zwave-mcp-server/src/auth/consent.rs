@@ -123,12 +123,7 @@ fn check(auth: &AuthServer, params: &Params) -> Result<Asked, Refusal> {
         .get("client_id")
         .ok_or_else(|| page("The request names no client (client_id is missing).".into()))?;
     let records = auth.book.records();
-    let client = records.client(client_id).ok_or_else(|| {
-        page(format!(
-            "The client {:?} is not registered with this server (or the owner removed it).",
-            common::clip(client_id, 60)
-        ))
-    })?;
+    let client = auth.client_named(&records, client_id).map_err(page)?;
     let redirect_uri = match params.get("redirect_uri") {
         Some(given) => client
             .redirect_uris
@@ -291,8 +286,21 @@ fn form(
             escape(problem)
         ));
     }
+    // A client described by its metadata document is known by where the document is
+    // served: that much is checked (it came over https from that host).
+    let served_by = asked
+        .client_id
+        .strip_prefix("https://")
+        .and_then(|rest| rest.split(['/', '?']).next())
+        .map(|host| {
+            format!(
+                "<br><small>Its description was fetched from <strong>{}</strong> over https: that much is checked.</small>",
+                escape(&crate::network::text::clean(host, 120))
+            )
+        })
+        .unwrap_or_default();
     body.push_str(&format!(
-        "<p class=\"claim\">An app that calls itself <strong>{}</strong> asks to use this home. When you answer, your browser goes back to <strong>{}</strong>.<br><small>Both are the app's own words: answer only if you just asked this app to connect.</small></p><form method=\"post\" action=\"/oauth/authorize\">",
+        "<p class=\"claim\">An app that calls itself <strong>{}</strong> asks to use this home. When you answer, your browser goes back to <strong>{}</strong>.<br><small>Both are the app's own words: answer only if you just asked this app to connect.</small>{served_by}</p><form method=\"post\" action=\"/oauth/authorize\">",
         escape(&asked.client_name),
         escape(&crate::network::text::clean(going_back, 120))
     ));

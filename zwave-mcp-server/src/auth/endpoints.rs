@@ -113,7 +113,7 @@ pub fn server_metadata(auth: &AuthServer) -> Response<Full<Bytes>> {
             "token_endpoint_auth_methods_supported": ["none"],
             "revocation_endpoint_auth_methods_supported": ["none"],
             "authorization_response_iss_parameter_supported": true,
-            "client_id_metadata_document_supported": false,
+            "client_id_metadata_document_supported": true,
         }),
     )
 }

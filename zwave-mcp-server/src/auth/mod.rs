@@ -11,6 +11,7 @@
 //! | `book` | the clients and grants (`oauth.json`), shared by every process on the directory |
 //! | `endpoints` | RFC 9728 and RFC 8414 metadata, tokens, revocation (RFC 7009) |
 //! | `register` | dynamic registration (RFC 7591) within bounds; redirect URIs checked and matched |
+//! | `client_doc` | Client ID Metadata Documents: an `https://` client_id's document, fetched within bounds, never from a private address unless allowed |
 //! | `consent` | the owner's approval page (`/oauth/authorize`) |
 //! | `grants` | the owner's page of grants (`/oauth/grants`): who may do what, since when, revoke |
 //! | `cookies` | the pages' cookies: the CSRF value, the owner's signed session |
@@ -24,6 +25,7 @@
 //! without being compared.
 
 mod book;
+mod client_doc;
 mod consent;
 mod cookies;
 mod endpoints;
@@ -46,6 +48,7 @@ use http_body_util::Full;
 use hyper::{Method, Response, http::request::Parts};
 
 pub use crate::state::StateError;
+pub use client_doc::DocumentPolicy;
 pub use owner::{MIN_TOKEN_CHARS, Token};
 pub use scope::{Scope, Scopes, for_tool};
 
@@ -78,6 +81,8 @@ pub struct AuthSettings {
     pub state_dir: PathBuf,
     /// How long an access token lasts.
     pub access_lifetime: Duration,
+    /// What the owner allows of fetching clients' metadata documents.
+    pub documents: DocumentPolicy,
 }
 
 /// Who sent a request.
@@ -151,6 +156,9 @@ pub struct AuthServer {
     registrations: Mutex<Counts>,
     /// Denials told to the audit trail this minute, by address.
     denials: Mutex<Counts>,
+    /// The fetcher of clients' metadata documents (`None`: TLS could not be set up, said on
+    /// the page; the flags were checked at start).
+    documents: Option<client_doc::Documents>,
     /// Approval forms answered already (their tags): each is answered once.
     answered: Mutex<std::collections::HashSet<String>>,
 }
@@ -239,6 +247,11 @@ impl AuthServer {
             registrations: Mutex::new(Counts::new()),
             answered: Mutex::default(),
             denials: Mutex::new(Counts::new()),
+            documents: client_doc::Documents::new(&settings.documents)
+                .inspect_err(|err| {
+                    tracing::error!("clients' metadata documents cannot be fetched: {err}")
+                })
+                .ok(),
         })
     }
 
@@ -455,6 +468,7 @@ mod tests {
             issuer: "https://home.example".into(),
             state_dir: dir.clone(),
             access_lifetime: ACCESS_LIFETIME,
+            documents: DocumentPolicy::default(),
         };
         let owner = Token::new("the-owners-key-0123456789").unwrap();
         let server = AuthServer::open(

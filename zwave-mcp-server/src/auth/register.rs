@@ -155,6 +155,31 @@ fn registered(auth: &AuthServer, body: &[u8], peer: Option<&str>) -> Result<Clie
     let asked = asked
         .as_object()
         .ok_or_else(|| invalid("the registration is not a JSON object".into()))?;
+    let (name, redirect_uris) = described(asked)?;
+    auth.count_registration(peer.unwrap_or("?"))?;
+    let now = secret::now();
+    let client = Client {
+        id: format!("zc1.{}", secret::random_hex(16)),
+        name,
+        redirect_uris,
+        registered_at: now,
+    };
+    let kept = client.clone();
+    auth.book.change(move |records: &mut Records| {
+        make_room(records, now)?;
+        records.clients.push(kept);
+        Ok::<_, OAuthError>((true, ()))
+    })?;
+    tracing::info!(client = %client.name, id = %client.id, "an OAuth client registered");
+    Ok(client)
+}
+
+/// What a client says of itself (a registration, or a Client ID Metadata Document), checked:
+/// its name (cleaned) and its redirect URIs. A public client only: PKCE, no secret.
+pub(super) fn described(
+    asked: &serde_json::Map<String, Value>,
+) -> Result<(String, Vec<String>), OAuthError> {
+    let invalid = |why: String| OAuthError::new("invalid_client_metadata", why);
     let uris = asked
         .get("redirect_uris")
         .and_then(Value::as_array)
@@ -215,28 +240,13 @@ fn registered(auth: &AuthServer, body: &[u8], peer: Option<&str>) -> Result<Clie
         .map(|name| crate::network::text::clean(name.trim(), MAX_CLIENT_NAME_CHARS).into_owned())
         .filter(|name| !name.is_empty())
         .unwrap_or_else(|| "(a client that gave no name)".to_owned());
-    auth.count_registration(peer.unwrap_or("?"))?;
-    let now = secret::now();
-    let client = Client {
-        id: format!("zc1.{}", secret::random_hex(16)),
-        name,
-        redirect_uris,
-        registered_at: now,
-    };
-    let kept = client.clone();
-    auth.book.change(move |records: &mut Records| {
-        make_room(records, now)?;
-        records.clients.push(kept);
-        Ok::<_, OAuthError>((true, ()))
-    })?;
-    tracing::info!(client = %client.name, id = %client.id, "an OAuth client registered");
-    Ok(client)
+    Ok((name, redirect_uris))
 }
 
 /// Room for one more client: those never granted anything go first, oldest first (found by
 /// the hostile review: kept for an hour, they let a flood of registrations refuse everyone);
 /// a book full of granted clients refuses.
-fn make_room(records: &mut Records, now: u64) -> Result<(), OAuthError> {
+pub(super) fn make_room(records: &mut Records, now: u64) -> Result<(), OAuthError> {
     let granted: std::collections::HashSet<String> = records
         .grants
         .iter()

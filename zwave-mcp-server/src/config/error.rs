@@ -88,6 +88,14 @@ pub enum ConfigError {
         "--oauth-issuer needs the owner's key: give --http-token-file FILE (or ZWAVE_MCP_HTTP_TOKEN); the owner approves each client with it"
     )]
     OAuthWithoutOwnerKey,
+    /// The CA for client metadata documents cannot be used.
+    #[error("--oauth-client-metadata-ca {path}: {why}")]
+    ClientMetadataCa {
+        /// The file given.
+        path: String,
+        /// Why it cannot be used.
+        why: String,
+    },
     /// No state directory given, and no home to put the default in.
     #[error(
         "--oauth-issuer needs a state directory for its grants: give --state-dir DIR (neither XDG_STATE_HOME nor HOME is set)"

@@ -73,6 +73,17 @@ pub struct HttpFlags {
     #[arg(long, env = "ZWAVE_MCP_OAUTH_ISSUER", value_parser = parse_issuer, value_name = "URL")]
     pub oauth_issuer: Option<String>,
 
+    /// With --oauth-issuer: trust this CA (PEM) instead of the system's roots when fetching a
+    /// client's metadata document (a client whose client_id is an https URL).
+    #[arg(long, env = "ZWAVE_MCP_OAUTH_CLIENT_METADATA_CA", value_name = "FILE")]
+    pub oauth_client_metadata_ca: Option<PathBuf>,
+
+    /// With --oauth-issuer: fetch clients' metadata documents from loopback and private
+    /// addresses too (by default only public addresses are fetched from, so that a client
+    /// cannot make this server reach into the home's network).
+    #[arg(long, env = "ZWAVE_MCP_OAUTH_CLIENT_METADATA_PRIVATE")]
+    pub oauth_client_metadata_private: bool,
+
     /// Where the server keeps what outlives a run (0700; several servers behind one
     /// balancer share it): the audit trail of every write (audit.jsonl), and with
     /// --oauth-issuer the grants and their signing key. Given, the trail is kept on stdio too.

@@ -143,9 +143,26 @@ impl Config {
             return Err(ConfigError::OAuthWithoutOwnerKey);
         }
         let state_dir = self.state_dir()?.ok_or(ConfigError::NoStateDir)?;
+        let ca_pem = match &self.http.oauth_client_metadata_ca {
+            Some(path) => {
+                let refused = |why: String| ConfigError::ClientMetadataCa {
+                    path: path.display().to_string(),
+                    why,
+                };
+                let pem = std::fs::read(path).map_err(|err| refused(err.to_string()))?;
+                crate::network::zwave_js_server::tls_config(Some(&pem))
+                    .map_err(|err| refused(err.to_string()))?;
+                Some(pem)
+            }
+            None => None,
+        };
         Ok(Some(crate::auth::AuthSettings {
             issuer: issuer.clone(),
             state_dir,
+            documents: crate::auth::DocumentPolicy {
+                ca_pem,
+                private_addresses: self.http.oauth_client_metadata_private,
+            },
             access_lifetime: crate::auth::ACCESS_LIFETIME,
         }))
     }

@@ -36,5 +36,5 @@ pub use events::EventError;
 pub use protocol::{FrameError, SchemaMismatch};
 pub use shared::Link;
 pub use state::StateError;
-pub use target::{Target, TargetError};
+pub use target::{Target, TargetError, tls_config};
 pub use url::{UrlError, ZwaveJsUrl};

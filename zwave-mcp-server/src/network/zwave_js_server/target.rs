@@ -90,7 +90,7 @@ impl Target {
 }
 
 /// A TLS client configuration trusting `ca_pem`, or the system's roots.
-fn tls_config(ca_pem: Option<&[u8]>) -> Result<rustls::ClientConfig, TargetError> {
+pub fn tls_config(ca_pem: Option<&[u8]>) -> Result<rustls::ClientConfig, TargetError> {
     use rustls::pki_types::{CertificateDer, pem::PemObject as _};
     let _ = rustls::crypto::ring::default_provider().install_default();
     let mut roots = rustls::RootCertStore::empty();

@@ -9,11 +9,13 @@
 //! | `browser` | the owner's pages in headless Chromium: approve with chosen scopes, deny, revoke on the page of grants; a phone's width |
 //! | `third_party` | the official Python SDK's OAuth client through the page: sign-in, step-up on 403, cut off by a revocation mid-session |
 //! | `sessions` | a session is its opener's (404 to anyone else); a revoked client's listen stream ends |
+//! | `client_doc` | clients described by a metadata document (an https client_id): fetched within bounds, never from a private address unless allowed |
 //! | `state` | the state directory: two processes on one, a corrupt or loose file, the flags refused at start |
 
 mod attacks;
 mod audit;
 mod browser;
+mod client_doc;
 mod flow;
 mod grants;
 mod official_suite;
