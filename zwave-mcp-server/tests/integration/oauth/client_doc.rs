@@ -18,12 +18,12 @@ use super::REDIRECT;
 use crate::harness::{Mcp, OAuthHome, Owner, TOKEN, TokenFile};
 
 /// What the document server answers a path with: status line, extra headers, body.
-type Answers = HashMap<String, (String, String, String)>;
+pub(super) type Answers = HashMap<String, (String, String, String)>;
 
 /// An HTTPS server on 127.0.0.1 answering `answers` (404 for any other path); its origin
 /// (`https://127.0.0.1:PORT`), the CA that signed its certificate, and how many requests it
 /// was sent.
-async fn document_server(
+pub(super) async fn document_server(
     answers: impl FnOnce(&str) -> Answers,
 ) -> (
     String,
@@ -83,7 +83,7 @@ async fn document_server(
 }
 
 /// A document for `id`: `extra` merged in.
-fn document(id: &str, extra: serde_json::Value) -> String {
+pub(super) fn document(id: &str, extra: serde_json::Value) -> String {
     let mut document = json!({
         "client_id": id,
         "client_name": "Doc App",
@@ -97,7 +97,7 @@ fn document(id: &str, extra: serde_json::Value) -> String {
 }
 
 /// A home whose server trusts `ca` for documents, with `flags` too.
-async fn home_trusting(ca: &std::path::Path, flags: &[&str]) -> OAuthHome {
+pub(super) async fn home_trusting(ca: &std::path::Path, flags: &[&str]) -> OAuthHome {
     let key = TokenFile::new(TOKEN);
     let state = key.dir().join("state");
     let ca = ca.to_str().unwrap();

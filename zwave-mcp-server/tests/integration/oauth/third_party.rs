@@ -144,3 +144,47 @@ async fn the_typescript_sdk_signs_in_steps_up_and_is_cut_off() {
     );
     assert_eq!(run.seen.get("error"), None, "{:#}", run.seen);
 }
+
+/// Claude's and ChatGPT's way: the SDK names itself by a Client ID Metadata Document (here
+/// served over TLS by a test CA the server trusts, on loopback, which the owner allows).
+#[tokio::test]
+async fn the_python_sdk_signs_in_by_its_metadata_document() {
+    use super::client_doc::{document, document_server, home_trusting};
+    let (origin, ca, hits, _dir) = document_server(|origin| {
+        let id = format!("{origin}/python-sdk.json");
+        let described = serde_json::json!({
+            "client_name": "Python SDK",
+            "redirect_uris": ["http://127.0.0.1:45872/callback"],
+            "grant_types": ["authorization_code", "refresh_token"],
+        });
+        std::collections::HashMap::from([(
+            "/python-sdk.json".to_owned(),
+            ("200 OK".into(), String::new(), document(&id, described)),
+        )])
+    })
+    .await;
+    let home = home_trusting(&ca, &["--oauth-client-metadata-private"]).await;
+    let client_document = format!("{origin}/python-sdk.json");
+    let python = peers::python_venv("mcp2", peers::PYTHON_SDK);
+    let run = drive(
+        &home,
+        Command::new(python)
+            .arg(fixture_path("peers/python_sdk_oauth.py"))
+            .arg(&home.server.url)
+            .arg(&client_document),
+        "Python SDK",
+    )
+    .await;
+    within_its_grant_and_cut_off(&run);
+    let named = form_urlencoded::Serializer::new(String::new())
+        .append_pair("client_id", &client_document)
+        .finish();
+    assert!(run.asked[0].contains(&named), "{:#?}", run.asked);
+    // No registration: the document was fetched instead.
+    let posts: Vec<&serde_json::Value> = run.seen["http"].as_array().unwrap().iter().collect();
+    assert!(
+        !posts.iter().any(|answer| answer["status"] == 201),
+        "{posts:?}"
+    );
+    assert!(hits.load(std::sync::atomic::Ordering::SeqCst) >= 1);
+}
