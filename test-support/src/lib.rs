@@ -12,6 +12,7 @@
 //! - [`peers`]: the third-party peers the interop tests run against (npm and PyPI packages,
 //!   pinned, installed into `target/peers/` when missing, or into a per-machine cache when
 //!   slow to install; never skipped).
+//! - [`proxy`]: a loopback HTTP proxy adding a header (a bearer token) for peers that cannot.
 //! - [`zwave_js`]: the real zwave-js driver behind the real zwave-js-server, on the mock
 //!   controller with the lab's simulated network.
 //! - [`llm`]: real model servers on loopback (llama-cpp-python's server with SmolLM2, the
@@ -25,6 +26,7 @@ pub mod llm;
 pub mod mosquitto;
 pub mod paths;
 pub mod peers;
+pub mod proxy;
 pub mod zwave_js;
 
 pub use paths::{fixture_path, fixture_text, target_dir, workspace_bin, workspace_root};

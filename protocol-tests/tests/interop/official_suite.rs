@@ -65,11 +65,32 @@ fn the_official_suite_passes_the_server_over_http_at_2026_07_28() {
     judge(&["--requirements", "2026-07-28"], MUST_PASS_2026_07_28);
 }
 
+/// With the server its own OAuth authorization server (`--oauth-issuer`), every request
+/// needs a token: the suite sends none, so a proxy adds the owner's key. The scenarios pass
+/// as without OAuth, at both revisions.
+#[test]
+fn the_official_suite_passes_the_server_with_oauth_on() {
+    judge_with(
+        &["--spec-version", "2025-11-25"],
+        MUST_PASS_2025_11_25,
+        serve_demo_with_oauth(),
+    );
+    judge_with(
+        &["--requirements", "2026-07-28"],
+        MUST_PASS_2026_07_28,
+        serve_demo_with_oauth(),
+    );
+}
+
 /// Runs the suite with `revision`'s flags against the demo home over HTTP, and checks that it
 /// passed, that it ran scenarios, that each of `must_pass` ran and failed no check the baseline
 /// does not name, and that every message the server sent was valid (`wire-schema-valid`).
 fn judge(revision: &[&str], must_pass: &[&str]) {
-    let (server, url) = serve_demo_over_http();
+    judge_with(revision, must_pass, serve_demo_over_http());
+}
+
+/// As [`judge`], against `(server, url)`.
+fn judge_with(revision: &[&str], must_pass: &[&str], (server, url): (Daemon, String)) {
     let results = ScratchDir::new();
     let mut suite = conformance_suite();
     suite
@@ -171,6 +192,41 @@ fn serve_demo_over_http() -> (Daemon, String) {
         .unwrap_or_else(|| panic!("no url= in the line saying {READY:?}:\n{}", server.log()))
         .to_owned();
     (server, url)
+}
+
+/// The owner's key of the OAuth-on server.
+const OWNER_KEY: &str = "conformance-owner-key-0123456789abcdef";
+
+/// zwave-mcp-server on its demo home with `--oauth-issuer` on a free loopback port, behind a
+/// proxy that adds the owner's key to every request; the proxy's MCP endpoint.
+fn serve_demo_with_oauth() -> (Daemon, String) {
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|listener| listener.local_addr())
+        .map(|addr| addr.port())
+        .unwrap_or_else(|err| panic!("no free port: {err}"));
+    let dir = ScratchDir::new();
+    let key = dir.path().join("owner-key");
+    std::fs::write(&key, format!("{OWNER_KEY}\n")).unwrap_or_else(|err| panic!("{err}"));
+    let address = format!("127.0.0.1:{port}");
+    let mut command = Command::new(workspace_bin("zwave-mcp-server"));
+    command
+        .args(["--demo", "--http", &address, "--oauth-issuer"])
+        .arg(format!("http://{address}"))
+        .arg("--http-token-file")
+        .arg(&key)
+        .arg("--state-dir")
+        .arg(dir.path().join("state"));
+    let server = Daemon::start_until_logged(
+        &command,
+        dir,
+        READY,
+        "zwave-mcp-server over HTTP with OAuth",
+        Duration::from_secs(60),
+    );
+    let upstream = address.parse().unwrap_or_else(|err| panic!("{err}"));
+    let proxy =
+        test_support::proxy::adding_header(upstream, &format!("authorization: Bearer {OWNER_KEY}"));
+    (server, format!("http://{proxy}/mcp"))
 }
 
 /// How long the end of a scenario's folder name is: `-` and the time it ran, always as wide.
