@@ -145,9 +145,8 @@ pub struct AuthServer {
     book: Book,
     owner: Token,
     access_lifetime: Duration,
-    /// The hosts and origins the pages answer, as `/mcp` does.
+    /// The hosts the pages answer, as `/mcp` does.
     hosts: Vec<String>,
-    origins: Vec<String>,
     /// Where sign-ins, grants and revocations are told.
     audit: Option<Arc<AuditTrail>>,
     /// Wrong owner's keys in the current minute, by the address they came from.
@@ -216,8 +215,9 @@ impl Counts {
 
 impl AuthServer {
     /// The authorization server `settings` describe, for the resource at `resource_path`
-    /// (`/mcp`), the owner proving who they are with `owner`; its pages answer the `hosts` and
-    /// `origins` the resource answers (the issuer's host among them).
+    /// (`/mcp`), the owner proving who they are with `owner`; its pages answer the `hosts` the
+    /// resource answers (the issuer's host among them), and take forms from the issuer's own
+    /// origin only.
     ///
     /// # Errors
     /// The state directory or a file in it cannot be used.
@@ -226,7 +226,6 @@ impl AuthServer {
         resource_path: &str,
         owner: Token,
         hosts: Vec<String>,
-        origins: Vec<String>,
         audit: Option<Arc<AuditTrail>>,
     ) -> Result<Self, StateError> {
         let state = StateDir::open(&settings.state_dir)?;
@@ -241,7 +240,6 @@ impl AuthServer {
             owner,
             access_lifetime: settings.access_lifetime,
             hosts,
-            origins,
             audit,
             wrong_keys: Mutex::new(Counts::new()),
             registrations: Mutex::new(Counts::new()),
@@ -367,19 +365,11 @@ impl AuthServer {
     }
 
     /// Whether a page's form may have been posted from `origin` (a browser always says where
-    /// a form was posted from): this server's own origins only.
+    /// a form was posted from): the issuer's own origin only, exactly. Found by the hostile
+    /// review: the `/mcp` origins let any loopback port post the forms (cookies are not kept
+    /// apart by port, so a page on another port could also plant the CSRF cookie).
     fn origin_allowed(&self, origin: &str) -> bool {
         origin == self.issuer
-            || self.origins.iter().any(|allowed| {
-                allowed == origin
-                    || allowed.strip_suffix(":*").is_some_and(|prefix| {
-                        origin == prefix
-                            || origin
-                                .strip_prefix(prefix)
-                                .and_then(|rest| rest.strip_prefix(':'))
-                                .is_some_and(|port| port.bytes().all(|b| b.is_ascii_digit()))
-                    })
-            })
     }
 
     /// Whether `key` is the owner's, counting wrong ones by the address they came from;
@@ -471,15 +461,8 @@ mod tests {
             documents: DocumentPolicy::default(),
         };
         let owner = Token::new("the-owners-key-0123456789").unwrap();
-        let server = AuthServer::open(
-            &settings,
-            "/mcp",
-            owner,
-            vec!["home.example".into()],
-            Vec::new(),
-            None,
-        )
-        .unwrap();
+        let server =
+            AuthServer::open(&settings, "/mcp", owner, vec!["home.example".into()], None).unwrap();
         (server, dir)
     }
 

@@ -98,7 +98,6 @@ where
                 MCP_PATH,
                 owner.clone(),
                 settings.allowed_hosts(),
-                settings.allowed_origins(),
                 audit,
             )
             .map_err(io::Error::other)?,

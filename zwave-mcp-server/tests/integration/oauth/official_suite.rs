@@ -76,5 +76,6 @@ async fn the_official_suite_passes_the_authorization_server() {
     .await
     .unwrap();
     assert!(status.success(), "the suite failed ({status}):\n{stdout}");
-    assert!(stdout.contains("Total: 2 passed, 0 failed"), "{stdout}");
+    // The metadata scenario checks client_id_metadata_document_supported too, now true.
+    assert!(stdout.contains("Total: 3 passed, 0 failed"), "{stdout}");
 }
