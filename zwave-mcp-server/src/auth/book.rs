@@ -239,6 +239,15 @@ impl Book {
         self.copy().live.get(id).cloned()
     }
 
+    /// Whether the client `client_id` holds a grant, as the book has it now.
+    pub fn client_holds_grant(&self, client_id: &str) -> bool {
+        self.refresh();
+        self.copy()
+            .live
+            .values()
+            .any(|grant| &*grant.client_id == client_id)
+    }
+
     /// Whether the grant `id` is in the book now, looking at the file's stamp whatever the
     /// last look (a grant another process made a moment ago counts): what a token request
     /// checks before it holds the state directory, so that an unknown id costs a `stat`.

@@ -304,6 +304,21 @@ fn form(
         escape(&asked.client_name),
         escape(&crate::network::text::clean(going_back, 120))
     ));
+    // Found by the hostile review: an app on the owner's machine can use another app's
+    // client id with its own loopback port; approved, its tokens would replace the real app's
+    // grant. The owner is told that a grant exists already.
+    let records = auth.book.records();
+    if let Some(held) = records
+        .grants
+        .iter()
+        .find(|grant| grant.client_id == asked.client_id && grant.refresh.is_some())
+    {
+        body.push_str(&format!(
+            "<p class=\"warn\">This app already holds a grant (<strong>{}</strong>, since {}). Allowing replaces it: the app signed in with it now loses it. If you did not just ask this app to connect again, deny.</p>",
+            held.scopes,
+            super::grants::shown_time(held.granted_at)
+        ));
+    }
     for (name, value) in &fields {
         body.push_str(&format!(
             "<input type=\"hidden\" name=\"{name}\" value=\"{}\">",

@@ -30,7 +30,7 @@ const RECENT_ACTIONS: usize = 50;
 const REVOKE: &str = "grants-revoke";
 
 /// `when` (Unix seconds) as `2026-11-29 06:10 UTC`.
-fn shown_time(when: u64) -> String {
+pub(super) fn shown_time(when: u64) -> String {
     i64::try_from(when)
         .ok()
         .and_then(|secs| jiff::Timestamp::from_second(secs).ok())

@@ -295,6 +295,11 @@ impl AuthServer {
         self.book.live(id).is_some()
     }
 
+    /// Whether the client `client_id` holds a grant now.
+    pub fn client_holds_grant(&self, client_id: &str) -> bool {
+        self.book.client_holds_grant(client_id)
+    }
+
     /// Tells the audit trail that `who` did `what`, and what came of it.
     pub fn record(&self, who: &str, what: &str, outcome: &str) {
         if let Some(audit) = &self.audit {

@@ -212,7 +212,22 @@ impl<S: ServerHandler + Send + 'static> Gate<S> {
         // revision its `MCP-Protocol-Version` names (rmcp routes every handshake to the
         // 2025-11-25 lifecycle), and no other message does. One that got past a check on the
         // header was failed by `Sessions::create_session` with a 500 and no `Retry-After`.
-        if opens_a_session(&parts, &body) && self.sessions.full().await {
+        let opens = opens_a_session(&parts, &body);
+        if opens
+            && let Some(refused) = self
+                .holders
+                .refuse_another(&principal, &self.sessions)
+                .await
+        {
+            return refused;
+        }
+        if opens
+            && self.sessions.full().await
+            && let Some(auth) = &self.doorman.auth
+        {
+            self.holders.close_revoked(auth, &self.sessions).await;
+        }
+        if opens && self.sessions.full().await {
             let count = self.sessions.count().await;
             if let Some(refused) = self.refused.1.count() {
                 warn!(

@@ -34,6 +34,10 @@ use crate::auth::{AuthServer, Principal};
 /// looked for and forgotten.
 const SLACK: usize = 16;
 
+/// The most sessions one granted client may hold alive (the owner's key: up to the cap on
+/// all sessions).
+pub const MAX_SESSIONS_A_CLIENT: usize = 16;
+
 /// How often an open answer of a client looks whether its grant still stands.
 const LOOK_EVERY: Duration = Duration::from_secs(1);
 
@@ -115,6 +119,68 @@ impl Holders {
                 }
             }
         }
+    }
+
+    /// The sessions of clients that no longer hold a grant, closed (found by the hostile
+    /// review: a revoked client's sessions kept their places until they expired, and one
+    /// client could fill them all and keep the owner out).
+    pub async fn close_revoked(&self, auth: &AuthServer, sessions: &Sessions) {
+        let revoked: Vec<String> = self
+            .lock()
+            .iter()
+            .filter(|(_, holder)| match holder {
+                Holder::Owner => false,
+                Holder::Client(client_id) => !auth.client_holds_grant(client_id),
+            })
+            .map(|(id, _)| id.clone())
+            .collect();
+        for id in revoked {
+            let _ = sessions.close_session(&id.as_str().into()).await;
+            self.lock().remove(&id);
+            tracing::info!(session = %id, "closed a session of a client whose grant was revoked");
+        }
+    }
+
+    /// The 503 for a session `principal` would open beyond what one client may hold
+    /// ([`MAX_SESSIONS_A_CLIENT`] alive), if it would.
+    pub async fn refuse_another(
+        &self,
+        principal: &Principal,
+        sessions: &Sessions,
+    ) -> Option<HttpResponse> {
+        let Principal::Client { client_id, .. } = principal else {
+            return None;
+        };
+        let held: Vec<String> = self
+            .lock()
+            .iter()
+            .filter(|(_, holder)| **holder == Holder::Client(Arc::clone(client_id)))
+            .map(|(id, _)| id.clone())
+            .collect();
+        let mut alive = 0;
+        for id in held {
+            if sessions
+                .has_session(&id.as_str().into())
+                .await
+                .unwrap_or(false)
+            {
+                alive += 1;
+            } else {
+                self.lock().remove(&id);
+            }
+        }
+        (alive >= MAX_SESSIONS_A_CLIENT).then(|| {
+            let mut refused = refusal(
+                StatusCode::SERVICE_UNAVAILABLE,
+                &format!(
+                    "this client holds {alive} MCP sessions, the most one client may: end one (DELETE) or let one expire, then try again"
+                ),
+            );
+            refused
+                .headers_mut()
+                .insert(hyper::header::RETRY_AFTER, hyper::header::HeaderValue::from_static("30"));
+            refused
+        })
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, Holder>> {

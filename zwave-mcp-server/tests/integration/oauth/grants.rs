@@ -158,6 +158,15 @@ async fn a_client_granted_again_holds_one_grant() {
                 &scopes.join(" "),
             ))
             .await;
+        // The owner is told when the app holds a grant already (found by the hostile
+        // review: another app on the machine may be using its id).
+        assert_eq!(
+            page.body
+                .contains("This app already holds a grant (<strong>read</strong>, since "),
+            access.len() == 1,
+            "{}",
+            page.body
+        );
         let answer = owner
             .decide(&Owner::form_of(&page), "approve", TOKEN, scopes)
             .await;

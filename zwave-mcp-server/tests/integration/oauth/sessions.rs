@@ -7,7 +7,7 @@ use std::time::Duration;
 use serde_json::json;
 
 use super::REDIRECT;
-use crate::harness::{Events, Mcp, OAuthHome, Owner, TOKEN};
+use crate::harness::{Events, Mcp, OAuthHome, Owner, TOKEN, TokenFile};
 
 /// A client granted `scopes`, signed in: its access token.
 async fn signed_in(owner: &Owner, scopes: &[&str]) -> String {
@@ -71,4 +71,36 @@ async fn a_session_is_its_openers_own() {
     }
     let own = first.send(first.post(Some(&session), &list)).await;
     assert_eq!(own.status, 200, "{own:?}");
+}
+
+/// Found by the hostile review: one client could open every session the server keeps, and
+/// its revocation left them in place until they expired, keeping the owner out. One client
+/// holds at most 16; a revoked client's sessions are closed when room is needed.
+#[tokio::test]
+async fn one_client_cannot_keep_the_owner_out() {
+    let key = TokenFile::new(TOKEN);
+    let state = key.dir().join("state");
+    let home = OAuthHome::start_with(key, &state, &["--http-max-sessions", "20"]).await;
+    let owner = Owner::new(&home.issuer);
+    let client = Mcp::new(&home.server.url, Some(&signed_in(&owner, &["read"]).await));
+    for _ in 0..16 {
+        client.open(json!({})).await;
+    }
+    let refused = client.initialize(json!({})).await;
+    assert_eq!(refused.status, 503, "{refused:?}");
+    assert!(
+        refused
+            .body
+            .contains("this client holds 16 MCP sessions, the most one client may"),
+        "{}",
+        refused.body
+    );
+    let keyholder = Mcp::new(&home.server.url, Some(TOKEN));
+    for _ in 0..4 {
+        keyholder.open(json!({})).await;
+    }
+    assert_eq!(keyholder.initialize(json!({})).await.status, 503);
+    owner.revoke_on_page("Test Client").await;
+    let room = keyholder.initialize(json!({})).await;
+    assert_eq!(room.status, 200, "{room:?}");
 }
