@@ -212,38 +212,9 @@ impl<S: ServerHandler + Send + 'static> Gate<S> {
         // revision its `MCP-Protocol-Version` names (rmcp routes every handshake to the
         // 2025-11-25 lifecycle), and no other message does. One that got past a check on the
         // header was failed by `Sessions::create_session` with a 500 and no `Retry-After`.
-        let opens = opens_a_session(&parts, &body);
-        if opens
-            && let Some(refused) = self
-                .holders
-                .refuse_another(&principal, &self.sessions)
-                .await
+        if opens_a_session(&parts, &body)
+            && let Some(refused) = self.no_room(&principal).await
         {
-            return refused;
-        }
-        if opens
-            && self.sessions.full().await
-            && let Some(auth) = &self.doorman.auth
-        {
-            self.holders.close_revoked(auth, &self.sessions).await;
-        }
-        if opens && self.sessions.full().await {
-            let count = self.sessions.count().await;
-            if let Some(refused) = self.refused.1.count() {
-                warn!(
-                    sessions = count,
-                    refused, "new MCP sessions refused since the last such line: the most are open"
-                );
-            }
-            let mut refused = refusal(
-                StatusCode::SERVICE_UNAVAILABLE,
-                &format!(
-                    "{count} MCP sessions are open, the most this server keeps (--http-max-sessions): try again when one has ended or expired"
-                ),
-            );
-            refused
-                .headers_mut()
-                .insert(RETRY_AFTER, HeaderValue::from_static("30"));
             return refused;
         }
         let deleting = parts.method == Method::DELETE;
@@ -300,6 +271,40 @@ impl<S: ServerHandler + Send + 'static> hyper::service::Service<Request<Incoming
 }
 
 impl<S> Gate<S> {
+    /// The 503 for a session `principal` would open, when there is no room for it: one
+    /// client holds at most `MAX_SESSIONS_A_CLIENT`; with every place taken, the sessions of
+    /// clients whose grant was revoked are closed first.
+    async fn no_room(&self, principal: &Principal) -> Option<HttpResponse> {
+        if let Some(refused) = self.holders.refuse_another(principal, &self.sessions).await {
+            return Some(refused);
+        }
+        if self.sessions.full().await
+            && let Some(auth) = &self.doorman.auth
+        {
+            self.holders.close_revoked(auth, &self.sessions).await;
+        }
+        if !self.sessions.full().await {
+            return None;
+        }
+        let count = self.sessions.count().await;
+        if let Some(refused) = self.refused.1.count() {
+            warn!(
+                sessions = count,
+                refused, "new MCP sessions refused since the last such line: the most are open"
+            );
+        }
+        let mut refused = refusal(
+            StatusCode::SERVICE_UNAVAILABLE,
+            &format!(
+                "{count} MCP sessions are open, the most this server keeps (--http-max-sessions): try again when one has ended or expired"
+            ),
+        );
+        refused
+            .headers_mut()
+            .insert(RETRY_AFTER, HeaderValue::from_static("30"));
+        Some(refused)
+    }
+
     /// The 404 for a DELETE of a session that is not (or no longer) here, as MCP says: rmcp
     /// answers it as if the session had been ended.
     async fn unknown_session(&self, parts: &hyper::http::request::Parts) -> Option<HttpResponse> {
