@@ -314,13 +314,7 @@ impl<S> Gate<S> {
         if self.sessions.has_session(&id).await.unwrap_or(false) {
             return None;
         }
-        Some(refusal(
-            StatusCode::NOT_FOUND,
-            &format!(
-                "no MCP session {} is open here (it ended, expired, or was never opened): nothing was ended",
-                Value::from(&*crate::network::text::echoed(&id))
-            ),
-        ))
+        Some(holders::no_session(&id, true))
     }
 }
 
