@@ -29,6 +29,8 @@
 //!   network's health: statistics, statuses since when, ping in [`network::health`]) and its
 //!   two backends, [`network::mqtt`] (Z-Wave JS UI's MQTT API, topics ↔ values) and
 //!   [`network::zwave_js_server`] (zwave-js-server's WebSocket API).
+//! - [`auth`]: the server as its own OAuth 2.1 authorization server (`--oauth-issuer`): public
+//!   for its benchmark beside the owner's key (`benches/bearer.rs`); the HTTP transport uses it.
 //! - [`sim`]: an embedded MQTT broker, a simulated Z-Wave JS UI gateway and a simulated
 //!   zwave-js-server (demo and tests), over the same simulated devices; they build what they
 //!   send with their own code, not the backends'.
@@ -39,7 +41,7 @@
 
 mod app;
 mod audit;
-mod auth;
+pub mod auth;
 mod config;
 pub mod devices;
 pub mod logging;
