@@ -27,10 +27,7 @@ use rmcp::{
 };
 use sse_stream::Sse;
 
-use super::{
-    secrets::Secrets,
-    session_client::{RawPost, SessionClient},
-};
+use super::{raw::RawPost, secrets::Secrets, session_client::SessionClient};
 use crate::transport::deep::{Trimmed, trim as too_deep};
 
 /// What rmcp's client reports over reqwest (`client::HttpError`, which uses this module).

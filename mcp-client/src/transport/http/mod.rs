@@ -15,6 +15,8 @@ mod failure;
 #[cfg(feature = "http")]
 mod guarded;
 #[cfg(feature = "http")]
+mod raw;
+#[cfg(feature = "http")]
 mod secrets;
 #[cfg(feature = "http")]
 mod session_client;

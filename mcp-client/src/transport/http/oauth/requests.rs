@@ -20,8 +20,8 @@ use sse_stream::{Error as SseError, Sse};
 
 use super::sign_in::{Declined, MAX_FRUITLESS_SIGN_INS, SignIn};
 use crate::transport::http::{
+    raw::{RawAnswer, RawPost, send_raw},
     secrets::LiveSecrets,
-    session_client::{RawAnswer, RawPost, send_raw},
 };
 
 type Error = StreamableHttpError<reqwest::Error>;
