@@ -249,7 +249,7 @@ pub fn ask(auth: &AuthServer, parts: &Parts) -> Response<Full<Bytes>> {
         Ok(asked) => asked,
         Err(refusal) => return refusal.answer(auth),
     };
-    let csrf = cookies::csrf_or_new(parts);
+    let csrf = cookies::csrf_or_new(auth, parts);
     let expires = secret::now() + FORM_LIFETIME.as_secs();
     let mut response = form(auth, &asked, expires, &csrf, None, StatusCode::OK);
     cookies::keep_csrf(auth, &mut response, &csrf);
@@ -384,7 +384,8 @@ fn answered(
         )
     })?;
     let field = |name: &str| params.get(name).unwrap_or_default().to_owned();
-    let Some(csrf) = cookies::csrf(parts).filter(|cookie| secret::same(cookie, &field("csrf")))
+    let Some(csrf) =
+        cookies::csrf(auth, parts).filter(|cookie| secret::same(cookie, &field("csrf")))
     else {
         return Err(forbidden(
             "This answer did not come from the page this server showed in this browser (its form token does not match): nothing was granted. Start again from the app.",

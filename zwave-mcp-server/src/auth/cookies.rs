@@ -17,6 +17,8 @@ use super::{AuthServer, secret};
 const CSRF: &str = "zmcp_csrf";
 /// The owner's session cookie.
 const OWNER: &str = "zmcp_owner";
+/// What the CSRF value is signed for.
+const CSRF_PURPOSE: &str = "csrf";
 /// What the owner's session is signed for.
 const OWNER_PURPOSE: &str = "owner-session";
 /// How long the owner stays signed in on the grants page.
@@ -35,17 +37,29 @@ fn cookie<'a>(parts: &'a Parts, name: &str, shape: impl Fn(&str) -> bool) -> Opt
         .map(|(_, value)| value)
 }
 
-/// The CSRF value of the browser's cookie, if it sent one of ours.
-pub fn csrf(parts: &Parts) -> Option<String> {
-    cookie(parts, CSRF, |value| {
-        value.len() == 64 && value.bytes().all(|b| b.is_ascii_hexdigit())
-    })
-    .map(str::to_owned)
+/// The CSRF value of the browser's cookie, if it sent one of ours: a random value and this
+/// server's tag of it (found by the hostile review: a bare random value was taken from any
+/// cookie, and a page on another port of the same host can set one, as cookies are not kept
+/// apart by port).
+pub fn csrf(auth: &AuthServer, parts: &Parts) -> Option<String> {
+    cookie(parts, CSRF, |value| value.len() <= 160)
+        .filter(|value| {
+            value.split_once('.').is_some_and(|(random, tag)| {
+                random.len() == 64
+                    && random.bytes().all(|b| b.is_ascii_hexdigit())
+                    && auth.key.tagged(CSRF_PURPOSE, random, tag)
+            })
+        })
+        .map(str::to_owned)
 }
 
 /// The browser's CSRF value, or a new one (set on `response` by [`keep_csrf`]).
-pub fn csrf_or_new(parts: &Parts) -> String {
-    csrf(parts).unwrap_or_else(|| secret::random_hex(32))
+pub fn csrf_or_new(auth: &AuthServer, parts: &Parts) -> String {
+    csrf(auth, parts).unwrap_or_else(|| {
+        let random = secret::random_hex(32);
+        let tag = auth.key.tag(CSRF_PURPOSE, &random);
+        format!("{random}.{tag}")
+    })
 }
 
 fn attributes(auth: &AuthServer, max_age: Option<u64>) -> String {

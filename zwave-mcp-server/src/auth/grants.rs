@@ -53,7 +53,7 @@ fn to_grants() -> Response<Full<Bytes>> {
 
 /// `GET /oauth/grants`: the grants, or the sign-in form.
 pub fn page(auth: &AuthServer, parts: &Parts) -> Response<Full<Bytes>> {
-    let csrf = cookies::csrf_or_new(parts);
+    let csrf = cookies::csrf_or_new(auth, parts);
     let mut response = if cookies::is_owner(auth, parts) {
         grants(auth, &csrf)
     } else {
@@ -174,7 +174,7 @@ fn posted(
             &format!("<p>{}</p>", escape(&why)),
         ))
     })?;
-    let csrf = cookies::csrf(parts)
+    let csrf = cookies::csrf(auth, parts)
         .filter(|cookie| secret::same(cookie, params.get("csrf").unwrap_or_default()))
         .ok_or_else(|| {
             Box::new(html::page(

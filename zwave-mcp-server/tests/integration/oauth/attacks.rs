@@ -295,6 +295,23 @@ async fn an_approval_not_from_the_owner_on_this_page_grants_nothing() {
         "{}",
         wrong.body
     );
+    // A CSRF cookie planted by another page (cookies are not kept apart by port): not taken
+    // up, a signed one of the server's own is set instead (found by the hostile review).
+    let planted = "a".repeat(64);
+    let query = Owner::authorize_query(&client, REDIRECT, "read");
+    let page = owner
+        .get_with(
+            &format!("/oauth/authorize?{query}"),
+            &format!("zmcp_csrf={planted}"),
+        )
+        .await;
+    assert_eq!(page.status, 200, "{page:?}");
+    assert!(!page.body.contains(&planted), "{}", page.body);
+    let set = page.header("set-cookie");
+    assert!(
+        set.starts_with("zmcp_csrf=") && !set.contains(&planted),
+        "{set}"
+    );
     // Without the page's cookie (a forged POST from elsewhere).
     let mut no_cookie = form.clone();
     no_cookie.cookie = "zmcp_csrf=".to_owned() + &"0".repeat(64);
