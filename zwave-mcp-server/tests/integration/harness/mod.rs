@@ -19,6 +19,7 @@ mod home;
 mod http;
 mod oauth;
 mod session;
+mod tls;
 mod zwave_js_server;
 
 use std::time::Duration;
@@ -43,6 +44,7 @@ pub use session::{
     session_listing_tools, text_of,
 };
 pub use test_support::fixture_text;
+pub use tls::tls_acceptor;
 pub use zwave_js_server::{cache_until, cached_value, listening, other_client};
 
 /// A fixture parsed as JSON.

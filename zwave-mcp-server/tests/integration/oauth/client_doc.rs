@@ -31,20 +31,7 @@ pub(super) async fn document_server(
     Arc<AtomicUsize>,
     test_support::mosquitto::ScratchDir,
 ) {
-    use rustls::pki_types::{CertificateDer, PrivateKeyDer, pem::PemObject as _};
-    let dir = test_support::mosquitto::ScratchDir::new();
-    let files = test_support::mosquitto::TlsFiles::generate(dir.path(), "doc");
-    let _ = rustls::crypto::ring::default_provider().install_default();
-    let certs: Vec<CertificateDer<'static>> = CertificateDer::pem_file_iter(&files.cert)
-        .unwrap()
-        .map(Result::unwrap)
-        .collect();
-    let key = PrivateKeyDer::from_pem_file(&files.key).unwrap();
-    let config = rustls::ServerConfig::builder()
-        .with_no_client_auth()
-        .with_single_cert(certs, key)
-        .unwrap();
-    let acceptor = tokio_rustls::TlsAcceptor::from(Arc::new(config));
+    let (acceptor, files, dir) = crate::harness::tls_acceptor("doc");
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let origin = format!(
         "https://127.0.0.1:{}",

@@ -588,29 +588,13 @@ async fn a_command_whose_connection_drops_is_lost_never_sent_again() {
 
 #[tokio::test]
 async fn wss_is_checked_against_the_ca_given_and_refused_without_it() {
-    use rustls::pki_types::{CertificateDer, PrivateKeyDer, pem::PemObject as _};
-    let dir = test_support::mosquitto::ScratchDir::new();
-    let files = test_support::mosquitto::TlsFiles::generate(dir.path(), "ws");
-    let _ = rustls::crypto::ring::default_provider().install_default();
-    let certs: Vec<CertificateDer<'static>> = CertificateDer::pem_file_iter(&files.cert)
-        .unwrap()
-        .map(Result::unwrap)
-        .collect();
-    let key = PrivateKeyDer::from_pem_file(&files.key).unwrap();
-    let config = rustls::ServerConfig::builder()
-        .with_no_client_auth()
-        .with_single_cert(certs, key)
-        .unwrap();
+    let (acceptor, files, _dir) = crate::harness::tls_acceptor("ws");
     let script = Script {
         max_schema: 50,
         drop_on_set: false,
         mute_get_state: false,
     };
-    let (url, _) = serve_scripted(
-        script,
-        Some(tokio_rustls::TlsAcceptor::from(Arc::new(config))),
-    )
-    .await;
+    let (url, _) = serve_scripted(script, Some(acceptor)).await;
     assert!(url.starts_with("wss://127.0.0.1:"), "{url}");
 
     let ca = std::fs::read(&files.ca).unwrap();
