@@ -393,6 +393,22 @@ impl Mcp {
         session
     }
 
+    /// The names of the tools `tools/list` gives in `session`.
+    pub async fn tool_names(&self, session: &str) -> Vec<String> {
+        let listed = self
+            .send(self.post(
+                Some(session),
+                &json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list"}),
+            ))
+            .await;
+        listed.messages()[0]["result"]["tools"]
+            .as_array()
+            .unwrap_or_else(|| panic!("no tools in {listed:?}"))
+            .iter()
+            .map(|tool| tool["name"].as_str().unwrap().to_owned())
+            .collect()
+    }
+
     /// Calls `tool` in `session`; the answer.
     pub async fn call(&self, session: &str, id: u64, tool: &str, args: Value) -> Reply {
         self.send(self.post(Some(session), &tool_call(id, tool, args)))

@@ -112,18 +112,7 @@ fn param(url: &str, name: &str) -> Option<String> {
 async fn tools_of(home: &OAuthHome, token: &str) -> Vec<String> {
     let agent = Mcp::new(&home.server.url, Some(token));
     let session = agent.open(json!({})).await;
-    let listed = agent
-        .send(agent.post(
-            Some(&session),
-            &json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list"}),
-        ))
-        .await;
-    listed.messages()[0]["result"]["tools"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|tool| tool["name"].as_str().unwrap().to_owned())
-        .collect()
+    agent.tool_names(&session).await
 }
 
 /// The browser at the approval page for `client`, asking `scope`, answers `decision`

@@ -130,18 +130,7 @@ async fn a_client_signs_in_with_the_owners_yes_and_works_within_its_grant() {
     // Within the grant: the read tools only, listed and called.
     let agent = Mcp::new(&home.server.url, Some(access));
     let session = agent.open(json!({})).await;
-    let listed = agent
-        .send(agent.post(
-            Some(&session),
-            &json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list"}),
-        ))
-        .await;
-    let names: Vec<String> = listed.messages()[0]["result"]["tools"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|tool| tool["name"].as_str().unwrap().to_owned())
-        .collect();
+    let names = agent.tool_names(&session).await;
     assert_eq!(names.len(), 4, "{names:?}");
     assert!(
         !names.iter().any(|name| name == "control_zwave_device"),
