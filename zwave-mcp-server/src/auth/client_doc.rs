@@ -141,11 +141,18 @@ impl Documents {
     /// # Errors
     /// Why the document cannot be used, in words for the approval page.
     pub fn fetch(&self, url: &str) -> Result<Client, String> {
-        let host = checked_url(url)?;
+        checked_url(url)?;
+        // The host as reqwest will read it (WHATWG URL parsing): `0x7f000001`, `127.1`,
+        // `0177.0.0.1`, `%31…`, full-width digits and a trailing dot all become an address
+        // here, which is connected to without any name resolution (found by the hostile
+        // review: Rust's own parse took none of them, and the server fetched from loopback).
+        let parsed =
+            reqwest::Url::parse(url).map_err(|err| format!("its address is not a URL: {err}"))?;
+        let host = parsed.host_str().ok_or("its address has no host")?;
         if let Ok(ip) = host.trim_start_matches('[').trim_end_matches(']').parse() {
             self.reachable(ip)?;
         }
-        let document = tokio::runtime::Handle::current().block_on(self.get(url))?;
+        let document = tokio::runtime::Handle::current().block_on(self.get(parsed))?;
         let (name, redirect_uris) = described(&document).map_err(|err| err.why)?;
         if document.get("client_id").and_then(Value::as_str) != Some(url) {
             return Err("its client_id is not the address it is served at".into());
@@ -175,7 +182,7 @@ impl Documents {
     }
 
     /// The JSON object at `url`.
-    async fn get(&self, url: &str) -> Result<serde_json::Map<String, Value>, String> {
+    async fn get(&self, url: reqwest::Url) -> Result<serde_json::Map<String, Value>, String> {
         let response = self
             .http
             .get(url)
@@ -216,8 +223,8 @@ impl Documents {
     }
 }
 
-/// The host of a document URL fit to be fetched: `https`, a host and a path other than `/`,
-/// no user, no fragment, no dot segment.
+/// Whether `url` is fit to be fetched: `https`, a host and a path other than `/`, no user,
+/// no fragment, no dot segment; its host as written.
 fn checked_url(url: &str) -> Result<&str, String> {
     let rest = url
         .strip_prefix("https://")

@@ -42,15 +42,17 @@ fn cookie<'a>(parts: &'a Parts, name: &str, shape: impl Fn(&str) -> bool) -> Opt
 /// cookie, and a page on another port of the same host can set one, as cookies are not kept
 /// apart by port).
 pub fn csrf(auth: &AuthServer, parts: &Parts) -> Option<String> {
-    cookie(parts, CSRF, |value| value.len() <= 160)
-        .filter(|value| {
-            value.split_once('.').is_some_and(|(random, tag)| {
+    // The first of ours among all the browser sent: one planted before it (another port's
+    // page can set `zmcp_csrf=x` on a longer path, which browsers send first) is passed over.
+    cookie(parts, CSRF, |value| {
+        value.len() <= 160
+            && value.split_once('.').is_some_and(|(random, tag)| {
                 random.len() == 64
                     && random.bytes().all(|b| b.is_ascii_hexdigit())
                     && auth.key.tagged(CSRF_PURPOSE, random, tag)
             })
-        })
-        .map(str::to_owned)
+    })
+    .map(str::to_owned)
 }
 
 /// The browser's CSRF value, or a new one (set on `response` by [`keep_csrf`]).

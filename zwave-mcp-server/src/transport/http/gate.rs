@@ -32,7 +32,7 @@ use super::{
     Sessions, Token,
     bearer::Doorman,
     body::{self, BODIES_HELD_BYTES, BODY_TIMEOUT, Budget, MAX_BODY_BYTES, Unread},
-    holders::{self, Holders},
+    holders::{self, Holders, Opening},
     refusals::Refusals,
     reply::{HttpResponse, json_refusal, refusal},
 };
@@ -212,11 +212,15 @@ impl<S: ServerHandler + Send + 'static> Gate<S> {
         // revision its `MCP-Protocol-Version` names (rmcp routes every handshake to the
         // 2025-11-25 lifecycle), and no other message does. One that got past a check on the
         // header was failed by `Sessions::create_session` with a 500 and no `Retry-After`.
-        if opens_a_session(&parts, &body)
-            && let Some(refused) = self.no_room(&principal).await
-        {
-            return refused;
-        }
+        // Held until the session is recorded (below): a client's place while it opens.
+        let _opening = if opens_a_session(&parts, &body) {
+            match self.no_room(&principal).await {
+                Ok(opening) => opening,
+                Err(refused) => return refused,
+            }
+        } else {
+            None
+        };
         let deleting = parts.method == Method::DELETE;
         if deleting && let Some(refused) = self.unknown_session(&parts).await {
             return refused;
@@ -271,20 +275,18 @@ impl<S: ServerHandler + Send + 'static> hyper::service::Service<Request<Incoming
 }
 
 impl<S> Gate<S> {
-    /// The 503 for a session `principal` would open, when there is no room for it: one
-    /// client holds at most `MAX_SESSIONS_A_CLIENT`; with every place taken, the sessions of
-    /// clients whose grant was revoked are closed first.
-    async fn no_room(&self, principal: &Principal) -> Option<HttpResponse> {
-        if let Some(refused) = self.holders.refuse_another(principal, &self.sessions).await {
-            return Some(refused);
-        }
+    /// A client's place for the session `principal` opens, or the 503 when there is no room
+    /// for it: one client holds at most `MAX_SESSIONS_A_CLIENT`; with every place taken, the
+    /// sessions of clients whose grant was revoked are closed first.
+    async fn no_room(&self, principal: &Principal) -> Result<Option<Opening>, HttpResponse> {
+        let opening = self.holders.reserve(principal, &self.sessions).await?;
         if self.sessions.full().await
             && let Some(auth) = &self.doorman.auth
         {
             self.holders.close_revoked(auth, &self.sessions).await;
         }
         if !self.sessions.full().await {
-            return None;
+            return Ok(opening);
         }
         let count = self.sessions.count().await;
         if let Some(refused) = self.refused.1.count() {
@@ -302,7 +304,7 @@ impl<S> Gate<S> {
         refused
             .headers_mut()
             .insert(RETRY_AFTER, HeaderValue::from_static("30"));
-        Some(refused)
+        Err(refused)
     }
 
     /// The 404 for a DELETE of a session that is not (or no longer) here, as MCP says: rmcp

@@ -57,9 +57,36 @@ impl Holder {
     }
 }
 
-/// The holder of each session opened here.
+/// The holder of each session opened here, and the sessions each client is opening now.
 #[derive(Debug, Default)]
-pub struct Holders(Mutex<HashMap<String, Holder>>);
+pub struct Holders(
+    Mutex<HashMap<String, Holder>>,
+    Mutex<HashMap<Arc<str>, usize>>,
+);
+
+/// A place a client's session holds while rmcp opens it: counted against the client's
+/// [`MAX_SESSIONS_A_CLIENT`] until dropped (by then the session is recorded, or was not made).
+#[derive(Debug)]
+pub struct Opening {
+    holders: Arc<Holders>,
+    client_id: Arc<str>,
+}
+
+impl Drop for Opening {
+    fn drop(&mut self) {
+        let mut opening = self
+            .holders
+            .1
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        if let Some(count) = opening.get_mut(&self.client_id) {
+            *count = count.saturating_sub(1);
+            if *count == 0 {
+                opening.remove(&self.client_id);
+            }
+        }
+    }
+}
 
 impl Holders {
     /// The 404 for a request (`parts`) naming a session that `principal` did not open; a
@@ -133,46 +160,56 @@ impl Holders {
         }
     }
 
-    /// The 503 for a session `principal` would open beyond what one client may hold
-    /// ([`MAX_SESSIONS_A_CLIENT`] alive), if it would.
-    pub async fn refuse_another(
-        &self,
+    /// A place for a session `principal` opens, or the 503 when it would hold more than
+    /// [`MAX_SESSIONS_A_CLIENT`] (the owner's key: no place needed). The count and the place
+    /// are taken under one lock, with the sessions being opened counted too (found by the
+    /// hostile review: 30 `initialize`s sent at once all passed a count of those recorded).
+    pub async fn reserve(
+        self: &Arc<Self>,
         principal: &Principal,
         sessions: &Sessions,
-    ) -> Option<HttpResponse> {
+    ) -> Result<Option<Opening>, HttpResponse> {
         let Principal::Client { client_id, .. } = principal else {
-            return None;
+            return Ok(None);
         };
+        let client = Holder::Client(Arc::clone(client_id));
         let held: Vec<String> = self
             .lock()
             .iter()
-            .filter(|(_, holder)| **holder == Holder::Client(Arc::clone(client_id)))
+            .filter(|(_, holder)| **holder == client)
             .map(|(id, _)| id.clone())
             .collect();
-        let mut alive = 0;
         for id in held {
-            if sessions
+            if !sessions
                 .has_session(&id.as_str().into())
                 .await
-                .unwrap_or(false)
+                .unwrap_or(true)
             {
-                alive += 1;
-            } else {
                 self.lock().remove(&id);
             }
         }
-        (alive >= MAX_SESSIONS_A_CLIENT).then(|| {
+        let holders = self.lock();
+        let mut opening = self.1.lock().unwrap_or_else(PoisonError::into_inner);
+        let alive = holders.values().filter(|holder| **holder == client).count()
+            + opening.get(client_id).copied().unwrap_or(0);
+        if alive >= MAX_SESSIONS_A_CLIENT {
             let mut refused = refusal(
                 StatusCode::SERVICE_UNAVAILABLE,
                 &format!(
                     "this client holds {alive} MCP sessions, the most one client may: end one (DELETE) or let one expire, then try again"
                 ),
             );
-            refused
-                .headers_mut()
-                .insert(hyper::header::RETRY_AFTER, hyper::header::HeaderValue::from_static("30"));
-            refused
-        })
+            refused.headers_mut().insert(
+                hyper::header::RETRY_AFTER,
+                hyper::header::HeaderValue::from_static("30"),
+            );
+            return Err(refused);
+        }
+        *opening.entry(Arc::clone(client_id)).or_default() += 1;
+        Ok(Some(Opening {
+            holders: Arc::clone(self),
+            client_id: Arc::clone(client_id),
+        }))
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, Holder>> {

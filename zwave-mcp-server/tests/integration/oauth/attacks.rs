@@ -312,6 +312,19 @@ async fn an_approval_not_from_the_owner_on_this_page_grants_nothing() {
         set.starts_with("zmcp_csrf=") && !set.contains(&planted),
         "{set}"
     );
+    // One planted before the page's own (a longer path is sent first) does not hide it: the
+    // answer gets past the form token, to the owner's key.
+    let mut tossed = form.clone();
+    tossed.cookie = format!("zmcp_csrf=x; {}", form.cookie);
+    let answered = owner
+        .decide(&tossed, "approve", "not-the-key-0123456789", &["read"])
+        .await;
+    assert_eq!(answered.status, 403, "{answered:?}");
+    assert!(
+        answered.body.contains("That is not the owner"),
+        "{}",
+        answered.body
+    );
     // Without the page's cookie (a forged POST from elsewhere).
     let mut no_cookie = form.clone();
     no_cookie.cookie = "zmcp_csrf=".to_owned() + &"0".repeat(64);

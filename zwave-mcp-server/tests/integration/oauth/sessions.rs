@@ -101,3 +101,29 @@ async fn one_client_cannot_keep_the_owner_out() {
     let room = keyholder.initialize(json!({})).await;
     assert_eq!(room.status, 200, "{room:?}");
 }
+
+/// Found by the hostile review: the cap counted the sessions recorded, so 30 `initialize`s
+/// sent at once all passed it. A place is now taken before rmcp opens the session.
+#[tokio::test]
+async fn a_client_opening_many_sessions_at_once_gets_sixteen() {
+    let key = TokenFile::new(TOKEN);
+    let state = key.dir().join("state");
+    let home = OAuthHome::start_with(key, &state, &["--http-max-sessions", "40"]).await;
+    let owner = Owner::new(&home.issuer);
+    let access = signed_in(&owner, &["read"]).await;
+    let opening: Vec<_> = (0..30)
+        .map(|_| {
+            let client = Mcp::new(&home.server.url, Some(&access));
+            tokio::spawn(async move { client.initialize(json!({})).await.status })
+        })
+        .collect();
+    let mut opened = 0;
+    for status in opening {
+        match status.await.unwrap() {
+            200 => opened += 1,
+            503 => {}
+            other => panic!("HTTP {other}"),
+        }
+    }
+    assert_eq!(opened, 16);
+}
