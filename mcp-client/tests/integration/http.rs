@@ -673,3 +673,64 @@ async fn a_first_tools_list_that_failed_is_asked_again() {
     assert_eq!(lists.load(Ordering::SeqCst), 2);
     warming.shutdown().await;
 }
+
+/// The list asked again (an answer nested too deep) carries the entry's token: a redirect to
+/// another origin is not followed, and that origin receives nothing.
+#[tokio::test]
+async fn a_list_asked_again_follows_no_redirect_to_another_origin() {
+    use axum::{
+        Json, Router, http::StatusCode, response::IntoResponse, routing::any, routing::post,
+    };
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    let elsewhere = std::sync::Arc::new(AtomicUsize::new(0));
+    let counted = std::sync::Arc::clone(&elsewhere);
+    let other = Router::new().fallback(any(move || {
+        counted.fetch_add(1, Ordering::SeqCst);
+        async { StatusCode::OK }
+    }));
+    let other_listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let other_addr = other_listener.local_addr().unwrap();
+    tokio::spawn(async move { axum::serve(other_listener, other).await });
+    let lists = std::sync::Arc::new(AtomicUsize::new(0));
+    let seen = std::sync::Arc::clone(&lists);
+    let app = Router::new().route(
+        "/mcp",
+        post(move |Json(message): Json<serde_json::Value>| {
+            let seen = std::sync::Arc::clone(&seen);
+            async move {
+                let id = message["id"].clone();
+                let result = match message["method"].as_str().unwrap_or("?") {
+                    "initialize" => json!({
+                        "protocolVersion": "2025-11-25", "capabilities": {"tools": {}},
+                        "serverInfo": {"name": "moving", "version": "1"}
+                    }),
+                    "tools/list" if seen.fetch_add(1, Ordering::SeqCst) == 0 => json!({"tools": [
+                        {"name": "deep", "inputSchema": {"type": "object", "properties": {"x": nested(150)}}}
+                    ]}),
+                    "tools/list" => {
+                        return (
+                            StatusCode::TEMPORARY_REDIRECT,
+                            [("location", format!("http://{other_addr}/mcp"))],
+                        )
+                            .into_response();
+                    }
+                    "server/discover" => {
+                        return Json(json!({"jsonrpc": "2.0", "id": id, "error": {"code": -32601, "message": "Method not found"}})).into_response();
+                    }
+                    _ => return StatusCode::ACCEPTED.into_response(),
+                };
+                Json(json!({"jsonrpc": "2.0", "id": id, "result": result})).into_response()
+            }
+        }),
+    );
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    tokio::spawn(async move { axum::serve(listener, app).await });
+    let url = format!("http://{addr}/mcp");
+    let moving = ServerConnection::new(server(&json!({"type": "http", "url": url}), TOKEN));
+    moving.connect().await.unwrap();
+    // Asked twice (the second answered with the redirect), and nothing went elsewhere.
+    assert_eq!(lists.load(Ordering::SeqCst), 2);
+    assert_eq!(elsewhere.load(Ordering::SeqCst), 0);
+    moving.shutdown().await;
+}
