@@ -256,6 +256,14 @@ impl Book {
         self.live(id).is_some()
     }
 
+    /// Whether `client_id` is registered (or kept from its document), looking at the file's
+    /// stamp whatever the last look: a client another process registered a moment ago counts.
+    pub fn knows_client(&self, client_id: &str) -> bool {
+        self.looked_at.store(0, Ordering::Relaxed);
+        self.refresh();
+        self.copy().records.client(client_id).is_some()
+    }
+
     /// The scopes of the grant `id` now.
     #[cfg(test)]
     pub fn scopes_of(&self, id: &str) -> Option<Scopes> {

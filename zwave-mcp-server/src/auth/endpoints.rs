@@ -16,6 +16,7 @@ use crate::state::StateError;
 use super::{
     AuthServer,
     book::{Grant, Records},
+    client_doc,
     form::Params,
     html,
     scope::{Scope, Scopes},
@@ -162,6 +163,18 @@ pub fn token(auth: &AuthServer, body: &[u8], peer: Option<&str>) -> Response<Ful
                 why: "client_id is missing: this server's clients are public and name themselves"
                     .into(),
             })?;
+            // Claude's documented signal to register again (RFC 6749 §5.2): a client this
+            // server no longer keeps gets 401 `invalid_client`, not a dead end.
+            if !client_doc::is_document_url(client_id) && !auth.book.knows_client(client_id) {
+                return Err(OAuthError {
+                    status: StatusCode::UNAUTHORIZED,
+                    code: "invalid_client",
+                    why: format!(
+                        "the client {:?} is not registered here (or no longer is): register again",
+                        common::clip(client_id, 80)
+                    ),
+                });
+            }
             if let Some(resource) = params.get("resource")
                 && resource != auth.resource
             {

@@ -38,7 +38,7 @@ pub use http::{
     Events, HttpServer, Mcp, Raw, Reply, TOKEN, TokenFile, http_command, initialize, json_headers,
     raw_request, read_reply, said, serve_demo, serve_home, tool_call, without_http_env,
 };
-pub use oauth::{OAuthHome, Owner, VERIFIER, cookies_of, free_port};
+pub use oauth::{OAuthHome, Owner, VERIFIER, challenge_of, cookies_of, free_port};
 pub use session::{
     answer, by_id, call, cancel, control, lines, messages, protocol_messages, session,
     session_listing_tools, text_of,

@@ -194,11 +194,16 @@ impl Owner {
 
     /// The registration endpoint's answer to `metadata`.
     pub async fn register_with(&self, metadata: &Value) -> Answer {
+        self.post_json("/oauth/register", metadata).await
+    }
+
+    /// POST `value` as JSON to `path`.
+    pub async fn post_json(&self, path: &str, value: &Value) -> Answer {
         Self::answer(
             self.http
-                .post(format!("{}/oauth/register", self.issuer))
+                .post(format!("{}{path}", self.issuer))
                 .header("content-type", "application/json")
-                .body(metadata.to_string()),
+                .body(value.to_string()),
         )
         .await
     }

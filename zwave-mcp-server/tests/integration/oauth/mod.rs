@@ -8,6 +8,7 @@
 //! | `attacks` | a code replayed or for another client, PKCE wrong or missing, a redirect URI off by a character, a forged or framed approval, a wrong owner's key, a reused refresh token, a token for another resource |
 //! | `browser` | the owner's pages in headless Chromium: approve with chosen scopes, deny, revoke on the page of grants; a phone's width |
 //! | `third_party` | the official Python SDK's OAuth client through the page: sign-in, step-up on 403, cut off by a revocation mid-session |
+//! | `hosts` | Claude's, ChatGPT's and Home Assistant's documented flows as each sends them (`fixtures/hosts/FACTS.md`) |
 //! | `sessions` | a session is its opener's (404 to anyone else); a revoked client's listen stream ends |
 //! | `client_doc` | clients described by a metadata document (an https client_id): fetched within bounds, never from a private address unless allowed |
 //! | `state` | the state directory: two processes on one, a corrupt or loose file, the flags refused at start |
@@ -18,6 +19,7 @@ mod browser;
 mod client_doc;
 mod flow;
 mod grants;
+mod hosts;
 mod official_suite;
 mod sessions;
 mod state;
