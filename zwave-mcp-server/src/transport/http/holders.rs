@@ -89,14 +89,16 @@ impl Drop for Opening {
 }
 
 impl Holders {
-    /// The 404 for a request (`parts`) naming a session that `principal` did not open; a
-    /// session not recorded here is rmcp's to answer.
+    /// The 404 for a request (`parts`) naming a session that `principal` did not open, or
+    /// one not open at all: answered the same, before rmcp looks at the request's headers
+    /// (found by the hostile review: a session of another's got 404 while an unknown one,
+    /// asked with a wrong `Accept`, got rmcp's 406, which told which sessions exist).
     pub fn refuse(&self, parts: &Parts, principal: &Principal) -> Option<HttpResponse> {
         let id = parts.headers.get("mcp-session-id")?;
         let id = String::from_utf8_lossy(id.as_bytes());
         let holders = self.0.lock().unwrap_or_else(PoisonError::into_inner);
-        let holder = holders.get(&*id)?;
-        (*holder != Holder::of(principal)).then(|| no_session(&id, parts.method == Method::DELETE))
+        (holders.get(&*id) != Some(&Holder::of(principal)))
+            .then(|| no_session(&id, parts.method == Method::DELETE))
     }
 
     /// After rmcp answered: the holder of a session `principal` opened with `answered`

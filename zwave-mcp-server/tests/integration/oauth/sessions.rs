@@ -70,6 +70,75 @@ async fn a_session_is_its_openers_own() {
     assert_eq!(own.status, 200, "{own:?}");
 }
 
+/// Found by the hostile review: a malformed request told which sessions exist (another's
+/// got 404, an unknown one rmcp's 406, 415 or 405). Every way of asking now answers the two
+/// alike, and the session's own client is answered as rmcp answers it.
+#[tokio::test]
+async fn a_malformed_request_does_not_tell_whether_a_session_exists() {
+    let home = OAuthHome::start().await;
+    let owner = Owner::new(&home.issuer);
+    let first = signed_in(&owner, &["read"]).await;
+    let second = signed_in(&owner, &["read"]).await;
+    let session = Mcp::new(&home.server.url, Some(&first))
+        .open(json!({}))
+        .await;
+    let unknown = "0f0e0d0c-0b0a-4909-8807-060504030201";
+    let http = reqwest::Client::builder().no_proxy().build().unwrap();
+    let list = json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list"}).to_string();
+    // (how, method, Accept, Content-Type)
+    let malformed = [
+        (
+            "a POST accepting text only",
+            "POST",
+            "text/plain",
+            "application/json",
+        ),
+        (
+            "a POST of text",
+            "POST",
+            "application/json, text/event-stream",
+            "text/plain",
+        ),
+        (
+            "a PUT",
+            "PUT",
+            "application/json, text/event-stream",
+            "application/json",
+        ),
+        (
+            "a listen stream accepting JSON only",
+            "GET",
+            "application/json",
+            "",
+        ),
+    ];
+    let ask =
+        |token: &str, id: &str, (_, method, accept, content_type): (&str, &str, &str, &str)| {
+            let mut request = http
+                .request(method.parse().unwrap(), &home.server.url)
+                .header("authorization", format!("Bearer {token}"))
+                .header("mcp-session-id", id)
+                .header("accept", accept);
+            if !content_type.is_empty() {
+                request = request
+                    .header("content-type", content_type)
+                    .body(list.clone());
+            }
+            async move {
+                let answer = request.send().await.unwrap();
+                (answer.status().as_u16(), answer.text().await.unwrap())
+            }
+        };
+    for how in malformed {
+        let theirs = ask(&second, &session, how).await;
+        let nobodys = ask(&second, unknown, how).await;
+        assert_eq!(theirs, nobodys, "{}", how.0);
+        assert_eq!(theirs.0, 404, "{}: {theirs:?}", how.0);
+        let own = ask(&first, &session, how).await;
+        assert!([405, 406, 415].contains(&own.0), "{}: {own:?}", how.0);
+    }
+}
+
 /// Found by the hostile review: one client could open every session the server keeps, and
 /// its revocation left them in place until they expired, keeping the owner out. One client
 /// holds at most 16; a revoked client's sessions are closed when room is needed.
