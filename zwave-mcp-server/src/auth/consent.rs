@@ -11,7 +11,7 @@ use bytes::Bytes;
 use http_body_util::Full;
 use hyper::{
     Response, StatusCode,
-    header::{HeaderValue, LOCATION, ORIGIN},
+    header::{HeaderValue, LOCATION},
     http::request::Parts,
 };
 
@@ -365,14 +365,10 @@ fn answered(
 ) -> Result<Answered, Box<Response<Full<Bytes>>>> {
     let forbidden =
         |why: &str| Box::new(Refusal::Page(StatusCode::FORBIDDEN, why.to_owned()).answer(auth));
-    if let Some(origin) = parts.headers.get(ORIGIN) {
-        let origin = origin.to_str().unwrap_or("null");
-        if !auth.origin_allowed(origin) {
-            return Err(forbidden(&format!(
-                "This answer was posted from a page at {:?}, not from this server's own page: nothing was granted.",
-                common::clip(origin, 80)
-            )));
-        }
+    if let Some(from) = auth.foreign_poster(&parts.headers) {
+        return Err(forbidden(&format!(
+            "This answer was posted from {from}, not from this server's own page: nothing was granted."
+        )));
     }
     let params = Params::parse(body).map_err(|why| {
         Box::new(

@@ -7,7 +7,7 @@ use bytes::Bytes;
 use http_body_util::Full;
 use hyper::{
     Response, StatusCode,
-    header::{HeaderValue, LOCATION, ORIGIN},
+    header::{HeaderValue, LOCATION},
     http::request::Parts,
 };
 
@@ -144,18 +144,15 @@ fn shown_audit_time(at: &str) -> String {
 
 /// A form posted from another site's page, refused.
 fn foreign_origin(auth: &AuthServer, parts: &Parts) -> Option<Response<Full<Bytes>>> {
-    let origin = parts.headers.get(ORIGIN)?;
-    let origin = origin.to_str().unwrap_or("null");
-    (!auth.origin_allowed(origin)).then(|| {
-        html::page(
-            StatusCode::FORBIDDEN,
-            "Not from this server's page",
-            &format!(
-                "<p>This form was posted from a page at {}, not from this server's own page: nothing was done.</p>",
-                escape(&format!("{:?}", common::clip(origin, 80)))
-            ),
-        )
-    })
+    let from = auth.foreign_poster(&parts.headers)?;
+    Some(html::page(
+        StatusCode::FORBIDDEN,
+        "Not from this server's page",
+        &format!(
+            "<p>This form was posted from {}, not from this server's own page: nothing was done.</p>",
+            escape(&from)
+        ),
+    ))
 }
 
 /// The form in `body`, if it came from this browser's page: its fields.

@@ -369,12 +369,34 @@ impl AuthServer {
         })
     }
 
-    /// Whether a page's form may have been posted from `origin` (a browser always says where
-    /// a form was posted from): the issuer's own origin only, exactly. Found by the hostile
-    /// review: the `/mcp` origins let any loopback port post the forms (cookies are not kept
-    /// apart by port, so a page on another port could also plant the CSRF cookie).
-    fn origin_allowed(&self, origin: &str) -> bool {
-        origin == self.issuer
+    /// Where a form posted to one of the pages came from, in words, when that is not this
+    /// server's own page; `None` when it is. The issuer's own origin only, exactly (found by
+    /// the hostile review: the `/mcp` origins let any loopback port post the forms, and
+    /// cookies are not kept apart by port). A browser names the posting page's origin; where
+    /// one leaves `Origin` out, its same-origin `Referer` (the pages send one) must be this
+    /// server's; a POST naming neither is refused (found by the hostile review: accepted).
+    fn foreign_poster(&self, headers: &hyper::HeaderMap) -> Option<String> {
+        let shown = |from: &str| format!("a page at {:?}", common::clip(from, 80));
+        if let Some(origin) = headers.get(hyper::header::ORIGIN) {
+            let origin = origin.to_str().unwrap_or("null");
+            return (origin != self.issuer).then(|| shown(origin));
+        }
+        match headers
+            .get(hyper::header::REFERER)
+            .map(|referer| referer.to_str())
+        {
+            Some(Ok(referer))
+                if referer
+                    .strip_prefix(&self.issuer)
+                    .is_some_and(|path| path.starts_with('/')) =>
+            {
+                None
+            }
+            Some(referer) => Some(shown(referer.unwrap_or("?"))),
+            None => {
+                Some("a page that did not say where it was (no Origin or Referer header)".into())
+            }
+        }
     }
 
     /// Whether `key` is the owner's, counting wrong ones by the address they came from;

@@ -385,8 +385,43 @@ async fn an_approval_not_from_the_owner_on_this_page_grants_nothing() {
             cross.body
         );
     }
-    // Denied: the client hears access_denied.
-    let denied = owner.decide(&form, "deny", "", &[]).await;
+    // Found by the hostile review: a POST naming no origin was taken. Without `Origin`, a
+    // same-origin `Referer` (the pages send one) must be this server's; naming neither is
+    // refused.
+    let foreign_referer = "https://evil.example/consent".to_owned();
+    for (headers, said) in [
+        (
+            vec![],
+            "posted from a page that did not say where it was (no Origin or Referer header)",
+        ),
+        (
+            vec![("referer", foreign_referer.as_str())],
+            "posted from a page at &quot;https://evil.example/consent&quot;",
+        ),
+    ] {
+        let headers: Vec<(&str, &str)> = [("cookie", form.cookie.as_str())]
+            .into_iter()
+            .chain(headers)
+            .collect();
+        let unnamed = owner.post_form("/oauth/authorize", &body, &headers).await;
+        assert_eq!(unnamed.status, 403, "{unnamed:?}");
+        assert!(unnamed.body.contains(said), "{}", unnamed.body);
+    }
+    // Denied: the client hears access_denied (posted with the page's own Referer only).
+    let own_page = format!("{}/oauth/authorize?client_id=x", home.issuer);
+    let mut deny: Vec<(&str, &str)> = form
+        .fields
+        .iter()
+        .map(|(n, v)| (n.as_str(), v.as_str()))
+        .collect();
+    deny.extend([("owner_key", ""), ("decision", "deny")]);
+    let denied = owner
+        .post_form(
+            "/oauth/authorize",
+            &deny,
+            &[("cookie", &form.cookie), ("referer", &own_page)],
+        )
+        .await;
     assert_eq!(denied.status, 303);
     assert_eq!(
         denied.location_param("error").as_deref(),

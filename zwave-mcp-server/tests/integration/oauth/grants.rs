@@ -106,6 +106,19 @@ async fn the_owner_sees_each_grant_and_revokes_it() {
     )
     .await;
     assert_eq!(cross.status, 403);
+    let pairs: Vec<(&str, &str)> = revoke
+        .iter()
+        .map(|(n, v)| (n.as_str(), v.as_str()))
+        .collect();
+    let unnamed = owner
+        .post_form("/oauth/grants/revoke", &pairs, &[("cookie", &session)])
+        .await;
+    assert_eq!(unnamed.status, 403, "{unnamed:?}");
+    assert!(
+        unnamed.body.contains("This form was posted from a page that did not say where it was (no Origin or Referer header), not from this server's own page: nothing was done."),
+        "{}",
+        unnamed.body
+    );
     let unsigned = post(
         "/oauth/grants/revoke",
         revoke.clone(),
