@@ -38,6 +38,10 @@ const SLACK: usize = 16;
 /// all sessions).
 pub const MAX_SESSIONS_A_CLIENT: usize = 16;
 
+/// The owner's key keeps one in this many of all sessions: granted clients together hold
+/// the rest at most (found by the hostile review: two clients at 16 filled a cap of 30).
+const OWNERS_SHARE: usize = 4;
+
 /// How often an open answer of a client looks whether its grant still stands.
 const LOOK_EVERY: Duration = Duration::from_secs(1);
 
@@ -163,7 +167,8 @@ impl Holders {
     }
 
     /// A place for a session `principal` opens, or the 503 when it would hold more than
-    /// [`MAX_SESSIONS_A_CLIENT`] (the owner's key: no place needed). The count and the place
+    /// [`MAX_SESSIONS_A_CLIENT`], or granted clients together more than all but the owner's
+    /// share ([`OWNERS_SHARE`]) (the owner's key: no place needed). The count and the place
     /// are taken under one lock, with the sessions being opened counted too (found by the
     /// hostile review: 30 `initialize`s sent at once all passed a count of those recorded).
     pub async fn reserve(
@@ -175,10 +180,67 @@ impl Holders {
             return Ok(None);
         };
         let client = Holder::Client(Arc::clone(client_id));
+        self.forget_ended(sessions, |holder| *holder == client)
+            .await;
+        let kept = sessions.max() / OWNERS_SHARE;
+        let clients_may = sessions.max() - kept;
+        if self.held_by_clients() >= clients_may {
+            self.forget_ended(sessions, |holder| matches!(holder, Holder::Client(_)))
+                .await;
+        }
+        let holders = self.lock();
+        let mut opening = self.1.lock().unwrap_or_else(PoisonError::into_inner);
+        let alive = holders.values().filter(|holder| **holder == client).count()
+            + opening.get(client_id).copied().unwrap_or(0);
+        let together = holders
+            .values()
+            .filter(|holder| matches!(holder, Holder::Client(_)))
+            .count()
+            + opening.values().sum::<usize>();
+        let full = if alive >= MAX_SESSIONS_A_CLIENT {
+            format!(
+                "this client holds {alive} MCP sessions, the most one client may: end one (DELETE) or let one expire, then try again"
+            )
+        } else if together >= clients_may {
+            format!(
+                "granted apps hold {together} MCP sessions together, the most they may (the other {kept} are kept for the owner's key): try again when one has ended or expired"
+            )
+        } else {
+            *opening.entry(Arc::clone(client_id)).or_default() += 1;
+            return Ok(Some(Opening {
+                holders: Arc::clone(self),
+                client_id: Arc::clone(client_id),
+            }));
+        };
+        let mut refused = refusal(StatusCode::SERVICE_UNAVAILABLE, &full);
+        refused.headers_mut().insert(
+            hyper::header::RETRY_AFTER,
+            hyper::header::HeaderValue::from_static("30"),
+        );
+        Err(refused)
+    }
+
+    /// How many sessions granted clients hold, with those being opened.
+    fn held_by_clients(&self) -> usize {
+        let held = self
+            .lock()
+            .values()
+            .filter(|holder| matches!(holder, Holder::Client(_)))
+            .count();
+        held + self
+            .1
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .values()
+            .sum::<usize>()
+    }
+
+    /// The sessions of holders `whose` that have ended since, forgotten.
+    async fn forget_ended(&self, sessions: &Sessions, whose: impl Fn(&Holder) -> bool) {
         let held: Vec<String> = self
             .lock()
             .iter()
-            .filter(|(_, holder)| **holder == client)
+            .filter(|(_, holder)| whose(holder))
             .map(|(id, _)| id.clone())
             .collect();
         for id in held {
@@ -190,28 +252,6 @@ impl Holders {
                 self.lock().remove(&id);
             }
         }
-        let holders = self.lock();
-        let mut opening = self.1.lock().unwrap_or_else(PoisonError::into_inner);
-        let alive = holders.values().filter(|holder| **holder == client).count()
-            + opening.get(client_id).copied().unwrap_or(0);
-        if alive >= MAX_SESSIONS_A_CLIENT {
-            let mut refused = refusal(
-                StatusCode::SERVICE_UNAVAILABLE,
-                &format!(
-                    "this client holds {alive} MCP sessions, the most one client may: end one (DELETE) or let one expire, then try again"
-                ),
-            );
-            refused.headers_mut().insert(
-                hyper::header::RETRY_AFTER,
-                hyper::header::HeaderValue::from_static("30"),
-            );
-            return Err(refused);
-        }
-        *opening.entry(Arc::clone(client_id)).or_default() += 1;
-        Ok(Some(Opening {
-            holders: Arc::clone(self),
-            client_id: Arc::clone(client_id),
-        }))
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, Holder>> {

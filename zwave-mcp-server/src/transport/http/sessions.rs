@@ -54,6 +54,11 @@ impl Sessions {
         self.inner.sessions.read().await.len() >= self.max
     }
 
+    /// The most sessions alive at once (`--http-max-sessions`).
+    pub fn max(&self) -> usize {
+        self.max
+    }
+
     /// How many sessions are alive.
     pub async fn count(&self) -> usize {
         self.inner.sessions.read().await.len()

@@ -140,19 +140,21 @@ async fn a_malformed_request_does_not_tell_whether_a_session_exists() {
 }
 
 /// Found by the hostile review: one client could open every session the server keeps, and
-/// its revocation left them in place until they expired, keeping the owner out. One client
-/// holds at most 16; a revoked client's sessions are closed when room is needed.
+/// its revocation left them in place until they expired, keeping the owner out; then, two
+/// clients at 16 each filled a cap of 30. One client holds at most 16, granted clients
+/// together all but a quarter, kept for the owner's key; a revoked client's sessions are
+/// closed when room is needed.
 #[tokio::test]
-async fn one_client_cannot_keep_the_owner_out() {
+async fn clients_cannot_keep_the_owner_out() {
     let key = TokenFile::new(TOKEN);
     let state = key.dir().join("state");
-    let home = OAuthHome::start_with(key, &state, &["--http-max-sessions", "20"]).await;
+    let home = OAuthHome::start_with(key, &state, &["--http-max-sessions", "40"]).await;
     let owner = Owner::new(&home.issuer);
-    let client = Mcp::new(&home.server.url, Some(&signed_in(&owner, &["read"]).await));
+    let first = Mcp::new(&home.server.url, Some(&signed_in(&owner, &["read"]).await));
     for _ in 0..16 {
-        client.open(json!({})).await;
+        first.open(json!({})).await;
     }
-    let refused = client.initialize(json!({})).await;
+    let refused = first.initialize(json!({})).await;
     assert_eq!(refused.status, 503, "{refused:?}");
     assert!(
         refused
@@ -161,8 +163,20 @@ async fn one_client_cannot_keep_the_owner_out() {
         "{}",
         refused.body
     );
+    let second = Mcp::new(&home.server.url, Some(&signed_in(&owner, &["read"]).await));
+    for _ in 0..14 {
+        second.open(json!({})).await;
+    }
+    let refused = second.initialize(json!({})).await;
+    assert_eq!(refused.status, 503, "{refused:?}");
+    assert_eq!(refused.header("retry-after"), "30");
+    assert!(
+        refused.body.contains("granted apps hold 30 MCP sessions together, the most they may (the other 10 are kept for the owner's key): try again when one has ended or expired"),
+        "{}",
+        refused.body
+    );
     let keyholder = Mcp::new(&home.server.url, Some(TOKEN));
-    for _ in 0..4 {
+    for _ in 0..10 {
         keyholder.open(json!({})).await;
     }
     assert_eq!(keyholder.initialize(json!({})).await.status, 503);
