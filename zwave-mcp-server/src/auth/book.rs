@@ -106,6 +106,10 @@ pub struct Records {
     /// Grants given.
     #[serde(default)]
     pub grants: Vec<Grant>,
+    /// When the owner last signed out of the page of grants (Unix milliseconds): every owner's
+    /// session begun before it has ended, in every browser and process.
+    #[serde(default)]
+    pub owner_signed_out_ms: u64,
 }
 
 impl Records {
@@ -262,6 +266,13 @@ impl Book {
         self.looked_at.store(0, Ordering::Relaxed);
         self.refresh();
         self.copy().records.client(client_id).is_some()
+    }
+
+    /// When the owner last signed out of the page of grants (Unix milliseconds), as the book
+    /// has it now.
+    pub fn owner_signed_out_ms(&self) -> u64 {
+        self.refresh();
+        self.copy().records.owner_signed_out_ms
     }
 
     /// The scopes of the grant `id` now.

@@ -85,7 +85,8 @@ pub fn keep_csrf(auth: &AuthServer, response: &mut Response<Full<Bytes>>, value:
     }
 }
 
-/// Whether the browser holds a live owner's session.
+/// Whether the browser holds a live owner's session: signed, not expired, and begun after
+/// the owner last signed out.
 pub fn is_owner(auth: &AuthServer, parts: &Parts) -> bool {
     let Some(value) = cookie(parts, OWNER, |value| value.len() < 128) else {
         return false;
@@ -93,18 +94,29 @@ pub fn is_owner(auth: &AuthServer, parts: &Parts) -> bool {
     let Some((expires, tag)) = value.split_once('.') else {
         return false;
     };
-    expires.parse::<u64>().is_ok_and(|at| at > secret::now())
+    let Ok(expires_ms) = expires.parse::<u64>() else {
+        return false;
+    };
+    expires_ms > secret::now_ms()
         && auth.key.tagged(OWNER_PURPOSE, expires, tag)
+        && expires_ms.saturating_sub(OWNER_SESSION_SECS * 1000) > auth.book.owner_signed_out_ms()
 }
 
-/// Starts the owner's session on `response`.
+/// Starts the owner's session on `response`: its expiry in milliseconds, signed.
 pub fn start_owner_session(auth: &AuthServer, response: &mut Response<Full<Bytes>>) {
-    let expires = (secret::now() + OWNER_SESSION_SECS).to_string();
+    let expires = (secret::now_ms() + OWNER_SESSION_SECS * 1000).to_string();
     let tag = auth.key.tag(OWNER_PURPOSE, &expires);
     if let Ok(cookie) = HeaderValue::from_str(&format!(
         "{OWNER}={expires}.{tag}; {}",
         attributes(auth, Some(OWNER_SESSION_SECS))
     )) {
+        response.headers_mut().append(SET_COOKIE, cookie);
+    }
+}
+
+/// Ends the owner's session in this browser (the book ends it in every other).
+pub fn end_owner_session(auth: &AuthServer, response: &mut Response<Full<Bytes>>) {
+    if let Ok(cookie) = HeaderValue::from_str(&format!("{OWNER}=; {}", attributes(auth, Some(0)))) {
         response.headers_mut().append(SET_COOKIE, cookie);
     }
 }

@@ -28,6 +28,8 @@ const SIGN_IN: &str = "grants-sign-in";
 const RECENT_ACTIONS: usize = 50;
 /// What a revoke form's tag is for.
 const REVOKE: &str = "grants-revoke";
+/// What the sign-out form's tag is for.
+const SIGN_OUT: &str = "grants-sign-out";
 
 /// `when` (Unix seconds) as `2026-11-29 06:10 UTC`.
 pub(super) fn shown_time(when: u64) -> String {
@@ -128,6 +130,10 @@ fn grants(auth: &AuthServer, csrf: &str) -> Response<Full<Bytes>> {
             n => format!("{n} apps"),
         }
     ));
+    let tag = auth.key.tag(SIGN_OUT, csrf);
+    body.push_str(&format!(
+        "<form method=\"post\" action=\"/oauth/grants/sign-out\"><input type=\"hidden\" name=\"csrf\" value=\"{csrf}\"><input type=\"hidden\" name=\"tag\" value=\"{tag}\"><button type=\"submit\">Sign out everywhere</button></form>"
+    ));
     html::page(StatusCode::OK, "Clients of this home", &body)
 }
 
@@ -224,6 +230,56 @@ pub fn sign_in(
             response
         }
     }
+}
+
+/// `POST /oauth/grants/sign-out`: every owner's session ends, in this browser and every
+/// other (found by the hostile review: a session, once begun, could not be ended before its
+/// hour, on a shared or lost device too).
+pub fn sign_out(auth: &AuthServer, parts: &Parts, body: &[u8]) -> Response<Full<Bytes>> {
+    let (params, csrf) = match posted(auth, parts, body) {
+        Ok(posted) => posted,
+        Err(refused) => return *refused,
+    };
+    if !auth
+        .key
+        .tagged(SIGN_OUT, &csrf, params.get("tag").unwrap_or_default())
+    {
+        return sign_in_form(
+            auth,
+            &csrf,
+            Some("This form was not this server's: nobody was signed out."),
+            StatusCode::FORBIDDEN,
+        );
+    }
+    if !cookies::is_owner(auth, parts) {
+        return sign_in_form(
+            auth,
+            &csrf,
+            Some("Sign in as the owner first: nobody was signed out."),
+            StatusCode::FORBIDDEN,
+        );
+    }
+    let now = secret::now_ms();
+    let kept = auth.book.change(|records: &mut Records| {
+        records.owner_signed_out_ms = records.owner_signed_out_ms.max(now);
+        Ok::<_, StateError>((true, ()))
+    });
+    if let Err(err) = kept {
+        tracing::error!(error = %err, "a sign-out could not be written");
+        return html::page(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            "Not signed out",
+            "<p>The sign-out could not be kept (the server's log says why): sessions begun elsewhere may still stand.</p>",
+        );
+    }
+    auth.record(
+        "the owner (grants page)",
+        "signed out everywhere",
+        "signed out",
+    );
+    let mut response = to_grants();
+    cookies::end_owner_session(auth, &mut response);
+    response
 }
 
 /// `POST /oauth/grants/revoke`: one grant ended, by the owner.

@@ -334,6 +334,7 @@ impl AuthServer {
             (&Method::GET, "/oauth/grants") => grants::page(self, parts),
             (&Method::POST, "/oauth/grants/sign-in") => grants::sign_in(self, parts, body, peer),
             (&Method::POST, "/oauth/grants/revoke") => grants::revoke(self, parts, body),
+            (&Method::POST, "/oauth/grants/sign-out") => grants::sign_out(self, parts, body),
             _ => endpoints::not_found(path),
         }
     }

@@ -199,3 +199,85 @@ async fn a_client_granted_again_holds_one_grant() {
         "{audit}"
     );
 }
+
+/// Found by the hostile review: the owner's session on the page, once begun, could not be
+/// ended before its hour (a shared or lost device stayed signed in). "Sign out everywhere"
+/// ends it in this browser and every other, in every process on the state directory.
+#[tokio::test]
+async fn the_owner_signs_out_everywhere() {
+    let home = OAuthHome::start().await;
+    let owner = Owner::new(&home.issuer);
+    // Two browsers sign in; each sees the page of grants.
+    let mut browsers = Vec::new();
+    for _ in 0..2 {
+        let first = owner.get("/oauth/grants").await;
+        let csrf = cookies_of(&first);
+        let mut body = Owner::fields_after(&first.body, "/oauth/grants/sign-in");
+        body.push(("owner_key".into(), TOKEN.into()));
+        let pairs: Vec<(&str, &str)> = body.iter().map(|(n, v)| (n.as_str(), v.as_str())).collect();
+        let signed = owner
+            .post_form(
+                "/oauth/grants/sign-in",
+                &pairs,
+                &[("cookie", &csrf), ("origin", &home.issuer)],
+            )
+            .await;
+        assert_eq!(signed.status, 303, "{signed:?}");
+        browsers.push(format!("{csrf}; {}", cookies_of(&signed)));
+    }
+    let mut forms = Vec::new();
+    for browser in &browsers {
+        let page = owner.get_with("/oauth/grants", browser).await;
+        assert!(page.body.contains("Sign out everywhere"), "{}", page.body);
+        forms.push(Owner::fields_after(&page.body, "/oauth/grants/sign-out"));
+    }
+    let (first_form, second_form) = (&forms[0], &forms[1]);
+    let pairs: Vec<(&str, &str)> = first_form
+        .iter()
+        .map(|(n, v)| (n.as_str(), v.as_str()))
+        .collect();
+    let out = owner
+        .post_form(
+            "/oauth/grants/sign-out",
+            &pairs,
+            &[("cookie", &browsers[0]), ("origin", &home.issuer)],
+        )
+        .await;
+    assert_eq!(out.status, 303, "{out:?}");
+    assert!(
+        out.header("set-cookie")
+            .starts_with("zmcp_owner=; Path=/oauth; HttpOnly; SameSite=Strict; Max-Age=0"),
+        "{out:?}"
+    );
+    // Both browsers' sessions have ended, the old cookie kept or not.
+    for browser in &browsers {
+        let after = owner.get_with("/oauth/grants", browser).await;
+        assert!(
+            after.body.contains("Sign in as the owner to see"),
+            "{}",
+            after.body
+        );
+    }
+    // A sign-out from a browser not signed in signs nobody out, and says so.
+    let pairs: Vec<(&str, &str)> = second_form
+        .iter()
+        .map(|(n, v)| (n.as_str(), v.as_str()))
+        .collect();
+    let again = owner
+        .post_form(
+            "/oauth/grants/sign-out",
+            &pairs,
+            &[("cookie", &browsers[1]), ("origin", &home.issuer)],
+        )
+        .await;
+    assert_eq!(again.status, 403, "{again:?}");
+    assert!(
+        again
+            .body
+            .contains("Sign in as the owner first: nobody was signed out."),
+        "{}",
+        again.body
+    );
+    let audit = std::fs::read_to_string(home.key.dir().join("state/audit.jsonl")).unwrap();
+    assert!(audit.contains("signed out everywhere"), "{audit}");
+}
