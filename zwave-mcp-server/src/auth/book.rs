@@ -365,8 +365,8 @@ mod tests {
         let _ = std::fs::remove_dir_all(&path);
         let state = StateDir::open(&path).unwrap();
         let mut bad = serde_json::to_value(Records {
-            clients: Vec::new(),
             grants: vec![grant("g1")],
+            ..Records::default()
         })
         .unwrap();
         bad["grants"][0]["scopes"] = "read everything".into();
