@@ -61,6 +61,24 @@ pub enum StateError {
         /// How long was waited.
         secs: u64,
     },
+    /// A folder above the state directory can be written by another user (and is not
+    /// sticky, as `/tmp` is), or is another user's: they could move the state directory away
+    /// and put another in its place.
+    #[error("{} (a folder above the state directory) {what}: another user could swap the state directory for one of theirs (chmod go-w it, or give another --state-dir)", path.display())]
+    LooseParent {
+        /// The folder.
+        path: PathBuf,
+        /// What is wrong with it.
+        what: String,
+    },
+    /// A file would grow past what a state file may hold, so it would not be read again.
+    #[error("{} would hold {len} bytes, more than the {MAX_STATE_FILE_BYTES} a state file may: nothing was written", path.display())]
+    TooLarge {
+        /// The file.
+        path: PathBuf,
+        /// How large it would be.
+        len: usize,
+    },
     /// Another user can read or write the folder or a file in it.
     #[error("{} can be read or written by other users of this machine (mode {mode:o}): it holds secrets, so it must be the owner's alone (chmod 700 for the folder, 600 for its files)", path.display())]
     Loose {
@@ -126,6 +144,7 @@ impl StateDir {
                 mode: mode & 0o777,
             });
         }
+        parents_held(path)?;
         Ok(Self {
             path: path.to_owned(),
         })
@@ -250,6 +269,14 @@ impl StateDir {
     pub fn write(&self, name: &str, bytes: &[u8]) -> Result<(), StateError> {
         static WRITES: AtomicU64 = AtomicU64::new(0);
         let path = self.path.join(name);
+        // Found by the hostile review: a file written past the bound could not be read back
+        // at the next start.
+        if u64::try_from(bytes.len()).map_or(true, |len| len > MAX_STATE_FILE_BYTES) {
+            return Err(StateError::TooLarge {
+                path,
+                len: bytes.len(),
+            });
+        }
         let temporary = self.path.join(format!(
             ".{name}.{}-{}.tmp",
             std::process::id(),
@@ -295,6 +322,44 @@ impl StateDir {
         let _ =
             std::fs::set_permissions(self.path.join(name), std::fs::Permissions::from_mode(0o644));
     }
+}
+
+/// Refuses the folders above `path` where another user could swap it: one writable by
+/// others and not sticky, or owned by a user other than this one and root (as OpenSSH's
+/// `StrictModes` looks at a home directory's).
+fn parents_held(path: &Path) -> Result<(), StateError> {
+    let path = path.canonicalize().map_err(|source| StateError::Io {
+        what: "read",
+        path: path.to_owned(),
+        source,
+    })?;
+    let me = rustix::process::geteuid().as_raw();
+    for parent in path.ancestors().skip(1) {
+        let meta = std::fs::metadata(parent).map_err(|source| StateError::Io {
+            what: "read",
+            path: parent.to_owned(),
+            source,
+        })?;
+        let mode = meta.permissions().mode();
+        let what = if meta.uid() != me && meta.uid() != 0 {
+            format!(
+                "is owned by user {}, not by this server's ({me}) or root",
+                meta.uid()
+            )
+        } else if mode & 0o022 != 0 && mode & 0o1000 == 0 {
+            format!(
+                "can be written by other users (mode {:o}) and is not sticky",
+                mode & 0o7777
+            )
+        } else {
+            continue;
+        };
+        return Err(StateError::LooseParent {
+            path: parent.to_owned(),
+            what,
+        });
+    }
+    Ok(())
 }
 
 /// Refuses `meta` of `path` unless this process's user owns it.
@@ -354,6 +419,49 @@ mod tests {
         let path = std::env::temp_dir().join(format!("zwave-state-{name}-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&path);
         path
+    }
+
+    /// Found by the hostile review: the folders above the state directory were not looked
+    /// at; one anybody may write lets another user swap the state directory.
+    #[test]
+    fn a_folder_above_that_others_may_write_is_refused_unless_sticky() {
+        let above = scratch("parents");
+        std::fs::create_dir_all(&above).unwrap();
+        std::fs::set_permissions(&above, std::fs::Permissions::from_mode(0o777)).unwrap();
+        let err = StateDir::open(&above.join("state"))
+            .unwrap_err()
+            .to_string();
+        assert_eq!(
+            err,
+            format!(
+                "{} (a folder above the state directory) can be written by other users (mode 777) and is not sticky: another user could swap the state directory for one of theirs (chmod go-w it, or give another --state-dir)",
+                above.display()
+            )
+        );
+        // Sticky, as /tmp is: others cannot move what is not theirs.
+        std::fs::set_permissions(&above, std::fs::Permissions::from_mode(0o1777)).unwrap();
+        StateDir::open(&above.join("state")).unwrap();
+        std::fs::remove_dir_all(&above).unwrap();
+    }
+
+    /// Found by the hostile review: a file could be written past the bound it is read with,
+    /// and then not read at the next start. It is refused whole; the file stays as it was.
+    #[test]
+    fn a_file_past_the_bound_is_not_written() {
+        let path = scratch("large");
+        let state = StateDir::open(&path).unwrap();
+        state.write("book.json", b"{}").unwrap();
+        let large = vec![b' '; usize::try_from(MAX_STATE_FILE_BYTES).unwrap() + 1];
+        let err = state.write("book.json", &large).unwrap_err().to_string();
+        assert_eq!(
+            err,
+            format!(
+                "{} would hold 16777217 bytes, more than the 16777216 a state file may: nothing was written",
+                path.join("book.json").display()
+            )
+        );
+        assert_eq!(state.read("book.json").unwrap().unwrap(), b"{}");
+        std::fs::remove_dir_all(&path).unwrap();
     }
 
     #[test]

@@ -165,7 +165,7 @@ pub struct AuthServer {
 /// Counts a minute long, by source address: at most [`MAX_SOURCES`] addresses each, the rest
 /// together (a flood of addresses cannot grow the map, nor wipe an address's count).
 #[derive(Debug)]
-struct Counts {
+pub struct Counts {
     since: Instant,
     all: u32,
     by_source: std::collections::HashMap<String, u32>,
@@ -174,8 +174,15 @@ struct Counts {
 /// Source addresses counted at once.
 const MAX_SOURCES: usize = 1024;
 
+impl Default for Counts {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
 impl Counts {
-    fn new() -> Self {
+    /// None counted yet.
+    pub fn new() -> Self {
         Self {
             since: Instant::now(),
             all: 0,
@@ -184,7 +191,7 @@ impl Counts {
     }
 
     /// This minute's counts (a new minute starts them again).
-    fn now(&mut self) -> &mut Self {
+    pub fn now(&mut self) -> &mut Self {
         if self.since.elapsed() > Duration::from_secs(60) {
             *self = Self::new();
         }
@@ -202,11 +209,13 @@ impl Counts {
         }
     }
 
-    fn of(&self, source: &str) -> u32 {
+    /// How many were counted from `source` this minute.
+    pub fn of(&self, source: &str) -> u32 {
         self.by_source.get(self.key(source)).copied().unwrap_or(0)
     }
 
-    fn count(&mut self, source: &str) {
+    /// One more from `source`.
+    pub fn count(&mut self, source: &str) {
         self.all += 1;
         let key = self.key(source).to_owned();
         *self.by_source.entry(key).or_default() += 1;

@@ -5,18 +5,20 @@
 //! its grant gets 403 `insufficient_scope` naming the scope it needs, so that it can ask for
 //! more.
 
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, PoisonError};
 
 use hyper::{
     Request, StatusCode,
-    header::{AUTHORIZATION, HeaderValue, WWW_AUTHENTICATE},
+    header::{AUTHORIZATION, HeaderValue, RETRY_AFTER, WWW_AUTHENTICATE},
 };
 
 use super::{
     Token,
     reply::{HttpResponse, json_refusal, refusal},
 };
-use crate::auth::{AuthServer, Principal, Refused, Scope, Scopes, for_tool};
+use crate::auth::{
+    AuthServer, Counts, MAX_WRONG_KEYS, Principal, Refused, Scope, Scopes, for_tool,
+};
 
 /// Tells who sent a request.
 #[derive(Debug, Clone, Default)]
@@ -25,31 +27,60 @@ pub struct Doorman {
     pub owner: Option<Arc<Token>>,
     /// This server's authorization server, when it is one.
     pub auth: Option<Arc<AuthServer>>,
+    /// Wrong keys this minute, by address.
+    pub guesses: Arc<Mutex<Counts>>,
 }
 
 impl Doorman {
-    /// Who sent `request`, or the 401 it gets. Nothing of the request is logged (a wrong
-    /// token may be a right one mistyped).
-    pub fn principal<B>(&self, request: &Request<B>) -> Result<Principal, Box<HttpResponse>> {
+    /// Who sent `request` (from the address `peer`), or the 401 it gets. A token this server
+    /// issued is checked by its signature; anything else sent as a token is the owner's key
+    /// or a guess at it, and past [`MAX_WRONG_KEYS`] wrong ones a minute from one address,
+    /// that address gets 429 without its key being looked at (found by the hostile review:
+    /// the pages counted wrong keys, `/mcp` let the same key be guessed without end).
+    /// Nothing of the request is logged (a wrong token may be a right one mistyped).
+    pub fn principal<B>(
+        &self,
+        request: &Request<B>,
+        peer: Option<&str>,
+    ) -> Result<Principal, Box<HttpResponse>> {
         let Some(owner) = &self.owner else {
             return Ok(Principal::Owner);
         };
-        let header = request.headers().get(AUTHORIZATION);
-        if header.is_some_and(|value| owner.admits(value.as_bytes())) {
-            return Ok(Principal::Owner);
-        }
-        let bearer = header
-            .and_then(|value| value.as_bytes().get(..7).zip(value.as_bytes().get(7..)))
+        let Some(header) = request.headers().get(AUTHORIZATION) else {
+            return Err(Box::new(self.unauthorized(request, None)));
+        };
+        let bearer = Some(header.as_bytes())
+            .and_then(|value| value.get(..7).zip(value.get(7..)))
             .filter(|(scheme, _)| scheme.eq_ignore_ascii_case(b"bearer "))
             .and_then(|(_, token)| std::str::from_utf8(token).ok());
-        let refused = match (&self.auth, bearer) {
-            (Some(auth), Some(token)) => match auth.principal(token) {
+        if let (Some(auth), Some(token)) = (&self.auth, bearer) {
+            match auth.principal(token) {
                 Ok(principal) => return Ok(principal),
-                Err(refused) => Some(refused),
-            },
-            _ => None,
-        };
-        Err(Box::new(self.unauthorized(request, refused)))
+                Err(Refused::Invalid) => {}
+                // One of this server's tokens, spent: no guess at anything.
+                Err(refused) => return Err(Box::new(self.unauthorized(request, Some(refused)))),
+            }
+        }
+        let source = peer.unwrap_or("?");
+        let mut guesses = self.guesses.lock().unwrap_or_else(PoisonError::into_inner);
+        let guesses = guesses.now();
+        if guesses.of(source) >= MAX_WRONG_KEYS {
+            let mut refused = refusal(
+                StatusCode::TOO_MANY_REQUESTS,
+                &format!(
+                    "more than {MAX_WRONG_KEYS} wrong keys came from this address in the last minute: wait a minute, then try again (nothing was done)"
+                ),
+            );
+            refused
+                .headers_mut()
+                .insert(RETRY_AFTER, HeaderValue::from_static("60"));
+            return Err(Box::new(refused));
+        }
+        if owner.admits(header.as_bytes()) {
+            return Ok(Principal::Owner);
+        }
+        guesses.count(source);
+        Err(Box::new(self.unauthorized(request, Some(Refused::Invalid))))
     }
 
     /// The 401 for `request`, whose token, if any, was `refused`.

@@ -94,6 +94,7 @@ impl<S: ServerHandler + Send + 'static> Gate<S> {
             doorman: Doorman {
                 owner: token.map(Arc::new),
                 auth,
+                guesses: Arc::default(),
             },
             peer: None,
             refused: Arc::default(),
@@ -175,7 +176,7 @@ impl<S: ServerHandler + Send + 'static> Gate<S> {
                 &format!("nothing is served here: MCP is at {MCP_PATH}"),
             );
         }
-        let principal = match self.doorman.principal(&request) {
+        let principal = match self.doorman.principal(&request, self.peer.as_deref()) {
             Ok(principal) => principal,
             Err(refused) => {
                 if let Some(refused) = self.refused.0.count() {

@@ -296,6 +296,18 @@ impl Mcp {
         }
     }
 
+    /// This client sending from the loopback address `ip` (`127.0.0.2`, …): the server
+    /// counts wrong keys by address.
+    pub fn from_address(mut self, ip: &str) -> Self {
+        self.http = reqwest::Client::builder()
+            .no_proxy()
+            .timeout(Duration::from_secs(30))
+            .local_address(ip.parse::<std::net::IpAddr>().unwrap())
+            .build()
+            .unwrap();
+        self
+    }
+
     /// A POST of `body` as MCP's HTTP binding wants it, in `session` if given.
     pub fn post(&self, session: Option<&str>, body: &Value) -> reqwest::RequestBuilder {
         let mut request = self

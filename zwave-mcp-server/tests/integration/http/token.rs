@@ -89,7 +89,10 @@ async fn requests_without_the_token_get_401_and_switch_nothing() {
     let session = owner.open(json!({})).await;
     let switch_on = json!({"deviceName": "Switch One", "action": "on"});
 
-    for (how, intruder, why) in intruders(&server.url) {
+    // Each from its own loopback address: the server refuses an address's eleventh wrong
+    // key in a minute with 429 (shown in `wrong_keys_from_one_address_are_refused_for_a_minute`).
+    for (at, (how, intruder, why)) in intruders(&server.url).into_iter().enumerate() {
+        let intruder = intruder.from_address(&format!("127.0.0.{}", at + 2));
         let opened = intruder.initialize(json!({})).await;
         let write = intruder
             .call(&session, 7, "control_zwave_device", switch_on.clone())
@@ -127,4 +130,39 @@ async fn requests_without_the_token_get_401_and_switch_nothing() {
     );
     let output = server.stop().await;
     assert!(output.stdout.is_empty(), "{:?}", output.stdout);
+}
+
+/// Found by the hostile review: the pages counted wrong owner's keys by address, `/mcp` let
+/// the same key be guessed without end. Past ten wrong ones a minute, an address gets 429
+/// without its key being looked at (its right key too, for that minute); another address,
+/// and requests naming no key, are not held back.
+#[tokio::test]
+async fn wrong_keys_from_one_address_are_refused_for_a_minute() {
+    let token = TokenFile::new(TOKEN);
+    let server = crate::harness::serve_demo(&["--http-token-file", &token.path()]).await;
+    let guesser = Mcp::new(&server.url, Some("0123456789abcdef0123456789abcdef"));
+    for _ in 0..10 {
+        let wrong = guesser.initialize(json!({})).await;
+        assert_eq!(wrong.status, 401, "{wrong:?}");
+        assert_eq!(said(&wrong.body), WRONG);
+    }
+    for who in [
+        guesser,
+        Mcp::new(&server.url, Some(TOKEN)),
+        Mcp::authorized(&server.url, Some("Basic dXNlcjpwYXNzd29yZA==")),
+    ] {
+        let held = who.initialize(json!({})).await;
+        assert_eq!(held.status, 429, "{held:?}");
+        assert_eq!(held.header("retry-after"), "60");
+        assert_eq!(
+            said(&held.body),
+            "more than 10 wrong keys came from this address in the last minute: wait a minute, then try again (nothing was done)"
+        );
+    }
+    let unnamed = Mcp::authorized(&server.url, None)
+        .initialize(json!({}))
+        .await;
+    assert_eq!(unnamed.status, 401, "{unnamed:?}");
+    let elsewhere = Mcp::new(&server.url, Some(TOKEN)).from_address("127.0.0.9");
+    elsewhere.open(json!({})).await;
 }
