@@ -131,6 +131,11 @@ impl Records {
     }
 }
 
+/// Whether `client_id` names a metadata document rather than a registration.
+pub fn is_document_url(client_id: &str) -> bool {
+    client_id.starts_with("https://")
+}
+
 /// This process's copy of the book, and the way to change it.
 #[derive(Debug)]
 pub struct Book {

@@ -21,7 +21,7 @@ use serde_json::Value;
 
 use super::{
     AuthServer,
-    book::{Client, Records},
+    book::{Client, Records, is_document_url},
     endpoints::OAuthError,
     register::{described, make_room},
     secret,
@@ -98,11 +98,6 @@ impl AuthServer {
             .map_err(|err| unusable(err.why))?;
         Ok(client)
     }
-}
-
-/// Whether `client_id` names a metadata document rather than a registration.
-pub fn is_document_url(client_id: &str) -> bool {
-    client_id.starts_with("https://")
 }
 
 /// Whether a client kept in the book from a document is due to be fetched again.

@@ -15,8 +15,7 @@ use crate::state::StateError;
 
 use super::{
     AuthServer,
-    book::{Grant, Records},
-    client_doc,
+    book::{self, Grant, Records},
     form::Params,
     html,
     scope::{Scope, Scopes},
@@ -165,7 +164,7 @@ pub fn token(auth: &AuthServer, body: &[u8], peer: Option<&str>) -> Response<Ful
             })?;
             // Claude's documented signal to register again (RFC 6749 §5.2): a client this
             // server no longer keeps gets 401 `invalid_client`, not a dead end.
-            if !client_doc::is_document_url(client_id) && !auth.book.knows_client(client_id) {
+            if !book::is_document_url(client_id) && !auth.book.knows_client(client_id) {
                 return Err(OAuthError {
                     status: StatusCode::UNAUTHORIZED,
                     code: "invalid_client",

@@ -162,7 +162,7 @@ pub struct AuthServer {
     answered: Mutex<std::collections::HashSet<String>>,
 }
 
-/// Counts a minute long, by source address: at most [`MAX_SOURCES`] addresses each, the rest
+/// Counts a minute long, by source address: at most 1,024 addresses each, the rest
 /// together (a flood of addresses cannot grow the map, nor wipe an address's count).
 #[derive(Debug)]
 pub struct Counts {

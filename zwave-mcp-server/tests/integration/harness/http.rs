@@ -298,7 +298,7 @@ impl Mcp {
 
     /// This client sending from the loopback address `ip` (`127.0.0.2`, …): the server
     /// counts wrong keys by address.
-    pub fn from_address(mut self, ip: &str) -> Self {
+    pub fn sending_from(mut self, ip: &str) -> Self {
         self.http = reqwest::Client::builder()
             .no_proxy()
             .timeout(Duration::from_secs(30))

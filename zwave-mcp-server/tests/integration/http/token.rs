@@ -92,7 +92,7 @@ async fn requests_without_the_token_get_401_and_switch_nothing() {
     // Each from its own loopback address: the server refuses an address's eleventh wrong
     // key in a minute with 429 (shown in `wrong_keys_from_one_address_are_refused_for_a_minute`).
     for (at, (how, intruder, why)) in intruders(&server.url).into_iter().enumerate() {
-        let intruder = intruder.from_address(&format!("127.0.0.{}", at + 2));
+        let intruder = intruder.sending_from(&format!("127.0.0.{}", at + 2));
         let opened = intruder.initialize(json!({})).await;
         let write = intruder
             .call(&session, 7, "control_zwave_device", switch_on.clone())
@@ -163,6 +163,6 @@ async fn wrong_keys_from_one_address_are_refused_for_a_minute() {
         .initialize(json!({}))
         .await;
     assert_eq!(unnamed.status, 401, "{unnamed:?}");
-    let elsewhere = Mcp::new(&server.url, Some(TOKEN)).from_address("127.0.0.9");
+    let elsewhere = Mcp::new(&server.url, Some(TOKEN)).sending_from("127.0.0.9");
     elsewhere.open(json!({})).await;
 }
