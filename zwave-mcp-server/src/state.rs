@@ -111,25 +111,42 @@ pub struct Held {
 }
 
 impl StateDir {
-    /// The folder at `path`, created 0700 when missing.
+    /// The folder at `path`, created 0700 when missing, and kept by its resolved path: a
+    /// link above it that is moved later does not move it (found by the hostile review: a
+    /// link in a folder anyone may write was resolved at the check, then re-pointed).
     ///
     /// # Errors
-    /// It cannot be created, or others can read or write it.
+    /// It cannot be created, others can read or write it, or a folder above it is
+    /// [`LooseParent`](StateError::LooseParent) (looked at before anything is created).
     pub fn open(path: &Path) -> Result<Self, StateError> {
+        let io = |what: &'static str, at: &Path| {
+            let at = at.to_owned();
+            move |source| StateError::Io {
+                what,
+                path: at,
+                source,
+            }
+        };
+        let absolute = std::path::absolute(path).map_err(io("read", path))?;
+        let existing = absolute
+            .ancestors()
+            .find(|folder| folder.exists())
+            .unwrap_or(Path::new("/"));
+        let resolved = existing.canonicalize().map_err(io("read", existing))?;
+        // Every folder above it, as given (a link's folder) and as resolved; where it is made
+        // too, unless that is the folder itself.
+        let itself = existing == absolute;
+        for folder in absolute.ancestors().chain(resolved.ancestors()) {
+            if folder.exists() && !(itself && (folder == absolute || folder == resolved)) {
+                held_above(folder)?;
+            }
+        }
         DirBuilder::new()
             .recursive(true)
             .mode(0o700)
             .create(path)
-            .map_err(|source| StateError::Io {
-                what: "create the state folder",
-                path: path.to_owned(),
-                source,
-            })?;
-        let meta = std::fs::symlink_metadata(path).map_err(|source| StateError::Io {
-            what: "read",
-            path: path.to_owned(),
-            source,
-        })?;
+            .map_err(io("create the state folder", path))?;
+        let meta = std::fs::symlink_metadata(path).map_err(io("read", path))?;
         if !meta.is_dir() {
             return Err(StateError::NotOwn {
                 path: path.to_owned(),
@@ -144,10 +161,8 @@ impl StateDir {
                 mode: mode & 0o777,
             });
         }
-        parents_held(path)?;
-        Ok(Self {
-            path: path.to_owned(),
-        })
+        let real = path.canonicalize().map_err(io("read", path))?;
+        Ok(Self { path: real })
     }
 
     /// Where it is.
@@ -324,42 +339,34 @@ impl StateDir {
     }
 }
 
-/// Refuses the folders above `path` where another user could swap it: one writable by
-/// others and not sticky, or owned by a user other than this one and root (as OpenSSH's
-/// `StrictModes` looks at a home directory's).
-fn parents_held(path: &Path) -> Result<(), StateError> {
-    let path = path.canonicalize().map_err(|source| StateError::Io {
+/// Refuses `folder`, above the state directory, where another user could swap what is in
+/// it: writable by others and not sticky, or owned by a user other than this one and root
+/// (as OpenSSH's `StrictModes` looks at a home directory's).
+fn held_above(folder: &Path) -> Result<(), StateError> {
+    let meta = std::fs::metadata(folder).map_err(|source| StateError::Io {
         what: "read",
-        path: path.to_owned(),
+        path: folder.to_owned(),
         source,
     })?;
     let me = rustix::process::geteuid().as_raw();
-    for parent in path.ancestors().skip(1) {
-        let meta = std::fs::metadata(parent).map_err(|source| StateError::Io {
-            what: "read",
-            path: parent.to_owned(),
-            source,
-        })?;
-        let mode = meta.permissions().mode();
-        let what = if meta.uid() != me && meta.uid() != 0 {
-            format!(
-                "is owned by user {}, not by this server's ({me}) or root",
-                meta.uid()
-            )
-        } else if mode & 0o022 != 0 && mode & 0o1000 == 0 {
-            format!(
-                "can be written by other users (mode {:o}) and is not sticky",
-                mode & 0o7777
-            )
-        } else {
-            continue;
-        };
-        return Err(StateError::LooseParent {
-            path: parent.to_owned(),
-            what,
-        });
-    }
-    Ok(())
+    let mode = meta.permissions().mode();
+    let what = if meta.uid() != me && meta.uid() != 0 {
+        format!(
+            "is owned by user {}, not by this server's ({me}) or root",
+            meta.uid()
+        )
+    } else if mode & 0o022 != 0 && mode & 0o1000 == 0 {
+        format!(
+            "can be written by other users (mode {:o}) and is not sticky",
+            mode & 0o7777
+        )
+    } else {
+        return Ok(());
+    };
+    Err(StateError::LooseParent {
+        path: folder.to_owned(),
+        what,
+    })
 }
 
 /// Refuses `meta` of `path` unless this process's user owns it.
@@ -422,7 +429,9 @@ mod tests {
     }
 
     /// Found by the hostile review: the folders above the state directory were not looked
-    /// at; one anybody may write lets another user swap the state directory.
+    /// at; one anybody may write lets another user swap the state directory. It is refused
+    /// before anything is made in it, through a link too, and a link above the directory is
+    /// not followed again later.
     #[test]
     fn a_folder_above_that_others_may_write_is_refused_unless_sticky() {
         let above = scratch("parents");
@@ -431,6 +440,25 @@ mod tests {
         let err = StateDir::open(&above.join("state"))
             .unwrap_err()
             .to_string();
+        assert!(!above.join("state").exists(), "made before refused");
+        let real = scratch("parents-real");
+        std::fs::create_dir_all(&real).unwrap();
+        std::os::unix::fs::symlink(&real, above.join("link")).unwrap();
+        let through = StateDir::open(&above.join("link/state")).unwrap_err();
+        assert!(
+            through
+                .to_string()
+                .contains("can be written by other users (mode 777)"),
+            "{through}"
+        );
+        // Kept by its resolved path: re-pointing a link above it later moves nothing.
+        let safe = scratch("parents-safe");
+        std::fs::create_dir_all(&safe).unwrap();
+        std::os::unix::fs::symlink(&real, safe.join("link")).unwrap();
+        let state = StateDir::open(&safe.join("link/state")).unwrap();
+        assert_eq!(state.path(), real.canonicalize().unwrap().join("state"));
+        std::fs::remove_dir_all(&real).unwrap();
+        std::fs::remove_dir_all(&safe).unwrap();
         assert_eq!(
             err,
             format!(

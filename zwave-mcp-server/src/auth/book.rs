@@ -106,10 +106,10 @@ pub struct Records {
     /// Grants given.
     #[serde(default)]
     pub grants: Vec<Grant>,
-    /// When the owner last signed out of the page of grants (Unix milliseconds): every owner's
-    /// session begun before it has ended, in every browser and process.
+    /// The owner's sessions on the page of grants: each signs this with its expiry, and a
+    /// sign-out replaces it, ending every session begun before, in every browser and process.
     #[serde(default)]
-    pub owner_signed_out_ms: u64,
+    pub owner_generation: String,
 }
 
 impl Records {
@@ -273,11 +273,10 @@ impl Book {
         self.copy().records.client(client_id).is_some()
     }
 
-    /// When the owner last signed out of the page of grants (Unix milliseconds), as the book
-    /// has it now.
-    pub fn owner_signed_out_ms(&self) -> u64 {
+    /// The owner's sessions' generation, as the book has it now.
+    pub fn owner_generation(&self) -> String {
         self.refresh();
-        self.copy().records.owner_signed_out_ms
+        self.copy().records.owner_generation.clone()
     }
 
     /// The scopes of the grant `id` now.

@@ -85,27 +85,33 @@ pub fn keep_csrf(auth: &AuthServer, response: &mut Response<Full<Bytes>>, value:
     }
 }
 
-/// Whether the browser holds a live owner's session: signed, not expired, and begun after
-/// the owner last signed out.
+/// Whether the browser holds a live owner's session: the first `zmcp_owner` cookie whose tag
+/// is this server's (found by the hostile review: a cookie planted by a page on another port,
+/// sent first for a longer path, hid the owner's own), not expired, and of the owner's sessions
+/// as they are now (a sign-out begins new ones, whatever the clocks say).
 pub fn is_owner(auth: &AuthServer, parts: &Parts) -> bool {
-    let Some(value) = cookie(parts, OWNER, |value| value.len() < 128) else {
-        return false;
-    };
-    let Some((expires, tag)) = value.split_once('.') else {
-        return false;
-    };
-    let Ok(expires_ms) = expires.parse::<u64>() else {
-        return false;
-    };
-    expires_ms > secret::now_ms()
-        && auth.key.tagged(OWNER_PURPOSE, expires, tag)
-        && expires_ms.saturating_sub(OWNER_SESSION_SECS * 1000) > auth.book.owner_signed_out_ms()
+    let generation = auth.book.owner_generation();
+    let now = secret::now_ms();
+    cookie(parts, OWNER, |value| {
+        value.len() < 160
+            && value.split_once('.').is_some_and(|(expires, tag)| {
+                expires.parse::<u64>().is_ok_and(|at| at > now)
+                    && auth
+                        .key
+                        .tagged(OWNER_PURPOSE, &format!("{expires}.{generation}"), tag)
+            })
+    })
+    .is_some()
 }
 
-/// Starts the owner's session on `response`: its expiry in milliseconds, signed.
+/// Starts the owner's session on `response`: its expiry (milliseconds), signed with the
+/// owner's sessions' generation.
 pub fn start_owner_session(auth: &AuthServer, response: &mut Response<Full<Bytes>>) {
     let expires = (secret::now_ms() + OWNER_SESSION_SECS * 1000).to_string();
-    let tag = auth.key.tag(OWNER_PURPOSE, &expires);
+    let generation = auth.book.owner_generation();
+    let tag = auth
+        .key
+        .tag(OWNER_PURPOSE, &format!("{expires}.{generation}"));
     if let Ok(cookie) = HeaderValue::from_str(&format!(
         "{OWNER}={expires}.{tag}; {}",
         attributes(auth, Some(OWNER_SESSION_SECS))

@@ -259,9 +259,8 @@ pub fn sign_out(auth: &AuthServer, parts: &Parts, body: &[u8]) -> Response<Full<
             StatusCode::FORBIDDEN,
         );
     }
-    let now = secret::now_ms();
     let kept = auth.book.change(|records: &mut Records| {
-        records.owner_signed_out_ms = records.owner_signed_out_ms.max(now);
+        records.owner_generation = secret::random_hex(16);
         Ok::<_, StateError>((true, ()))
     });
     if let Err(err) = kept {

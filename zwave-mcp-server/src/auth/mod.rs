@@ -174,6 +174,32 @@ pub struct Counts {
 /// Source addresses counted at once.
 const MAX_SOURCES: usize = 1024;
 
+/// The addresses one sender can use as one (found by the hostile review: a hundred loopback
+/// addresses gave a hundred times the wrong keys): all of `127.0.0.0/8`, and an IPv6
+/// address's /64 (what one line or host is given).
+fn one_sender(source: &str) -> String {
+    use std::net::IpAddr;
+    let ip = match source.parse::<IpAddr>() {
+        Ok(IpAddr::V6(v6)) => v6.to_ipv4_mapped().map_or(IpAddr::V6(v6), IpAddr::V4),
+        Ok(ip) => ip,
+        Err(_) => return source.to_owned(),
+    };
+    match ip {
+        IpAddr::V4(v4) if v4.is_loopback() => "127.0.0.0/8".to_owned(),
+        IpAddr::V4(v4) => v4.to_string(),
+        IpAddr::V6(v6) if v6.is_loopback() => v6.to_string(),
+        IpAddr::V6(v6) => {
+            let [a, b, c, d, ..] = v6.segments();
+            format!("{a:x}:{b:x}:{c:x}:{d:x}::/64")
+        }
+    }
+}
+
+/// Whether `token` has the shape of an access token this server issues (checked or not).
+pub fn looks_issued(token: &str) -> bool {
+    token.starts_with(secret::ACCESS_PREFIX)
+}
+
 impl Default for Counts {
     fn default() -> Self {
         Self::new()
@@ -201,9 +227,10 @@ impl Counts {
     /// The key `source` is counted under: itself, or, once [`MAX_SOURCES`] addresses are
     /// counted, one key all the others share (found by the hostile review: clearing the counts
     /// then let a thousand addresses wipe one address's).
-    fn key<'a>(&self, source: &'a str) -> &'a str {
-        if self.by_source.len() >= MAX_SOURCES && !self.by_source.contains_key(source) {
-            "(the other addresses)"
+    fn key(&self, source: &str) -> String {
+        let source = one_sender(source);
+        if self.by_source.len() >= MAX_SOURCES && !self.by_source.contains_key(&source) {
+            "(the other addresses)".to_owned()
         } else {
             source
         }
@@ -211,13 +238,13 @@ impl Counts {
 
     /// How many were counted from `source` this minute.
     pub fn of(&self, source: &str) -> u32 {
-        self.by_source.get(self.key(source)).copied().unwrap_or(0)
+        self.by_source.get(&self.key(source)).copied().unwrap_or(0)
     }
 
     /// One more from `source`.
     pub fn count(&mut self, source: &str) {
         self.all += 1;
-        let key = self.key(source).to_owned();
+        let key = self.key(source);
         *self.by_source.entry(key).or_default() += 1;
     }
 }
@@ -501,6 +528,25 @@ mod tests {
         let server =
             AuthServer::open(&settings, "/mcp", owner, vec!["home.example".into()], None).unwrap();
         (server, dir)
+    }
+
+    /// Found by the hostile review: a hundred loopback addresses gave a hundred times the
+    /// wrong keys.
+    #[test]
+    fn one_sender_is_all_of_loopback_or_an_ipv6_64() {
+        for (source, sender) in [
+            ("127.0.0.1", "127.0.0.0/8"),
+            ("127.3.2.1", "127.0.0.0/8"),
+            ("::ffff:127.0.0.5", "127.0.0.0/8"),
+            ("::ffff:192.168.1.9", "192.168.1.9"),
+            ("192.168.1.9", "192.168.1.9"),
+            ("2001:db8:1:2:aaaa::1", "2001:db8:1:2::/64"),
+            ("2001:db8:1:2:bbbb::9", "2001:db8:1:2::/64"),
+            ("::1", "::1"),
+            ("?", "?"),
+        ] {
+            assert_eq!(one_sender(source), sender, "{source}");
+        }
     }
 
     /// Found by the hostile review: one count for every address let anyone lock the owner

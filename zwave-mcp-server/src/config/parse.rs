@@ -114,12 +114,33 @@ pub(super) fn parse_issuer(text: &str) -> Result<String, String> {
         }
         _ => return Err(usage("is neither https nor http")),
     }
+    // A browser's `Origin` leaves the scheme's own port out (found by the hostile review:
+    // `http://127.0.0.1:80` refused every form), and so does the issuer.
+    let default_port = if scheme == "https" { ":443" } else { ":80" };
+    let authority = authority.strip_suffix(default_port).unwrap_or(&authority);
     Ok(format!("{scheme}://{authority}"))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_issuer_is_an_origin_as_a_browser_writes_it() {
+        for (given, issuer) in [
+            ("https://Home.Example/", "https://home.example"),
+            ("https://home.example:443", "https://home.example"),
+            ("http://127.0.0.1:80", "http://127.0.0.1"),
+            ("https://home.example:8443", "https://home.example:8443"),
+            ("http://127.0.0.1:8123", "http://127.0.0.1:8123"),
+        ] {
+            assert_eq!(parse_issuer(given).as_deref(), Ok(issuer), "{given}");
+        }
+        assert_eq!(
+            parse_issuer("http://home.example"),
+            Err("\"http://home.example\" is plain http to another machine (OAuth 2.1 needs TLS there): give the origin hosts reach the server at, e.g. https://home.example.com (http only to 127.0.0.1, [::1] or localhost)".to_owned())
+        );
+    }
 
     #[test]
     fn durations_accept_units_and_reject_nonsense() {

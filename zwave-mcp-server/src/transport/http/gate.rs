@@ -280,12 +280,10 @@ impl<S> Gate<S> {
     /// for it: one client holds at most `MAX_SESSIONS_A_CLIENT`; with every place taken, the
     /// sessions of clients whose grant was revoked are closed first.
     async fn no_room(&self, principal: &Principal) -> Result<Option<Opening>, HttpResponse> {
-        let opening = self.holders.reserve(principal, &self.sessions).await?;
-        if self.sessions.full().await
-            && let Some(auth) = &self.doorman.auth
-        {
-            self.holders.close_revoked(auth, &self.sessions).await;
-        }
+        let opening = self
+            .holders
+            .place(principal, &self.sessions, self.doorman.auth.as_deref())
+            .await?;
         if !self.sessions.full().await {
             return Ok(opening);
         }

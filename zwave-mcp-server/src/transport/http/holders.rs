@@ -166,12 +166,40 @@ impl Holders {
         }
     }
 
+    /// A place for a session `principal` opens ([`reserve`](Self::reserve)d); when there is
+    /// no room, the sessions of clients whose grant was revoked are closed first: when the
+    /// clients' share is full (found by the hostile review: a revoked client's sessions kept
+    /// it full until they expired), or every place is taken.
+    pub async fn place(
+        self: &Arc<Self>,
+        principal: &Principal,
+        sessions: &Sessions,
+        auth: Option<&AuthServer>,
+    ) -> Result<Option<Opening>, HttpResponse> {
+        let opening = match self.reserve(principal, sessions).await {
+            Ok(opening) => opening,
+            Err(refused) => {
+                let Some(auth) = auth else {
+                    return Err(refused);
+                };
+                self.close_revoked(auth, sessions).await;
+                self.reserve(principal, sessions).await?
+            }
+        };
+        if sessions.full().await
+            && let Some(auth) = auth
+        {
+            self.close_revoked(auth, sessions).await;
+        }
+        Ok(opening)
+    }
+
     /// A place for a session `principal` opens, or the 503 when it would hold more than
     /// [`MAX_SESSIONS_A_CLIENT`], or granted clients together more than all but the owner's
     /// share ([`OWNERS_SHARE`]) (the owner's key: no place needed). The count and the place
     /// are taken under one lock, with the sessions being opened counted too (found by the
     /// hostile review: 30 `initialize`s sent at once all passed a count of those recorded).
-    pub async fn reserve(
+    async fn reserve(
         self: &Arc<Self>,
         principal: &Principal,
         sessions: &Sessions,
@@ -182,7 +210,12 @@ impl Holders {
         let client = Holder::Client(Arc::clone(client_id));
         self.forget_ended(sessions, |holder| *holder == client)
             .await;
-        let kept = sessions.max() / OWNERS_SHARE;
+        // At least one (found by the hostile review: a cap below 4 kept the owner nothing).
+        let kept = if sessions.max() >= 2 {
+            sessions.max().div_ceil(OWNERS_SHARE)
+        } else {
+            0
+        };
         let clients_may = sessions.max() - kept;
         if self.held_by_clients() >= clients_may {
             self.forget_ended(sessions, |holder| matches!(holder, Holder::Client(_)))
@@ -203,7 +236,7 @@ impl Holders {
             )
         } else if together >= clients_may {
             format!(
-                "granted apps hold {together} MCP sessions together, the most they may (the other {kept} are kept for the owner's key): try again when one has ended or expired"
+                "granted apps hold {together} MCP sessions together, the most they may (the owner's key keeps {kept} more): try again when one has ended or expired"
             )
         } else {
             *opening.entry(Arc::clone(client_id)).or_default() += 1;

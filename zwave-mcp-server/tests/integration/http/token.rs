@@ -9,6 +9,7 @@ use crate::harness::{GatewayHome, Mcp, TOKEN, TokenFile, said, serve_home};
 
 const MISSING: &str = "this server needs `Authorization: Bearer TOKEN` (the token of --http-token-file): nothing was done";
 const WRONG: &str = "the bearer token is not this server's: nothing was done";
+const HELD: &str = "10 wrong keys came from this address in the last minute: wait a minute, then try again (nothing was done)";
 const IN_URL: &str = "a token in the URL is not accepted (URLs are logged along the way): send it as `Authorization: Bearer TOKEN`";
 
 /// Every way a client can fail to present the token, with the 401's text for it.
@@ -88,12 +89,28 @@ async fn requests_without_the_token_get_401_and_switch_nothing() {
     let owner = Mcp::new(&server.url, Some(TOKEN));
     let session = owner.open(json!({})).await;
     let switch_on = json!({"deviceName": "Switch One", "action": "on"});
+    let reply = owner
+        .call(&session, 9, "control_zwave_device", switch_on.clone())
+        .await;
+    assert_eq!(reply.status, 200, "{reply:?}");
+    let (error, text) = reply.tool_text();
+    assert!(!error, "{text}");
 
-    // Each from its own loopback address: the server refuses an address's eleventh wrong
-    // key in a minute with 429 (shown in `wrong_keys_from_one_address_are_refused_for_a_minute`).
-    for (at, (how, intruder, why)) in intruders(&server.url).into_iter().enumerate() {
-        let intruder = intruder.sending_from(&format!("127.0.0.{}", at + 2));
+    // Each says why it is refused. The wrong keys are counted: past ten a minute from this
+    // machine the rest are held back with 429 (`wrong_keys_from_one_address_are_refused_for_a_minute`),
+    // refused all the same.
+    for (how, intruder, why) in intruders(&server.url) {
         let opened = intruder.initialize(json!({})).await;
+        assert_eq!(opened.status, 401, "{how}: {opened:?}");
+        assert_eq!(
+            opened.header("www-authenticate"),
+            "Bearer realm=\"zwave-mcp-server\"",
+            "{how}"
+        );
+        assert_eq!(said(&opened.body), why, "{how}");
+        assert_eq!(opened.header("mcp-session-id"), "", "{how}: no session");
+    }
+    for (how, intruder, why) in intruders(&server.url) {
         let write = intruder
             .call(&session, 7, "control_zwave_device", switch_on.clone())
             .await;
@@ -104,25 +121,18 @@ async fn requests_without_the_token_get_401_and_switch_nothing() {
                 json!({"name": "control_zwave_device", "arguments": switch_on}),
             ))
             .await;
-        for reply in [opened, write, stateless_write] {
-            assert_eq!(reply.status, 401, "{how}: {reply:?}");
-            assert_eq!(
-                reply.header("www-authenticate"),
-                "Bearer realm=\"zwave-mcp-server\"",
-                "{how}"
-            );
-            assert_eq!(said(&reply.body), why, "{how}");
+        for reply in [write, stateless_write] {
+            match reply.status {
+                401 => assert_eq!(said(&reply.body), why, "{how}"),
+                429 => assert_eq!(said(&reply.body), HELD, "{how}"),
+                other => panic!("{how}: HTTP {other}: {reply:?}"),
+            }
             assert_eq!(reply.header("mcp-session-id"), "", "{how}: no session");
         }
     }
-    // The session the intruders wrote into is untouched, and nothing reached a device: the
-    // owner's own write is the gateway's only one.
-    let reply = owner
-        .call(&session, 9, "control_zwave_device", switch_on)
-        .await;
-    assert_eq!(reply.status, 200, "{reply:?}");
-    let (error, text) = reply.tool_text();
-    assert!(!error, "{text}");
+    // Nothing the intruders sent reached a device: the owner's own write (made first: the
+    // wrong keys hold this machine's requests back for a minute, the owner's too) is the
+    // gateway's only one.
     assert_eq!(
         home.writes(),
         [("2-37-0-targetValue".to_owned(), json!(true))],
@@ -133,9 +143,10 @@ async fn requests_without_the_token_get_401_and_switch_nothing() {
 }
 
 /// Found by the hostile review: the pages counted wrong owner's keys by address, `/mcp` let
-/// the same key be guessed without end. Past ten wrong ones a minute, an address gets 429
-/// without its key being looked at (its right key too, for that minute); another address,
-/// and requests naming no key, are not held back.
+/// the same key be guessed without end. Past ten wrong ones a minute, an address (all of
+/// loopback being one) gets 429 without its key being looked at (its right key too, for that
+/// minute); requests naming no key are not held back. (Another address is not held back:
+/// `bearer`'s unit test, as this machine's only addresses here are loopback ones.)
 #[tokio::test]
 async fn wrong_keys_from_one_address_are_refused_for_a_minute() {
     let token = TokenFile::new(TOKEN);
@@ -154,15 +165,13 @@ async fn wrong_keys_from_one_address_are_refused_for_a_minute() {
         let held = who.initialize(json!({})).await;
         assert_eq!(held.status, 429, "{held:?}");
         assert_eq!(held.header("retry-after"), "60");
-        assert_eq!(
-            said(&held.body),
-            "more than 10 wrong keys came from this address in the last minute: wait a minute, then try again (nothing was done)"
-        );
+        assert_eq!(said(&held.body), HELD);
     }
     let unnamed = Mcp::authorized(&server.url, None)
         .initialize(json!({}))
         .await;
     assert_eq!(unnamed.status, 401, "{unnamed:?}");
+    // Another loopback address is this machine still.
     let elsewhere = Mcp::new(&server.url, Some(TOKEN)).sending_from("127.0.0.9");
-    elsewhere.open(json!({})).await;
+    assert_eq!(elsewhere.initialize(json!({})).await.status, 429);
 }

@@ -225,6 +225,19 @@ async fn the_owner_signs_out_everywhere() {
         assert_eq!(signed.status, 303, "{signed:?}");
         browsers.push(format!("{csrf}; {}", cookies_of(&signed)));
     }
+    // Found by the hostile review: a cookie planted by a page on another port (sent first,
+    // for a longer path) hid the owner's own session. The first one signed here is taken.
+    let planted = format!(
+        "zmcp_owner=x; zmcp_owner=99999999999999.{}; {}",
+        "0".repeat(64),
+        browsers[0]
+    );
+    let shadowed = owner.get_with("/oauth/grants", &planted).await;
+    assert!(
+        shadowed.body.contains("Sign out everywhere"),
+        "{}",
+        shadowed.body
+    );
     let mut forms = Vec::new();
     for browser in &browsers {
         let page = owner.get_with("/oauth/grants", browser).await;

@@ -171,7 +171,7 @@ async fn clients_cannot_keep_the_owner_out() {
     assert_eq!(refused.status, 503, "{refused:?}");
     assert_eq!(refused.header("retry-after"), "30");
     assert!(
-        refused.body.contains("granted apps hold 30 MCP sessions together, the most they may (the other 10 are kept for the owner's key): try again when one has ended or expired"),
+        refused.body.contains("granted apps hold 30 MCP sessions together, the most they may (the owner's key keeps 10 more): try again when one has ended or expired"),
         "{}",
         refused.body
     );
@@ -182,6 +182,34 @@ async fn clients_cannot_keep_the_owner_out() {
     assert_eq!(keyholder.initialize(json!({})).await.status, 503);
     owner.revoke_on_page("Test Client").await;
     let room = keyholder.initialize(json!({})).await;
+    assert_eq!(room.status, 200, "{room:?}");
+}
+
+/// Found by the hostile review: a revoked client's sessions kept the clients' share full
+/// until they expired, and a cap below 4 kept the owner's key nothing. With 3 places, clients
+/// hold 2 and the owner's key keeps 1; a revocation makes room in the share at once.
+#[tokio::test]
+async fn a_revocation_makes_room_in_the_clients_share() {
+    let key = TokenFile::new(TOKEN);
+    let state = key.dir().join("state");
+    let home = OAuthHome::start_with(key, &state, &["--http-max-sessions", "3"]).await;
+    let owner = Owner::new(&home.issuer);
+    let first = Mcp::new(&home.server.url, Some(&signed_in(&owner, &["read"]).await));
+    first.open(json!({})).await;
+    first.open(json!({})).await;
+    let second = Mcp::new(&home.server.url, Some(&signed_in(&owner, &["read"]).await));
+    let refused = second.initialize(json!({})).await;
+    assert_eq!(refused.status, 503, "{refused:?}");
+    assert!(
+        refused.body.contains("granted apps hold 2 MCP sessions together, the most they may (the owner's key keeps 1 more)"),
+        "{}",
+        refused.body
+    );
+    Mcp::new(&home.server.url, Some(TOKEN))
+        .open(json!({}))
+        .await;
+    owner.revoke_on_page("Test Client").await;
+    let room = second.initialize(json!({})).await;
     assert_eq!(room.status, 200, "{room:?}");
 }
 
