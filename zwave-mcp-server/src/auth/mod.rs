@@ -16,6 +16,7 @@
 //! | `grants` | the owner's page of grants (`/oauth/grants`): who may do what, since when, revoke |
 //! | `cookies` | the pages' cookies: the CSRF value, the owner's signed session |
 //! | `form`, `html` | parameters read as OAuth says; pages escaped, unframeable, without script |
+//! | `counts` | [`Counts`]: a minute's wrong keys, registrations and denials by sender (an address, all of loopback, an IPv6 /64) |
 //!
 //! The owner proves who they are with the owner's key (`--http-token-file`): it exists
 //! already, is long and random, and holding it gives everything anyway; a passphrase would be
@@ -28,6 +29,7 @@ mod book;
 mod client_doc;
 mod consent;
 mod cookies;
+mod counts;
 mod endpoints;
 mod form;
 mod grants;
@@ -40,7 +42,7 @@ mod secret;
 use std::{
     path::PathBuf,
     sync::{Arc, Mutex, PoisonError},
-    time::{Duration, Instant},
+    time::Duration,
 };
 
 use bytes::Bytes;
@@ -49,6 +51,7 @@ use hyper::{Method, Response, http::request::Parts};
 
 pub use crate::state::StateError;
 pub use client_doc::DocumentPolicy;
+pub use counts::Counts;
 pub use owner::{MIN_TOKEN_CHARS, Token};
 pub use scope::{Scope, Scopes, for_tool};
 
@@ -162,91 +165,9 @@ pub struct AuthServer {
     answered: Mutex<std::collections::HashSet<String>>,
 }
 
-/// Counts a minute long, by source address: at most 1,024 addresses each, the rest
-/// together (a flood of addresses cannot grow the map, nor wipe an address's count).
-#[derive(Debug)]
-pub struct Counts {
-    since: Instant,
-    all: u32,
-    by_source: std::collections::HashMap<String, u32>,
-}
-
-/// Source addresses counted at once.
-const MAX_SOURCES: usize = 1024;
-
-/// The addresses one sender can use as one (found by the hostile review: a hundred loopback
-/// addresses gave a hundred times the wrong keys): all of `127.0.0.0/8`, and an IPv6
-/// address's /64 (what one line or host is given).
-fn one_sender(source: &str) -> String {
-    use std::net::IpAddr;
-    let ip = match source.parse::<IpAddr>() {
-        Ok(IpAddr::V6(v6)) => v6.to_ipv4_mapped().map_or(IpAddr::V6(v6), IpAddr::V4),
-        Ok(ip) => ip,
-        Err(_) => return source.to_owned(),
-    };
-    match ip {
-        IpAddr::V4(v4) if v4.is_loopback() => "127.0.0.0/8".to_owned(),
-        IpAddr::V4(v4) => v4.to_string(),
-        IpAddr::V6(v6) if v6.is_loopback() => v6.to_string(),
-        IpAddr::V6(v6) => {
-            let [a, b, c, d, ..] = v6.segments();
-            format!("{a:x}:{b:x}:{c:x}:{d:x}::/64")
-        }
-    }
-}
-
 /// Whether `token` has the shape of an access token this server issues (checked or not).
 pub fn looks_issued(token: &str) -> bool {
     token.starts_with(secret::ACCESS_PREFIX)
-}
-
-impl Default for Counts {
-    fn default() -> Self {
-        Self::new()
-    }
-}
-
-impl Counts {
-    /// None counted yet.
-    pub fn new() -> Self {
-        Self {
-            since: Instant::now(),
-            all: 0,
-            by_source: std::collections::HashMap::new(),
-        }
-    }
-
-    /// This minute's counts (a new minute starts them again).
-    pub fn now(&mut self) -> &mut Self {
-        if self.since.elapsed() > Duration::from_secs(60) {
-            *self = Self::new();
-        }
-        self
-    }
-
-    /// The key `source` is counted under: itself, or, once [`MAX_SOURCES`] addresses are
-    /// counted, one key all the others share (found by the hostile review: clearing the counts
-    /// then let a thousand addresses wipe one address's).
-    fn key(&self, source: &str) -> String {
-        let source = one_sender(source);
-        if self.by_source.len() >= MAX_SOURCES && !self.by_source.contains_key(&source) {
-            "(the other addresses)".to_owned()
-        } else {
-            source
-        }
-    }
-
-    /// How many were counted from `source` this minute.
-    pub fn of(&self, source: &str) -> u32 {
-        self.by_source.get(&self.key(source)).copied().unwrap_or(0)
-    }
-
-    /// One more from `source`.
-    pub fn count(&mut self, source: &str) {
-        self.all += 1;
-        let key = self.key(source);
-        *self.by_source.entry(key).or_default() += 1;
-    }
 }
 
 impl AuthServer {
@@ -451,7 +372,7 @@ impl AuthServer {
         }
         let right = self.owner.admits(format!("Bearer {key}").as_bytes());
         if right {
-            wrong.by_source.remove(source);
+            wrong.forget(source);
         } else {
             wrong.count(source);
         }
@@ -530,25 +451,6 @@ mod tests {
         (server, dir)
     }
 
-    /// Found by the hostile review: a hundred loopback addresses gave a hundred times the
-    /// wrong keys.
-    #[test]
-    fn one_sender_is_all_of_loopback_or_an_ipv6_64() {
-        for (source, sender) in [
-            ("127.0.0.1", "127.0.0.0/8"),
-            ("127.3.2.1", "127.0.0.0/8"),
-            ("::ffff:127.0.0.5", "127.0.0.0/8"),
-            ("::ffff:192.168.1.9", "192.168.1.9"),
-            ("192.168.1.9", "192.168.1.9"),
-            ("2001:db8:1:2:aaaa::1", "2001:db8:1:2::/64"),
-            ("2001:db8:1:2:bbbb::9", "2001:db8:1:2::/64"),
-            ("::1", "::1"),
-            ("?", "?"),
-        ] {
-            assert_eq!(one_sender(source), sender, "{source}");
-        }
-    }
-
     /// Found by the hostile review: one count for every address let anyone lock the owner
     /// out of the approval and grants pages with ten wrong keys a minute.
     #[test]
@@ -583,7 +485,7 @@ mod tests {
         for _ in 0..MAX_WRONG_KEYS {
             auth.is_owner("wrong", Some("10.0.0.9"));
         }
-        for n in 0..(MAX_SOURCES + 50) {
+        for n in 0..(counts::MAX_SOURCES + 50) {
             auth.is_owner("wrong", Some(&format!("fd00::{n:x}")));
         }
         assert_eq!(
@@ -594,7 +496,7 @@ mod tests {
             auth.is_owner("the-owners-key-0123456789", Some("fd00::ffff")),
             None
         );
-        assert!(auth.wrong_keys.lock().unwrap().by_source.len() <= MAX_SOURCES + 1);
+        assert!(auth.wrong_keys.lock().unwrap().senders() <= counts::MAX_SOURCES + 1);
         for _ in 0..MAX_DENIALS_TOLD {
             assert!(auth.tell_denial(Some("10.0.0.9")));
         }

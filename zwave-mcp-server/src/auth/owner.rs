@@ -28,6 +28,12 @@ impl Token {
         Ok(Self(token.to_owned()))
     }
 
+    /// Whether it has the shape of the access tokens this server issues (`zat1.`): with
+    /// `--oauth-issuer` such a key would be taken for one of them.
+    pub fn looks_issued(&self) -> bool {
+        super::looks_issued(&self.0)
+    }
+
     /// Whether an `Authorization` header's value carries this token (scheme `Bearer`, in any
     /// case). The comparison takes as long whatever prefix of the token is right.
     pub fn admits(&self, authorization: &[u8]) -> bool {

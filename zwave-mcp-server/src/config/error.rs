@@ -116,6 +116,14 @@ pub enum ConfigError {
         /// The shortest allowed.
         min: usize,
     },
+    /// The owner's key has the shape of the access tokens the server issues.
+    #[error(
+        "the HTTP token from {from} starts with `zat1.`, the shape of the access tokens --oauth-issuer issues: choose another (e.g. `openssl rand -hex 32`)"
+    )]
+    HttpTokenLooksIssued {
+        /// Where it came from.
+        from: String,
+    },
     /// A non-loopback address without a token: anyone on the network could switch the home.
     #[error(
         "--http {addr} is reachable from other machines, and no token is set: give --http-token-file FILE (or ZWAVE_MCP_HTTP_TOKEN), or bind to 127.0.0.1"

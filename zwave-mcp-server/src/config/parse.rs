@@ -114,11 +114,29 @@ pub(super) fn parse_issuer(text: &str) -> Result<String, String> {
         }
         _ => return Err(usage("is neither https nor http")),
     }
-    // A browser's `Origin` leaves the scheme's own port out (found by the hostile review:
-    // `http://127.0.0.1:80` refused every form), and so does the issuer.
-    let default_port = if scheme == "https" { ":443" } else { ":80" };
-    let authority = authority.strip_suffix(default_port).unwrap_or(&authority);
-    Ok(format!("{scheme}://{authority}"))
+    // The port as a browser writes it in `Origin`: a number without leading zeros, none for
+    // the scheme's own (found by the hostile review: `http://127.0.0.1:80` or `:080` refused
+    // every form).
+    let host_part = if authority.starts_with('[') {
+        authority.split_inclusive(']').next().unwrap_or_default()
+    } else {
+        authority.split(':').next().unwrap_or_default()
+    };
+    let port = match authority[host_part.len()..].strip_prefix(':') {
+        None if authority.len() == host_part.len() => None,
+        Some(port) => Some(
+            port.parse::<u16>()
+                .ok()
+                .filter(|port| *port != 0)
+                .ok_or_else(|| usage("has a port that is not a number from 1 to 65535"))?,
+        ),
+        None => return Err(usage("is not an origin")),
+    };
+    let default_port = if scheme == "https" { 443 } else { 80 };
+    Ok(match port {
+        Some(port) if port != default_port => format!("{scheme}://{host_part}:{port}"),
+        _ => format!("{scheme}://{host_part}"),
+    })
 }
 
 #[cfg(test)]
@@ -133,8 +151,25 @@ mod tests {
             ("http://127.0.0.1:80", "http://127.0.0.1"),
             ("https://home.example:8443", "https://home.example:8443"),
             ("http://127.0.0.1:8123", "http://127.0.0.1:8123"),
+            ("http://127.0.0.1:080", "http://127.0.0.1"),
+            ("http://127.0.0.1:08123", "http://127.0.0.1:8123"),
+            ("http://[::1]:80", "http://[::1]"),
+            ("https://[2001:db8::1]:8443/", "https://[2001:db8::1]:8443"),
         ] {
             assert_eq!(parse_issuer(given).as_deref(), Ok(issuer), "{given}");
+        }
+        for bad in [
+            "https://home.example:",
+            "https://home.example:x",
+            "https://home.example:99999",
+            "https://home.example:0",
+        ] {
+            assert_eq!(
+                parse_issuer(bad),
+                Err(format!(
+                    "{bad:?} has a port that is not a number from 1 to 65535: give the origin hosts reach the server at, e.g. https://home.example.com (http only to 127.0.0.1, [::1] or localhost)"
+                )),
+            );
         }
         assert_eq!(
             parse_issuer("http://home.example"),

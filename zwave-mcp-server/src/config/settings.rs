@@ -79,12 +79,17 @@ impl Config {
         let token = text
             .map(|text| {
                 Token::new(&text).map_err(|chars| ConfigError::WeakHttpToken {
-                    from,
+                    from: from.clone(),
                     chars,
                     min: MIN_TOKEN_CHARS,
                 })
             })
             .transpose()?;
+        // Found by the hostile review: such a key was compared uncounted, as a token of the
+        // server's own that failed.
+        if flags.oauth_issuer.is_some() && token.as_ref().is_some_and(Token::looks_issued) {
+            return Err(ConfigError::HttpTokenLooksIssued { from });
+        }
         if token.is_none() && !addr.ip().is_loopback() {
             return Err(ConfigError::HttpWithoutToken { addr });
         }
@@ -427,6 +432,20 @@ mod tests {
             message(&["--http", "127.0.0.1:1", "--http-token-file", &short]),
             format!(
                 "the HTTP token from --http-token-file {short} is 7 characters long; a token needs at least 16 (e.g. `openssl rand -hex 32`)"
+            )
+        );
+        let issued = file("issued", "zat1.0123456789abcdef0123\n");
+        assert_eq!(
+            message(&[
+                "--http",
+                "127.0.0.1:1",
+                "--http-token-file",
+                &issued,
+                "--oauth-issuer",
+                "http://127.0.0.1:1"
+            ]),
+            format!(
+                "the HTTP token from --http-token-file {issued} starts with `zat1.`, the shape of the access tokens --oauth-issuer issues: choose another (e.g. `openssl rand -hex 32`)"
             )
         );
         assert_eq!(

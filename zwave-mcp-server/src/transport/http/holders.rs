@@ -210,12 +210,9 @@ impl Holders {
         let client = Holder::Client(Arc::clone(client_id));
         self.forget_ended(sessions, |holder| *holder == client)
             .await;
-        // At least one (found by the hostile review: a cap below 4 kept the owner nothing).
-        let kept = if sessions.max() >= 2 {
-            sessions.max().div_ceil(OWNERS_SHARE)
-        } else {
-            0
-        };
+        // At least one (found by the hostile review: a cap below 4 kept the owner nothing):
+        // with one place, it is the owner's.
+        let kept = sessions.max().div_ceil(OWNERS_SHARE);
         let clients_may = sessions.max() - kept;
         if self.held_by_clients() >= clients_may {
             self.forget_ended(sessions, |holder| matches!(holder, Holder::Client(_)))
