@@ -20,8 +20,8 @@ pub struct Counts {
 pub const MAX_SOURCES: usize = 1024;
 
 /// The addresses one sender can use as one (found by the hostile review: a hundred loopback
-/// addresses gave a hundred times the wrong keys): all of `127.0.0.0/8`, and an IPv6
-/// address's /64 (what one line or host is given).
+/// addresses gave a hundred times the wrong keys): all of loopback (`127.0.0.0/8`, `::1`),
+/// and an IPv6 address's /64 (what one line or host is given).
 fn one_sender(source: &str) -> String {
     use std::net::IpAddr;
     let ip = match source.parse::<IpAddr>() {
@@ -30,9 +30,10 @@ fn one_sender(source: &str) -> String {
         Err(_) => return source.to_owned(),
     };
     match ip {
-        IpAddr::V4(v4) if v4.is_loopback() => "127.0.0.0/8".to_owned(),
+        // This machine, whichever loopback address it sends from (found by the re-check:
+        // `::1` was counted apart from 127/8).
+        ip if ip.is_loopback() => "this machine (loopback)".to_owned(),
         IpAddr::V4(v4) => v4.to_string(),
-        IpAddr::V6(v6) if v6.is_loopback() => v6.to_string(),
         IpAddr::V6(v6) => {
             let [a, b, c, d, ..] = v6.segments();
             format!("{a:x}:{b:x}:{c:x}:{d:x}::/64")
@@ -109,14 +110,14 @@ mod tests {
     #[test]
     fn one_sender_is_all_of_loopback_or_an_ipv6_64() {
         for (source, sender) in [
-            ("127.0.0.1", "127.0.0.0/8"),
-            ("127.3.2.1", "127.0.0.0/8"),
-            ("::ffff:127.0.0.5", "127.0.0.0/8"),
+            ("127.0.0.1", "this machine (loopback)"),
+            ("127.3.2.1", "this machine (loopback)"),
+            ("::ffff:127.0.0.5", "this machine (loopback)"),
             ("::ffff:192.168.1.9", "192.168.1.9"),
             ("192.168.1.9", "192.168.1.9"),
             ("2001:db8:1:2:aaaa::1", "2001:db8:1:2::/64"),
             ("2001:db8:1:2:bbbb::9", "2001:db8:1:2::/64"),
-            ("::1", "::1"),
+            ("::1", "this machine (loopback)"),
             ("?", "?"),
         ] {
             assert_eq!(one_sender(source), sender, "{source}");
