@@ -189,6 +189,30 @@ fn posted(
     Ok((params, csrf))
 }
 
+/// The fields of a form of this browser's page whose tag is for `purpose`; refused with the
+/// sign-in form, saying `not_done`, when the tag is not this server's.
+fn tagged_form(
+    auth: &AuthServer,
+    parts: &Parts,
+    body: &[u8],
+    purpose: &str,
+    not_done: &str,
+) -> Result<(Params, String), Box<Response<Full<Bytes>>>> {
+    let (params, csrf) = posted(auth, parts, body)?;
+    if auth
+        .key
+        .tagged(purpose, &csrf, params.get("tag").unwrap_or_default())
+    {
+        return Ok((params, csrf));
+    }
+    Err(Box::new(sign_in_form(
+        auth,
+        &csrf,
+        Some(&format!("This form was not this server's: {not_done}.")),
+        StatusCode::FORBIDDEN,
+    )))
+}
+
 /// `POST /oauth/grants/sign-in`: the owner's key, for an hour on the page.
 pub fn sign_in(
     auth: &AuthServer,
@@ -196,21 +220,10 @@ pub fn sign_in(
     body: &[u8],
     peer: Option<&str>,
 ) -> Response<Full<Bytes>> {
-    let (params, csrf) = match posted(auth, parts, body) {
+    let (params, csrf) = match tagged_form(auth, parts, body, SIGN_IN, "sign in again") {
         Ok(posted) => posted,
         Err(refused) => return *refused,
     };
-    if !auth
-        .key
-        .tagged(SIGN_IN, &csrf, params.get("tag").unwrap_or_default())
-    {
-        return sign_in_form(
-            auth,
-            &csrf,
-            Some("This form was not this server's: sign in again."),
-            StatusCode::FORBIDDEN,
-        );
-    }
     match auth.is_owner(params.get("owner_key").unwrap_or_default(), peer) {
         None => sign_in_form(
             auth,
@@ -236,21 +249,10 @@ pub fn sign_in(
 /// other (found by the hostile review: a session, once begun, could not be ended before its
 /// hour, on a shared or lost device too).
 pub fn sign_out(auth: &AuthServer, parts: &Parts, body: &[u8]) -> Response<Full<Bytes>> {
-    let (params, csrf) = match posted(auth, parts, body) {
-        Ok(posted) => posted,
+    let csrf = match tagged_form(auth, parts, body, SIGN_OUT, "nobody was signed out") {
+        Ok((_, csrf)) => csrf,
         Err(refused) => return *refused,
     };
-    if !auth
-        .key
-        .tagged(SIGN_OUT, &csrf, params.get("tag").unwrap_or_default())
-    {
-        return sign_in_form(
-            auth,
-            &csrf,
-            Some("This form was not this server's: nobody was signed out."),
-            StatusCode::FORBIDDEN,
-        );
-    }
     if !cookies::is_owner(auth, parts) {
         return sign_in_form(
             auth,

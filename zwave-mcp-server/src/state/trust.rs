@@ -137,7 +137,16 @@ mod tests {
         );
         assert!(!safe.join("new").exists());
         std::os::unix::fs::symlink(above.join("not-yet"), safe.join("dangling")).unwrap();
-        assert!(StateDir::open(&safe.join("dangling/state")).is_err());
+        let dangling = StateDir::open(&safe.join("dangling/state"))
+            .unwrap_err()
+            .to_string();
+        assert_eq!(
+            dangling,
+            format!(
+                "cannot read {}: No such file or directory (os error 2)",
+                safe.join("dangling").display()
+            )
+        );
         assert!(!above.join("not-yet").exists());
         std::fs::remove_dir_all(&real).unwrap();
         std::fs::remove_dir_all(&safe).unwrap();

@@ -249,6 +249,33 @@ async fn the_owner_signs_out_everywhere() {
         .iter()
         .map(|(n, v)| (n.as_str(), v.as_str()))
         .collect();
+    // A form whose tag is not this server's signs nobody out, nor in.
+    let forged: Vec<(&str, &str)> = pairs
+        .iter()
+        .map(|&(name, value)| (name, if name == "tag" { "0000" } else { value }))
+        .collect();
+    for (path, said) in [
+        (
+            "/oauth/grants/sign-out",
+            "This form was not this server&#39;s: nobody was signed out.",
+        ),
+        (
+            "/oauth/grants/sign-in",
+            "This form was not this server&#39;s: sign in again.",
+        ),
+    ] {
+        let refused = owner
+            .post_form(
+                path,
+                &forged,
+                &[("cookie", &browsers[0]), ("origin", &home.issuer)],
+            )
+            .await;
+        assert_eq!(refused.status, 403, "{path}: {refused:?}");
+        assert!(refused.body.contains(said), "{path}: {}", refused.body);
+    }
+    let still = owner.get_with("/oauth/grants", &browsers[0]).await;
+    assert!(still.body.contains("Sign out everywhere"), "{}", still.body);
     let out = owner
         .post_form(
             "/oauth/grants/sign-out",

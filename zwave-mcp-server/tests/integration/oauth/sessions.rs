@@ -213,6 +213,26 @@ async fn a_revocation_makes_room_in_the_clients_share() {
     assert_eq!(room.status, 200, "{room:?}");
 }
 
+/// Found by the re-check: with one place, clients could take it and leave the owner's key
+/// none. The one place is the owner's key's.
+#[tokio::test]
+async fn with_one_place_it_is_the_owners() {
+    let key = TokenFile::new(TOKEN);
+    let state = key.dir().join("state");
+    let home = OAuthHome::start_with(key, &state, &["--http-max-sessions", "1"]).await;
+    let owner = Owner::new(&home.issuer);
+    let client = Mcp::new(&home.server.url, Some(&signed_in(&owner, &["read"]).await));
+    let refused = client.initialize(json!({})).await;
+    assert_eq!(refused.status, 503, "{refused:?}");
+    assert_eq!(
+        crate::harness::said(&refused.body),
+        "granted apps hold 0 MCP sessions together, the most they may (the owner's key keeps 1 more): try again when one has ended or expired"
+    );
+    Mcp::new(&home.server.url, Some(TOKEN))
+        .open(json!({}))
+        .await;
+}
+
 /// Found by the hostile review: the cap counted the sessions recorded, so 30 `initialize`s
 /// sent at once all passed it. A place is now taken before rmcp opens the session.
 #[tokio::test]
