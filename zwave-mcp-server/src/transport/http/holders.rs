@@ -222,11 +222,7 @@ impl Holders {
         let mut opening = self.1.lock().unwrap_or_else(PoisonError::into_inner);
         let alive = holders.values().filter(|holder| **holder == client).count()
             + opening.get(client_id).copied().unwrap_or(0);
-        let together = holders
-            .values()
-            .filter(|holder| matches!(holder, Holder::Client(_)))
-            .count()
-            + opening.values().sum::<usize>();
+        let together = clients_in(&holders, &opening);
         let full = if alive >= MAX_SESSIONS_A_CLIENT {
             format!(
                 "this client holds {alive} MCP sessions, the most one client may: end one (DELETE) or let one expire, then try again"
@@ -252,17 +248,11 @@ impl Holders {
 
     /// How many sessions granted clients hold, with those being opened.
     fn held_by_clients(&self) -> usize {
-        let held = self
-            .lock()
-            .values()
-            .filter(|holder| matches!(holder, Holder::Client(_)))
-            .count();
-        held + self
-            .1
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .values()
-            .sum::<usize>()
+        let holders = self.lock();
+        clients_in(
+            &holders,
+            &self.1.lock().unwrap_or_else(PoisonError::into_inner),
+        )
     }
 
     /// The sessions of holders `whose` that have ended since, forgotten.
@@ -287,6 +277,15 @@ impl Holders {
     fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, Holder>> {
         self.0.lock().unwrap_or_else(PoisonError::into_inner)
     }
+}
+
+/// How many of `holders` are granted clients', with the sessions they are `opening`.
+fn clients_in(holders: &HashMap<String, Holder>, opening: &HashMap<Arc<str>, usize>) -> usize {
+    holders
+        .values()
+        .filter(|holder| matches!(holder, Holder::Client(_)))
+        .count()
+        + opening.values().sum::<usize>()
 }
 
 /// The 404 for a session that is not here: what rmcp answers (a DELETE: ours, which says
